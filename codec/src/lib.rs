@@ -1,0 +1,2 @@
+//! bitlens-codec: bit-packed serialization for real-time game protocols.
+#![forbid(unsafe_code)]

@@ -1,0 +1,1 @@
+//! The `bitlens` command-line tool as a library: capture reading, decoding, the TUI.

@@ -1,0 +1,2 @@
+//! `bitlens`: inspect, decode and check captures of bit-packed game traffic.
+fn main() {}
