@@ -1,2 +1,76 @@
-//! bitlens-codec: bit-packed serialization for real-time game protocols.
+//! bitlens-codec: bit-packed serialization for the protocols of real-time games.
+//!
+//! One `serialize` function per message, generic over [`Stream`], writes a packet
+//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]) and traces one
+//! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
+//!
+//! # Guarantees
+//!
+//! - **Reads never panic and never allocate by an unchecked length**, on any input. Every value
+//!   is range-checked; every count and length is checked against its declared range *and*
+//!   against the bits that remain before a vector grows; the first violation aborts the read with
+//!   an [`Error`] that names the bit and the field path (`bit 203 (field "health"): 140 out of
+//!   range 0..=100`).
+//! - **Writes of invalid values are errors**, not panics and not silent truncation: a value
+//!   outside its range, a too-long string, more data than the buffer (or MTU) holds.
+//! - **measure == bits written**, and **read(write(x)) == x**; every packet a reader accepts
+//!   re-encodes to the identical bytes. Property tests pin all three.
+//! - The wire format is the one of the reference C++ serialize library (WIRE.md section 1), pinned
+//!   by its conformance vectors ([`vectors`]).
+//!
+//! # Example
+//!
+//! ```
+//! use bitlens_codec::{Stream, Result, WriteStream, ReadStream, MeasureStream};
+//!
+//! #[derive(Debug, Default, PartialEq)]
+//! struct Player { health: i32, alive: bool, name: String }
+//!
+//! impl Player {
+//!     fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+//!         s.int_as("health", &mut self.health, 0, 100)?;
+//!         s.bool("alive", &mut self.alive)?;
+//!         s.string("name", &mut self.name, 31)
+//!     }
+//! }
+//!
+//! let mut buf = [0u8; 64];
+//! let mut w = WriteStream::new(&mut buf);
+//! let mut p = Player { health: 73, alive: true, name: "bob".into() };
+//! p.serialize(&mut w)?;
+//! let bits = w.bits_written();
+//! let n = w.finish();
+//!
+//! let mut m = MeasureStream::new();
+//! p.serialize(&mut m)?;
+//! assert_eq!(m.bits(), bits);
+//!
+//! let mut back = Player::default();
+//! back.serialize(&mut ReadStream::new(&buf[..n]))?;
+//! assert_eq!(back, p);
+//!
+//! // A hostile health value is rejected, naming the field and the bit.
+//! let err = back.serialize(&mut ReadStream::new(&[0x7f])).unwrap_err();
+//! assert_eq!(err.to_string(), "bit 0 (field \"health\"): 127 out of range 0..=100");
+//! # Ok::<(), bitlens_codec::Error>(())
+//! ```
 #![forbid(unsafe_code)]
+
+pub mod bits;
+
+pub mod error;
+pub mod packet;
+pub mod quantize;
+pub mod stream;
+pub mod vectors;
+
+pub use bits::{BitReader, BitWriter, bits_required};
+pub use error::{Error, ErrorKind, Result};
+pub use packet::{
+    Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
+};
+pub use quantize::{CompressedFloat, SmallestThree};
+pub use stream::{
+    FieldKind, MeasureStream, ReadStream, Stream, Trace, TraceField, TraceStream, Value,
+    WriteStream,
+};

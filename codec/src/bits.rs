@@ -1,0 +1,567 @@
+//! Word-level bit packing (seed 003, WIRE.md section 1 "Bits").
+//!
+//! Layout: LSB-first. The first value written occupies the lowest bits of byte 0; stream bit `k`
+//! is bit `k % 8` of byte `k / 8`. Values are gathered in a 64-bit scratch register and stored as
+//! little-endian 32-bit words, so the word size never shows on the wire:
+//!
+//! ```text
+//!  byte 0          byte 1          byte 2
+//!  7 6 5 4 3 2 1 0 7 6 5 4 3 2 1 0 7 6 5 4 3 2 1 0
+//!  b b b b b a a a c c c c c c c b . . . . . . c c     a: 3 bits, b: 6 bits, c: 9 bits
+//! ```
+//!
+//! A packet of `n` bits occupies `ceil(n / 8)` bytes; unused high bits of the last byte are zero.
+//!
+//! Neither type panics or allocates: the writer works in a caller-owned buffer and reports
+//! [`Overflow`] when a value would not fit; the reader reports [`PastEnd`] *before* consuming
+//! anything when fewer bits remain than asked for.
+
+/// The number of bits needed to send any integer in `min..=max`: 0 when `min == max`, else the
+/// bit length of the unsigned span `max - min`.
+///
+/// `[0, 1000]` needs 10 bits, `[-100, 100]` 8, `[i32::MIN, i32::MAX]` 32, `[126, 4097]` 12.
+/// `min > max` is the caller's bug; the span then wraps and the answer is meaningless (the streams
+/// reject such ranges before asking).
+#[inline]
+pub const fn bits_required(min: i64, max: i64) -> u32 {
+    let span = (max as u64).wrapping_sub(min as u64);
+    64 - span.leading_zeros()
+}
+
+/// The writer ran out of room in its buffer: `needed` more bits were asked for, `available` remain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow {
+    /// Bits the write needed.
+    pub needed: usize,
+    /// Bits still free in the buffer.
+    pub available: usize,
+}
+
+/// The reader was asked for more bits than remain: nothing was consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PastEnd {
+    /// Bits the read needed.
+    pub needed: usize,
+    /// Bits that remained.
+    pub remaining: usize,
+}
+
+#[inline(always)]
+const fn low_mask(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// Packs values of 1..=32 bits into a caller-owned byte buffer, word by word.
+///
+/// Call [`BitWriter::flush`] when done: it stores the partial last word and returns the number of
+/// bytes the packet occupies.
+#[derive(Debug)]
+pub struct BitWriter<'a> {
+    buf: &'a mut [u8],
+    scratch: u64,
+    scratch_bits: u32,
+    /// Byte offset where the next full 32-bit word goes.
+    word_byte: usize,
+    bits_written: usize,
+    capacity_bits: usize,
+}
+
+impl<'a> BitWriter<'a> {
+    /// A writer that packs into `buf`, starting at its first bit. Bytes of `buf` past what is
+    /// written are left as they were; bytes written are fully defined (padding bits zero).
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        let capacity_bits = buf.len().saturating_mul(8);
+        BitWriter {
+            buf,
+            scratch: 0,
+            scratch_bits: 0,
+            word_byte: 0,
+            bits_written: 0,
+            capacity_bits,
+        }
+    }
+
+    /// Bits written so far.
+    #[inline]
+    pub fn bits_written(&self) -> usize {
+        self.bits_written
+    }
+
+    /// Bits still free in the buffer.
+    #[inline]
+    pub fn bits_available(&self) -> usize {
+        self.capacity_bits - self.bits_written
+    }
+
+    /// Writes the low `n` bits of `value` (`n` in 1..=32; higher bits of `value` must be zero).
+    ///
+    /// # Errors
+    /// [`Overflow`] if the buffer has fewer than `n` free bits; nothing is written then.
+    #[inline]
+    pub fn write_bits(&mut self, value: u32, n: u32) -> Result<(), Overflow> {
+        debug_assert!((1..=32).contains(&n));
+        debug_assert!(u64::from(value) <= low_mask(n));
+        if self.bits_written + n as usize > self.capacity_bits {
+            return Err(Overflow {
+                needed: n as usize,
+                available: self.bits_available(),
+            });
+        }
+        self.scratch |= u64::from(value) << self.scratch_bits;
+        self.scratch_bits += n;
+        self.bits_written += n as usize;
+        if self.scratch_bits >= 32 {
+            // In bounds: bits_written <= capacity and this word ends at or before bits_written.
+            let word = (self.scratch as u32).to_le_bytes();
+            self.buf[self.word_byte..self.word_byte + 4].copy_from_slice(&word);
+            self.word_byte += 4;
+            self.scratch >>= 32;
+            self.scratch_bits -= 32;
+        }
+        Ok(())
+    }
+
+    /// Writes the low `n` bits of `value`, `n` in 1..=64: the low 32 bits, then the rest.
+    ///
+    /// # Errors
+    /// [`Overflow`] if the buffer has fewer than `n` free bits; nothing is written then.
+    #[inline]
+    pub fn write_wide(&mut self, value: u64, n: u32) -> Result<(), Overflow> {
+        if n <= 32 {
+            return self.write_bits(value as u32, n);
+        }
+        if self.bits_written + n as usize > self.capacity_bits {
+            return Err(Overflow {
+                needed: n as usize,
+                available: self.bits_available(),
+            });
+        }
+        self.write_bits(value as u32, 32)?;
+        self.write_bits((value >> 32) as u32, n - 32)
+    }
+
+    /// Zero bits needed to reach the next byte boundary (0 when aligned).
+    #[inline]
+    pub fn align_bits(&self) -> u32 {
+        ((8 - (self.bits_written % 8)) % 8) as u32
+    }
+
+    /// Writes zero bits up to the next byte boundary.
+    ///
+    /// # Errors
+    /// [`Overflow`] if the padding does not fit.
+    #[inline]
+    pub fn align(&mut self) -> Result<(), Overflow> {
+        match self.align_bits() {
+            0 => Ok(()),
+            n => self.write_bits(0, n),
+        }
+    }
+
+    /// Writes whole bytes. The writer must be byte-aligned (call [`BitWriter::align`] first).
+    ///
+    /// # Errors
+    /// [`Overflow`] if the bytes do not fit; nothing is written then.
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        debug_assert_eq!(self.bits_written % 8, 0);
+        let needed = bytes.len().saturating_mul(8);
+        if needed > self.bits_available() {
+            return Err(Overflow {
+                needed,
+                available: self.bits_available(),
+            });
+        }
+        for &b in bytes {
+            self.write_bits(u32::from(b), 8)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and hands back the written bytes: `ceil(bits / 8)` of them.
+    pub fn finish(mut self) -> &'a mut [u8] {
+        let n = self.flush();
+        &mut self.buf[..n]
+    }
+
+    /// Stores the partial last word and returns the bytes written: `ceil(bits / 8)`.
+    /// Further writes continue where this left off.
+    pub fn flush(&mut self) -> usize {
+        let bytes = self.bits_written.div_ceil(8);
+        let tail = bytes - self.word_byte;
+        let word = (self.scratch as u32).to_le_bytes();
+        self.buf[self.word_byte..bytes].copy_from_slice(&word[..tail]);
+        bytes
+    }
+}
+
+/// Counts bits exactly as [`BitWriter`] would write them, without storing anything.
+#[derive(Debug, Default, Clone)]
+pub struct BitCounter {
+    bits: usize,
+    limit: usize,
+}
+
+impl BitCounter {
+    /// A counter with no limit.
+    pub fn new() -> Self {
+        BitCounter {
+            bits: 0,
+            limit: usize::MAX,
+        }
+    }
+    /// A counter that reports [`Overflow`] past `limit_bits`, like a writer over a buffer that size.
+    pub fn with_limit(limit_bits: usize) -> Self {
+        BitCounter {
+            bits: 0,
+            limit: limit_bits,
+        }
+    }
+    /// Bits counted so far.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+}
+
+/// Unpacks values from a byte slice, word by word, with every read checked against the end.
+#[derive(Debug, Clone)]
+pub struct BitReader<'a> {
+    data: &'a [u8],
+    scratch: u64,
+    scratch_bits: u32,
+    /// Byte offset of the next 32-bit word to load.
+    word_byte: usize,
+    bits_read: usize,
+    total_bits: usize,
+}
+
+impl<'a> BitReader<'a> {
+    /// A reader over all of `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        BitReader {
+            data,
+            scratch: 0,
+            scratch_bits: 0,
+            word_byte: 0,
+            bits_read: 0,
+            total_bits: data.len().saturating_mul(8),
+        }
+    }
+
+    /// The bytes being read.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Bits consumed so far.
+    #[inline]
+    pub fn bits_read(&self) -> usize {
+        self.bits_read
+    }
+
+    /// Bits left before the end of the data.
+    #[inline]
+    pub fn bits_remaining(&self) -> usize {
+        self.total_bits - self.bits_read
+    }
+
+    #[inline(always)]
+    fn load_word(&self) -> u32 {
+        let start = self.word_byte;
+        match self.data.get(start..start + 4) {
+            Some(w) => u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
+            None => {
+                // The last, partial word: the missing bytes read as zero.
+                let mut w = [0u8; 4];
+                let tail = self.data.get(start..).unwrap_or(&[]);
+                w[..tail.len()].copy_from_slice(tail);
+                u32::from_le_bytes(w)
+            }
+        }
+    }
+
+    /// Reads `n` bits (1..=32).
+    ///
+    /// # Errors
+    /// [`PastEnd`] if fewer than `n` bits remain; nothing is consumed then.
+    #[inline]
+    pub fn read_bits(&mut self, n: u32) -> Result<u32, PastEnd> {
+        debug_assert!((1..=32).contains(&n));
+        if n as usize > self.bits_remaining() {
+            return Err(PastEnd {
+                needed: n as usize,
+                remaining: self.bits_remaining(),
+            });
+        }
+        if self.scratch_bits < n {
+            self.scratch |= u64::from(self.load_word()) << self.scratch_bits;
+            self.scratch_bits += 32;
+            self.word_byte += 4;
+        }
+        let value = (self.scratch & low_mask(n)) as u32;
+        self.scratch >>= n;
+        self.scratch_bits -= n;
+        self.bits_read += n as usize;
+        Ok(value)
+    }
+
+    /// Reads `n` bits (1..=64): the low 32 bits, then the rest.
+    ///
+    /// # Errors
+    /// [`PastEnd`] if fewer than `n` bits remain; nothing is consumed then.
+    #[inline]
+    pub fn read_wide(&mut self, n: u32) -> Result<u64, PastEnd> {
+        if n <= 32 {
+            return self.read_bits(n).map(u64::from);
+        }
+        if n as usize > self.bits_remaining() {
+            return Err(PastEnd {
+                needed: n as usize,
+                remaining: self.bits_remaining(),
+            });
+        }
+        let low = self.read_bits(32)?;
+        let high = self.read_bits(n - 32)?;
+        Ok(u64::from(low) | (u64::from(high) << 32))
+    }
+
+    /// Padding bits to the next byte boundary (0 when aligned).
+    #[inline]
+    pub fn align_bits(&self) -> u32 {
+        ((8 - (self.bits_read % 8)) % 8) as u32
+    }
+
+    /// Skips to the next byte boundary and returns the padding bits that were skipped (their
+    /// value; the stream layer insists they are zero).
+    ///
+    /// # Errors
+    /// [`PastEnd`] if the padding runs past the end.
+    #[inline]
+    pub fn align(&mut self) -> Result<u32, PastEnd> {
+        match self.align_bits() {
+            0 => Ok(0),
+            n => self.read_bits(n),
+        }
+    }
+
+    /// Reads `out.len()` whole bytes. The reader must be byte-aligned.
+    ///
+    /// # Errors
+    /// [`PastEnd`] if fewer bytes remain; nothing is consumed then.
+    pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<(), PastEnd> {
+        debug_assert_eq!(self.bits_read % 8, 0);
+        let needed = out.len().saturating_mul(8);
+        if needed > self.bits_remaining() {
+            return Err(PastEnd {
+                needed,
+                remaining: self.bits_remaining(),
+            });
+        }
+        for b in out.iter_mut() {
+            *b = self.read_bits(8)? as u8;
+        }
+        Ok(())
+    }
+}
+
+/// Where the write-side streams put their bits: a [`BitWriter`] or a [`BitCounter`].
+pub trait BitSink {
+    /// Writes `n` bits (1..=64) of `value`.
+    ///
+    /// # Errors
+    /// [`Overflow`] when the bits do not fit.
+    fn put(&mut self, value: u64, n: u32) -> Result<(), Overflow>;
+    /// Bits written so far.
+    fn position(&self) -> usize;
+    /// Bits still free.
+    fn available(&self) -> usize;
+    /// Writes aligned whole bytes.
+    ///
+    /// # Errors
+    /// [`Overflow`] when the bytes do not fit.
+    fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow>;
+}
+
+impl BitSink for BitWriter<'_> {
+    #[inline(always)]
+    fn put(&mut self, value: u64, n: u32) -> Result<(), Overflow> {
+        self.write_wide(value, n)
+    }
+    #[inline(always)]
+    fn position(&self) -> usize {
+        self.bits_written
+    }
+    #[inline(always)]
+    fn available(&self) -> usize {
+        self.bits_available()
+    }
+    fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        self.write_bytes(bytes)
+    }
+}
+
+impl BitSink for BitCounter {
+    #[inline(always)]
+    fn put(&mut self, _value: u64, n: u32) -> Result<(), Overflow> {
+        if n as usize > self.limit - self.bits {
+            return Err(Overflow {
+                needed: n as usize,
+                available: self.limit - self.bits,
+            });
+        }
+        self.bits += n as usize;
+        Ok(())
+    }
+    #[inline(always)]
+    fn position(&self) -> usize {
+        self.bits
+    }
+    #[inline(always)]
+    fn available(&self) -> usize {
+        self.limit - self.bits
+    }
+    fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+        let needed = bytes.len().saturating_mul(8);
+        if needed > self.limit - self.bits {
+            return Err(Overflow {
+                needed,
+                available: self.limit - self.bits,
+            });
+        }
+        self.bits += needed;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_required_matches_wire_md() {
+        assert_eq!(bits_required(0, 1000), 10);
+        assert_eq!(bits_required(-100, 100), 8);
+        assert_eq!(bits_required(i32::MIN as i64, i32::MAX as i64), 32);
+        assert_eq!(bits_required(126, 4097), 12);
+        assert_eq!(bits_required(5, 5), 0);
+        assert_eq!(bits_required(0, 1), 1);
+        assert_eq!(bits_required(i64::MIN, i64::MAX), 64);
+    }
+
+    #[test]
+    fn lsb_first_layout() {
+        let mut buf = [0xAAu8; 3];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(0b101, 3).unwrap();
+        w.write_bits(0b111111, 6).unwrap();
+        w.write_bits(0x1FF, 9).unwrap();
+        assert_eq!(w.flush(), 3);
+        assert_eq!(buf, [0b1111_1101, 0b1111_1111, 0b0000_0011]);
+    }
+
+    #[test]
+    fn word_boundary_straddles() {
+        // 31 + 2 bits crosses the first word; 33-bit wide values split at 32.
+        let mut buf = [0u8; 16];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(0x7FFF_FFFF, 31).unwrap();
+        w.write_bits(0b10, 2).unwrap();
+        w.write_wide(0x1_2345_6789, 33).unwrap();
+        w.write_bits(1, 1).unwrap();
+        let n = w.flush();
+        assert_eq!(n, 9);
+        let mut r = BitReader::new(&buf[..n]);
+        assert_eq!(r.read_bits(31), Ok(0x7FFF_FFFF));
+        assert_eq!(r.read_bits(2), Ok(0b10));
+        assert_eq!(r.read_wide(33), Ok(0x1_2345_6789));
+        assert_eq!(r.read_bits(1), Ok(1));
+        assert_eq!(r.bits_remaining(), 9 * 8 - 67);
+    }
+
+    #[test]
+    fn writer_overflow_is_an_error_not_a_panic() {
+        let mut buf = [0u8; 5];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(u32::MAX, 32).unwrap();
+        w.write_bits(0x7F, 7).unwrap();
+        assert_eq!(
+            w.write_bits(3, 2),
+            Err(Overflow {
+                needed: 2,
+                available: 1
+            })
+        );
+        w.write_bits(1, 1).unwrap();
+        assert_eq!(
+            w.write_bits(1, 1),
+            Err(Overflow {
+                needed: 1,
+                available: 0
+            })
+        );
+        assert_eq!(w.flush(), 5);
+        assert_eq!(buf, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF]);
+    }
+
+    #[test]
+    fn reader_checks_before_consuming() {
+        let data = [0xFFu8, 0x01];
+        let mut r = BitReader::new(&data);
+        assert_eq!(r.read_bits(12), Ok(0x1FF));
+        assert_eq!(
+            r.read_bits(5),
+            Err(PastEnd {
+                needed: 5,
+                remaining: 4
+            })
+        );
+        assert_eq!(r.bits_read(), 12);
+        assert_eq!(r.read_bits(4), Ok(0));
+        assert_eq!(
+            r.read_bits(1),
+            Err(PastEnd {
+                needed: 1,
+                remaining: 0
+            })
+        );
+    }
+
+    #[test]
+    fn empty_reader() {
+        let mut r = BitReader::new(&[]);
+        assert!(r.read_bits(1).is_err());
+        assert_eq!(r.align(), Ok(0));
+        assert!(r.read_bytes(&mut []).is_ok());
+    }
+
+    #[test]
+    fn counter_agrees_with_writer() {
+        let mut buf = [0u8; 64];
+        let mut w = BitWriter::new(&mut buf);
+        let mut c = BitCounter::new();
+        for (i, n) in [3u32, 10, 24, 1, 32, 64, 7].iter().enumerate() {
+            let v = i as u64 & low_mask(*n);
+            w.put(v, *n).unwrap();
+            c.put(v, *n).unwrap();
+        }
+        assert_eq!(w.position(), c.position());
+    }
+
+    #[test]
+    fn byte_runs_and_alignment() {
+        let mut buf = [0u8; 8];
+        let mut w = BitWriter::new(&mut buf);
+        w.write_bits(5, 3).unwrap();
+        w.align().unwrap();
+        w.write_bytes(&[0xA1, 0xB2, 0xC3, 0xD4, 0xE5]).unwrap();
+        assert_eq!(w.flush(), 6);
+        assert_eq!(&buf[..6], &[0x05, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5]);
+        let mut r = BitReader::new(&buf[..6]);
+        assert_eq!(r.read_bits(3), Ok(5));
+        assert_eq!(r.align(), Ok(0));
+        let mut out = [0u8; 5];
+        r.read_bytes(&mut out).unwrap();
+        assert_eq!(out, [0xA1, 0xB2, 0xC3, 0xD4, 0xE5]);
+        let mut too_many = [0u8; 1];
+        assert!(r.read_bytes(&mut too_many).is_err());
+    }
+}

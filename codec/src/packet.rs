@@ -1,0 +1,232 @@
+//! Packet framing (seed 000, "Protocol IDs, CRC32 and Serialization Checks"; WIRE.md section 1).
+//!
+//! ```text
+//! bit 0        32           32 + t                                 end (byte-aligned)
+//! +------------+------------+----------------------------+---------+--------------------+
+//! | crc32 (LE) | type: t bits | body                     | pad to8 | hash("END OF PACKET") |
+//! +------------+------------+----------------------------+---------+--------------------+
+//! t = bits_required(0, types - 1): absent when the protocol has one packet type.
+//! crc32 = CRC-32/IEEE over protocol_id (4 or 8 bytes LE, never sent) ++ packet with crc zeroed.
+//! ```
+//!
+//! A reader checks, in order: at least 4 bytes, the CRC, the type range, the body, the end check,
+//! and that nothing follows. Every packet a reader accepts re-encodes to the identical bytes.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::stream::{MeasureStream, ReadStream, Stream, Trace, TraceStream, WriteStream};
+
+/// A protocol id: folded into every packet's CRC and never sent, so packets of another protocol
+/// (or another version) fail the CRC instead of being misread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProtocolId {
+    /// A 32-bit id: 4 little-endian bytes go into the CRC.
+    U32(u32),
+    /// A 64-bit id: 8 little-endian bytes go into the CRC.
+    U64(u64),
+}
+
+impl ProtocolId {
+    /// The id as an integer.
+    pub fn value(self) -> u64 {
+        match self {
+            ProtocolId::U32(v) => u64::from(v),
+            ProtocolId::U64(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Display for ProtocolId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProtocolId::U32(v) => write!(f, "{v:#010x}"),
+            ProtocolId::U64(v) => write!(f, "{v:#018x}"),
+        }
+    }
+}
+
+/// The hash of a check marker label: ASCII `a-z` upper-cased, then for each byte `b`:
+/// `h += b; h += h << 10; h ^= h >> 6` (wrapping `u32`, seed 0, no final mixing).
+///
+/// `check_hash("end of packet") == 0x9908ACE2`, `check_hash("section") == 0x0B5A8A42`.
+pub const fn check_hash(label: &str) -> u32 {
+    let bytes = label.as_bytes();
+    let mut h: u32 = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i].to_ascii_uppercase();
+        h = h.wrapping_add(b as u32);
+        h = h.wrapping_add(h << 10);
+        h ^= h >> 6;
+        i += 1;
+    }
+    h
+}
+
+/// The CRC32 of a packet: over the protocol id's little-endian bytes, then the packet with its
+/// first 4 bytes (the CRC field) taken as zero. `packet` shorter than 4 bytes is taken as is.
+pub fn packet_crc(id: ProtocolId, packet: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    match id {
+        ProtocolId::U32(v) => h.update(&v.to_le_bytes()),
+        ProtocolId::U64(v) => h.update(&v.to_le_bytes()),
+    }
+    let head = packet.len().min(4);
+    h.update(&[0u8; 4][..head]);
+    h.update(packet.get(4..).unwrap_or(&[]));
+    h.finalize()
+}
+
+/// The label of the check that closes every packet.
+pub const END_OF_PACKET: &str = "end of packet";
+
+/// A protocol's framing parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Protocol {
+    /// A short name (for traces and the inspector).
+    pub name: String,
+    /// Folded into the CRC.
+    pub id: ProtocolId,
+    /// Names of the packet types, indexed by type number; their count sets the type field's width.
+    pub packet_types: Vec<String>,
+    /// The largest datagram the protocol sends, in bytes.
+    pub mtu: usize,
+}
+
+impl Protocol {
+    /// The number of packet types.
+    pub fn type_count(&self) -> u32 {
+        self.packet_types.len() as u32
+    }
+
+    /// The name of packet type `t`.
+    pub fn type_name(&self, t: u32) -> Option<&str> {
+        self.packet_types.get(t as usize).map(String::as_str)
+    }
+}
+
+/// Serializes a whole framed packet on any stream: CRC, type, `body(stream, type)`, the end
+/// check and the strict end. On read `packet_type` receives the type before `body` runs.
+///
+/// # Errors
+/// Any error of the CRC, the type, the body, the end check or trailing data.
+pub fn frame<S: Stream>(
+    s: &mut S,
+    protocol: &Protocol,
+    packet_type: &mut u32,
+    body: impl FnOnce(&mut S, u32) -> Result<()>,
+) -> Result<()> {
+    s.packet_crc(protocol.id)?;
+    let types = protocol.type_count();
+    if types > 1 {
+        s.int_as("packet_type", packet_type, 0, types - 1)?;
+    } else if S::READING {
+        *packet_type = 0;
+    }
+    if S::READING {
+        let name = protocol.type_name(*packet_type).unwrap_or("?");
+        s.annotate(|| crate::stream::Value::Str(name.to_owned()));
+    }
+    body(s, *packet_type)?;
+    s.check(END_OF_PACKET)?;
+    s.end()
+}
+
+/// A message type with a fixed protocol: its packet type number and one serialize function for
+/// its body. [`write_packet`], [`read_packet`], [`measure_packet`] and [`trace_packet`] add the
+/// framing.
+pub trait Packet: Sized {
+    /// The protocol this packet belongs to.
+    fn protocol() -> &'static Protocol;
+    /// This packet's type number.
+    fn packet_type(&self) -> u32;
+    /// A default packet of type `t`, to read into; `None` for a type the protocol lacks.
+    fn empty(t: u32) -> Option<Self>;
+    /// Serializes the body (everything between the type and the end check).
+    ///
+    /// # Errors
+    /// Whatever the stream reports.
+    fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()>;
+}
+
+/// Serializes `packet` with its framing on any stream.
+///
+/// # Errors
+/// As [`frame`]; unknown_packet_type when the type read has no packet.
+pub fn serialize_packet<P: Packet, S: Stream>(s: &mut S, packet: &mut P) -> Result<()> {
+    let mut t = packet.packet_type();
+    frame(s, P::protocol(), &mut t, |s, t| {
+        if S::READING {
+            let bit = s.bit_position();
+            *packet = P::empty(t)
+                .ok_or_else(|| Error::new(ErrorKind::UnknownPacketType(t), bit, "packet_type"))?;
+        }
+        packet.serialize_body(s)
+    })
+}
+
+/// Writes `packet` into `buf` (at most the protocol's MTU of it) and returns the bytes used.
+///
+/// # Errors
+/// Out-of-range values, and buffer_full when the packet exceeds the MTU or `buf`.
+pub fn write_packet<P: Packet>(packet: &mut P, buf: &mut [u8]) -> Result<usize> {
+    let mtu = P::protocol().mtu.min(buf.len());
+    let mut s = WriteStream::new(&mut buf[..mtu]);
+    serialize_packet(&mut s, packet)?;
+    Ok(s.finish())
+}
+
+/// Reads a packet: every check of the framing, every range of the body.
+///
+/// # Errors
+/// The first violation, with its bit and field.
+pub fn read_packet<P: Packet + Default>(data: &[u8]) -> Result<P> {
+    let mut s = ReadStream::new(data);
+    let mut p = P::default();
+    serialize_packet(&mut s, &mut p)?;
+    Ok(p)
+}
+
+/// The exact number of bits `packet` takes, framing included.
+///
+/// # Errors
+/// As [`write_packet`], without the MTU limit.
+pub fn measure_packet<P: Packet>(packet: &mut P) -> Result<usize> {
+    let mut s = MeasureStream::new();
+    serialize_packet(&mut s, packet)?;
+    Ok(s.bits())
+}
+
+/// Reads a packet and records every field; the packet is returned when the read succeeded.
+pub fn trace_packet<P: Packet + Default>(data: &[u8]) -> (Option<P>, Trace) {
+    let mut s = TraceStream::new(data);
+    let mut p = P::default();
+    let r = serialize_packet(&mut s, &mut p);
+    let ok = r.is_ok();
+    (ok.then_some(p), s.into_trace(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_hashes_match_wire_md() {
+        assert_eq!(check_hash("end of packet"), 0x9908_ACE2);
+        assert_eq!(check_hash("section"), 0x0B5A_8A42);
+        assert_eq!(check_hash("SECTION"), check_hash("section"));
+    }
+
+    #[test]
+    fn crc_folds_the_protocol_id() {
+        let p = [0xAAu8, 0xBB, 0xCC, 0xDD, 1, 2, 3];
+        let a = packet_crc(ProtocolId::U32(1), &p);
+        assert_ne!(a, packet_crc(ProtocolId::U32(2), &p));
+        assert_ne!(a, packet_crc(ProtocolId::U64(1), &p));
+        // The stored CRC bytes never influence the CRC.
+        let q = [0u8, 0, 0, 0, 1, 2, 3];
+        assert_eq!(a, packet_crc(ProtocolId::U32(1), &q));
+        let mut h = crc32fast::Hasher::new();
+        h.update(&[1, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]);
+        assert_eq!(a, h.finalize());
+    }
+}
