@@ -50,6 +50,13 @@ pub enum ErrorKind {
         /// Whole bytes after the end (0 when only padding bits of the last byte were non-zero).
         bytes: usize,
     },
+    /// The datagram is longer than the protocol's MTU (checked before anything is read).
+    TooLong {
+        /// Bytes in the datagram.
+        bytes: usize,
+        /// The protocol's MTU.
+        mtu: usize,
+    },
     /// The packet type is in range but the protocol has no such packet.
     UnknownPacketType(u32),
     /// A write did not fit in the buffer (or a packet exceeded the MTU).
@@ -83,6 +90,7 @@ impl ErrorKind {
             ErrorKind::CrcMismatch { .. } => "crc_mismatch",
             ErrorKind::InvalidUtf8 => "invalid_utf8",
             ErrorKind::TrailingData { .. } => "trailing_data",
+            ErrorKind::TooLong { .. } => "too_long",
             ErrorKind::UnknownPacketType(_) => "unknown_packet_type",
             ErrorKind::BufferFull { .. } => "buffer_full",
             ErrorKind::InvalidArgument(_) => "invalid_argument",
@@ -122,6 +130,9 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::TrailingData { bytes } => {
                 write!(f, "{bytes} trailing bytes after the end of the packet")
+            }
+            ErrorKind::TooLong { bytes, mtu } => {
+                write!(f, "datagram of {bytes} bytes exceeds the MTU of {mtu}")
             }
             ErrorKind::UnknownPacketType(t) => write!(f, "unknown packet type {t}"),
             ErrorKind::BufferFull { needed, available } => {

@@ -57,8 +57,11 @@
 #![forbid(unsafe_code)]
 
 pub mod bits;
+pub mod demo;
 
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod packet;
 pub mod quantize;
 pub mod stream;

@@ -9,7 +9,7 @@
 //! crc32 = CRC-32/IEEE over protocol_id (4 or 8 bytes LE, never sent) ++ packet with crc zeroed.
 //! ```
 //!
-//! A reader checks, in order: at least 4 bytes, the CRC, the type range, the body, the end check,
+//! A reader checks, in order: at most MTU bytes, at least 4 bytes, the CRC, the type range, the body, the end check,
 //! and that nothing follows. Every packet a reader accepts re-encodes to the identical bytes.
 
 use crate::error::{Error, ErrorKind, Result};
@@ -115,6 +115,17 @@ pub fn frame<S: Stream>(
     packet_type: &mut u32,
     body: impl FnOnce(&mut S, u32) -> Result<()>,
 ) -> Result<()> {
+    if S::READING && s.remaining_bits() > protocol.mtu.saturating_mul(8) {
+        let bytes = s.remaining_bits() / 8;
+        return Err(Error::new(
+            ErrorKind::TooLong {
+                bytes,
+                mtu: protocol.mtu,
+            },
+            0,
+            "",
+        ));
+    }
     s.packet_crc(protocol.id)?;
     let types = protocol.type_count();
     if types > 1 {

@@ -98,8 +98,7 @@ impl CompressedFloat {
     pub fn encode(&self, v: f32) -> u32 {
         let shifted = v - self.min;
         let n = shifted / self.delta;
-        // `!(n > 0.0)` also catches NaN.
-        let n = if !(n > 0.0) {
+        let n = if n.is_nan() || n <= 0.0 {
             0.0
         } else if n > 1.0 {
             1.0
@@ -158,6 +157,17 @@ impl SmallestThree {
         })
     }
 
+    /// [`SmallestThree::new`] for constants: `None` when `bits` is outside 2..=16.
+    pub const fn new_const(bits: u32) -> Option<Self> {
+        if bits < 2 || bits > 16 {
+            return None;
+        }
+        Some(SmallestThree {
+            bits,
+            max_code: (1 << bits) - 1,
+        })
+    }
+
     /// Bits per small component.
     pub fn bits(&self) -> u32 {
         self.bits
@@ -177,7 +187,7 @@ impl SmallestThree {
     #[inline]
     pub fn encode_component(&self, c: f32) -> u32 {
         let n = (c + SMALL_LIMIT) / (2.0 * SMALL_LIMIT);
-        let n = if !(n > 0.0) {
+        let n = if n.is_nan() || n <= 0.0 {
             0.0
         } else if n > 1.0 {
             1.0

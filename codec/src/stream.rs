@@ -882,6 +882,10 @@ pub trait Tracer {
     /// False when every hook is a no-op, so that values for them are never built.
     const ACTIVE: bool;
     /// A field was read (or failed: `failed`).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per primitive; a struct would only be unpacked again"
+    )]
     fn field(
         &mut self,
         name: &str,
@@ -952,6 +956,7 @@ impl Recorder {
 impl Tracer for Recorder {
     const ACTIVE: bool = true;
 
+    #[allow(clippy::too_many_arguments, reason = "mirrors the trait")]
     fn field(
         &mut self,
         name: &str,

@@ -1,1 +1,4 @@
-//! The `bitlens` command-line tool as a library: capture reading, decoding, the TUI.
+//! The `bitlens` command-line tool as a library: capture reading, decoding, the TUI and the
+//! subcommands. The binary only parses arguments and calls into here.
+
+pub mod cmd;

@@ -1,2 +1,30 @@
 //! `bitlens`: inspect, decode and check captures of bit-packed game traffic.
-fn main() {}
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Inspect, decode and check captures of bit-packed game traffic.
+#[derive(Parser)]
+#[command(name = "bitlens", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run conformance vector files (format bitlens-vectors/1) through every stream.
+    Vectors {
+        /// Vector files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Vectors { files } => bitlens::cmd::vectors::run(&files),
+    }
+}

@@ -1,0 +1,145 @@
+//! Property tests of the codec invariants over arbitrary demo packets and op sequences:
+//! read(write(x)) == x, measure == bits written, trace agrees with read, accepted packets
+//! re-encode identically, hostile lengths are rejected. They run the fuzz harness functions, so
+//! the fuzzers and these tests check the same properties.
+
+use bitlens_codec::demo::{DemoPacket, MTU};
+use bitlens_codec::fuzzing;
+use bitlens_codec::{ErrorKind, read_packet, write_packet};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn demo_packets_roundtrip(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        fuzzing::packet_roundtrip(&data);
+    }
+
+    #[test]
+    fn op_sequences_roundtrip(data in proptest::collection::vec(any::<u8>(), 0..1024)) {
+        fuzzing::stream_ops(&data);
+    }
+
+    #[test]
+    fn hostile_lengths_are_rejected(data in proptest::collection::vec(any::<u8>(), 0..1024)) {
+        fuzzing::hostile_lengths(&data);
+    }
+
+    #[test]
+    fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..1300)) {
+        fuzzing::packet_read(&data);
+    }
+}
+
+#[test]
+fn every_prefix_of_every_sample_is_rejected() {
+    for (name, bytes) in fuzzing::sample_packets() {
+        assert!(read_packet::<DemoPacket>(&bytes).is_ok(), "{name} reads");
+        for cut in 0..bytes.len() {
+            let err = read_packet::<DemoPacket>(&bytes[..cut]).expect_err("a prefix was accepted");
+            // Shorter data changes the CRC, so most prefixes fail there; none may pass.
+            assert!(
+                matches!(
+                    err.kind(),
+                    ErrorKind::PastEnd { .. } | ErrorKind::CrcMismatch { .. }
+                ),
+                "{name}[..{cut}]: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_single_bit_flip_is_caught_or_canonical() {
+    for (name, bytes) in fuzzing::sample_packets() {
+        for bit in 0..bytes.len() * 8 {
+            let mut b = bytes.clone();
+            b[bit / 8] ^= 1 << (bit % 8);
+            // CRC32 catches every single-bit error.
+            let err = read_packet::<DemoPacket>(&b).expect_err("a flipped bit was accepted");
+            assert!(
+                matches!(err.kind(), ErrorKind::CrcMismatch { .. }),
+                "{name} bit {bit}: {err}"
+            );
+            fuzzing::packet_read(&b);
+        }
+    }
+}
+
+#[test]
+fn trailing_bytes_are_rejected() {
+    for (name, mut bytes) in fuzzing::sample_packets() {
+        bytes.push(0);
+        let crc = bitlens_codec::packet::packet_crc(bitlens_codec::demo::PROTOCOL_ID, &bytes);
+        bytes[..4].copy_from_slice(&crc.to_le_bytes());
+        let err = read_packet::<DemoPacket>(&bytes).expect_err("trailing byte accepted");
+        assert!(
+            matches!(err.kind(), ErrorKind::TrailingData { bytes: 1 }),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+fn oversized_datagrams_are_rejected_before_reading() {
+    let data = vec![0u8; MTU + 1];
+    let err = read_packet::<DemoPacket>(&data).unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::TooLong {
+                bytes: 1201,
+                mtu: 1200
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn writing_out_of_range_values_is_an_error() {
+    let mut cat = bitlens_codec::demo::RoboCat {
+        health: 140,
+        ..Default::default()
+    };
+    let mut p = DemoPacket::RoboCat(cat.clone());
+    let mut buf = [0u8; MTU];
+    let err = write_packet(&mut p, &mut buf).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "bit 35 (field \"health\"): 140 out of range 0..=100"
+    );
+    cat.health = 1;
+    cat.name = "x".repeat(200);
+    let err = write_packet(&mut DemoPacket::RoboCat(cat), &mut buf).unwrap_err();
+    assert_eq!(err.field(), "name.len");
+    let mut b = DemoPacket::B(bitlens_codec::demo::PacketB {
+        elements: vec![0; 257],
+    });
+    let err = write_packet(&mut b, &mut buf).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::OutOfRange { value: 257, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_name_nested_paths() {
+    // A scene update whose second object's orientation is not canonical.
+    let (_, bytes) = fuzzing::sample_packets()
+        .into_iter()
+        .find(|(n, _)| n == "SceneUpdate")
+        .unwrap();
+    let (_, trace) = bitlens_codec::trace_packet::<DemoPacket>(&bytes);
+    let f = trace.get("objects[1].orientation.largest").expect("traced");
+    assert_eq!(
+        trace.get("objects[1].index").map(|f| &f.value),
+        Some(&bitlens_codec::Value::Int(5))
+    );
+    assert_eq!(f.bits, 2);
+    assert!(
+        trace.get("objects[3].index").is_some(),
+        "the sentinel is traced"
+    );
+}

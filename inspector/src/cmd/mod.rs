@@ -1,0 +1,3 @@
+//! The subcommands of `bitlens`, one module each.
+
+pub mod vectors;
