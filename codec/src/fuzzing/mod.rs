@@ -1,0 +1,2 @@
+//! Harness functions for the fuzz targets and the stable corpus-replay tests.
+pub mod tagged;
