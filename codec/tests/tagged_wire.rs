@@ -274,17 +274,13 @@ fn errors_carry_offset_and_field_id() {
     );
 
     // Ids overflowing u64 through deltas.
+    // Each header: the largest delta (2^62 - 1), wire type byte; the fifth id passes u64::MAX.
+    let header = (u64::MAX >> 2) << 2;
     let mut body = Vec::new();
-    write_varint(&mut body, u64::MAX & !3); // id 2^62 - 1, byte
-    body.push(0);
-    write_varint(&mut body, u64::MAX & !3); // delta 2^62 - 1 again
-    body.push(0);
-    write_varint(&mut body, u64::MAX & !3);
-    body.push(0);
-    write_varint(&mut body, u64::MAX & !3);
-    body.push(0);
-    write_varint(&mut body, u64::MAX & !3);
-    body.push(0);
+    for _ in 0..5 {
+        write_varint(&mut body, header);
+        body.push(0);
+    }
     let e = read_err::<Bar>(&body);
     assert!(matches!(e, Error::IdOverflow { .. }), "{e:?}");
 

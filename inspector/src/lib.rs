@@ -1,1 +1,2 @@
 //! The `bitlens` command-line tool as a library: capture reading, decoding, the TUI.
+pub mod tagged_cmd;
