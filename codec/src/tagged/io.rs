@@ -171,7 +171,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A reader limited to `bytes`, which must be a sub-slice this reader returned, one level deeper.
+    /// A reader over `[start, start + len)` of the same document, one level deeper; the range
+    /// must lie inside bytes this reader has already bounds-checked.
     pub(crate) fn sub_reader(&self, start: usize, len: usize) -> Reader<'a> {
         Reader {
             buf: self.buf,
