@@ -65,6 +65,7 @@ pub mod fuzzing;
 pub mod packet;
 pub mod quantize;
 pub mod stream;
+pub mod tagged;
 pub mod vectors;
 
 pub use bits::{BitReader, BitWriter, bits_required};

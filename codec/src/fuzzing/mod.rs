@@ -12,6 +12,8 @@ use crate::stream::{FieldKind, MeasureStream, ReadStream, TraceStream, WriteStre
 use crate::vectors::{Op, drive};
 use arbitrary::{Arbitrary, Unstructured};
 
+pub mod tagged;
+
 /// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to
 /// the identical bytes; the trace stream reaches the same verdict, error and values.
 pub fn packet_read(data: &[u8]) {
