@@ -1,0 +1,1 @@
+//! Tests of the capture reader and writer over whole files.
