@@ -19,16 +19,24 @@ use etherparse::PacketBuilder;
 const BASE_SECS: u64 = 1_700_000_000;
 
 fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// `true` when the Wireshark tools are there; otherwise skips (or fails under CI).
 fn tools_or_skip() -> bool {
-    if ["tshark", "text2pcap", "editcap", "mergecap"].iter().all(|t| have(t)) {
+    if ["tshark", "text2pcap", "editcap", "mergecap"]
+        .iter()
+        .all(|t| have(t))
+    {
         return true;
     }
     if std::env::var_os("CI").is_some() {
-        panic!("tshark / text2pcap / editcap / mergecap not installed: run scripts/install-test-deps.sh");
+        panic!(
+            "tshark / text2pcap / editcap / mergecap not installed: run scripts/install-test-deps.sh"
+        );
     }
     eprintln!("skipped: tshark not installed (run scripts/install-test-deps.sh)");
     false
@@ -36,7 +44,11 @@ fn tools_or_skip() -> bool {
 
 fn run(cmd: &mut Command) {
     let out = cmd.env("TZ", "UTC").output().expect("tool runs");
-    assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -55,20 +67,29 @@ fn udp4(eth: bool, src: [u8; 4], dst: [u8; 4], ports: (u16, u16), payload: &[u8]
             .write(&mut v, payload)
             .unwrap();
     } else {
-        PacketBuilder::ipv4(src, dst, 64).udp(ports.0, ports.1).write(&mut v, payload).unwrap();
+        PacketBuilder::ipv4(src, dst, 64)
+            .udp(ports.0, ports.1)
+            .write(&mut v, payload)
+            .unwrap();
     }
     v
 }
 
 fn udp6_ip(src: [u8; 16], dst: [u8; 16], ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
     let mut v = Vec::new();
-    PacketBuilder::ipv6(src, dst, 64).udp(ports.0, ports.1).write(&mut v, payload).unwrap();
+    PacketBuilder::ipv6(src, dst, 64)
+        .udp(ports.0, ports.1)
+        .write(&mut v, payload)
+        .unwrap();
     v
 }
 
 fn tcp4_ip() -> Vec<u8> {
     let mut v = Vec::new();
-    PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64).tcp(1234, 80, 1, 1000).write(&mut v, b"GET").unwrap();
+    PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .tcp(1234, 80, 1, 1000)
+        .write(&mut v, b"GET")
+        .unwrap();
     v
 }
 
@@ -91,7 +112,13 @@ fn hexdump(frames: &[(u64, u32, Vec<u8>)]) -> String {
     let mut s = String::new();
     for (secs, nanos, frame) in frames {
         let t = BASE_SECS % 86_400 + secs;
-        let _ = writeln!(s, "2023-11-14 {:02}:{:02}:{:02}.{nanos:09}", t / 3600, t / 60 % 60, t % 60);
+        let _ = writeln!(
+            s,
+            "2023-11-14 {:02}:{:02}:{:02}.{nanos:09}",
+            t / 3600,
+            t / 60 % 60,
+            t % 60
+        );
         for (i, line) in frame.chunks(16).enumerate() {
             let _ = write!(s, "{:06x}", i * 16);
             for b in line {
@@ -104,7 +131,13 @@ fn hexdump(frames: &[(u64, u32, Vec<u8>)]) -> String {
 }
 
 /// Writes `frames` with text2pcap (`-l link`, pcapng unless `pcap`).
-fn text2pcap(dir: &Path, name: &str, link: u32, pcap: bool, frames: &[(u64, u32, Vec<u8>)]) -> PathBuf {
+fn text2pcap(
+    dir: &Path,
+    name: &str,
+    link: u32,
+    pcap: bool,
+    frames: &[(u64, u32, Vec<u8>)],
+) -> PathBuf {
     let txt = dir.join(format!("{name}.txt"));
     std::fs::write(&txt, hexdump(frames)).unwrap();
     let out = dir.join(name);
@@ -130,21 +163,62 @@ fn tshark_rows(file: &Path) -> BTreeMap<u64, Row> {
     let out = Command::new("tshark")
         .arg("-r")
         .arg(file)
-        .args(["-o", "ip.defragment:FALSE", "-Y", "udp", "-T", "fields", "-E", "occurrence=f"])
-        .args(["-e", "frame.number", "-e", "frame.time_epoch", "-e", "ip.src", "-e", "ipv6.src"])
-        .args(["-e", "ip.dst", "-e", "ipv6.dst", "-e", "udp.srcport", "-e", "udp.dstport", "-e", "udp.payload"])
+        .args([
+            "-o",
+            "ip.defragment:FALSE",
+            "-Y",
+            "udp",
+            "-T",
+            "fields",
+            "-E",
+            "occurrence=f",
+        ])
+        .args([
+            "-e",
+            "frame.number",
+            "-e",
+            "frame.time_epoch",
+            "-e",
+            "ip.src",
+            "-e",
+            "ipv6.src",
+        ])
+        .args([
+            "-e",
+            "ip.dst",
+            "-e",
+            "ipv6.dst",
+            "-e",
+            "udp.srcport",
+            "-e",
+            "udp.dstport",
+            "-e",
+            "udp.payload",
+        ])
         .env("TZ", "UTC")
         .output()
         .expect("tshark runs");
-    assert!(out.status.success(), "tshark on {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tshark on {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let mut rows = BTreeMap::new();
     for line in text.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         assert_eq!(f.len(), 9, "tshark line {line:?}");
         let sock = |ip4: &str, ip6: &str, port: &str| {
-            let ip = if ip4.is_empty() { format!("[{ip6}]") } else { ip4.to_string() };
-            format!("{ip}:{port}").parse::<SocketAddr>().unwrap().to_string()
+            let ip = if ip4.is_empty() {
+                format!("[{ip6}]")
+            } else {
+                ip4.to_string()
+            };
+            format!("{ip}:{port}")
+                .parse::<SocketAddr>()
+                .unwrap()
+                .to_string()
         };
         rows.insert(
             f[0].parse().unwrap(),
@@ -188,14 +262,28 @@ fn cross_check(file: &Path) -> Capture {
     });
     let theirs = tshark_rows(file);
     assert!(!theirs.is_empty(), "{}: tshark saw no UDP", file.display());
-    assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>(), "{}: frame numbers", file.display());
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>(),
+        "{}: frame numbers",
+        file.display()
+    );
     for (frame, row) in &ours {
         let d = c.datagrams().iter().find(|d| d.frame == *frame).unwrap();
         let t = &theirs[frame];
         if d.status == Status::Truncated {
             // tshark shows what is there of a cut payload, or nothing.
-            assert!(t.payload.starts_with(&row.payload) || t.payload.is_empty(), "{}: frame {frame}", file.display());
-            assert_eq!((&row.time, &row.src, &row.dst), (&t.time, &t.src, &t.dst), "{}: frame {frame}", file.display());
+            assert!(
+                t.payload.starts_with(&row.payload) || t.payload.is_empty(),
+                "{}: frame {frame}",
+                file.display()
+            );
+            assert_eq!(
+                (&row.time, &row.src, &row.dst),
+                (&t.time, &t.src, &t.dst),
+                "{}: frame {frame}",
+                file.display()
+            );
         } else {
             assert_eq!(row, t, "{}: frame {frame}", file.display());
         }
@@ -218,12 +306,34 @@ fn capture_agrees_with_tshark() {
     arp.extend_from_slice(&[0; 20]);
     let big: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
     let ethernet_frames = vec![
-        (0, 123_456_789, udp4(true, [10, 0, 0, 1], [10, 0, 0, 2], (5000, 40000), b"hello")),
+        (
+            0,
+            123_456_789,
+            udp4(true, [10, 0, 0, 1], [10, 0, 0, 2], (5000, 40000), b"hello"),
+        ),
         (0, 500_000_000, arp),
-        (1, 1, eth(&[0x81, 0x00, 0x00, 0x2A, 0x86, 0xDD], &udp6_ip(v6a, v6b, (40001, 6000), b"vlan v6"))),
+        (
+            1,
+            1,
+            eth(
+                &[0x81, 0x00, 0x00, 0x2A, 0x86, 0xDD],
+                &udp6_ip(v6a, v6b, (40001, 6000), b"vlan v6"),
+            ),
+        ),
         (1, 999_999_999, eth(&[0x08, 0x00], &tcp4_ip())),
-        (2, 0, eth(&[0x88, 0xA8, 0x00, 0x64, 0x81, 0x00, 0x00, 0x2A, 0x08, 0x00], &udp4(false, [192, 168, 1, 1], [192, 168, 1, 2], (1, 2), b""))),
-        (3, 42_000, udp4(true, [10, 0, 0, 3], [10, 0, 0, 4], (40000, 5001), &big)),
+        (
+            2,
+            0,
+            eth(
+                &[0x88, 0xA8, 0x00, 0x64, 0x81, 0x00, 0x00, 0x2A, 0x08, 0x00],
+                &udp4(false, [192, 168, 1, 1], [192, 168, 1, 2], (1, 2), b""),
+            ),
+        ),
+        (
+            3,
+            42_000,
+            udp4(true, [10, 0, 0, 3], [10, 0, 0, 4], (40000, 5001), &big),
+        ),
     ];
     let eth_ns = text2pcap(&dir, "eth.pcapng", 1, false, &ethernet_frames);
     let c = cross_check(&eth_ns);
@@ -234,39 +344,82 @@ fn capture_agrees_with_tshark() {
     // The same frames through editcap: ns pcap, µs pcap, µs pcapng (no if_tsresol: default µs),
     // cut to 60 bytes.
     let ns_pcap = dir.join("eth-ns.pcap");
-    run(Command::new("editcap").args(["-F", "nsecpcap"]).arg(&eth_ns).arg(&ns_pcap));
+    run(Command::new("editcap")
+        .args(["-F", "nsecpcap"])
+        .arg(&eth_ns)
+        .arg(&ns_pcap));
     cross_check(&ns_pcap);
     let us_pcap = dir.join("eth-us.pcap");
-    run(Command::new("editcap").args(["-F", "pcap"]).arg(&eth_ns).arg(&us_pcap));
+    run(Command::new("editcap")
+        .args(["-F", "pcap"])
+        .arg(&eth_ns)
+        .arg(&us_pcap));
     let c = cross_check(&us_pcap);
     assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456000");
     let us_pcapng = dir.join("eth-us.pcapng");
-    run(Command::new("editcap").args(["-F", "pcapng"]).arg(&us_pcap).arg(&us_pcapng));
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(&us_pcap)
+        .arg(&us_pcapng));
     let c = cross_check(&us_pcapng);
     assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456000");
     let cut = dir.join("eth-cut.pcapng");
-    run(Command::new("editcap").args(["-s", "60"]).arg(&eth_ns).arg(&cut));
+    run(Command::new("editcap")
+        .args(["-s", "60"])
+        .arg(&eth_ns)
+        .arg(&cut));
     let c = cross_check(&cut);
     let last = c.datagrams().last().unwrap();
-    assert_eq!((last.status, last.captured_len, last.original_len), (Status::Truncated, 60, 1042));
+    assert_eq!(
+        (last.status, last.captured_len, last.original_len),
+        (Status::Truncated, 60, 1042)
+    );
 
     // Linux cooked v2 loopback, written by text2pcap as a µs pcap.
-    let lo4 = udp4(false, [127, 0, 0, 1], [127, 0, 0, 1], (40000, 40001), b"loopback");
-    let lo6 = udp6_ip([0; 15].iter().chain(&[1]).copied().collect::<Vec<_>>().try_into().unwrap(), {
-        let mut a = [0; 16];
-        a[15] = 1;
-        a
-    }, (40002, 40003), b"loopback6");
-    let sll2_frames = vec![(10, 5_000, sll2(0x0800, &lo4)), (10, 6_000, sll2(0x0800, &tcp4_ip())), (11, 0, sll2(0x86DD, &lo6))];
+    let lo4 = udp4(
+        false,
+        [127, 0, 0, 1],
+        [127, 0, 0, 1],
+        (40000, 40001),
+        b"loopback",
+    );
+    let lo6 = udp6_ip(
+        [0; 15]
+            .iter()
+            .chain(&[1])
+            .copied()
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap(),
+        {
+            let mut a = [0; 16];
+            a[15] = 1;
+            a
+        },
+        (40002, 40003),
+        b"loopback6",
+    );
+    let sll2_frames = vec![
+        (10, 5_000, sll2(0x0800, &lo4)),
+        (10, 6_000, sll2(0x0800, &tcp4_ip())),
+        (11, 0, sll2(0x86DD, &lo6)),
+    ];
     let sll2_pcap = text2pcap(&dir, "sll2.pcap", 276, true, &sll2_frames);
     let c = cross_check(&sll2_pcap);
     assert_eq!(c.datagrams()[0].link_type, LinkType::LINUX_SLL2);
 
     // A merged pcapng with two interfaces: Ethernet at ns and SLL2 at µs.
     let sll2_pcapng = dir.join("sll2.pcapng");
-    run(Command::new("editcap").args(["-F", "pcapng"]).arg(&sll2_pcap).arg(&sll2_pcapng));
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(&sll2_pcap)
+        .arg(&sll2_pcapng));
     let merged = dir.join("merged.pcapng");
-    run(Command::new("mergecap").arg("-w").arg(&merged).arg(&eth_ns).arg(&sll2_pcapng));
+    run(Command::new("mergecap")
+        .arg("-w")
+        .arg(&merged)
+        .arg(&eth_ns)
+        .arg(&sll2_pcapng));
     let c = cross_check(&merged);
     assert_eq!(c.interfaces().len(), 2);
     assert_ne!(c.interfaces()[0].link_type, c.interfaces()[1].link_type);
@@ -277,24 +430,60 @@ fn capture_agrees_with_tshark() {
     null4.extend_from_slice(&lo4);
     let mut null6 = 30u32.to_le_bytes().to_vec();
     null6.extend_from_slice(&udp6_ip(v6a, v6b, (9, 10), b"darwin"));
-    cross_check(&text2pcap(&dir, "null.pcap", 0, true, &[(20, 1, null4), (20, 2, null6)]));
-    cross_check(&text2pcap(&dir, "raw.pcapng", 228, false, &[(30, 7, lo4.clone()), (30, 8, tcp4_ip())]));
+    cross_check(&text2pcap(
+        &dir,
+        "null.pcap",
+        0,
+        true,
+        &[(20, 1, null4), (20, 2, null6)],
+    ));
+    cross_check(&text2pcap(
+        &dir,
+        "raw.pcapng",
+        228,
+        false,
+        &[(30, 7, lo4.clone()), (30, 8, tcp4_ip())],
+    ));
 
     // Our own writer, read back by tshark: SLL2 loopback, and a pcapng in 2^-20 s units with
     // an if_tsoffset (where pcap-file 2.0.0 got times wrong).
     let out = [
-        SynthDatagram::new(Timestamp::from_nanos(1_700_000_000_987_654_321), "127.0.0.1:40000".parse().unwrap(), "127.0.0.1:40001".parse().unwrap(), &b"synth"[..]),
-        SynthDatagram::new(Timestamp::from_nanos(1_700_000_001_000_000_999), "[::1]:40000".parse().unwrap(), "[::1]:40001".parse().unwrap(), &b"synth6"[..]),
+        SynthDatagram::new(
+            Timestamp::from_nanos(1_700_000_000_987_654_321),
+            "127.0.0.1:40000".parse().unwrap(),
+            "127.0.0.1:40001".parse().unwrap(),
+            &b"synth"[..],
+        ),
+        SynthDatagram::new(
+            Timestamp::from_nanos(1_700_000_001_000_000_999),
+            "[::1]:40000".parse().unwrap(),
+            "[::1]:40001".parse().unwrap(),
+            &b"synth6"[..],
+        ),
     ];
     let ours = dir.join("ours-sll2.pcap");
-    bitlens::capture::write::write_file(&ours, WriteFormat::PcapSll2Loopback { nanos: true }, &out).unwrap();
+    bitlens::capture::write::write_file(&ours, WriteFormat::PcapSll2Loopback { nanos: true }, &out)
+        .unwrap();
     cross_check(&ours);
     let ours = dir.join("ours-lo.pcap");
-    bitlens::capture::write::write_file(&ours, WriteFormat::PcapEthernetLoopback { nanos: false }, &out).unwrap();
+    bitlens::capture::write::write_file(
+        &ours,
+        WriteFormat::PcapEthernetLoopback { nanos: false },
+        &out,
+    )
+    .unwrap();
     cross_check(&ours);
-    for resolution in [PcapngResolution::PowerOfTwo(20), PcapngResolution::PowerOfTwo(29), PcapngResolution::Micro, PcapngResolution::Nano] {
+    for resolution in [
+        PcapngResolution::PowerOfTwo(20),
+        PcapngResolution::PowerOfTwo(29),
+        PcapngResolution::Micro,
+        PcapngResolution::Nano,
+    ] {
         let ours = dir.join("ours-res.pcapng");
-        let format = WriteFormat::PcapngEthernet { resolution, ts_offset_secs: 1_600_000_000 };
+        let format = WriteFormat::PcapngEthernet {
+            resolution,
+            ts_offset_secs: 1_600_000_000,
+        };
         bitlens::capture::write::write_file(&ours, format, &out).unwrap();
         cross_check(&ours);
     }

@@ -128,11 +128,19 @@ impl fmt::Display for CaptureError {
                 "{file}: not a pcap or pcapng file (starts with {magic:#010x}); \
                  save it from Wireshark or tcpdump as pcap or pcapng"
             ),
-            Self::TruncatedHeader { at, needed, available } => write!(
+            Self::TruncatedHeader {
+                at,
+                needed,
+                available,
+            } => write!(
                 f,
                 "{at}: file header needs {needed} bytes, only {available} left (file cut short?)"
             ),
-            Self::TruncatedRecord { at, needed, available } => write!(
+            Self::TruncatedRecord {
+                at,
+                needed,
+                available,
+            } => write!(
                 f,
                 "{at}: record claims {needed} bytes, only {available} left (file cut short?)"
             ),
@@ -142,13 +150,18 @@ impl fmt::Display for CaptureError {
                 super::MAX_RECORD_LEN >> 20
             ),
             Self::BadMagic { at, magic } => {
-                write!(f, "{at}: section header has unknown byte-order magic {magic:#010x}")
+                write!(
+                    f,
+                    "{at}: section header has unknown byte-order magic {magic:#010x}"
+                )
             }
             Self::UnknownInterface { at, interface } => write!(
                 f,
                 "{at}: packet names interface {interface}, which no interface description block introduced"
             ),
-            Self::MalformedBlock { at, detail } => write!(f, "{at}: malformed pcapng block: {detail}"),
+            Self::MalformedBlock { at, detail } => {
+                write!(f, "{at}: malformed pcapng block: {detail}")
+            }
             Self::Unwritable { index, detail } => {
                 write!(f, "datagram {index} cannot be written: {detail}")
             }
@@ -172,7 +185,11 @@ mod tests {
     #[test]
     fn display_is_one_line_naming_file_frame_and_offset() {
         let e = CaptureError::RecordTooLong {
-            at: Location { file: "captures/bad.pcap".into(), frame: Some(17), offset: 4242 },
+            at: Location {
+                file: "captures/bad.pcap".into(),
+                frame: Some(17),
+                offset: 4242,
+            },
             claimed: u64::from(u32::MAX),
         };
         assert_eq!(
@@ -180,10 +197,17 @@ mod tests {
             "captures/bad.pcap: frame 17 at byte 4242: record claims 4294967295 bytes, more than the 16 MiB limit"
         );
         let e = CaptureError::MalformedBlock {
-            at: Location { file: "x.pcapng".into(), frame: None, offset: 28 },
+            at: Location {
+                file: "x.pcapng".into(),
+                frame: None,
+                offset: 28,
+            },
             detail: "bad".into(),
         };
-        assert_eq!(e.to_string(), "x.pcapng: at byte 28: malformed pcapng block: bad");
+        assert_eq!(
+            e.to_string(),
+            "x.pcapng: at byte 28: malformed pcapng block: bad"
+        );
         assert!(!e.to_string().contains('\n'));
     }
 }

@@ -84,7 +84,11 @@ pub(crate) fn ip_offset(link: LinkType, frame: &[u8]) -> Result<usize, SkipReaso
             // Host byte order of the machine that captured: a family is a small number, so if
             // the little-endian reading does not fit in 16 bits, the writer was big-endian.
             let le = u32::from_le_bytes(raw);
-            let family = if le > 0xFFFF { u32::from_be_bytes(raw) } else { le };
+            let family = if le > 0xFFFF {
+                u32::from_be_bytes(raw)
+            } else {
+                le
+            };
             loopback_family(family)
         }
         LinkType::LOOP => {
@@ -154,7 +158,13 @@ mod tests {
         let plain = with_ip(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00]);
         assert_eq!(ip_offset(LinkType::ETHERNET, &plain), Ok(14));
 
-        let vlan = with_ip(&[0; 12].iter().chain(&[0x81, 0x00, 0x00, 0x2A, 0x86, 0xDD]).copied().collect::<Vec<_>>());
+        let vlan = with_ip(
+            &[0; 12]
+                .iter()
+                .chain(&[0x81, 0x00, 0x00, 0x2A, 0x86, 0xDD])
+                .copied()
+                .collect::<Vec<_>>(),
+        );
         assert_eq!(ip_offset(LinkType::ETHERNET, &vlan), Ok(18));
 
         let qinq: Vec<u8> = [0u8; 12]
@@ -167,22 +177,46 @@ mod tests {
 
     #[test]
     fn ethernet_non_ip_and_truncated() {
-        let arp = [0u8; 12].iter().chain(&[0x08, 0x06, 0, 1]).copied().collect::<Vec<_>>();
+        let arp = [0u8; 12]
+            .iter()
+            .chain(&[0x08, 0x06, 0, 1])
+            .copied()
+            .collect::<Vec<_>>();
         assert_eq!(ip_offset(LinkType::ETHERNET, &arp), Err(SkipReason::NotIp));
         // 802.3 length field instead of an EtherType.
-        let llc = [0u8; 12].iter().chain(&[0x00, 0x26, 0x42, 0x42]).copied().collect::<Vec<_>>();
+        let llc = [0u8; 12]
+            .iter()
+            .chain(&[0x00, 0x26, 0x42, 0x42])
+            .copied()
+            .collect::<Vec<_>>();
         assert_eq!(ip_offset(LinkType::ETHERNET, &llc), Err(SkipReason::NotIp));
-        assert_eq!(ip_offset(LinkType::ETHERNET, &[0u8; 13]), Err(SkipReason::TruncatedHeader));
-        assert_eq!(ip_offset(LinkType::ETHERNET, &[]), Err(SkipReason::TruncatedHeader));
+        assert_eq!(
+            ip_offset(LinkType::ETHERNET, &[0u8; 13]),
+            Err(SkipReason::TruncatedHeader)
+        );
+        assert_eq!(
+            ip_offset(LinkType::ETHERNET, &[]),
+            Err(SkipReason::TruncatedHeader)
+        );
         // A VLAN tag cut after its TCI.
-        let cut = [0u8; 12].iter().chain(&[0x81, 0x00, 0x00, 0x2A]).copied().collect::<Vec<_>>();
-        assert_eq!(ip_offset(LinkType::ETHERNET, &cut), Err(SkipReason::TruncatedHeader));
+        let cut = [0u8; 12]
+            .iter()
+            .chain(&[0x81, 0x00, 0x00, 0x2A])
+            .copied()
+            .collect::<Vec<_>>();
+        assert_eq!(
+            ip_offset(LinkType::ETHERNET, &cut),
+            Err(SkipReason::TruncatedHeader)
+        );
         // Endless VLAN tags stop at the limit.
         let mut endless = vec![0u8; 12];
         for _ in 0..20 {
             endless.extend_from_slice(&[0x81, 0x00, 0x00, 0x01]);
         }
-        assert_eq!(ip_offset(LinkType::ETHERNET, &endless), Err(SkipReason::NotIp));
+        assert_eq!(
+            ip_offset(LinkType::ETHERNET, &endless),
+            Err(SkipReason::NotIp)
+        );
     }
 
     #[test]
@@ -196,7 +230,10 @@ mod tests {
             0x08, 0x00, // IPv4
         ];
         assert_eq!(ip_offset(LinkType::LINUX_SLL, &with_ip(&sll)), Ok(16));
-        assert_eq!(ip_offset(LinkType::LINUX_SLL, &sll[..15]), Err(SkipReason::TruncatedHeader));
+        assert_eq!(
+            ip_offset(LinkType::LINUX_SLL, &sll[..15]),
+            Err(SkipReason::TruncatedHeader)
+        );
         let mut arp = sll;
         arp[15] = 0x06;
         assert_eq!(ip_offset(LinkType::LINUX_SLL, &arp), Err(SkipReason::NotIp));
@@ -215,8 +252,14 @@ mod tests {
             0, 0, 0, 0, 0, 0, 0, 0, // address
         ];
         assert_eq!(ip_offset(LinkType::LINUX_SLL2, &with_ip(&sll2)), Ok(20));
-        assert_eq!(ip_offset(LinkType::LINUX_SLL2, &sll2[..19]), Err(SkipReason::TruncatedHeader));
-        assert_eq!(ip_offset(LinkType::LINUX_SLL2, &sll2[..1]), Err(SkipReason::TruncatedHeader));
+        assert_eq!(
+            ip_offset(LinkType::LINUX_SLL2, &sll2[..19]),
+            Err(SkipReason::TruncatedHeader)
+        );
+        assert_eq!(
+            ip_offset(LinkType::LINUX_SLL2, &sll2[..1]),
+            Err(SkipReason::TruncatedHeader)
+        );
     }
 
     #[test]
@@ -226,12 +269,21 @@ mod tests {
         assert_eq!(ip_offset(LinkType::NULL, &with_ip(&[30, 0, 0, 0])), Ok(4));
         assert_eq!(ip_offset(LinkType::NULL, &with_ip(&[0, 0, 0, 28])), Ok(4));
         assert_eq!(ip_offset(LinkType::NULL, &with_ip(&[24, 0, 0, 0])), Ok(4));
-        assert_eq!(ip_offset(LinkType::NULL, &with_ip(&[7, 0, 0, 0])), Err(SkipReason::NotIp));
-        assert_eq!(ip_offset(LinkType::NULL, &[2, 0, 0]), Err(SkipReason::TruncatedHeader));
+        assert_eq!(
+            ip_offset(LinkType::NULL, &with_ip(&[7, 0, 0, 0])),
+            Err(SkipReason::NotIp)
+        );
+        assert_eq!(
+            ip_offset(LinkType::NULL, &[2, 0, 0]),
+            Err(SkipReason::TruncatedHeader)
+        );
         // LOOP is always network byte order.
         assert_eq!(ip_offset(LinkType::LOOP, &with_ip(&[0, 0, 0, 2])), Ok(4));
         assert_eq!(ip_offset(LinkType::LOOP, &with_ip(&[0, 0, 0, 30])), Ok(4));
-        assert_eq!(ip_offset(LinkType::LOOP, &with_ip(&[2, 0, 0, 0])), Err(SkipReason::NotIp));
+        assert_eq!(
+            ip_offset(LinkType::LOOP, &with_ip(&[2, 0, 0, 0])),
+            Err(SkipReason::NotIp)
+        );
     }
 
     #[test]
@@ -239,6 +291,9 @@ mod tests {
         for link in [LinkType::RAW, LinkType::IPV4, LinkType::IPV6] {
             assert_eq!(ip_offset(link, &IP), Ok(0));
         }
-        assert_eq!(ip_offset(LinkType(105), &IP), Err(SkipReason::UnsupportedLinkType));
+        assert_eq!(
+            ip_offset(LinkType(105), &IP),
+            Err(SkipReason::UnsupportedLinkType)
+        );
     }
 }

@@ -59,39 +59,66 @@ pub const MAX_RECORD_LEN: u64 = 16 << 20;
 
 /// A point in time as nanoseconds since the Unix epoch (negative before 1970).
 ///
+/// Stored as whole seconds and nanoseconds (16 bytes, 8-aligned, to keep [`Datagram`] small);
 /// `Display` writes epoch seconds with exactly 9 decimals, e.g. `1700000000.123456789`, the form
 /// of Wireshark's `frame.time_epoch`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp(i128);
+pub struct Timestamp {
+    secs: i64,
+    nanos: u32,
+}
 
 impl Timestamp {
-    /// The time `nanos` nanoseconds after the epoch.
+    /// The time `nanos` nanoseconds after the epoch (saturating beyond ±2^63 seconds).
     pub const fn from_nanos(nanos: i128) -> Self {
-        Self(nanos)
+        let secs = nanos.div_euclid(1_000_000_000);
+        let sub = nanos.rem_euclid(1_000_000_000) as u32;
+        if secs > i64::MAX as i128 {
+            Self {
+                secs: i64::MAX,
+                nanos: 999_999_999,
+            }
+        } else if secs < i64::MIN as i128 {
+            Self {
+                secs: i64::MIN,
+                nanos: 0,
+            }
+        } else {
+            Self {
+                secs: secs as i64,
+                nanos: sub,
+            }
+        }
     }
 
     /// The time `secs` seconds plus `nanos` nanoseconds after the epoch.
     pub const fn from_secs_nanos(secs: i64, nanos: u32) -> Self {
-        Self(secs as i128 * 1_000_000_000 + nanos as i128)
+        Self::from_nanos(secs as i128 * 1_000_000_000 + nanos as i128)
     }
 
     /// Nanoseconds since the epoch.
     pub const fn as_nanos(self) -> i128 {
-        self.0
+        self.secs as i128 * 1_000_000_000 + self.nanos as i128
     }
 
     /// Whole seconds since the epoch (rounded towards minus infinity) and the nanoseconds past
     /// them (0..1e9).
-    pub const fn secs_nanos(self) -> (i128, u32) {
-        (self.0.div_euclid(1_000_000_000), self.0.rem_euclid(1_000_000_000) as u32)
+    pub const fn secs_nanos(self) -> (i64, u32) {
+        (self.secs, self.nanos)
     }
 }
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let abs = self.0.unsigned_abs();
-        write!(f, "{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000)
+        let nanos = self.as_nanos();
+        let sign = if nanos < 0 { "-" } else { "" };
+        let abs = nanos.unsigned_abs();
+        write!(
+            f,
+            "{sign}{}.{:09}",
+            abs / 1_000_000_000,
+            abs % 1_000_000_000
+        )
     }
 }
 
@@ -227,7 +254,10 @@ impl Skipped {
 
     /// Each reason with a non-zero count.
     pub fn iter(&self) -> impl Iterator<Item = (SkipReason, u64)> + '_ {
-        SkipReason::ALL.into_iter().map(|r| (r, self.count(r))).filter(|&(_, n)| n > 0)
+        SkipReason::ALL
+            .into_iter()
+            .map(|r| (r, self.count(r)))
+            .filter(|&(_, n)| n > 0)
     }
 
     fn add(&mut self, reason: SkipReason) {
@@ -335,7 +365,10 @@ impl Capture {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, CaptureError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let data = std::fs::read(path).map_err(|error| CaptureError::Io { file: name.clone(), error })?;
+        let data = std::fs::read(path).map_err(|error| CaptureError::Io {
+            file: name.clone(),
+            error,
+        })?;
         Self::from_bytes(name, data)
     }
 
@@ -415,7 +448,10 @@ pub fn fuzz_ingest(data: &[u8]) {
             Ok(capture) => {
                 let mut sum = 0u64;
                 for d in capture.datagrams() {
-                    sum = capture.payload(d).iter().fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
+                    sum = capture
+                        .payload(d)
+                        .iter()
+                        .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
                     sum = sum.wrapping_add(d.time.to_string().len() as u64);
                 }
                 if let Some(damage) = capture.damage() {
@@ -439,14 +475,26 @@ pub fn fuzz_ingest(data: &[u8]) {
         LinkType::IPV6,
     ];
     let selector = data.first().copied().unwrap_or(0);
-    let link = LINKS.get(usize::from(selector) % LINKS.len()).copied().unwrap_or(LinkType::ETHERNET);
+    let link = LINKS
+        .get(usize::from(selector) % LINKS.len())
+        .copied()
+        .unwrap_or(LinkType::ETHERNET);
     let nanos = selector & 0x80 != 0;
 
     touch(Capture::from_bytes("fuzz", data.to_vec()));
-    touch(Capture::from_bytes("fuzz.pcap", [read::pcap_header(link, nanos).as_slice(), data].concat()));
-    touch(Capture::from_bytes("fuzz.pcapng", [read::pcapng_prefix(link).as_slice(), data].concat()));
+    touch(Capture::from_bytes(
+        "fuzz.pcap",
+        [read::pcap_header(link, nanos).as_slice(), data].concat(),
+    ));
+    touch(Capture::from_bytes(
+        "fuzz.pcapng",
+        [read::pcapng_prefix(link).as_slice(), data].concat(),
+    ));
     for link in LINKS {
-        touch(Capture::from_bytes("fuzz-frame.pcap", read::single_frame_pcap(link, data)));
+        touch(Capture::from_bytes(
+            "fuzz-frame.pcap",
+            read::single_frame_pcap(link, data),
+        ));
     }
 }
 

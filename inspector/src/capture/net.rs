@@ -67,7 +67,11 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
             src: SocketAddr::new(src_ip, 0),
             dst: SocketAddr::new(dst_ip, 0),
             payload: ip_payload.end..ip_payload.end,
-            status: if payload.fragmented { Status::Fragment } else { Status::Truncated },
+            status: if payload.fragmented {
+                Status::Fragment
+            } else {
+                Status::Truncated
+            },
         });
     };
     let src = SocketAddr::new(src_ip, header.source_port());
@@ -77,13 +81,25 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
 
     if payload.fragmented {
         // The first fragment: the UDP header is here, the rest of the payload is not.
-        return Ok(Udp { src, dst, payload: start..ip_payload.end, status: Status::Fragment });
+        return Ok(Udp {
+            src,
+            dst,
+            payload: start..ip_payload.end,
+            status: Status::Fragment,
+        });
     }
 
     // UDP length 0 is legal for IPv6 jumbograms; below 8 is malformed: use what the IP layer says.
     let udp_len = usize::from(header.length());
     let (len, status) = if udp_len < UDP_HEADER_LEN {
-        (present, if ip_cut { Status::Truncated } else { Status::Whole })
+        (
+            present,
+            if ip_cut {
+                Status::Truncated
+            } else {
+                Status::Whole
+            },
+        )
     } else {
         let declared = udp_len - UDP_HEADER_LEN;
         if declared <= present {
@@ -93,7 +109,12 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
             (present, Status::Truncated)
         }
     };
-    Ok(Udp { src, dst, payload: start..start + len, status })
+    Ok(Udp {
+        src,
+        dst,
+        payload: start..start + len,
+        status,
+    })
 }
 
 /// True for the fragment at offset 0, which carries the UDP header.

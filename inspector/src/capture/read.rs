@@ -4,21 +4,23 @@
 //! the file before the parser sees it, so a lying header gives a precise error, never a large
 //! allocation. Parsing is over the borrowed file bytes: payloads are kept as byte offsets.
 
+use pcap_file::Endianness;
 use pcap_file::pcap::{PcapParseError, PcapParser, PcapTsResolution};
 use pcap_file::pcapng::blocks::ENHANCED_PACKET_BLOCK;
 use pcap_file::pcapng::blocks::PACKET_BLOCK;
 use pcap_file::pcapng::blocks::SECTION_HEADER_BLOCK;
 use pcap_file::pcapng::blocks::SIMPLE_PACKET_BLOCK;
-use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
-use pcap_file::pcapng::{
-    Block, BlockContentParseError, BlockConversionError, ContentValidationError, PcapNgFormatError, PcapNgParseError, PcapNgParser,
-    StateUpdateError,
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
 };
-use pcap_file::Endianness;
+use pcap_file::pcapng::{
+    Block, BlockContentParseError, BlockConversionError, ContentValidationError, PcapNgFormatError,
+    PcapNgParseError, PcapNgParser, StateUpdateError,
+};
 
 use super::{
-    CaptureError, Datagram, FileFormat, Interface, LinkType, Location, MAX_RECORD_LEN, Skipped, TimeResolution,
-    Timestamp, link, net,
+    CaptureError, Datagram, FileFormat, Interface, LinkType, Location, MAX_RECORD_LEN, Skipped,
+    TimeResolution, Timestamp, link, net,
 };
 
 /// pcap magic numbers, as the first four bytes read big-endian.
@@ -55,27 +57,52 @@ pub(crate) struct Indexed {
 
 /// Reads a big-endian `u32` at `at`.
 fn be32(data: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(data.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_be_bytes(
+        data.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 /// Reads a `u32` at `at` in the given byte order.
 fn u32_in(data: &[u8], at: usize, endianness: Endianness) -> Option<u32> {
     let v = be32(data, at)?;
-    Some(if endianness.is_big() { v } else { v.swap_bytes() })
+    Some(if endianness.is_big() {
+        v
+    } else {
+        v.swap_bytes()
+    })
 }
 
 /// Indexes a whole capture file.
 pub(crate) fn index(name: &str, data: &[u8]) -> Result<Indexed, CaptureError> {
     let magic = be32(data, 0).unwrap_or(0);
-    let mut ix = Indexer { name, data, frames: 0, datagrams: Vec::new(), skipped: Skipped::default(), interfaces: Vec::new() };
+    let mut ix = Indexer {
+        name,
+        data,
+        frames: 0,
+        datagrams: Vec::new(),
+        skipped: Skipped::default(),
+        interfaces: Vec::new(),
+    };
     let (format, damage) = match magic {
         PCAP_MICRO_BE | PCAP_MICRO_LE | PCAP_NANO_BE | PCAP_NANO_LE => ix.pcap()?,
         SECTION_HEADER_BLOCK => (FileFormat::Pcapng, ix.pcapng()?),
-        _ => return Err(CaptureError::NotACapture { file: name.to_owned(), magic }),
+        _ => {
+            return Err(CaptureError::NotACapture {
+                file: name.to_owned(),
+                magic,
+            });
+        }
     };
     let mut datagrams = ix.datagrams;
     datagrams.shrink_to_fit();
-    Ok(Indexed { format, frames: ix.frames, datagrams, skipped: ix.skipped, interfaces: ix.interfaces, damage })
+    Ok(Indexed {
+        format,
+        frames: ix.frames,
+        datagrams,
+        skipped: ix.skipped,
+        interfaces: ix.interfaces,
+        damage,
+    })
 }
 
 struct Indexer<'a> {
@@ -89,15 +116,32 @@ struct Indexer<'a> {
 
 impl Indexer<'_> {
     fn at(&self, offset: usize, frame: Option<u64>) -> Location {
-        Location { file: self.name.to_owned(), frame, offset: offset as u64 }
+        Location {
+            file: self.name.to_owned(),
+            frame,
+            offset: offset as u64,
+        }
     }
 
     /// Numbers the next frame and indexes its datagram, if it has one. `start` is the offset of
     /// the frame's first byte in the file, `len` the captured length (already checked in bounds).
-    fn frame(&mut self, interface: u32, time: Timestamp, start: usize, len: usize, original_len: u32) {
+    fn frame(
+        &mut self,
+        interface: u32,
+        time: Timestamp,
+        start: usize,
+        len: usize,
+        original_len: u32,
+    ) {
         self.frames += 1;
-        let link_type = self.interfaces.get(interface as usize).map_or(LinkType(u32::MAX), |i| i.link_type);
-        let Some(frame) = start.checked_add(len).and_then(|end| self.data.get(start..end)) else {
+        let link_type = self
+            .interfaces
+            .get(interface as usize)
+            .map_or(LinkType(u32::MAX), |i| i.link_type);
+        let Some(frame) = start
+            .checked_add(len)
+            .and_then(|end| self.data.get(start..end))
+        else {
             self.skipped.add(super::SkipReason::TruncatedHeader);
             return;
         };
@@ -129,13 +173,17 @@ impl Indexer<'_> {
                 needed: PCAP_HEADER_LEN as u64,
                 available: data.len() as u64,
             },
-            PcapParseError::Validation(_) => {
-                CaptureError::NotACapture { file: self.name.to_owned(), magic: be32(data, 0).unwrap_or(0) }
-            }
+            PcapParseError::Validation(_) => CaptureError::NotACapture {
+                file: self.name.to_owned(),
+                magic: be32(data, 0).unwrap_or(0),
+            },
         })?;
         let header = parser.header();
         let nanos = header.ts_resolution == PcapTsResolution::NanoSecond;
-        let format = FileFormat::Pcap { nanos, big_endian: header.endianness.is_big() };
+        let format = FileFormat::Pcap {
+            nanos,
+            big_endian: header.endianness.is_big(),
+        };
         self.interfaces.push(Interface {
             link_type: LinkType(u32::from(header.datalink)),
             resolution: TimeResolution::Decimal(if nanos { 9 } else { 6 }),
@@ -150,29 +198,56 @@ impl Indexer<'_> {
             let at = self.at(pos, Some(self.frames + 1));
             let Some(incl_len) = u32_in(rest, 8, header.endianness) else {
                 let (needed, available) = (PCAP_RECORD_HEADER_LEN as u64, rest.len() as u64);
-                return Ok((format, Some(CaptureError::TruncatedRecord { at, needed, available })));
+                return Ok((
+                    format,
+                    Some(CaptureError::TruncatedRecord {
+                        at,
+                        needed,
+                        available,
+                    }),
+                ));
             };
             if u64::from(incl_len) > MAX_RECORD_LEN {
-                return Ok((format, Some(CaptureError::RecordTooLong { at, claimed: u64::from(incl_len) })));
+                return Ok((
+                    format,
+                    Some(CaptureError::RecordTooLong {
+                        at,
+                        claimed: u64::from(incl_len),
+                    }),
+                ));
             }
             let record_len = PCAP_RECORD_HEADER_LEN + incl_len as usize;
             if record_len > rest.len() {
                 let (needed, available) = (record_len as u64, rest.len() as u64);
-                return Ok((format, Some(CaptureError::TruncatedRecord { at, needed, available })));
+                return Ok((
+                    format,
+                    Some(CaptureError::TruncatedRecord {
+                        at,
+                        needed,
+                        available,
+                    }),
+                ));
             }
             // Raw: timestamps and lengths are taken as written, like Wireshark does, rather than
             // rejecting a fraction >= 1 s or a captured length above the snap length.
             match parser.next_raw_packet(rest) {
                 Ok((next, raw)) => {
                     let time = Timestamp::from_nanos(
-                        i128::from(raw.ts_sec) * 1_000_000_000 + i128::from(raw.ts_frac) * frac_unit,
+                        i128::from(raw.ts_sec) * 1_000_000_000
+                            + i128::from(raw.ts_frac) * frac_unit,
                     );
                     let start = pos + PCAP_RECORD_HEADER_LEN;
                     self.frame(0, time, start, raw.data.len(), raw.orig_len);
                     rest = next;
                 }
                 Err(e) => {
-                    return Ok((format, Some(CaptureError::MalformedBlock { at, detail: e.to_string() })));
+                    return Ok((
+                        format,
+                        Some(CaptureError::MalformedBlock {
+                            at,
+                            detail: e.to_string(),
+                        }),
+                    ));
                 }
             }
         }
@@ -185,7 +260,8 @@ impl Indexer<'_> {
         if let Some(damage) = self.check_block(data, 0, Endianness::Big) {
             return Err(damage);
         }
-        let (mut rest, mut parser) = PcapNgParser::new(data).map_err(|e| self.ng_error(e, 0, None))?;
+        let (mut rest, mut parser) =
+            PcapNgParser::new(data).map_err(|e| self.ng_error(e, 0, None))?;
         // Interface ids restart at 0 in each section; ours run on over the file.
         let mut section_base = 0usize;
 
@@ -213,7 +289,8 @@ impl Indexer<'_> {
                             );
                         }
                         Block::Packet(pb) => {
-                            let interface = section_base.saturating_add(usize::from(pb.interface_id));
+                            let interface =
+                                section_base.saturating_add(usize::from(pb.interface_id));
                             let start = pos + BLOCK_HEADER_LEN + EPB_FIXED_LEN;
                             self.frame(
                                 u32::try_from(interface).unwrap_or(u32::MAX),
@@ -227,7 +304,13 @@ impl Indexer<'_> {
                             // No timestamp in a simple packet block: Wireshark shows the epoch.
                             let start = pos + BLOCK_HEADER_LEN + SPB_FIXED_LEN;
                             let interface = u32::try_from(section_base).unwrap_or(u32::MAX);
-                            self.frame(interface, Timestamp::default(), start, spb.data.len(), spb.original_len);
+                            self.frame(
+                                interface,
+                                Timestamp::default(),
+                                start,
+                                spb.data.len(),
+                                spb.original_len,
+                            );
                         }
                         _ => {}
                     }
@@ -244,13 +327,23 @@ impl Indexer<'_> {
     fn check_block(&self, rest: &[u8], pos: usize, endianness: Endianness) -> Option<CaptureError> {
         let available = rest.len() as u64;
         let block_type = u32_in(rest, 0, endianness);
-        let frame = block_type.filter(|&t| is_packet_block(t)).map(|_| self.frames + 1);
+        let frame = block_type
+            .filter(|&t| is_packet_block(t))
+            .map(|_| self.frames + 1);
         let at = self.at(pos, frame);
         if rest.len() < BLOCK_MIN_LEN {
             return Some(if pos == 0 {
-                CaptureError::TruncatedHeader { at, needed: 28, available }
+                CaptureError::TruncatedHeader {
+                    at,
+                    needed: 28,
+                    available,
+                }
             } else {
-                CaptureError::TruncatedRecord { at, needed: BLOCK_MIN_LEN as u64, available }
+                CaptureError::TruncatedRecord {
+                    at,
+                    needed: BLOCK_MIN_LEN as u64,
+                    available,
+                }
             });
         }
         let len = if block_type == Some(SECTION_HEADER_BLOCK) {
@@ -258,7 +351,12 @@ impl Indexer<'_> {
             match be32(rest, 8) {
                 Some(BYTE_ORDER_BE) => be32(rest, 4),
                 Some(BYTE_ORDER_LE) => be32(rest, 4).map(u32::swap_bytes),
-                magic => return Some(CaptureError::BadMagic { at, magic: magic.unwrap_or(0) }),
+                magic => {
+                    return Some(CaptureError::BadMagic {
+                        at,
+                        magic: magic.unwrap_or(0),
+                    });
+                }
             }
         } else {
             u32_in(rest, 4, endianness)
@@ -269,9 +367,17 @@ impl Indexer<'_> {
         }
         if len > available {
             return Some(if pos == 0 {
-                CaptureError::TruncatedHeader { at, needed: len, available }
+                CaptureError::TruncatedHeader {
+                    at,
+                    needed: len,
+                    available,
+                }
             } else {
-                CaptureError::TruncatedRecord { at, needed: len, available }
+                CaptureError::TruncatedRecord {
+                    at,
+                    needed: len,
+                    available,
+                }
             });
         }
         None
@@ -282,13 +388,21 @@ impl Indexer<'_> {
         let at = self.at(pos, frame);
         match e {
             PcapNgParseError::IncompleteBuffer(needed, available) => {
-                CaptureError::TruncatedRecord { at, needed: needed as u64, available: available as u64 }
+                CaptureError::TruncatedRecord {
+                    at,
+                    needed: needed as u64,
+                    available: available as u64,
+                }
             }
             PcapNgParseError::InvalidFormat(PcapNgFormatError::InvalidMagicNumber(magic)) => {
                 CaptureError::BadMagic { at, magic }
             }
-            PcapNgParseError::InvalidFormat(f) => CaptureError::MalformedBlock { at, detail: f.to_string() },
-            PcapNgParseError::BlockConversion(c) | PcapNgParseError::StateUpdate(StateUpdateError::BlockConversion(c)) => {
+            PcapNgParseError::InvalidFormat(f) => CaptureError::MalformedBlock {
+                at,
+                detail: f.to_string(),
+            },
+            PcapNgParseError::BlockConversion(c)
+            | PcapNgParseError::StateUpdate(StateUpdateError::BlockConversion(c)) => {
                 conversion_error(at, &c)
             }
         }
@@ -298,16 +412,24 @@ impl Indexer<'_> {
 /// A block content error: an unknown interface gets its own variant, the rest their detail.
 fn conversion_error(at: Location, c: &BlockConversionError) -> CaptureError {
     match c.source.as_ref() {
-        BlockContentParseError::Validation(ContentValidationError::InvalidInterfaceId(interface)) => {
+        BlockContentParseError::Validation(ContentValidationError::InvalidInterfaceId(
+            interface,
+        )) => {
             let interface = *interface;
             CaptureError::UnknownInterface { at, interface }
         }
-        source => CaptureError::MalformedBlock { at, detail: format!("{c}: {source}") },
+        source => CaptureError::MalformedBlock {
+            at,
+            detail: format!("{c}: {source}"),
+        },
     }
 }
 
 fn is_packet_block(block_type: u32) -> bool {
-    matches!(block_type, ENHANCED_PACKET_BLOCK | PACKET_BLOCK | SIMPLE_PACKET_BLOCK)
+    matches!(
+        block_type,
+        ENHANCED_PACKET_BLOCK | PACKET_BLOCK | SIMPLE_PACKET_BLOCK
+    )
 }
 
 /// `pcap-file` 3.0 decodes pcapng timestamps with the interface's `if_tsresol` and `if_tsoffset`
@@ -380,4 +502,3 @@ pub(crate) fn single_frame_pcap(link: LinkType, frame: &[u8]) -> Vec<u8> {
     v.extend_from_slice(frame);
     v
 }
-

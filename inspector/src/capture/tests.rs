@@ -11,14 +11,24 @@ fn addr(s: &str) -> SocketAddr {
 
 fn sample() -> Vec<SynthDatagram<'static>> {
     vec![
-        SynthDatagram::new(Timestamp::from_nanos(T0), addr("10.0.0.1:5000"), addr("10.0.0.2:40000"), &b"first"[..]),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:5000"),
+            addr("10.0.0.2:40000"),
+            &b"first"[..],
+        ),
         SynthDatagram::new(
             Timestamp::from_nanos(T0 + 1_000_000_001),
             addr("[2001:db8::1]:40001"),
             addr("[2001:db8::2]:6000"),
             &b"second datagram"[..],
         ),
-        SynthDatagram::new(Timestamp::from_nanos(T0 + 2_999_999_999), addr("127.0.0.1:1"), addr("127.0.0.1:2"), &b""[..]),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0 + 2_999_999_999),
+            addr("127.0.0.1:1"),
+            addr("127.0.0.1:2"),
+            &b""[..],
+        ),
     ]
 }
 
@@ -32,7 +42,12 @@ fn check_sample(bytes: Vec<u8>, unit: i128, link: LinkType) -> Capture {
     assert_eq!(c.datagrams().len(), want.len());
     for (i, (d, w)) in c.datagrams().iter().zip(&want).enumerate() {
         assert_eq!(d.frame, i as u64 + 1);
-        assert_eq!(d.time.as_nanos(), w.time.as_nanos() / unit * unit, "frame {}", d.frame);
+        assert_eq!(
+            d.time.as_nanos(),
+            w.time.as_nanos() / unit * unit,
+            "frame {}",
+            d.frame
+        );
         assert_eq!((d.src, d.dst), (w.src, w.dst));
         assert_eq!(c.payload(d), &w.payload[..]);
         assert_eq!(d.status, Status::Whole);
@@ -44,10 +59,24 @@ fn check_sample(bytes: Vec<u8>, unit: i128, link: LinkType) -> Capture {
 
 #[test]
 fn pcap_ethernet_micro_and_nano() {
-    let c = check_sample(to_bytes(WriteFormat::PcapEthernet { nanos: true }, &sample()).unwrap(), 1, LinkType::ETHERNET);
-    assert_eq!(c.format(), FileFormat::Pcap { nanos: true, big_endian: false });
+    let c = check_sample(
+        to_bytes(WriteFormat::PcapEthernet { nanos: true }, &sample()).unwrap(),
+        1,
+        LinkType::ETHERNET,
+    );
+    assert_eq!(
+        c.format(),
+        FileFormat::Pcap {
+            nanos: true,
+            big_endian: false
+        }
+    );
     assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456789");
-    let c = check_sample(to_bytes(WriteFormat::PcapEthernet { nanos: false }, &sample()).unwrap(), 1000, LinkType::ETHERNET);
+    let c = check_sample(
+        to_bytes(WriteFormat::PcapEthernet { nanos: false }, &sample()).unwrap(),
+        1000,
+        LinkType::ETHERNET,
+    );
     assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456000");
     assert_eq!(c.interfaces()[0].resolution, TimeResolution::Decimal(6));
 }
@@ -78,20 +107,40 @@ fn pcap_big_endian_micro_and_nano() {
     for (nanos, unit) in [(true, 1), (false, 1000)] {
         let le = to_bytes(WriteFormat::PcapEthernet { nanos }, &sample()).unwrap();
         let c = check_sample(to_big_endian(&le), unit, LinkType::ETHERNET);
-        assert_eq!(c.format(), FileFormat::Pcap { nanos, big_endian: true });
+        assert_eq!(
+            c.format(),
+            FileFormat::Pcap {
+                nanos,
+                big_endian: true
+            }
+        );
     }
 }
 
 #[test]
 fn pcapng_resolutions_and_offset() {
     for (resolution, unit) in [(PcapngResolution::Nano, 1), (PcapngResolution::Micro, 1000)] {
-        let format = WriteFormat::PcapngEthernet { resolution, ts_offset_secs: 0 };
-        let c = check_sample(to_bytes(format, &sample()).unwrap(), unit, LinkType::ETHERNET);
+        let format = WriteFormat::PcapngEthernet {
+            resolution,
+            ts_offset_secs: 0,
+        };
+        let c = check_sample(
+            to_bytes(format, &sample()).unwrap(),
+            unit,
+            LinkType::ETHERNET,
+        );
         assert_eq!(c.format(), FileFormat::Pcapng);
         assert_eq!(c.interfaces()[0].name.as_deref(), Some("bitlens0"));
     }
-    let format = WriteFormat::PcapngEthernet { resolution: PcapngResolution::Micro, ts_offset_secs: 1_600_000_000 };
-    let c = check_sample(to_bytes(format, &sample()).unwrap(), 1000, LinkType::ETHERNET);
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Micro,
+        ts_offset_secs: 1_600_000_000,
+    };
+    let c = check_sample(
+        to_bytes(format, &sample()).unwrap(),
+        1000,
+        LinkType::ETHERNET,
+    );
     assert_eq!(c.interfaces()[0].ts_offset_secs, 1_600_000_000);
     assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456000");
 }
@@ -99,7 +148,10 @@ fn pcapng_resolutions_and_offset() {
 #[test]
 fn pcapng_power_of_two_resolution() {
     // 2^-20 s units: 1 unit = 953.67431640625 ns. Times are floored to a unit, then to a ns.
-    let format = WriteFormat::PcapngEthernet { resolution: PcapngResolution::PowerOfTwo(20), ts_offset_secs: 0 };
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::PowerOfTwo(20),
+        ts_offset_secs: 0,
+    };
     let c = Capture::from_bytes("p2", to_bytes(format, &sample()).unwrap()).unwrap();
     assert_eq!(c.interfaces()[0].resolution, TimeResolution::Binary(20));
     for (d, w) in c.datagrams().iter().zip(sample()) {
@@ -112,19 +164,44 @@ fn pcapng_power_of_two_resolution() {
 fn loopback_formats() {
     let bytes = to_bytes(WriteFormat::PcapSll2Loopback { nanos: true }, &sample()).unwrap();
     check_sample(bytes, 1, LinkType::LINUX_SLL2);
-    let bytes = to_bytes(WriteFormat::PcapEthernetLoopback { nanos: false }, &sample()).unwrap();
+    let bytes = to_bytes(
+        WriteFormat::PcapEthernetLoopback { nanos: false },
+        &sample(),
+    )
+    .unwrap();
     check_sample(bytes, 1000, LinkType::ETHERNET);
 }
 
 #[test]
 fn truncated_and_fragmented_frames() {
-    let payload = vec![0xAB; 100];
+    let payload = [0xAB; 100];
     let out = [
-        SynthDatagram::new(Timestamp::from_nanos(T0), addr("10.0.0.1:1"), addr("10.0.0.2:2"), &payload[..]).truncated(60),
-        SynthDatagram::new(Timestamp::from_nanos(T0), addr("10.0.0.1:1"), addr("10.0.0.2:2"), &payload[..]).fragmented(48),
-        SynthDatagram::new(Timestamp::from_nanos(T0), addr("10.0.0.1:1"), addr("10.0.0.2:2"), &payload[..]),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:1"),
+            addr("10.0.0.2:2"),
+            &payload[..],
+        )
+        .truncated(60),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:1"),
+            addr("10.0.0.2:2"),
+            &payload[..],
+        )
+        .fragmented(48),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:1"),
+            addr("10.0.0.2:2"),
+            &payload[..],
+        ),
     ];
-    let c = Capture::from_bytes("t", to_bytes(WriteFormat::PcapEthernet { nanos: true }, &out).unwrap()).unwrap();
+    let c = Capture::from_bytes(
+        "t",
+        to_bytes(WriteFormat::PcapEthernet { nanos: true }, &out).unwrap(),
+    )
+    .unwrap();
     let d = c.datagrams();
     // 1 truncated + 3 fragments (108 bytes of UDP in 48-byte pieces) + 1 whole.
     assert_eq!(d.len(), 5);
@@ -134,8 +211,14 @@ fn truncated_and_fragmented_frames() {
     assert_eq!(d[1].status, Status::Fragment);
     assert_eq!(d[1].dst, addr("10.0.0.2:2"));
     assert_eq!(c.payload(&d[1]).len(), 40);
-    assert_eq!((d[2].status, d[2].dst.port(), c.payload(&d[2]).len()), (Status::Fragment, 0, 48));
-    assert_eq!((d[3].status, d[3].dst.port(), c.payload(&d[3]).len()), (Status::Fragment, 0, 12));
+    assert_eq!(
+        (d[2].status, d[2].dst.port(), c.payload(&d[2]).len()),
+        (Status::Fragment, 0, 48)
+    );
+    assert_eq!(
+        (d[3].status, d[3].dst.port(), c.payload(&d[3]).len()),
+        (Status::Fragment, 0, 12)
+    );
     assert_eq!((d[4].frame, d[4].status), (5, Status::Whole));
     assert_eq!(c.payload(&d[4]), &payload[..]);
 }
@@ -154,7 +237,9 @@ fn pcap_of(frames: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn udp_frame(payload: &[u8]) -> Vec<u8> {
-    let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64).udp(7, 40000);
+    let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6])
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .udp(7, 40000);
     let mut v = Vec::new();
     b.write(&mut v, payload).unwrap();
     v
@@ -167,7 +252,9 @@ fn non_udp_frames_are_counted_and_numbered() {
     arp.extend_from_slice(&[0x08, 0x06]);
     arp.extend_from_slice(&[0; 28]);
     let tcp = {
-        let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64).tcp(1, 2, 3, 4);
+        let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(1, 2, 3, 4);
         let mut v = Vec::new();
         b.write(&mut v, b"x").unwrap();
         v
@@ -180,7 +267,14 @@ fn non_udp_frames_are_counted_and_numbered() {
         b.write(&mut v, b"x").unwrap();
         v
     };
-    let frames = vec![arp, udp_frame(b"one"), tcp, icmp, vec![0; 10], udp_frame(b"two")];
+    let frames = vec![
+        arp,
+        udp_frame(b"one"),
+        tcp,
+        icmp,
+        vec![0; 10],
+        udp_frame(b"two"),
+    ];
     let c = Capture::from_bytes("mixed", pcap_of(&frames)).unwrap();
     assert_eq!(c.frames(), 6);
     let numbers: Vec<u64> = c.datagrams().iter().map(|d| d.frame).collect();
@@ -195,10 +289,17 @@ fn non_udp_frames_are_counted_and_numbered() {
 
 #[test]
 fn not_a_capture_is_an_error() {
-    for bytes in [vec![], b"hello world, not a capture".to_vec(), vec![0xD4, 0xC3]] {
+    for bytes in [
+        vec![],
+        b"hello world, not a capture".to_vec(),
+        vec![0xD4, 0xC3],
+    ] {
         let e = Capture::from_bytes("notes.txt", bytes).unwrap_err();
         assert!(matches!(e, CaptureError::NotACapture { .. }), "{e}");
-        assert!(e.to_string().starts_with("notes.txt: not a pcap or pcapng file"));
+        assert!(
+            e.to_string()
+                .starts_with("notes.txt: not a pcap or pcapng file")
+        );
     }
     let e = Capture::from_bytes("short.pcap", vec![0xD4, 0xC3, 0xB2, 0xA1, 2, 0]).unwrap_err();
     assert!(matches!(e, CaptureError::TruncatedHeader { .. }), "{e}");
@@ -218,7 +319,12 @@ fn pcap_damage_keeps_packets_before_it() {
     let third_at = 24 + 2 * (16 + udp_frame(b"one").len());
     assert_eq!(e.location().unwrap().frame, Some(3));
     assert_eq!(e.location().unwrap().offset, third_at as u64);
-    assert!(e.to_string().starts_with(&format!("cut.pcap: frame 3 at byte {third_at}: record claims")), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!(
+            "cut.pcap: frame 3 at byte {third_at}: record claims"
+        )),
+        "{e}"
+    );
 
     // An absurd length in the second record.
     let mut absurd = good.clone();
@@ -228,7 +334,9 @@ fn pcap_damage_keeps_packets_before_it() {
     assert_eq!(c.datagrams().len(), 1);
     assert_eq!(
         c.damage().unwrap().to_string(),
-        format!("captures/bad.pcap: frame 2 at byte {at}: record claims 4294967295 bytes, more than the 16 MiB limit")
+        format!(
+            "captures/bad.pcap: frame 2 at byte {at}: record claims 4294967295 bytes, more than the 16 MiB limit"
+        )
     );
 
     // Every prefix: no panic, the datagrams are a prefix of the whole file's.
@@ -243,7 +351,10 @@ fn pcap_damage_keeps_packets_before_it() {
 }
 
 fn pcapng_sample() -> Vec<u8> {
-    let format = WriteFormat::PcapngEthernet { resolution: PcapngResolution::Nano, ts_offset_secs: 0 };
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 0,
+    };
     to_bytes(format, &sample()).unwrap()
 }
 
@@ -266,20 +377,39 @@ fn pcapng_damage() {
     unknown_if[third + 8..third + 12].copy_from_slice(&7u32.to_le_bytes());
     let c = Capture::from_bytes("if.pcapng", unknown_if).unwrap();
     assert_eq!(c.datagrams().len(), 1);
-    assert!(matches!(c.damage(), Some(CaptureError::UnknownInterface { interface: 7, .. })), "{:?}", c.damage());
+    assert!(
+        matches!(
+            c.damage(),
+            Some(CaptureError::UnknownInterface { interface: 7, .. })
+        ),
+        "{:?}",
+        c.damage()
+    );
     assert_eq!(c.damage().unwrap().location().unwrap().frame, Some(2));
-    assert!(c.damage().unwrap().to_string().starts_with(&format!("if.pcapng: frame 2 at byte {third}: ")));
+    assert!(
+        c.damage()
+            .unwrap()
+            .to_string()
+            .starts_with(&format!("if.pcapng: frame 2 at byte {third}: "))
+    );
 
     let mut absurd = good.clone();
     absurd[third + 4..third + 8].copy_from_slice(&0x7FFF_FFF0u32.to_le_bytes());
     let c = Capture::from_bytes("big.pcapng", absurd).unwrap();
-    assert!(matches!(c.damage(), Some(CaptureError::RecordTooLong { .. })));
+    assert!(matches!(
+        c.damage(),
+        Some(CaptureError::RecordTooLong { .. })
+    ));
 
     let mut mismatch = good.clone();
     let trailer = block_at(&good, 4) - 4;
     mismatch[trailer] ^= 4;
     let c = Capture::from_bytes("trailer.pcapng", mismatch).unwrap();
-    assert!(matches!(c.damage(), Some(CaptureError::MalformedBlock { .. })), "{:?}", c.damage());
+    assert!(
+        matches!(c.damage(), Some(CaptureError::MalformedBlock { .. })),
+        "{:?}",
+        c.damage()
+    );
 
     // A second section with an unknown byte-order magic.
     let mut second = good.clone();
@@ -288,12 +418,21 @@ fn pcapng_damage() {
     second.extend_from_slice(&shb);
     let c = Capture::from_bytes("magic.pcapng", second).unwrap();
     assert_eq!(c.datagrams().len(), 3);
-    assert!(matches!(c.damage(), Some(CaptureError::BadMagic { magic: 0x0102_0304, .. })));
+    assert!(matches!(
+        c.damage(),
+        Some(CaptureError::BadMagic {
+            magic: 0x0102_0304,
+            ..
+        })
+    ));
 
     // A broken first section header is not a capture we can read at all.
     let mut first = good.clone();
     first[8..12].copy_from_slice(&[1, 2, 3, 4]);
-    assert!(matches!(Capture::from_bytes("x", first), Err(CaptureError::BadMagic { .. })));
+    assert!(matches!(
+        Capture::from_bytes("x", first),
+        Err(CaptureError::BadMagic { .. })
+    ));
 
     let full = Capture::from_bytes("good", good.clone()).unwrap();
     let boundaries: Vec<usize> = (1..=4).map(|b| block_at(&good, b)).collect();
@@ -325,7 +464,15 @@ fn pcapng_sections_and_interfaces_of_different_link_types() {
     let mut epb = Vec::new();
     let body_len = 20 + ip.len();
     let total = 12 + body_len.div_ceil(4) * 4;
-    for w in [6u32, total as u32, 0, 0, 1_500_000, ip.len() as u32, ip.len() as u32] {
+    for w in [
+        6u32,
+        total as u32,
+        0,
+        0,
+        1_500_000,
+        ip.len() as u32,
+        ip.len() as u32,
+    ] {
         epb.extend_from_slice(&w.to_le_bytes());
     }
     epb.extend_from_slice(&ip);
@@ -348,23 +495,51 @@ fn pcapng_sections_and_interfaces_of_different_link_types() {
 fn timestamp_display() {
     assert_eq!(Timestamp::from_nanos(0).to_string(), "0.000000000");
     assert_eq!(Timestamp::from_nanos(-1).to_string(), "-0.000000001");
-    assert_eq!(Timestamp::from_secs_nanos(-2, 500_000_000).to_string(), "-1.500000000");
-    assert_eq!(Timestamp::from_secs_nanos(-2, 500_000_000).secs_nanos(), (-2, 500_000_000));
-    assert_eq!(Timestamp::from_nanos(T0).to_string(), "1700000000.123456789");
+    assert_eq!(
+        Timestamp::from_secs_nanos(-2, 500_000_000).to_string(),
+        "-1.500000000"
+    );
+    assert_eq!(
+        Timestamp::from_secs_nanos(-2, 500_000_000).secs_nanos(),
+        (-2, 500_000_000)
+    );
+    assert_eq!(
+        Timestamp::from_nanos(T0).to_string(),
+        "1700000000.123456789"
+    );
 }
 
 #[test]
 fn writer_rejects_what_it_cannot_write() {
-    let bad = [SynthDatagram::new(Timestamp::from_nanos(0), addr("10.0.0.1:1"), addr("[::1]:2"), &b""[..])];
+    let bad = [SynthDatagram::new(
+        Timestamp::from_nanos(0),
+        addr("10.0.0.1:1"),
+        addr("[::1]:2"),
+        &b""[..],
+    )];
     assert!(matches!(
         to_bytes(WriteFormat::PcapEthernet { nanos: true }, &bad),
         Err(CaptureError::Unwritable { index: 0, .. })
     ));
-    let early = [SynthDatagram::new(Timestamp::from_nanos(-5), addr("10.0.0.1:1"), addr("10.0.0.2:2"), &b""[..])];
+    let early = [SynthDatagram::new(
+        Timestamp::from_nanos(-5),
+        addr("10.0.0.1:1"),
+        addr("10.0.0.2:2"),
+        &b""[..],
+    )];
     assert!(to_bytes(WriteFormat::PcapEthernet { nanos: true }, &early).is_err());
-    let v6frag = [SynthDatagram::new(Timestamp::from_nanos(0), addr("[::1]:1"), addr("[::1]:2"), &b"x"[..]).fragmented(8)];
+    let v6frag = [SynthDatagram::new(
+        Timestamp::from_nanos(0),
+        addr("[::1]:1"),
+        addr("[::1]:2"),
+        &b"x"[..],
+    )
+    .fragmented(8)];
     assert!(to_bytes(WriteFormat::PcapEthernet { nanos: true }, &v6frag).is_err());
-    let before_offset = WriteFormat::PcapngEthernet { resolution: PcapngResolution::Nano, ts_offset_secs: 2_000_000_000 };
+    let before_offset = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 2_000_000_000,
+    };
     assert!(to_bytes(before_offset, &sample()).is_err());
 }
 
@@ -391,7 +566,9 @@ fn fuzz_ingest_survives_random_and_mutated_input() {
     ];
     for round in 0..3000 {
         let mut input = if round % 4 == 3 {
-            (0..rng.next() % 200).map(|_| rng.next() as u8).collect::<Vec<u8>>()
+            (0..rng.next() % 200)
+                .map(|_| rng.next() as u8)
+                .collect::<Vec<u8>>()
         } else {
             seeds[round % seeds.len()].clone()
         };

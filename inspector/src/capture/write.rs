@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use etherparse::{IpFragOffset, IpNumber, Ipv4Header, PacketBuilder, UdpHeader};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapTsResolution, PcapWriter};
+use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption, InterfaceTsResolution,
 };
-use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::{DataLink, Endianness};
 
 use super::link::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
@@ -103,8 +103,20 @@ pub struct SynthDatagram<'a> {
 
 impl<'a> SynthDatagram<'a> {
     /// A whole datagram.
-    pub fn new(time: Timestamp, src: SocketAddr, dst: SocketAddr, payload: impl Into<Cow<'a, [u8]>>) -> Self {
-        Self { time, src, dst, payload: payload.into(), snaplen: None, fragment_size: None }
+    pub fn new(
+        time: Timestamp,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: impl Into<Cow<'a, [u8]>>,
+    ) -> Self {
+        Self {
+            time,
+            src,
+            dst,
+            payload: payload.into(),
+            snaplen: None,
+            fragment_size: None,
+        }
     }
 
     /// The same datagram with its frame cut to `snaplen` bytes.
@@ -128,20 +140,31 @@ impl<'a> SynthDatagram<'a> {
 /// not fit the format (before the epoch or the interface offset, after 2106 for pcap), whose
 /// payload is too large for UDP, or fragments of an IPv6 datagram; [`CaptureError::Io`] when
 /// `out` fails.
-pub fn write_capture<W: Write>(out: W, format: WriteFormat, datagrams: &[SynthDatagram<'_>]) -> Result<(), CaptureError> {
+pub fn write_capture<W: Write>(
+    out: W,
+    format: WriteFormat,
+    datagrams: &[SynthDatagram<'_>],
+) -> Result<(), CaptureError> {
     let io = |e: &dyn std::fmt::Display| CaptureError::Io {
         file: "output".into(),
         error: std::io::Error::other(e.to_string()),
     };
     match format {
-        WriteFormat::PcapngEthernet { resolution, ts_offset_secs } => {
-            let mut writer = PcapNgWriter::with_endianness(out, Endianness::Little).map_err(|e| io(&e))?;
+        WriteFormat::PcapngEthernet {
+            resolution,
+            ts_offset_secs,
+        } => {
+            let mut writer =
+                PcapNgWriter::with_endianness(out, Endianness::Little).map_err(|e| io(&e))?;
             let ts_resol = match resolution {
                 PcapngResolution::Micro => InterfaceTsResolution::MICRO,
                 PcapngResolution::Nano => InterfaceTsResolution::NANO,
-                PcapngResolution::PowerOfTwo(n) => InterfaceTsResolution::new(true, n).map_err(|e| {
-                    CaptureError::Unwritable { index: 0, detail: format!("resolution 2^-{n}: {e}") }
-                })?,
+                PcapngResolution::PowerOfTwo(n) => {
+                    InterfaceTsResolution::new(true, n).map_err(|e| CaptureError::Unwritable {
+                        index: 0,
+                        detail: format!("resolution 2^-{n}: {e}"),
+                    })?
+                }
             };
             let mut options = vec![
                 InterfaceDescriptionOption::IfName("bitlens0".into()),
@@ -163,13 +186,26 @@ pub fn write_capture<W: Write>(out: W, format: WriteFormat, datagrams: &[SynthDa
                         data: Cow::Borrowed(&frame),
                         options: vec![],
                     };
-                    writer.write_pcapng_block(epb).map_err(|e| CaptureError::Unwritable {
-                        index,
-                        detail: format!("{e}: {}", std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default()),
-                    })?;
+                    writer
+                        .write_pcapng_block(epb)
+                        .map_err(|e| CaptureError::Unwritable {
+                            index,
+                            detail: format!(
+                                "{e}: {}",
+                                std::error::Error::source(&e)
+                                    .map(|s| s.to_string())
+                                    .unwrap_or_default()
+                            ),
+                        })?;
                 }
             }
-            writer.into_inner().flush().map_err(|error| CaptureError::Io { file: "output".into(), error })
+            writer
+                .into_inner()
+                .flush()
+                .map_err(|error| CaptureError::Io {
+                    file: "output".into(),
+                    error,
+                })
         }
         WriteFormat::PcapEthernet { nanos }
         | WriteFormat::PcapSll2Loopback { nanos }
@@ -177,7 +213,11 @@ pub fn write_capture<W: Write>(out: W, format: WriteFormat, datagrams: &[SynthDa
             let header = PcapHeader {
                 snaplen: SNAPLEN,
                 datalink: DataLink::from(format.link_type().0),
-                ts_resolution: if nanos { PcapTsResolution::NanoSecond } else { PcapTsResolution::MicroSecond },
+                ts_resolution: if nanos {
+                    PcapTsResolution::NanoSecond
+                } else {
+                    PcapTsResolution::MicroSecond
+                },
                 endianness: Endianness::Little,
                 ..PcapHeader::default()
             };
@@ -185,12 +225,23 @@ pub fn write_capture<W: Write>(out: W, format: WriteFormat, datagrams: &[SynthDa
             for (index, d) in datagrams.iter().enumerate() {
                 let time = duration(index, d.time)?;
                 for (frame, original_len) in frames(index, format, d)? {
-                    let packet = PcapPacket::new(time, original_len, frame.as_slice())
-                        .map_err(|e| CaptureError::Unwritable { index, detail: e.to_string() })?;
+                    let packet =
+                        PcapPacket::new(time, original_len, frame.as_slice()).map_err(|e| {
+                            CaptureError::Unwritable {
+                                index,
+                                detail: e.to_string(),
+                            }
+                        })?;
                     writer.write_packet(&packet).map_err(|e| io(&e))?;
                 }
             }
-            writer.into_inner().flush().map_err(|error| CaptureError::Io { file: "output".into(), error })
+            writer
+                .into_inner()
+                .flush()
+                .map_err(|error| CaptureError::Io {
+                    file: "output".into(),
+                    error,
+                })
         }
     }
 }
@@ -199,7 +250,10 @@ pub fn write_capture<W: Write>(out: W, format: WriteFormat, datagrams: &[SynthDa
 ///
 /// # Errors
 /// As [`write_capture`].
-pub fn to_bytes(format: WriteFormat, datagrams: &[SynthDatagram<'_>]) -> Result<Vec<u8>, CaptureError> {
+pub fn to_bytes(
+    format: WriteFormat,
+    datagrams: &[SynthDatagram<'_>],
+) -> Result<Vec<u8>, CaptureError> {
     let mut out = Vec::new();
     write_capture(&mut out, format, datagrams)?;
     Ok(out)
@@ -209,22 +263,37 @@ pub fn to_bytes(format: WriteFormat, datagrams: &[SynthDatagram<'_>]) -> Result<
 ///
 /// # Errors
 /// As [`write_capture`]; I/O errors name `path`.
-pub fn write_file(path: impl AsRef<Path>, format: WriteFormat, datagrams: &[SynthDatagram<'_>]) -> Result<(), CaptureError> {
+pub fn write_file(
+    path: impl AsRef<Path>,
+    format: WriteFormat,
+    datagrams: &[SynthDatagram<'_>],
+) -> Result<(), CaptureError> {
     let path = path.as_ref();
     let bytes = to_bytes(format, datagrams)?;
-    std::fs::write(path, bytes).map_err(|error| CaptureError::Io { file: path.display().to_string(), error })
+    std::fs::write(path, bytes).map_err(|error| CaptureError::Io {
+        file: path.display().to_string(),
+        error,
+    })
 }
 
 fn duration(index: usize, time: Timestamp) -> Result<Duration, CaptureError> {
-    let nanos = u128::try_from(time.as_nanos())
-        .map_err(|_| CaptureError::Unwritable { index, detail: format!("time {time} is before 1970") })?;
-    let secs = u64::try_from(nanos / 1_000_000_000)
-        .map_err(|_| CaptureError::Unwritable { index, detail: format!("time {time} is too late") })?;
+    let nanos = u128::try_from(time.as_nanos()).map_err(|_| CaptureError::Unwritable {
+        index,
+        detail: format!("time {time} is before 1970"),
+    })?;
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| CaptureError::Unwritable {
+        index,
+        detail: format!("time {time} is too late"),
+    })?;
     Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
 }
 
 /// The frames of one datagram (several when fragmented), each with its original length.
-fn frames(index: usize, format: WriteFormat, d: &SynthDatagram<'_>) -> Result<Vec<(Vec<u8>, u32)>, CaptureError> {
+fn frames(
+    index: usize,
+    format: WriteFormat,
+    d: &SynthDatagram<'_>,
+) -> Result<Vec<(Vec<u8>, u32)>, CaptureError> {
     let unwritable = |detail: String| CaptureError::Unwritable { index, detail };
     let packets = match d.fragment_size {
         None => vec![ip_packet(d).map_err(unwritable)?],
@@ -238,7 +307,8 @@ fn frames(index: usize, format: WriteFormat, d: &SynthDatagram<'_>) -> Result<Ve
         };
         let mut frame = link_header(format, ethertype);
         frame.extend_from_slice(&ip);
-        let original_len = u32::try_from(frame.len()).map_err(|_| unwritable("frame too long".into()))?;
+        let original_len =
+            u32::try_from(frame.len()).map_err(|_| unwritable("frame too long".into()))?;
         if let Some(snaplen) = d.snaplen {
             frame.truncate(snaplen as usize);
         }
@@ -278,11 +348,18 @@ fn ip_packet(d: &SynthDatagram<'_>) -> Result<Vec<u8>, String> {
     let builder = match (d.src.ip(), d.dst.ip()) {
         (IpAddr::V4(s), IpAddr::V4(t)) => PacketBuilder::ipv4(s.octets(), t.octets(), TTL),
         (IpAddr::V6(s), IpAddr::V6(t)) => PacketBuilder::ipv6(s.octets(), t.octets(), TTL),
-        _ => return Err(format!("{} and {} are of different IP versions", d.src, d.dst)),
+        _ => {
+            return Err(format!(
+                "{} and {} are of different IP versions",
+                d.src, d.dst
+            ));
+        }
     };
     let builder = builder.udp(d.src.port(), d.dst.port());
     let mut out = Vec::with_capacity(builder.size(d.payload.len()));
-    builder.write(&mut out, &d.payload).map_err(|e| e.to_string())?;
+    builder
+        .write(&mut out, &d.payload)
+        .map_err(|e| e.to_string())?;
     Ok(out)
 }
 
@@ -296,8 +373,10 @@ fn ipv4_fragments(d: &SynthDatagram<'_>, size: u16) -> Result<Vec<Vec<u8>>, Stri
     if size == 0 {
         return Err("fragment size must be at least 8".into());
     }
-    let mut whole = Ipv4Header::new(0, TTL, IpNumber::UDP, src.octets(), dst.octets()).map_err(|e| e.to_string())?;
-    let udp = UdpHeader::with_ipv4_checksum(d.src.port(), d.dst.port(), &whole, &d.payload).map_err(|e| e.to_string())?;
+    let mut whole = Ipv4Header::new(0, TTL, IpNumber::UDP, src.octets(), dst.octets())
+        .map_err(|e| e.to_string())?;
+    let udp = UdpHeader::with_ipv4_checksum(d.src.port(), d.dst.port(), &whole, &d.payload)
+        .map_err(|e| e.to_string())?;
     let mut datagram = udp.to_bytes().to_vec();
     datagram.extend_from_slice(&d.payload);
     // Fragments of one datagram share an identification; vary it per datagram.
@@ -307,7 +386,8 @@ fn ipv4_fragments(d: &SynthDatagram<'_>, size: u16) -> Result<Vec<Vec<u8>>, Stri
     for (i, piece) in datagram.chunks(size).enumerate() {
         let offset = i * size;
         let mut h = whole.clone();
-        h.total_len = u16::try_from(Ipv4Header::MIN_LEN + piece.len()).map_err(|e| e.to_string())?;
+        h.total_len =
+            u16::try_from(Ipv4Header::MIN_LEN + piece.len()).map_err(|e| e.to_string())?;
         h.more_fragments = offset + piece.len() < datagram.len();
         h.fragment_offset = u16::try_from(offset / 8)
             .ok()
