@@ -38,7 +38,12 @@ fn tools_or_skip() -> bool {
             "tshark / text2pcap / editcap / mergecap not installed: run scripts/install-test-deps.sh"
         );
     }
-    eprintln!("skipped: tshark not installed (run scripts/install-test-deps.sh)");
+    // Straight to stderr, past the test harness's output capture, so the skip is visible.
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: tshark not installed (run scripts/install-test-deps.sh)"
+    );
     false
 }
 

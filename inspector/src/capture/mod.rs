@@ -1,7 +1,7 @@
 //! Capture files to UDP datagrams: the first stage of the inspector.
 //!
 //! [`Capture::open`] reads a whole pcap or pcapng file into memory (through the `pcap-file`
-//! crate), walks every frame, strips its link header ([`link`], one place for every link type),
+//! crate), walks every frame, strips its link header (in one module for every link type),
 //! parses IP and UDP (through `etherparse`) and keeps an index of the UDP datagrams: frame number,
 //! time, addresses, status and the payload as a byte range of the file, so nothing is copied.
 //!

@@ -492,6 +492,35 @@ fn pcapng_sections_and_interfaces_of_different_link_types() {
 }
 
 #[test]
+fn pcapng_big_endian_section() {
+    use pcap_file::pcapng::PcapNgWriter;
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+    use pcap_file::pcapng::blocks::interface_description::{
+        InterfaceDescriptionBlock, InterfaceDescriptionOption, InterfaceTsResolution,
+    };
+    let mut w = PcapNgWriter::with_endianness(Vec::new(), pcap_file::Endianness::Big).unwrap();
+    let mut idb = InterfaceDescriptionBlock::new(pcap_file::DataLink::ETHERNET, 0);
+    idb.options = vec![InterfaceDescriptionOption::IfTsResol(
+        InterfaceTsResolution::MICRO,
+    )];
+    w.write_pcapng_block(idb).unwrap();
+    let frame = udp_frame(b"big end");
+    let epb = EnhancedPacketBlock {
+        interface_id: 0,
+        timestamp: std::time::Duration::new(1_700_000_000, 654_321_000),
+        original_len: frame.len() as u32,
+        data: frame.as_slice().into(),
+        options: vec![],
+    };
+    w.write_pcapng_block(epb).unwrap();
+    let c = Capture::from_bytes("be.pcapng", w.into_inner()).unwrap();
+    assert!(c.damage().is_none());
+    let d = &c.datagrams()[0];
+    assert_eq!(d.time.to_string(), "1700000000.654321000");
+    assert_eq!(c.payload(d), b"big end");
+}
+
+#[test]
 fn timestamp_display() {
     assert_eq!(Timestamp::from_nanos(0).to_string(), "0.000000000");
     assert_eq!(Timestamp::from_nanos(-1).to_string(), "-0.000000001");
@@ -564,7 +593,12 @@ fn fuzz_ingest_survives_random_and_mutated_input() {
         to_bytes(WriteFormat::PcapSll2Loopback { nanos: true }, &sample()).unwrap(),
         udp_frame(b"payload"),
     ];
-    for round in 0..3000 {
+    // More rounds: BITLENS_FUZZ_ROUNDS=300000 cargo test --release -p bitlens fuzz_ingest
+    let rounds = std::env::var("BITLENS_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3000);
+    for round in 0..rounds {
         let mut input = if round % 4 == 3 {
             (0..rng.next() % 200)
                 .map(|_| rng.next() as u8)
