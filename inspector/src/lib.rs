@@ -1,4 +1,5 @@
 //! The `bitlens` command-line tool as a library: capture reading, decoding, the TUI and the
 //! subcommands. The binary only parses arguments and calls into here.
 
+pub mod capture;
 pub mod cmd;

@@ -1,0 +1,502 @@
+//! Capture files to UDP datagrams: the first stage of the inspector.
+//!
+//! [`Capture::open`] reads a whole pcap or pcapng file into memory (through the `pcap-file`
+//! crate), walks every frame, strips its link header (in one module for every link type),
+//! parses IP and UDP (through `etherparse`) and keeps an index of the UDP datagrams: frame number,
+//! time, addresses, status and the payload as a byte range of the file, so nothing is copied.
+//!
+//! - Formats: pcap (µs and ns magic, both byte orders) and pcapng (every interface with its own
+//!   link type, timestamp resolution, power of 10 or of 2, and `if_tsoffset`).
+//! - Link types: Ethernet (with 802.1Q / QinQ tags), Linux cooked SLL and SLL2 (loopback
+//!   included), BSD loopback NULL and LOOP, raw IPv4 / IPv6.
+//! - Frames are numbered from 1 over all frames of the file, as Wireshark numbers them; frames that
+//!   are not UDP are counted by [`SkipReason`] and skipped.
+//! - Frames cut by the snap length are [`Status::Truncated`], IP fragments [`Status::Fragment`]:
+//!   the payload range holds only what is there, never decoded as if whole.
+//! - Times are exact to the nanosecond ([`Timestamp`], epoch nanoseconds).
+//!
+//! # Damage and safety
+//! A file that is not a capture is an `Err`. Damage later in the file (a truncated or absurdly
+//! long record, a malformed pcapng block, an unknown interface) stops the walk and is kept in
+//! [`Capture::damage`], with every datagram before it. No input makes the reader panic, and no
+//! allocation is sized by a length read from the file: record lengths are checked against
+//! [`MAX_RECORD_LEN`] and what remains of the file first.
+//!
+//! # Example
+//! ```
+//! use bitlens::capture::{write, Capture, Status, Timestamp};
+//!
+//! let out = [write::SynthDatagram::new(
+//!     Timestamp::from_nanos(1_700_000_000_123_456_789),
+//!     "10.0.0.1:5000".parse().unwrap(),
+//!     "10.0.0.2:40000".parse().unwrap(),
+//!     b"hello",
+//! )];
+//! let bytes = write::to_bytes(write::WriteFormat::PcapEthernet { nanos: true }, &out).unwrap();
+//! let capture = Capture::from_bytes("demo.pcap", bytes).unwrap();
+//! let d = &capture.datagrams()[0];
+//! assert_eq!((d.frame, d.status), (1, Status::Whole));
+//! assert_eq!(d.time.to_string(), "1700000000.123456789");
+//! assert_eq!(capture.payload(d), b"hello");
+//! ```
+
+mod error;
+mod link;
+mod net;
+mod read;
+pub mod write;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::path::Path;
+
+pub use error::{CaptureError, Location};
+
+/// The largest record (pcap) or block (pcapng) accepted, in bytes: 16 MiB. Larger claims are
+/// damage, not an allocation.
+pub const MAX_RECORD_LEN: u64 = 16 << 20;
+
+/// A point in time as nanoseconds since the Unix epoch (negative before 1970).
+///
+/// Stored as whole seconds and nanoseconds (16 bytes, 8-aligned, to keep [`Datagram`] small);
+/// `Display` writes epoch seconds with exactly 9 decimals, e.g. `1700000000.123456789`, the form
+/// of Wireshark's `frame.time_epoch`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp {
+    secs: i64,
+    nanos: u32,
+}
+
+impl Timestamp {
+    /// The time `nanos` nanoseconds after the epoch (saturating beyond ±2^63 seconds).
+    pub const fn from_nanos(nanos: i128) -> Self {
+        let secs = nanos.div_euclid(1_000_000_000);
+        let sub = nanos.rem_euclid(1_000_000_000) as u32;
+        if secs > i64::MAX as i128 {
+            Self {
+                secs: i64::MAX,
+                nanos: 999_999_999,
+            }
+        } else if secs < i64::MIN as i128 {
+            Self {
+                secs: i64::MIN,
+                nanos: 0,
+            }
+        } else {
+            Self {
+                secs: secs as i64,
+                nanos: sub,
+            }
+        }
+    }
+
+    /// The time `secs` seconds plus `nanos` nanoseconds after the epoch.
+    pub const fn from_secs_nanos(secs: i64, nanos: u32) -> Self {
+        Self::from_nanos(secs as i128 * 1_000_000_000 + nanos as i128)
+    }
+
+    /// Nanoseconds since the epoch.
+    pub const fn as_nanos(self) -> i128 {
+        self.secs as i128 * 1_000_000_000 + self.nanos as i128
+    }
+
+    /// Whole seconds since the epoch (rounded towards minus infinity) and the nanoseconds past
+    /// them (0..1e9).
+    pub const fn secs_nanos(self) -> (i64, u32) {
+        (self.secs, self.nanos)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nanos = self.as_nanos();
+        let sign = if nanos < 0 { "-" } else { "" };
+        let abs = nanos.unsigned_abs();
+        write!(
+            f,
+            "{sign}{}.{:09}",
+            abs / 1_000_000_000,
+            abs % 1_000_000_000
+        )
+    }
+}
+
+/// A LINKTYPE value: what the first header of each frame is (tcpdump.org/linktypes.html).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkType(pub u32);
+
+impl LinkType {
+    /// BSD loopback, 4-byte address family in the capturing host's byte order.
+    pub const NULL: Self = Self(0);
+    /// Ethernet II, with optional 802.1Q / QinQ tags.
+    pub const ETHERNET: Self = Self(1);
+    /// Raw IP, version given by the first nibble.
+    pub const RAW: Self = Self(101);
+    /// OpenBSD loopback, 4-byte address family in network byte order.
+    pub const LOOP: Self = Self(108);
+    /// Linux cooked capture v1 (`tcpdump -i any` before libpcap 1.10).
+    pub const LINUX_SLL: Self = Self(113);
+    /// Raw IPv4.
+    pub const IPV4: Self = Self(228);
+    /// Raw IPv6.
+    pub const IPV6: Self = Self(229);
+    /// Linux cooked capture v2 (`tcpdump -i any` since libpcap 1.10).
+    pub const LINUX_SLL2: Self = Self(276);
+
+    /// A short name, or `None` for link types this reader does not parse.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::NULL => "NULL",
+            Self::ETHERNET => "ETHERNET",
+            Self::RAW => "RAW",
+            Self::LOOP => "LOOP",
+            Self::LINUX_SLL => "LINUX_SLL",
+            Self::IPV4 => "IPV4",
+            Self::IPV6 => "IPV6",
+            Self::LINUX_SLL2 => "LINUX_SLL2",
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Debug for LinkType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{name}"),
+            None => write!(f, "LinkType({})", self.0),
+        }
+    }
+}
+
+impl fmt::Display for LinkType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Whether a datagram's payload is all there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// The whole UDP payload is in the capture.
+    Whole,
+    /// The frame was cut (by the snap length) before the end of the UDP payload: the payload
+    /// range holds only the bytes present; ports are 0 if the cut fell inside the UDP header.
+    Truncated,
+    /// An IP fragment (IPv4 MF flag or offset, IPv6 fragment header). The first fragment has the
+    /// ports and the first payload bytes; later ones have ports 0 and a piece of the datagram.
+    Fragment,
+}
+
+/// Why a frame holds no UDP datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// The interface's link type is not one this reader parses.
+    UnsupportedLinkType,
+    /// The link header carries something other than IPv4 / IPv6 (ARP, LLC, ...).
+    NotIp,
+    /// IP, but not UDP (TCP, ICMP, ...).
+    NotUdp,
+    /// The frame ends inside its link or IP header.
+    TruncatedHeader,
+    /// The IP header is malformed (wrong version, header length too small, ...).
+    MalformedIp,
+}
+
+impl SkipReason {
+    /// Every reason, in the order [`Skipped::iter`] reports them.
+    pub const ALL: [Self; 5] = [
+        Self::UnsupportedLinkType,
+        Self::NotIp,
+        Self::NotUdp,
+        Self::TruncatedHeader,
+        Self::MalformedIp,
+    ];
+
+    /// A short description for summaries.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::UnsupportedLinkType => "unsupported link type",
+            Self::NotIp => "not IP",
+            Self::NotUdp => "not UDP",
+            Self::TruncatedHeader => "cut inside link or IP header",
+            Self::MalformedIp => "malformed IP header",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// How many frames were skipped, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skipped {
+    counts: [u64; SkipReason::ALL.len()],
+}
+
+impl Skipped {
+    /// Frames skipped for `reason`.
+    pub fn count(&self, reason: SkipReason) -> u64 {
+        self.counts.get(reason.index()).copied().unwrap_or(0)
+    }
+
+    /// Frames skipped for any reason.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Each reason with a non-zero count.
+    pub fn iter(&self) -> impl Iterator<Item = (SkipReason, u64)> + '_ {
+        SkipReason::ALL
+            .into_iter()
+            .map(|r| (r, self.count(r)))
+            .filter(|&(_, n)| n > 0)
+    }
+
+    fn add(&mut self, reason: SkipReason) {
+        if let Some(n) = self.counts.get_mut(reason.index()) {
+            *n += 1;
+        }
+    }
+}
+
+/// The container format of a capture file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    /// Classic libpcap.
+    Pcap {
+        /// Nanosecond timestamps (magic `a1b23c4d`) rather than microseconds.
+        nanos: bool,
+        /// Written big-endian.
+        big_endian: bool,
+    },
+    /// pcapng.
+    Pcapng,
+}
+
+/// Timestamp resolution of an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeResolution {
+    /// Units of 10^-n seconds (pcap µs is `Decimal(6)`, ns is `Decimal(9)`).
+    Decimal(u8),
+    /// Units of 2^-n seconds (pcapng `if_tsresol` with the high bit set).
+    Binary(u8),
+}
+
+/// A capture interface: the pcap file header, or a pcapng interface description block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    /// Link type of its frames.
+    pub link_type: LinkType,
+    /// Timestamp resolution.
+    pub resolution: TimeResolution,
+    /// Seconds added to every timestamp (pcapng `if_tsoffset`; 0 for pcap).
+    pub ts_offset_secs: i64,
+    /// Snap length (0: unlimited).
+    pub snaplen: u32,
+    /// Interface name (pcapng `if_name`), if given.
+    pub name: Option<String>,
+}
+
+/// One UDP datagram of a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Datagram {
+    /// Frame number, 1-based over all frames of the file (as Wireshark numbers them).
+    pub frame: u64,
+    /// Capture time.
+    pub time: Timestamp,
+    /// Source address and port (port 0 when not in the capture, see [`Status`]).
+    pub src: SocketAddr,
+    /// Destination address and port (port 0 when not in the capture, see [`Status`]).
+    pub dst: SocketAddr,
+    /// Bytes of the frame in the file.
+    pub captured_len: u32,
+    /// Bytes of the frame on the wire.
+    pub original_len: u32,
+    /// Whether the payload is all there.
+    pub status: Status,
+    /// Index into [`Capture::interfaces`] (0 for pcap).
+    pub interface: u32,
+    /// Link type of the frame.
+    pub link_type: LinkType,
+    payload_start: usize,
+    payload_len: u32,
+}
+
+impl Datagram {
+    /// Byte range of the UDP payload in [`Capture::data`].
+    pub fn payload_range(&self) -> Range<usize> {
+        self.payload_start..self.payload_start.saturating_add(self.payload_len as usize)
+    }
+
+    /// Bytes of UDP payload present in the capture.
+    pub fn payload_len(&self) -> usize {
+        self.payload_len as usize
+    }
+}
+
+/// A capture file read into memory, with its index of UDP datagrams.
+#[derive(Debug)]
+pub struct Capture {
+    name: String,
+    data: Vec<u8>,
+    format: FileFormat,
+    frames: u64,
+    datagrams: Vec<Datagram>,
+    skipped: Skipped,
+    interfaces: Vec<Interface>,
+    damage: Option<CaptureError>,
+}
+
+impl Capture {
+    /// Reads and indexes the capture file at `path`.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] if the file cannot be read; [`CaptureError::NotACapture`] (or a
+    /// header error) if it is not a pcap or pcapng file. Damage after the file header is not an
+    /// error: see [`Capture::damage`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CaptureError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let data = std::fs::read(path).map_err(|error| CaptureError::Io {
+            file: name.clone(),
+            error,
+        })?;
+        Self::from_bytes(name, data)
+    }
+
+    /// Indexes a capture held in memory; `name` is used in error messages.
+    ///
+    /// # Errors
+    /// As [`Capture::open`], without the I/O.
+    pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Result<Self, CaptureError> {
+        let name = name.into();
+        let indexed = read::index(&name, &data)?;
+        Ok(Self {
+            name,
+            data,
+            format: indexed.format,
+            frames: indexed.frames,
+            datagrams: indexed.datagrams,
+            skipped: indexed.skipped,
+            interfaces: indexed.interfaces,
+            damage: indexed.damage,
+        })
+    }
+
+    /// The file name given to [`Capture::open`] or [`Capture::from_bytes`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The container format.
+    pub fn format(&self) -> FileFormat {
+        self.format
+    }
+
+    /// The whole file.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Every UDP datagram, in file order.
+    pub fn datagrams(&self) -> &[Datagram] {
+        &self.datagrams
+    }
+
+    /// The UDP payload of `datagram` (only the bytes present; see [`Status`]). Empty for a
+    /// datagram of another capture that does not fit this one.
+    pub fn payload(&self, datagram: &Datagram) -> &[u8] {
+        self.data.get(datagram.payload_range()).unwrap_or(&[])
+    }
+
+    /// Frames read before the end or the damage, UDP or not.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Frames without a UDP datagram, by reason.
+    pub fn skipped(&self) -> &Skipped {
+        &self.skipped
+    }
+
+    /// The capture interfaces (one for pcap; pcapng interfaces of all sections, in order).
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// The damage that stopped reading before the end of the file, if any.
+    pub fn damage(&self) -> Option<&CaptureError> {
+        self.damage.as_ref()
+    }
+}
+
+/// Runs arbitrary bytes through the capture reader: as a file, as the records of a pcap, as the
+/// blocks of a pcapng and as the frame of a pcap of each supported link type, touching every
+/// payload. Must never panic; the fuzz target and the regression tests call it.
+#[doc(hidden)]
+pub fn fuzz_ingest(data: &[u8]) {
+    fn touch(result: Result<Capture, CaptureError>) {
+        match result {
+            Ok(capture) => {
+                let mut sum = 0u64;
+                for d in capture.datagrams() {
+                    sum = capture
+                        .payload(d)
+                        .iter()
+                        .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
+                    sum = sum.wrapping_add(d.time.to_string().len() as u64);
+                }
+                if let Some(damage) = capture.damage() {
+                    sum = sum.wrapping_add(damage.to_string().len() as u64);
+                }
+                std::hint::black_box(sum);
+            }
+            Err(e) => {
+                std::hint::black_box(e.to_string());
+            }
+        }
+    }
+    const LINKS: [LinkType; 8] = [
+        LinkType::ETHERNET,
+        LinkType::LINUX_SLL2,
+        LinkType::LINUX_SLL,
+        LinkType::NULL,
+        LinkType::LOOP,
+        LinkType::RAW,
+        LinkType::IPV4,
+        LinkType::IPV6,
+    ];
+    let selector = data.first().copied().unwrap_or(0);
+    let link = LINKS
+        .get(usize::from(selector) % LINKS.len())
+        .copied()
+        .unwrap_or(LinkType::ETHERNET);
+    let nanos = selector & 0x80 != 0;
+
+    touch(Capture::from_bytes("fuzz", data.to_vec()));
+    touch(Capture::from_bytes(
+        "fuzz.pcap",
+        [read::pcap_header(link, nanos).as_slice(), data].concat(),
+    ));
+    touch(Capture::from_bytes(
+        "fuzz.pcapng",
+        [read::pcapng_prefix(link).as_slice(), data].concat(),
+    ));
+    for link in LINKS {
+        touch(Capture::from_bytes(
+            "fuzz-frame.pcap",
+            read::single_frame_pcap(link, data),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests;

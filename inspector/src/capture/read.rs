@@ -1,0 +1,504 @@
+//! Walking pcap records and pcapng blocks (through `pcap-file`) and indexing their frames.
+//!
+//! Every record and block length is checked against [`MAX_RECORD_LEN`] and against what remains of
+//! the file before the parser sees it, so a lying header gives a precise error, never a large
+//! allocation. Parsing is over the borrowed file bytes: payloads are kept as byte offsets.
+
+use pcap_file::Endianness;
+use pcap_file::pcap::{PcapParseError, PcapParser, PcapTsResolution};
+use pcap_file::pcapng::blocks::ENHANCED_PACKET_BLOCK;
+use pcap_file::pcapng::blocks::PACKET_BLOCK;
+use pcap_file::pcapng::blocks::SECTION_HEADER_BLOCK;
+use pcap_file::pcapng::blocks::SIMPLE_PACKET_BLOCK;
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::{
+    Block, BlockContentParseError, BlockConversionError, ContentValidationError, PcapNgFormatError,
+    PcapNgParseError, PcapNgParser, StateUpdateError,
+};
+
+use super::{
+    CaptureError, Datagram, FileFormat, Interface, LinkType, Location, MAX_RECORD_LEN, Skipped,
+    TimeResolution, Timestamp, link, net,
+};
+
+/// pcap magic numbers, as the first four bytes read big-endian.
+const PCAP_MICRO_BE: u32 = 0xA1B2_C3D4;
+const PCAP_MICRO_LE: u32 = 0xD4C3_B2A1;
+const PCAP_NANO_BE: u32 = 0xA1B2_3C4D;
+const PCAP_NANO_LE: u32 = 0x4D3C_B2A1;
+/// pcapng section header byte-order magic, read big-endian.
+const BYTE_ORDER_BE: u32 = 0x1A2B_3C4D;
+const BYTE_ORDER_LE: u32 = 0x4D3C_2B1A;
+
+/// pcap file header length.
+const PCAP_HEADER_LEN: usize = 24;
+/// pcap record header: seconds, fraction, captured length, original length (4 bytes each).
+const PCAP_RECORD_HEADER_LEN: usize = 16;
+/// pcapng block header: type and total length (4 bytes each).
+const BLOCK_HEADER_LEN: usize = 8;
+/// Smallest pcapng block: header and trailing length.
+const BLOCK_MIN_LEN: usize = 12;
+/// Bytes before the packet data in an enhanced packet block body (and an obsolete packet block).
+const EPB_FIXED_LEN: usize = 20;
+/// Bytes before the packet data in a simple packet block body.
+const SPB_FIXED_LEN: usize = 4;
+
+/// What indexing a file produced.
+pub(crate) struct Indexed {
+    pub(crate) format: FileFormat,
+    pub(crate) frames: u64,
+    pub(crate) datagrams: Vec<Datagram>,
+    pub(crate) skipped: Skipped,
+    pub(crate) interfaces: Vec<Interface>,
+    pub(crate) damage: Option<CaptureError>,
+}
+
+/// Reads a big-endian `u32` at `at`.
+fn be32(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(
+        data.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+/// Reads a `u32` at `at` in the given byte order.
+fn u32_in(data: &[u8], at: usize, endianness: Endianness) -> Option<u32> {
+    let v = be32(data, at)?;
+    Some(if endianness.is_big() {
+        v
+    } else {
+        v.swap_bytes()
+    })
+}
+
+/// Indexes a whole capture file.
+pub(crate) fn index(name: &str, data: &[u8]) -> Result<Indexed, CaptureError> {
+    let magic = be32(data, 0).unwrap_or(0);
+    let mut ix = Indexer {
+        name,
+        data,
+        frames: 0,
+        datagrams: Vec::new(),
+        skipped: Skipped::default(),
+        interfaces: Vec::new(),
+    };
+    let (format, damage) = match magic {
+        PCAP_MICRO_BE | PCAP_MICRO_LE | PCAP_NANO_BE | PCAP_NANO_LE => ix.pcap()?,
+        SECTION_HEADER_BLOCK => (FileFormat::Pcapng, ix.pcapng()?),
+        _ => {
+            return Err(CaptureError::NotACapture {
+                file: name.to_owned(),
+                magic,
+            });
+        }
+    };
+    let mut datagrams = ix.datagrams;
+    datagrams.shrink_to_fit();
+    Ok(Indexed {
+        format,
+        frames: ix.frames,
+        datagrams,
+        skipped: ix.skipped,
+        interfaces: ix.interfaces,
+        damage,
+    })
+}
+
+struct Indexer<'a> {
+    name: &'a str,
+    data: &'a [u8],
+    frames: u64,
+    datagrams: Vec<Datagram>,
+    skipped: Skipped,
+    interfaces: Vec<Interface>,
+}
+
+impl Indexer<'_> {
+    fn at(&self, offset: usize, frame: Option<u64>) -> Location {
+        Location {
+            file: self.name.to_owned(),
+            frame,
+            offset: offset as u64,
+        }
+    }
+
+    /// Numbers the next frame and indexes its datagram, if it has one. `start` is the offset of
+    /// the frame's first byte in the file, `len` the captured length (already checked in bounds).
+    fn frame(
+        &mut self,
+        interface: u32,
+        time: Timestamp,
+        start: usize,
+        len: usize,
+        original_len: u32,
+    ) {
+        self.frames += 1;
+        let link_type = self
+            .interfaces
+            .get(interface as usize)
+            .map_or(LinkType(u32::MAX), |i| i.link_type);
+        let Some(frame) = start
+            .checked_add(len)
+            .and_then(|end| self.data.get(start..end))
+        else {
+            self.skipped.add(super::SkipReason::TruncatedHeader);
+            return;
+        };
+        let udp = link::ip_offset(link_type, frame).and_then(|ip_at| net::udp(frame, ip_at));
+        match udp {
+            Ok(udp) => self.datagrams.push(Datagram {
+                frame: self.frames,
+                time,
+                src: udp.src,
+                dst: udp.dst,
+                captured_len: u32::try_from(len).unwrap_or(u32::MAX),
+                original_len,
+                status: udp.status,
+                interface,
+                link_type,
+                payload_start: start + udp.payload.start,
+                payload_len: u32::try_from(udp.payload.len()).unwrap_or(0),
+            }),
+            Err(reason) => self.skipped.add(reason),
+        }
+    }
+
+    /// Walks a pcap file. The outer `Err` is a file header error; the inner option is damage.
+    fn pcap(&mut self) -> Result<(FileFormat, Option<CaptureError>), CaptureError> {
+        let data = self.data;
+        let (mut rest, parser) = PcapParser::new(data).map_err(|e| match e {
+            PcapParseError::IncompleteBuffer(..) => CaptureError::TruncatedHeader {
+                at: self.at(0, None),
+                needed: PCAP_HEADER_LEN as u64,
+                available: data.len() as u64,
+            },
+            PcapParseError::Validation(_) => CaptureError::NotACapture {
+                file: self.name.to_owned(),
+                magic: be32(data, 0).unwrap_or(0),
+            },
+        })?;
+        let header = parser.header();
+        let nanos = header.ts_resolution == PcapTsResolution::NanoSecond;
+        let format = FileFormat::Pcap {
+            nanos,
+            big_endian: header.endianness.is_big(),
+        };
+        self.interfaces.push(Interface {
+            link_type: LinkType(u32::from(header.datalink)),
+            resolution: TimeResolution::Decimal(if nanos { 9 } else { 6 }),
+            ts_offset_secs: 0,
+            snaplen: header.snaplen,
+            name: None,
+        });
+        let frac_unit: i128 = if nanos { 1 } else { 1000 };
+
+        while !rest.is_empty() {
+            let pos = data.len() - rest.len();
+            let at = self.at(pos, Some(self.frames + 1));
+            let Some(incl_len) = u32_in(rest, 8, header.endianness) else {
+                let (needed, available) = (PCAP_RECORD_HEADER_LEN as u64, rest.len() as u64);
+                return Ok((
+                    format,
+                    Some(CaptureError::TruncatedRecord {
+                        at,
+                        needed,
+                        available,
+                    }),
+                ));
+            };
+            if u64::from(incl_len) > MAX_RECORD_LEN {
+                return Ok((
+                    format,
+                    Some(CaptureError::RecordTooLong {
+                        at,
+                        claimed: u64::from(incl_len),
+                    }),
+                ));
+            }
+            let record_len = PCAP_RECORD_HEADER_LEN + incl_len as usize;
+            if record_len > rest.len() {
+                let (needed, available) = (record_len as u64, rest.len() as u64);
+                return Ok((
+                    format,
+                    Some(CaptureError::TruncatedRecord {
+                        at,
+                        needed,
+                        available,
+                    }),
+                ));
+            }
+            // Raw: timestamps and lengths are taken as written, like Wireshark does, rather than
+            // rejecting a fraction >= 1 s or a captured length above the snap length.
+            match parser.next_raw_packet(rest) {
+                Ok((next, raw)) => {
+                    let time = Timestamp::from_nanos(
+                        i128::from(raw.ts_sec) * 1_000_000_000
+                            + i128::from(raw.ts_frac) * frac_unit,
+                    );
+                    let start = pos + PCAP_RECORD_HEADER_LEN;
+                    self.frame(0, time, start, raw.data.len(), raw.orig_len);
+                    rest = next;
+                }
+                Err(e) => {
+                    return Ok((
+                        format,
+                        Some(CaptureError::MalformedBlock {
+                            at,
+                            detail: e.to_string(),
+                        }),
+                    ));
+                }
+            }
+        }
+        Ok((format, None))
+    }
+
+    /// Walks a pcapng file. The outer `Err` is a first-section-header error; the option is damage.
+    fn pcapng(&mut self) -> Result<Option<CaptureError>, CaptureError> {
+        let data = self.data;
+        if let Some(damage) = self.check_block(data, 0, Endianness::Big) {
+            return Err(damage);
+        }
+        let (mut rest, mut parser) =
+            PcapNgParser::new(data).map_err(|e| self.ng_error(e, 0, None))?;
+        // Interface ids restart at 0 in each section; ours run on over the file.
+        let mut section_base = 0usize;
+
+        while !rest.is_empty() {
+            let pos = data.len() - rest.len();
+            if let Some(damage) = self.check_block(rest, pos, parser.state().endianness()) {
+                return Ok(Some(damage));
+            }
+            let block_type = u32_in(rest, 0, parser.state().endianness()).unwrap_or(0);
+            let frame = is_packet_block(block_type).then_some(self.frames + 1);
+            match parser.next_block(rest) {
+                Ok((next, block)) => {
+                    match block {
+                        Block::SectionHeader(_) => section_base = self.interfaces.len(),
+                        Block::InterfaceDescription(idb) => self.interfaces.push(interface(&idb)),
+                        Block::EnhancedPacket(epb) => {
+                            let interface = section_base.saturating_add(epb.interface_id as usize);
+                            let start = pos + BLOCK_HEADER_LEN + EPB_FIXED_LEN;
+                            self.frame(
+                                u32::try_from(interface).unwrap_or(u32::MAX),
+                                duration_time(epb.timestamp),
+                                start,
+                                epb.data.len(),
+                                epb.original_len,
+                            );
+                        }
+                        Block::Packet(pb) => {
+                            let interface =
+                                section_base.saturating_add(usize::from(pb.interface_id));
+                            let start = pos + BLOCK_HEADER_LEN + EPB_FIXED_LEN;
+                            self.frame(
+                                u32::try_from(interface).unwrap_or(u32::MAX),
+                                duration_time(pb.timestamp),
+                                start,
+                                pb.data.len(),
+                                pb.original_len,
+                            );
+                        }
+                        Block::SimplePacket(spb) => {
+                            // No timestamp in a simple packet block: Wireshark shows the epoch.
+                            let start = pos + BLOCK_HEADER_LEN + SPB_FIXED_LEN;
+                            let interface = u32::try_from(section_base).unwrap_or(u32::MAX);
+                            self.frame(
+                                interface,
+                                Timestamp::default(),
+                                start,
+                                spb.data.len(),
+                                spb.original_len,
+                            );
+                        }
+                        _ => {}
+                    }
+                    rest = next;
+                }
+                Err(e) => return Ok(Some(self.ng_error(e, pos, frame))),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Checks the length of the block at the start of `rest` (at `pos` in the file) before the
+    /// parser sees it.
+    fn check_block(&self, rest: &[u8], pos: usize, endianness: Endianness) -> Option<CaptureError> {
+        let available = rest.len() as u64;
+        let block_type = u32_in(rest, 0, endianness);
+        let frame = block_type
+            .filter(|&t| is_packet_block(t))
+            .map(|_| self.frames + 1);
+        let at = self.at(pos, frame);
+        if rest.len() < BLOCK_MIN_LEN {
+            return Some(if pos == 0 {
+                CaptureError::TruncatedHeader {
+                    at,
+                    needed: 28,
+                    available,
+                }
+            } else {
+                CaptureError::TruncatedRecord {
+                    at,
+                    needed: BLOCK_MIN_LEN as u64,
+                    available,
+                }
+            });
+        }
+        let len = if block_type == Some(SECTION_HEADER_BLOCK) {
+            // A section header states its own byte order.
+            match be32(rest, 8) {
+                Some(BYTE_ORDER_BE) => be32(rest, 4),
+                Some(BYTE_ORDER_LE) => be32(rest, 4).map(u32::swap_bytes),
+                magic => {
+                    return Some(CaptureError::BadMagic {
+                        at,
+                        magic: magic.unwrap_or(0),
+                    });
+                }
+            }
+        } else {
+            u32_in(rest, 4, endianness)
+        };
+        let len = u64::from(len.unwrap_or(0));
+        if len > MAX_RECORD_LEN {
+            return Some(CaptureError::RecordTooLong { at, claimed: len });
+        }
+        if len > available {
+            return Some(if pos == 0 {
+                CaptureError::TruncatedHeader {
+                    at,
+                    needed: len,
+                    available,
+                }
+            } else {
+                CaptureError::TruncatedRecord {
+                    at,
+                    needed: len,
+                    available,
+                }
+            });
+        }
+        None
+    }
+
+    /// Maps a `pcap-file` pcapng error to ours.
+    fn ng_error(&self, e: PcapNgParseError, pos: usize, frame: Option<u64>) -> CaptureError {
+        let at = self.at(pos, frame);
+        match e {
+            PcapNgParseError::IncompleteBuffer(needed, available) => {
+                CaptureError::TruncatedRecord {
+                    at,
+                    needed: needed as u64,
+                    available: available as u64,
+                }
+            }
+            PcapNgParseError::InvalidFormat(PcapNgFormatError::InvalidMagicNumber(magic)) => {
+                CaptureError::BadMagic { at, magic }
+            }
+            PcapNgParseError::InvalidFormat(f) => CaptureError::MalformedBlock {
+                at,
+                detail: f.to_string(),
+            },
+            PcapNgParseError::BlockConversion(c)
+            | PcapNgParseError::StateUpdate(StateUpdateError::BlockConversion(c)) => {
+                conversion_error(at, &c)
+            }
+        }
+    }
+}
+
+/// A block content error: an unknown interface gets its own variant, the rest their detail.
+fn conversion_error(at: Location, c: &BlockConversionError) -> CaptureError {
+    match c.source.as_ref() {
+        BlockContentParseError::Validation(ContentValidationError::InvalidInterfaceId(
+            interface,
+        )) => {
+            let interface = *interface;
+            CaptureError::UnknownInterface { at, interface }
+        }
+        source => CaptureError::MalformedBlock {
+            at,
+            detail: format!("{c}: {source}"),
+        },
+    }
+}
+
+fn is_packet_block(block_type: u32) -> bool {
+    matches!(
+        block_type,
+        ENHANCED_PACKET_BLOCK | PACKET_BLOCK | SIMPLE_PACKET_BLOCK
+    )
+}
+
+/// `pcap-file` 3.0 decodes pcapng timestamps with the interface's `if_tsresol` and `if_tsoffset`
+/// (2.0.0 read them all as nanoseconds); the `Duration` is exact to the nanosecond.
+fn duration_time(d: std::time::Duration) -> Timestamp {
+    Timestamp::from_nanos(i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
+}
+
+fn interface(idb: &InterfaceDescriptionBlock<'_>) -> Interface {
+    let resolution = idb.ts_resolution();
+    let resolution = if resolution.is_bin() {
+        TimeResolution::Binary(resolution.resolution())
+    } else {
+        TimeResolution::Decimal(resolution.resolution())
+    };
+    let name = idb.options.iter().find_map(|o| match o {
+        InterfaceDescriptionOption::IfName(name) => Some(name.to_string()),
+        _ => None,
+    });
+    Interface {
+        link_type: LinkType(u32::from(idb.linktype)),
+        resolution,
+        ts_offset_secs: idb.ts_offset(),
+        snaplen: idb.snaplen,
+        name,
+    }
+}
+
+/// A little-endian pcap file header for `link` (fuzzing and tests).
+pub(crate) fn pcap_header(link: LinkType, nanos: bool) -> Vec<u8> {
+    let magic: u32 = if nanos { 0xA1B2_3C4D } else { 0xA1B2_C3D4 };
+    let mut h = Vec::with_capacity(PCAP_HEADER_LEN);
+    h.extend_from_slice(&magic.to_le_bytes());
+    h.extend_from_slice(&2u16.to_le_bytes());
+    h.extend_from_slice(&4u16.to_le_bytes());
+    h.extend_from_slice(&[0; 8]);
+    h.extend_from_slice(&262_144u32.to_le_bytes());
+    h.extend_from_slice(&link.0.to_le_bytes());
+    h
+}
+
+/// A little-endian pcapng section header and one interface of `link` (fuzzing and tests).
+pub(crate) fn pcapng_prefix(link: LinkType) -> Vec<u8> {
+    let mut v = Vec::with_capacity(48);
+    // Section header block: type, length 28, byte-order magic, version 1.0, section length -1.
+    for word in [SECTION_HEADER_BLOCK, 28, BYTE_ORDER_BE] {
+        v.extend_from_slice(&word.to_le_bytes());
+    }
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&u64::MAX.to_le_bytes());
+    v.extend_from_slice(&28u32.to_le_bytes());
+    // Interface description block: type 1, length 20, link type, reserved, snaplen 0.
+    v.extend_from_slice(&1u32.to_le_bytes());
+    v.extend_from_slice(&20u32.to_le_bytes());
+    v.extend_from_slice(&u16::try_from(link.0).unwrap_or(u16::MAX).to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&0u32.to_le_bytes());
+    v.extend_from_slice(&20u32.to_le_bytes());
+    v
+}
+
+/// A pcap file holding `frame` as its only record (fuzzing and tests).
+pub(crate) fn single_frame_pcap(link: LinkType, frame: &[u8]) -> Vec<u8> {
+    let mut v = pcap_header(link, true);
+    let len = u32::try_from(frame.len()).unwrap_or(u32::MAX);
+    for word in [1_700_000_000u32, 1, len, len] {
+        v.extend_from_slice(&word.to_le_bytes());
+    }
+    v.extend_from_slice(frame);
+    v
+}

@@ -1,0 +1,623 @@
+//! Tests of the capture reader and writer over whole files.
+
+use super::write::{PcapngResolution, SynthDatagram, WriteFormat, to_bytes};
+use super::*;
+
+const T0: i128 = 1_700_000_000_123_456_789;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn sample() -> Vec<SynthDatagram<'static>> {
+    vec![
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:5000"),
+            addr("10.0.0.2:40000"),
+            &b"first"[..],
+        ),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0 + 1_000_000_001),
+            addr("[2001:db8::1]:40001"),
+            addr("[2001:db8::2]:6000"),
+            &b"second datagram"[..],
+        ),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0 + 2_999_999_999),
+            addr("127.0.0.1:1"),
+            addr("127.0.0.1:2"),
+            &b""[..],
+        ),
+    ]
+}
+
+/// Reads `bytes` and checks the datagrams are `sample()` with times truncated to `unit` ns.
+fn check_sample(bytes: Vec<u8>, unit: i128, link: LinkType) -> Capture {
+    let c = Capture::from_bytes("sample", bytes).unwrap();
+    assert!(c.damage().is_none(), "{:?}", c.damage());
+    assert_eq!(c.frames(), 3);
+    assert_eq!(c.skipped().total(), 0);
+    let want = sample();
+    assert_eq!(c.datagrams().len(), want.len());
+    for (i, (d, w)) in c.datagrams().iter().zip(&want).enumerate() {
+        assert_eq!(d.frame, i as u64 + 1);
+        assert_eq!(
+            d.time.as_nanos(),
+            w.time.as_nanos() / unit * unit,
+            "frame {}",
+            d.frame
+        );
+        assert_eq!((d.src, d.dst), (w.src, w.dst));
+        assert_eq!(c.payload(d), &w.payload[..]);
+        assert_eq!(d.status, Status::Whole);
+        assert_eq!(d.link_type, link);
+        assert_eq!(d.captured_len, d.original_len);
+    }
+    c
+}
+
+#[test]
+fn pcap_ethernet_micro_and_nano() {
+    let c = check_sample(
+        to_bytes(WriteFormat::PcapEthernet { nanos: true }, &sample()).unwrap(),
+        1,
+        LinkType::ETHERNET,
+    );
+    assert_eq!(
+        c.format(),
+        FileFormat::Pcap {
+            nanos: true,
+            big_endian: false
+        }
+    );
+    assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456789");
+    let c = check_sample(
+        to_bytes(WriteFormat::PcapEthernet { nanos: false }, &sample()).unwrap(),
+        1000,
+        LinkType::ETHERNET,
+    );
+    assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456000");
+    assert_eq!(c.interfaces()[0].resolution, TimeResolution::Decimal(6));
+}
+
+/// Rewrites a little-endian pcap as big-endian (header fields and record headers swapped).
+fn to_big_endian(le: &[u8]) -> Vec<u8> {
+    let mut be = le.to_vec();
+    let swap = |v: &mut Vec<u8>, at: usize, n: usize| v[at..at + n].reverse();
+    swap(&mut be, 0, 4);
+    swap(&mut be, 4, 2);
+    swap(&mut be, 6, 2);
+    for at in [8, 12, 16, 20] {
+        swap(&mut be, at, 4);
+    }
+    let mut pos = 24;
+    while pos < be.len() {
+        let incl = u32::from_le_bytes(le[pos + 8..pos + 12].try_into().unwrap()) as usize;
+        for at in [0, 4, 8, 12] {
+            swap(&mut be, pos + at, 4);
+        }
+        pos += 16 + incl;
+    }
+    be
+}
+
+#[test]
+fn pcap_big_endian_micro_and_nano() {
+    for (nanos, unit) in [(true, 1), (false, 1000)] {
+        let le = to_bytes(WriteFormat::PcapEthernet { nanos }, &sample()).unwrap();
+        let c = check_sample(to_big_endian(&le), unit, LinkType::ETHERNET);
+        assert_eq!(
+            c.format(),
+            FileFormat::Pcap {
+                nanos,
+                big_endian: true
+            }
+        );
+    }
+}
+
+#[test]
+fn pcapng_resolutions_and_offset() {
+    for (resolution, unit) in [(PcapngResolution::Nano, 1), (PcapngResolution::Micro, 1000)] {
+        let format = WriteFormat::PcapngEthernet {
+            resolution,
+            ts_offset_secs: 0,
+        };
+        let c = check_sample(
+            to_bytes(format, &sample()).unwrap(),
+            unit,
+            LinkType::ETHERNET,
+        );
+        assert_eq!(c.format(), FileFormat::Pcapng);
+        assert_eq!(c.interfaces()[0].name.as_deref(), Some("bitlens0"));
+    }
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Micro,
+        ts_offset_secs: 1_600_000_000,
+    };
+    let c = check_sample(
+        to_bytes(format, &sample()).unwrap(),
+        1000,
+        LinkType::ETHERNET,
+    );
+    assert_eq!(c.interfaces()[0].ts_offset_secs, 1_600_000_000);
+    assert_eq!(c.datagrams()[0].time.to_string(), "1700000000.123456000");
+}
+
+#[test]
+fn pcapng_power_of_two_resolution() {
+    // 2^-20 s units: 1 unit = 953.67431640625 ns. Times are floored to a unit, then to a ns.
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::PowerOfTwo(20),
+        ts_offset_secs: 0,
+    };
+    let c = Capture::from_bytes("p2", to_bytes(format, &sample()).unwrap()).unwrap();
+    assert_eq!(c.interfaces()[0].resolution, TimeResolution::Binary(20));
+    for (d, w) in c.datagrams().iter().zip(sample()) {
+        let units = w.time.as_nanos() * (1 << 20) / 1_000_000_000;
+        assert_eq!(d.time.as_nanos(), units * 1_000_000_000 / (1 << 20));
+    }
+}
+
+#[test]
+fn loopback_formats() {
+    let bytes = to_bytes(WriteFormat::PcapSll2Loopback { nanos: true }, &sample()).unwrap();
+    check_sample(bytes, 1, LinkType::LINUX_SLL2);
+    let bytes = to_bytes(
+        WriteFormat::PcapEthernetLoopback { nanos: false },
+        &sample(),
+    )
+    .unwrap();
+    check_sample(bytes, 1000, LinkType::ETHERNET);
+}
+
+#[test]
+fn truncated_and_fragmented_frames() {
+    let payload = [0xAB; 100];
+    let out = [
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:1"),
+            addr("10.0.0.2:2"),
+            &payload[..],
+        )
+        .truncated(60),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:1"),
+            addr("10.0.0.2:2"),
+            &payload[..],
+        )
+        .fragmented(48),
+        SynthDatagram::new(
+            Timestamp::from_nanos(T0),
+            addr("10.0.0.1:1"),
+            addr("10.0.0.2:2"),
+            &payload[..],
+        ),
+    ];
+    let c = Capture::from_bytes(
+        "t",
+        to_bytes(WriteFormat::PcapEthernet { nanos: true }, &out).unwrap(),
+    )
+    .unwrap();
+    let d = c.datagrams();
+    // 1 truncated + 3 fragments (108 bytes of UDP in 48-byte pieces) + 1 whole.
+    assert_eq!(d.len(), 5);
+    assert_eq!(d[0].status, Status::Truncated);
+    assert_eq!((d[0].captured_len, d[0].original_len), (60, 142));
+    assert_eq!(c.payload(&d[0]), &payload[..60 - 42]);
+    assert_eq!(d[1].status, Status::Fragment);
+    assert_eq!(d[1].dst, addr("10.0.0.2:2"));
+    assert_eq!(c.payload(&d[1]).len(), 40);
+    assert_eq!(
+        (d[2].status, d[2].dst.port(), c.payload(&d[2]).len()),
+        (Status::Fragment, 0, 48)
+    );
+    assert_eq!(
+        (d[3].status, d[3].dst.port(), c.payload(&d[3]).len()),
+        (Status::Fragment, 0, 12)
+    );
+    assert_eq!((d[4].frame, d[4].status), (5, Status::Whole));
+    assert_eq!(c.payload(&d[4]), &payload[..]);
+}
+
+/// A pcap of the given Ethernet frames (ns, little-endian).
+fn pcap_of(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = read::pcap_header(LinkType::ETHERNET, true);
+    for (i, f) in frames.iter().enumerate() {
+        let len = f.len() as u32;
+        for word in [1_700_000_000, i as u32, len, len] {
+            v.extend_from_slice(&u32::to_le_bytes(word));
+        }
+        v.extend_from_slice(f);
+    }
+    v
+}
+
+fn udp_frame(payload: &[u8]) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6])
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .udp(7, 40000);
+    let mut v = Vec::new();
+    b.write(&mut v, payload).unwrap();
+    v
+}
+
+#[test]
+fn non_udp_frames_are_counted_and_numbered() {
+    let mut arp = vec![0xFF; 6];
+    arp.extend_from_slice(&[2; 6]);
+    arp.extend_from_slice(&[0x08, 0x06]);
+    arp.extend_from_slice(&[0; 28]);
+    let tcp = {
+        let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(1, 2, 3, 4);
+        let mut v = Vec::new();
+        b.write(&mut v, b"x").unwrap();
+        v
+    };
+    let icmp = {
+        let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6])
+            .ipv6([1; 16], [2; 16], 64)
+            .icmpv6_echo_request(1, 1);
+        let mut v = Vec::new();
+        b.write(&mut v, b"x").unwrap();
+        v
+    };
+    let frames = vec![
+        arp,
+        udp_frame(b"one"),
+        tcp,
+        icmp,
+        vec![0; 10],
+        udp_frame(b"two"),
+    ];
+    let c = Capture::from_bytes("mixed", pcap_of(&frames)).unwrap();
+    assert_eq!(c.frames(), 6);
+    let numbers: Vec<u64> = c.datagrams().iter().map(|d| d.frame).collect();
+    assert_eq!(numbers, [2, 6]);
+    assert_eq!(c.payload(&c.datagrams()[1]), b"two");
+    assert_eq!(c.skipped().count(SkipReason::NotIp), 1);
+    assert_eq!(c.skipped().count(SkipReason::NotUdp), 2);
+    assert_eq!(c.skipped().count(SkipReason::TruncatedHeader), 1);
+    assert_eq!(c.skipped().total(), 4);
+    assert_eq!(c.skipped().iter().count(), 3);
+}
+
+#[test]
+fn not_a_capture_is_an_error() {
+    for bytes in [
+        vec![],
+        b"hello world, not a capture".to_vec(),
+        vec![0xD4, 0xC3],
+    ] {
+        let e = Capture::from_bytes("notes.txt", bytes).unwrap_err();
+        assert!(matches!(e, CaptureError::NotACapture { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("notes.txt: not a pcap or pcapng file")
+        );
+    }
+    let e = Capture::from_bytes("short.pcap", vec![0xD4, 0xC3, 0xB2, 0xA1, 2, 0]).unwrap_err();
+    assert!(matches!(e, CaptureError::TruncatedHeader { .. }), "{e}");
+    let e = Capture::open("/nonexistent/x.pcap").unwrap_err();
+    assert!(e.to_string().starts_with("/nonexistent/x.pcap: "), "{e}");
+}
+
+#[test]
+fn pcap_damage_keeps_packets_before_it() {
+    let good = pcap_of(&[udp_frame(b"one"), udp_frame(b"two"), udp_frame(b"three")]);
+    // Cut inside the third record.
+    let cut = good[..good.len() - 3].to_vec();
+    let c = Capture::from_bytes("cut.pcap", cut).unwrap();
+    assert_eq!(c.datagrams().len(), 2);
+    let e = c.damage().unwrap();
+    assert!(matches!(e, CaptureError::TruncatedRecord { .. }));
+    let third_at = 24 + 2 * (16 + udp_frame(b"one").len());
+    assert_eq!(e.location().unwrap().frame, Some(3));
+    assert_eq!(e.location().unwrap().offset, third_at as u64);
+    assert!(
+        e.to_string().starts_with(&format!(
+            "cut.pcap: frame 3 at byte {third_at}: record claims"
+        )),
+        "{e}"
+    );
+
+    // An absurd length in the second record.
+    let mut absurd = good.clone();
+    let at = 24 + 16 + udp_frame(b"one").len();
+    absurd[at + 8..at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    let c = Capture::from_bytes("captures/bad.pcap", absurd).unwrap();
+    assert_eq!(c.datagrams().len(), 1);
+    assert_eq!(
+        c.damage().unwrap().to_string(),
+        format!(
+            "captures/bad.pcap: frame 2 at byte {at}: record claims 4294967295 bytes, more than the 16 MiB limit"
+        )
+    );
+
+    // Every prefix: no panic, the datagrams are a prefix of the whole file's.
+    let full = Capture::from_bytes("good", good.clone()).unwrap();
+    for n in 24..good.len() {
+        let c = Capture::from_bytes("prefix", good[..n].to_vec()).unwrap();
+        assert!(c.datagrams().len() <= full.datagrams().len());
+        assert_eq!(c.datagrams(), &full.datagrams()[..c.datagrams().len()]);
+        let boundary = (n - 24) % (16 + udp_frame(b"one").len()) == 0 && n <= third_at;
+        assert_eq!(c.damage().is_some(), !boundary, "prefix {n}");
+    }
+}
+
+fn pcapng_sample() -> Vec<u8> {
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 0,
+    };
+    to_bytes(format, &sample()).unwrap()
+}
+
+/// Byte offset of the `n`th block (0 = section header) of a little-endian pcapng.
+fn block_at(bytes: &[u8], n: usize) -> usize {
+    let mut pos = 0;
+    for _ in 0..n {
+        pos += u32::from_le_bytes(bytes[pos + 4..pos + 8].try_into().unwrap()) as usize;
+    }
+    pos
+}
+
+#[test]
+fn pcapng_damage() {
+    let good = pcapng_sample();
+    // Block 0 SHB, 1 IDB, 2..=4 EPBs.
+    let third = block_at(&good, 3);
+
+    let mut unknown_if = good.clone();
+    unknown_if[third + 8..third + 12].copy_from_slice(&7u32.to_le_bytes());
+    let c = Capture::from_bytes("if.pcapng", unknown_if).unwrap();
+    assert_eq!(c.datagrams().len(), 1);
+    assert!(
+        matches!(
+            c.damage(),
+            Some(CaptureError::UnknownInterface { interface: 7, .. })
+        ),
+        "{:?}",
+        c.damage()
+    );
+    assert_eq!(c.damage().unwrap().location().unwrap().frame, Some(2));
+    assert!(
+        c.damage()
+            .unwrap()
+            .to_string()
+            .starts_with(&format!("if.pcapng: frame 2 at byte {third}: "))
+    );
+
+    let mut absurd = good.clone();
+    absurd[third + 4..third + 8].copy_from_slice(&0x7FFF_FFF0u32.to_le_bytes());
+    let c = Capture::from_bytes("big.pcapng", absurd).unwrap();
+    assert!(matches!(
+        c.damage(),
+        Some(CaptureError::RecordTooLong { .. })
+    ));
+
+    let mut mismatch = good.clone();
+    let trailer = block_at(&good, 4) - 4;
+    mismatch[trailer] ^= 4;
+    let c = Capture::from_bytes("trailer.pcapng", mismatch).unwrap();
+    assert!(
+        matches!(c.damage(), Some(CaptureError::MalformedBlock { .. })),
+        "{:?}",
+        c.damage()
+    );
+
+    // A second section with an unknown byte-order magic.
+    let mut second = good.clone();
+    let mut shb = good[..28].to_vec();
+    shb[8..12].copy_from_slice(&[1, 2, 3, 4]);
+    second.extend_from_slice(&shb);
+    let c = Capture::from_bytes("magic.pcapng", second).unwrap();
+    assert_eq!(c.datagrams().len(), 3);
+    assert!(matches!(
+        c.damage(),
+        Some(CaptureError::BadMagic {
+            magic: 0x0102_0304,
+            ..
+        })
+    ));
+
+    // A broken first section header is not a capture we can read at all.
+    let mut first = good.clone();
+    first[8..12].copy_from_slice(&[1, 2, 3, 4]);
+    assert!(matches!(
+        Capture::from_bytes("x", first),
+        Err(CaptureError::BadMagic { .. })
+    ));
+
+    let full = Capture::from_bytes("good", good.clone()).unwrap();
+    let boundaries: Vec<usize> = (1..=4).map(|b| block_at(&good, b)).collect();
+    for n in 0..good.len() {
+        match Capture::from_bytes("prefix", good[..n].to_vec()) {
+            Ok(c) => {
+                assert_eq!(c.datagrams(), &full.datagrams()[..c.datagrams().len()]);
+                assert_eq!(c.damage().is_some(), !boundaries.contains(&n), "prefix {n}");
+            }
+            Err(e) => assert!(n < 28, "prefix {n}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn pcapng_sections_and_interfaces_of_different_link_types() {
+    // Section 1: Ethernet interface; section 2: raw IPv4 interface, then SLL2. Interface ids
+    // restart per section; ours run on.
+    let mut file = pcapng_sample();
+    let mut section = read::pcapng_prefix(LinkType::IPV4);
+    section.extend_from_slice(&read::pcapng_prefix(LinkType::LINUX_SLL2)[28..]);
+    let ip = {
+        let b = etherparse::PacketBuilder::ipv4([1, 2, 3, 4], [5, 6, 7, 8], 9).udp(10, 11);
+        let mut v = Vec::new();
+        b.write(&mut v, b"raw!").unwrap();
+        v
+    };
+    // EPB on interface 0 of section 2 (raw IPv4), default µs resolution: 1 unit = 1 µs.
+    let mut epb = Vec::new();
+    let body_len = 20 + ip.len();
+    let total = 12 + body_len.div_ceil(4) * 4;
+    for w in [
+        6u32,
+        total as u32,
+        0,
+        0,
+        1_500_000,
+        ip.len() as u32,
+        ip.len() as u32,
+    ] {
+        epb.extend_from_slice(&w.to_le_bytes());
+    }
+    epb.extend_from_slice(&ip);
+    epb.resize(total - 4, 0);
+    epb.extend_from_slice(&(total as u32).to_le_bytes());
+    section.extend_from_slice(&epb);
+    file.extend_from_slice(&section);
+
+    let c = Capture::from_bytes("two.pcapng", file).unwrap();
+    assert!(c.damage().is_none(), "{:?}", c.damage());
+    assert_eq!(c.interfaces().len(), 3);
+    assert_eq!(c.interfaces()[2].link_type, LinkType::LINUX_SLL2);
+    let d = c.datagrams().last().unwrap();
+    assert_eq!((d.frame, d.interface, d.link_type), (4, 1, LinkType::IPV4));
+    assert_eq!(d.time.to_string(), "1.500000000");
+    assert_eq!(c.payload(d), b"raw!");
+}
+
+#[test]
+fn pcapng_big_endian_section() {
+    use pcap_file::pcapng::PcapNgWriter;
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+    use pcap_file::pcapng::blocks::interface_description::{
+        InterfaceDescriptionBlock, InterfaceDescriptionOption, InterfaceTsResolution,
+    };
+    let mut w = PcapNgWriter::with_endianness(Vec::new(), pcap_file::Endianness::Big).unwrap();
+    let mut idb = InterfaceDescriptionBlock::new(pcap_file::DataLink::ETHERNET, 0);
+    idb.options = vec![InterfaceDescriptionOption::IfTsResol(
+        InterfaceTsResolution::MICRO,
+    )];
+    w.write_pcapng_block(idb).unwrap();
+    let frame = udp_frame(b"big end");
+    let epb = EnhancedPacketBlock {
+        interface_id: 0,
+        timestamp: std::time::Duration::new(1_700_000_000, 654_321_000),
+        original_len: frame.len() as u32,
+        data: frame.as_slice().into(),
+        options: vec![],
+    };
+    w.write_pcapng_block(epb).unwrap();
+    let c = Capture::from_bytes("be.pcapng", w.into_inner()).unwrap();
+    assert!(c.damage().is_none());
+    let d = &c.datagrams()[0];
+    assert_eq!(d.time.to_string(), "1700000000.654321000");
+    assert_eq!(c.payload(d), b"big end");
+}
+
+#[test]
+fn timestamp_display() {
+    assert_eq!(Timestamp::from_nanos(0).to_string(), "0.000000000");
+    assert_eq!(Timestamp::from_nanos(-1).to_string(), "-0.000000001");
+    assert_eq!(
+        Timestamp::from_secs_nanos(-2, 500_000_000).to_string(),
+        "-1.500000000"
+    );
+    assert_eq!(
+        Timestamp::from_secs_nanos(-2, 500_000_000).secs_nanos(),
+        (-2, 500_000_000)
+    );
+    assert_eq!(
+        Timestamp::from_nanos(T0).to_string(),
+        "1700000000.123456789"
+    );
+}
+
+#[test]
+fn writer_rejects_what_it_cannot_write() {
+    let bad = [SynthDatagram::new(
+        Timestamp::from_nanos(0),
+        addr("10.0.0.1:1"),
+        addr("[::1]:2"),
+        &b""[..],
+    )];
+    assert!(matches!(
+        to_bytes(WriteFormat::PcapEthernet { nanos: true }, &bad),
+        Err(CaptureError::Unwritable { index: 0, .. })
+    ));
+    let early = [SynthDatagram::new(
+        Timestamp::from_nanos(-5),
+        addr("10.0.0.1:1"),
+        addr("10.0.0.2:2"),
+        &b""[..],
+    )];
+    assert!(to_bytes(WriteFormat::PcapEthernet { nanos: true }, &early).is_err());
+    let v6frag = [SynthDatagram::new(
+        Timestamp::from_nanos(0),
+        addr("[::1]:1"),
+        addr("[::1]:2"),
+        &b"x"[..],
+    )
+    .fragmented(8)];
+    assert!(to_bytes(WriteFormat::PcapEthernet { nanos: true }, &v6frag).is_err());
+    let before_offset = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 2_000_000_000,
+    };
+    assert!(to_bytes(before_offset, &sample()).is_err());
+}
+
+/// A small deterministic generator for the no-panic tests.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn fuzz_ingest_survives_random_and_mutated_input() {
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let seeds = [
+        pcapng_sample(),
+        to_bytes(WriteFormat::PcapEthernet { nanos: false }, &sample()).unwrap(),
+        to_bytes(WriteFormat::PcapSll2Loopback { nanos: true }, &sample()).unwrap(),
+        udp_frame(b"payload"),
+    ];
+    // More rounds: BITLENS_FUZZ_ROUNDS=300000 cargo test --release -p bitlens fuzz_ingest
+    let rounds = std::env::var("BITLENS_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3000);
+    for round in 0..rounds {
+        let mut input = if round % 4 == 3 {
+            (0..rng.next() % 200)
+                .map(|_| rng.next() as u8)
+                .collect::<Vec<u8>>()
+        } else {
+            seeds[round % seeds.len()].clone()
+        };
+        for _ in 0..1 + rng.next() % 8 {
+            if input.is_empty() {
+                break;
+            }
+            let at = (rng.next() as usize) % input.len();
+            match rng.next() % 4 {
+                0 => input[at] = rng.next() as u8,
+                1 => input[at] ^= 0x80,
+                2 => input.truncate(at),
+                _ => input[at] = [0x00, 0xFF, 0x7F, 0x08][(rng.next() % 4) as usize],
+            }
+        }
+        fuzz_ingest(&input);
+    }
+}
