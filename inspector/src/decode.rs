@@ -490,37 +490,41 @@ mod tests {
 
     #[test]
     fn a_writer_with_an_extra_bit_is_located() {
-        // Write a RoboCat body by hand with one extra bit after the health field.
-        let mut buf = [0u8; 256];
-        let mut s = WriteStream::new(&mut buf);
-        s.packet_crc(demo::PROTOCOL_ID).unwrap();
-        s.int("packet_type", &mut 5, 0, 5).unwrap();
-        let mut cat = RoboCat {
-            health: 50,
-            name: "Tom".into(),
-            rotation: [0.0, 0.0, 0.0, 1.0],
-            ..Default::default()
-        };
-        s.int_as("health", &mut cat.health, 0, 100).unwrap();
-        s.bool("oops", &mut true).unwrap();
-        s.int_as("meow_count", &mut cat.meow_count, 0, 1_000_000)
-            .unwrap();
-        s.int_as("home_base", &mut cat.home_base, 0, 65535).unwrap();
-        s.check("stats").unwrap();
-        let n = s.finish();
-        let (_, trace) = trace_demo(&buf[..n], &demo::PROTOCOL);
-        let decoded = Decoded::from_trace("demo", Some("RoboCat".into()), trace, &buf[..n]);
+        // The writer sends one extra bit right where the reader is byte-aligned, so the marker
+        // moves by a byte instead of hiding in alignment slack.
+        let mut buf = [0u8; 64];
+        let mut w = WriteStream::new(&mut buf);
+        w.bits("a", &mut 0x5A5A_5A5A, 32).unwrap();
+        w.bits("b", &mut 0x11, 8).unwrap();
+        w.check("header").unwrap();
+        w.bits("c", &mut 0xAB, 8).unwrap();
+        w.bool("bug", &mut true).unwrap();
+        w.check("objects").unwrap();
+        let n = w.finish();
+
+        let mut r = TraceStream::new(&buf[..n]);
+        let result = (|| {
+            r.bits("a", &mut 0, 32)?;
+            r.bits("b", &mut 0, 8)?;
+            r.check("header")?;
+            r.bits("c", &mut 0, 8)?;
+            r.check("objects")
+        })();
+        let trace = r.into_trace(result);
+        let decoded = Decoded::from_trace("test", None, trace, &buf[..n]);
         assert_eq!(decoded.status, Status::Desync);
         let d = decoded.desync.unwrap();
-        assert_eq!(d.label, "stats");
-        assert!(d.found_bit.is_some(), "{d:?}");
-        let (lo, hi) = d.behind.unwrap();
-        assert!(lo <= 1 && 1 <= hi, "{d:?}");
-        assert!(
-            d.message()
-                .contains("behind the writer before check 'stats'"),
-            "{}",
-            d.message()
+        assert_eq!(
+            (d.label.as_str(), d.expected_bit, d.found_bit),
+            ("objects", 80, Some(88))
+        );
+        assert_eq!(d.after_check.as_deref(), Some("header"));
+        // The writer's extra 1 bit is followed by 7 zero padding bits: 1 to 8 bits behind.
+        assert_eq!(d.behind, Some((1, 8)));
+        assert_eq!(
+            d.message(),
+            "reader is 1 to 8 bits behind the writer between check 'header' and check 'objects' \
+             (marker found at bit 88, expected at bit 80)"
         );
     }
 
