@@ -1012,6 +1012,12 @@ impl Tracer for Recorder {
             self.fields[i].bits = bit - self.fields[i].bit;
             self.path.truncate(before);
             self.last_ended = Some(i);
+            // An array element that is a single unnamed value (`mice[3]`) needs no scope of its
+            // own: keep the value, one level up.
+            if i + 2 == self.fields.len() && self.fields[i + 1].path == self.fields[i].path {
+                self.fields.remove(i);
+                self.fields[i].depth -= 1;
+            }
         }
     }
 

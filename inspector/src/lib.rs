@@ -6,3 +6,4 @@ pub mod cmd;
 pub mod decode;
 pub mod output;
 pub mod synth;
+pub mod tui;

@@ -16,6 +16,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Open a capture in the terminal UI: packet list, field tree, bit view, check markers.
+    Inspect {
+        /// A pcap or pcapng file.
+        capture: PathBuf,
+        #[command(flatten)]
+        opts: DecodeOpts,
+    },
     /// Decode every UDP datagram of a capture: one line (or JSON object) per datagram.
     Decode {
         /// A pcap or pcapng file.
@@ -85,6 +92,14 @@ fn fail(err: &anyhow::Error) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Inspect { capture, opts } => match cmd::inspect::run(&capture, &opts) {
+            Ok(None) => ExitCode::SUCCESS,
+            Ok(Some(damage)) => {
+                eprintln!("bitlens: {damage}");
+                ExitCode::from(2)
+            }
+            Err(e) => fail(&e),
+        },
         Command::Decode {
             capture,
             json,

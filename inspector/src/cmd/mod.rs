@@ -3,6 +3,7 @@
 pub mod check;
 pub mod common;
 pub mod decode;
+pub mod inspect;
 pub mod synth;
 pub mod tagged;
 pub mod vectors;
