@@ -486,7 +486,6 @@ pub fn locate_desync(
 mod tests {
     use super::*;
     use bitlens_codec::WriteStream;
-    use bitlens_codec::demo::RoboCat;
 
     #[test]
     fn a_writer_with_an_extra_bit_is_located() {
