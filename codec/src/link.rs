@@ -185,10 +185,10 @@ impl<H: Copy + Eq + Hash> LinkingContext<H> {
     /// Links `id` and `object` (the receiving side, where the sender chose the id), unlinking
     /// whatever either was linked to before. Returns the object `id` named before.
     pub fn insert(&mut self, id: NetworkId, object: H) -> Option<H> {
-        if let Some(old_id) = self.by_object.insert(object, id) {
-            if old_id != id {
-                self.by_id.remove(&old_id);
-            }
+        if let Some(old_id) = self.by_object.insert(object, id)
+            && old_id != id
+        {
+            self.by_id.remove(&old_id);
         }
         let previous = self.by_id.insert(id, object);
         if let Some(p) = previous.filter(|p| *p != object) {
@@ -235,13 +235,13 @@ impl<H: Copy + Eq + Hash> LinkingContext<H> {
     ) -> Result<()> {
         let bit = s.bit_position();
         let mut id = None;
-        if S::WRITING {
-            if let Some(o) = *object {
-                id = Some(self.id_of(o).ok_or_else(|| {
-                    let why = "the object has no network id (link it first)".to_owned();
-                    Error::new(ErrorKind::InvalidArgument(why), bit, name)
-                })?);
-            }
+        if S::WRITING
+            && let Some(o) = *object
+        {
+            id = Some(self.id_of(o).ok_or_else(|| {
+                let why = "the object has no network id (link it first)".to_owned();
+                Error::new(ErrorKind::InvalidArgument(why), bit, name)
+            })?);
         }
         serialize_id(s, name, &mut id, self.max_id, self)?;
         if S::READING {

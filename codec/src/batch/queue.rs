@@ -86,10 +86,11 @@ impl SendQueue {
 
     /// The batch that takes `needed` more bytes on `channel`: the open one or the next.
     fn slot(&self, channel: Channel, needed: usize) -> Result<usize> {
-        if let Some(last) = self.used.checked_sub(1) {
-            if self.channels[last] == channel && self.mtu - self.lens[last] >= needed {
-                return Ok(last);
-            }
+        if let Some(last) = self.used.checked_sub(1)
+            && self.channels[last] == channel
+            && self.mtu - self.lens[last] >= needed
+        {
+            return Ok(last);
         }
         if self.used == self.capacity() {
             let kind = BatchErrorKind::QueueFull {

@@ -315,8 +315,10 @@ pub fn trace_batch_with(
                 trace.status = FramingStatus::Error;
                 trace.error = Some(e);
                 // A header that could be read is listed, marked as the corrupt message.
-                if let Some(at) = e.message() {
-                    if let Some(h) = data.get(at.offset..at.offset + MESSAGE_HEADER_LEN) {
+                if let Some(at) = e.message()
+                    && let Some(h) = data.get(at.offset..at.offset + MESSAGE_HEADER_LEN)
+                {
+                    {
                         let t = h[0];
                         trace.messages.push(MessageTrace {
                             index: at.index,
