@@ -184,9 +184,16 @@ impl SpawnRoboCat {
             ..Self::default()
         };
         for (slot, &mouse) in m.mice.iter_mut().zip(&cat.mice) {
-            *slot = u16::try_from(mouse).ok()?;
+            *slot = u16::try_from(mouse)
+                .ok()
+                .filter(|&x| i32::from(x) <= MAX_MOUSE)?;
         }
-        (cat.mice.len() <= MAX_MICE).then_some(m)
+        let in_range = cat.mice.len() <= MAX_MICE
+            && m.meow_count <= 1_000_000
+            && m.location
+                .iter()
+                .all(|l| l.unsigned_abs() <= LOCATION_LIMIT as u32);
+        in_range.then_some(m)
     }
 
     /// The cat it spawns.
