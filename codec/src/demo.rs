@@ -14,6 +14,7 @@
 //! of the larger packets, and `"end of packet"` closes every one.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::link::{self, AnyId, Links, NetworkId};
 use crate::packet::{Packet, Protocol, ProtocolId};
 use crate::quantize::{CompressedFloat, SmallestThree};
 use crate::stream::Stream;
@@ -291,8 +292,9 @@ pub struct RoboCat {
     pub health: i32,
     /// Meows so far, `0..=1_000_000`.
     pub meow_count: i32,
-    /// Network id of the home base; 0 for none (`0..=MAX_NETWORK_ID`).
-    pub home_base: u32,
+    /// Network id of the home base, `None` for none: a linked reference (seed 004), on the
+    /// wire `int(id, 0, MAX_NETWORK_ID)` with 0 for none (see [`crate::link`]).
+    pub home_base: Option<NetworkId>,
     /// Name, at most [`MAX_NAME`] bytes of UTF-8.
     pub name: String,
     /// Indices of the mice it tracks: at most [`MAX_MICE`], each `0..=MAX_MOUSE`.
@@ -309,9 +311,22 @@ impl RoboCat {
     /// # Errors
     /// Whatever the stream reports.
     pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        self.serialize_linked(s, &AnyId)
+    }
+
+    /// Serializes on any stream, insisting that the home base resolves in `links` (a
+    /// [`crate::link::LinkingContext`] of the receiving world).
+    ///
+    /// # Errors
+    /// Whatever the stream reports; unresolved when the home base id is not in `links`.
+    pub fn serialize_linked<S: Stream>(
+        &mut self,
+        s: &mut S,
+        links: &(impl Links + ?Sized),
+    ) -> Result<()> {
         s.int_as("health", &mut self.health, 0, 100)?;
         s.int_as("meow_count", &mut self.meow_count, 0, 1_000_000)?;
-        s.int_as("home_base", &mut self.home_base, 0, MAX_NETWORK_ID)?;
+        link::serialize_id(s, "home_base", &mut self.home_base, MAX_NETWORK_ID, links)?;
         s.check("stats")?;
         s.string("name", &mut self.name, MAX_NAME)?;
         s.array("mice", &mut self.mice, MAX_MICE, 12, |s, m| {
@@ -502,7 +517,7 @@ impl<'a> Arbitrary<'a> for RoboCat {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let health = u.int_in_range(0..=100)?;
         let meow_count = u.int_in_range(0..=1_000_000)?;
-        let home_base = u.int_in_range(0..=MAX_NETWORK_ID)?;
+        let home_base = NetworkId::new(u.int_in_range(0..=MAX_NETWORK_ID)?);
         let mut name: String = u.arbitrary()?;
         while name.len() > MAX_NAME {
             name.pop();
@@ -604,7 +619,7 @@ pub fn samples() -> Vec<DemoPacket> {
         DemoPacket::RoboCat(RoboCat {
             health: 87,
             meow_count: 12,
-            home_base: 42,
+            home_base: NetworkId::new(42),
             name: "Mittens".into(),
             mice: vec![3, 17, 4095],
             location: [-12345, 0, 19999],

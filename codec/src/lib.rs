@@ -56,12 +56,14 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod batch;
 pub mod bits;
 pub mod demo;
 
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod link;
 pub mod packet;
 pub mod quantize;
 pub mod stream;
