@@ -64,6 +64,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod packet;
 pub mod quantize;
+pub mod schema;
 pub mod stream;
 pub mod tagged;
 pub mod vectors;

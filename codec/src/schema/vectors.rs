@@ -1,0 +1,1 @@
+//! Conformance vectors through the schema interpreter (filled in below).
