@@ -12,6 +12,7 @@ use crate::stream::{FieldKind, MeasureStream, ReadStream, TraceStream, WriteStre
 use crate::vectors::{Op, drive};
 use arbitrary::{Arbitrary, Unstructured};
 
+pub mod schema;
 pub mod tagged;
 
 /// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to
