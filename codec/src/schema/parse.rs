@@ -252,10 +252,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                 format!("type name \"{n}\" is a built-in type (rename it)"),
             ));
         }
-        if let Some((first, _)) = type_names.get(&n) {
+        if let Some((other, _)) = type_names.get(&n) {
+            // Report at the later of the two, citing the earlier.
+            let (first, second) = if other.start < name.span().start {
+                (other.clone(), name.span())
+            } else {
+                (name.span(), other.clone())
+            };
             let (l, c) = line_col(p.text, first.start);
             return Err(p.err(
-                &name.span(),
+                &second,
                 format!(
                     "duplicate type name \"{n}\", first defined at {l}:{c} (rename one of them)"
                 ),
