@@ -92,7 +92,7 @@ fn other_mistakes_say_what_to_change() {
         "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"v\", type = \"u8\", if = \"x\" }]\n",
         "game.toml:7:72: \"x\" is not a bool field",
     );
-    assert_error("[struct.Q]\nfields = []\n", "game.toml:5:11: packet body \"P\" is not a struct");
+    assert_error("[struct.Q]\nfields = []\n", "game.toml:5:12: packet body \"P\" is not a struct");
     assert_error(
         "[struct.P]\nfields = [{ name = \"q\", type = \"quaternion\", bits = 40 }]\n",
         "game.toml:7:54: quaternion bits = 40",
