@@ -95,7 +95,7 @@ fn other_mistakes_say_what_to_change() {
     assert_error("[struct.Q]\nfields = []\n", "game.toml:5:12: packet body \"P\" is not a struct");
     assert_error(
         "[struct.P]\nfields = [{ name = \"q\", type = \"quaternion\", bits = 40 }]\n",
-        "game.toml:7:54: quaternion bits = 40",
+        "game.toml:7:53: quaternion bits = 40",
     );
     let e = Schema::from_toml("[protocol\n", "broken.toml").unwrap_err();
     assert_eq!((e.line, e.col), (1, 10), "{e}");

@@ -938,7 +938,7 @@ impl Resolver<'_, '_> {
                 let spec = u32::try_from(n)
                     .map_err(|_| n.to_string())
                     .and_then(SmallestThree::new)
-                    .map_err(|e| p.err(&v.span(), format!("quaternion bits = {n}: {e} (use 2 to 30; 9 to 12 is usual)")))?;
+                    .map_err(|e| p.err(&v.span(), format!("quaternion bits = {n}: {e} (use 2 to 16 bits; 9 to 12 is usual)")))?;
                 Ok(Kind::Quaternion(spec))
             }
             "string" => {
