@@ -252,7 +252,7 @@ impl Schema {
             })
     }
 
-    fn framed<S: Stream>(
+    pub(crate) fn framed<S: Stream>(
         &self,
         s: &mut S,
         t: &mut u32,
