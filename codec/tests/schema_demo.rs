@@ -93,3 +93,37 @@ proptest! {
         }
     }
 }
+
+fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/schema_vs_compiled")
+}
+
+/// Replays the committed corpus of the `schema_vs_compiled` fuzz target.
+#[test]
+fn corpus_replays() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(corpus_dir()).expect("corpus/schema_vs_compiled exists") {
+        let data = std::fs::read(entry.expect("entry").path()).expect("reads");
+        schema_vs_compiled(&data);
+        n += 1;
+    }
+    assert!(n >= 6, "only {n} corpus files");
+}
+
+/// Regenerates the named seed files: `cargo test -p bitlens-codec --test schema_demo -- --ignored`.
+#[test]
+#[ignore = "writes corpus files"]
+fn write_corpus_seeds() {
+    let dir = corpus_dir();
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for (name, bytes) in bitlens_codec::fuzzing::sample_packets() {
+        std::fs::write(dir.join(format!("valid_{name}")), &bytes).expect("write");
+        let mut cut = bytes.clone();
+        cut.truncate(bytes.len() / 2);
+        std::fs::write(dir.join(format!("truncated_{name}")), with_crc(cut)).expect("write");
+        let mut flipped = bytes.clone();
+        flipped[5] ^= 0x10;
+        std::fs::write(dir.join(format!("body_bit_flip_valid_crc_{name}")), with_crc(flipped))
+            .expect("write");
+    }
+}
