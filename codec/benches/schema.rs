@@ -45,7 +45,10 @@ fn bench(c: &mut Criterion) {
         let mut buf = [0u8; demo::MTU];
         b.iter(|| {
             for (_, name, value, _) in &wire {
-                black_box(DEMO.write(name, black_box(value), &mut buf).expect("writes"));
+                black_box(
+                    DEMO.write(name, black_box(value), &mut buf)
+                        .expect("writes"),
+                );
             }
         })
     });

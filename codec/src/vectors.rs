@@ -665,7 +665,8 @@ pub fn run(text: &str) -> Result<Report, String> {
     let mut report = Report::default();
     for v in parse(text)? {
         let result = run_vector(&v).and_then(|()| {
-            crate::schema::vectors::run_vector(&v).map_err(|why| format!("schema interpreter: {why}"))
+            crate::schema::vectors::run_vector(&v)
+                .map_err(|why| format!("schema interpreter: {why}"))
         });
         match result {
             Ok(()) => report.passed.push(v.name),

@@ -123,7 +123,10 @@ fn write_corpus_seeds() {
         std::fs::write(dir.join(format!("truncated_{name}")), with_crc(cut)).expect("write");
         let mut flipped = bytes.clone();
         flipped[5] ^= 0x10;
-        std::fs::write(dir.join(format!("body_bit_flip_valid_crc_{name}")), with_crc(flipped))
-            .expect("write");
+        std::fs::write(
+            dir.join(format!("body_bit_flip_valid_crc_{name}")),
+            with_crc(flipped),
+        )
+        .expect("write");
     }
 }

@@ -92,7 +92,10 @@ fn other_mistakes_say_what_to_change() {
         "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"v\", type = \"u8\", if = \"x\" }]\n",
         "game.toml:7:72: \"x\" is not a bool field",
     );
-    assert_error("[struct.Q]\nfields = []\n", "game.toml:5:12: packet body \"P\" is not a struct");
+    assert_error(
+        "[struct.Q]\nfields = []\n",
+        "game.toml:5:12: packet body \"P\" is not a struct",
+    );
     assert_error(
         "[struct.P]\nfields = [{ name = \"q\", type = \"quaternion\", bits = 40 }]\n",
         "game.toml:7:53: quaternion bits = 40",
@@ -105,5 +108,9 @@ fn other_mistakes_say_what_to_change() {
 #[test]
 fn load_names_the_file() {
     let e = Schema::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
-    assert!(e.to_string().starts_with("/nonexistent/x.toml:1:1: cannot read"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.toml:1:1: cannot read"),
+        "{e}"
+    );
 }

@@ -7,7 +7,9 @@ use serde_json::json;
 /// The arena example of SCHEMA.md, taken from the document itself.
 fn arena() -> Schema {
     let doc = include_str!("../../SCHEMA.md");
-    let start = doc.find("```toml\n[protocol]\nname = \"arena\"\nid").expect("arena block");
+    let start = doc
+        .find("```toml\n[protocol]\nname = \"arena\"\nid")
+        .expect("arena block");
     let body = &doc[start + "```toml\n".len()..];
     let end = body.find("```").expect("block end");
     Schema::from_toml(&body[..end], "SCHEMA.md").expect("the SCHEMA.md example parses")
@@ -30,17 +32,30 @@ fn round_trip(schema: &Schema, ty: &str, json: serde_json::Value) -> Vec<u8> {
     assert_eq!(schema.protocol().type_name(t), Some(ty));
     // Lossy fields (quaternions) come back quantized; what comes back is stable.
     let again = s_write(schema, ty, &back);
-    assert_eq!(again, bytes, "an accepted packet re-encodes to the same bytes");
+    assert_eq!(
+        again, bytes,
+        "an accepted packet re-encodes to the same bytes"
+    );
     let back_json = serde_json::to_value(&back).expect("serializes");
-    assert_eq!(schema.value_from_json(ty, &back_json).as_ref(), Ok(&back), "JSON round trip");
+    assert_eq!(
+        schema.value_from_json(ty, &back_json).as_ref(),
+        Ok(&back),
+        "JSON round trip"
+    );
     if !json.to_string().contains("\"q\"") {
         assert_eq!(back, v, "read(write(x)) == x");
         assert_eq!(back_json, json);
     }
     let (tt, trace) = schema.trace(&bytes);
-    assert_eq!((tt, trace.error.clone(), trace.bits_read), (Some(t), None, bits));
+    assert_eq!(
+        (tt, trace.error.clone(), trace.bits_read),
+        (Some(t), None, bits)
+    );
     for cut in 0..bytes.len() {
-        assert!(schema.read(&bytes[..cut]).is_err(), "prefix of {cut} bytes accepted");
+        assert!(
+            schema.read(&bytes[..cut]).is_err(),
+            "prefix of {cut} bytes accepted"
+        );
     }
     bytes
 }
@@ -62,11 +77,20 @@ fn the_schema_md_example_round_trips() {
     );
     let (_, trace) = s.trace(&bytes);
     let paths: Vec<&str> = trace.fields.iter().map(|f| f.path.as_str()).collect();
-    for p in ["players[1].index", "players[1].respawn_ticks", "players[0].position.z", "map.len", "header"] {
+    for p in [
+        "players[1].index",
+        "players[1].respawn_ticks",
+        "players[0].position.z",
+        "map.len",
+        "header",
+    ] {
         assert!(paths.contains(&p), "no {p} in {paths:?}");
     }
     assert!(!paths.contains(&"players[0].respawn_ticks"));
-    let weapon = s.value_from_json("Input", &json!({"sequence": 1, "buttons": 0, "aim_yaw": 0.0, "weapon": "laser"}));
+    let weapon = s.value_from_json(
+        "Input",
+        &json!({"sequence": 1, "buttons": 0, "aim_yaw": 0.0, "weapon": "laser"}),
+    );
     assert!(weapon.unwrap_err().contains("no enum value \"laser\""));
 }
 
@@ -137,7 +161,11 @@ fn every_construct_round_trips() {
     without.as_object_mut().expect("object").remove("maybe");
     round_trip(&s, "All", without);
     round_trip(&s, "Tiny", json!({}));
-    round_trip(&s, "Rel", json!({"first": 0, "second": 100000, "objs": [{"slot": 0}, {"slot": 199}]}));
+    round_trip(
+        &s,
+        "Rel",
+        json!({"first": 0, "second": 100000, "objs": [{"slot": 0}, {"slot": 199}]}),
+    );
 }
 
 #[test]
@@ -157,7 +185,8 @@ fn invalid_values_are_write_errors_naming_the_field() {
     }
     let e = {
         let mut w = bitlens_codec::WriteStream::new(&mut buf);
-        s.serialize_struct(&mut w, "Pair", &DynValue::Int(3)).unwrap_err()
+        s.serialize_struct(&mut w, "Pair", &DynValue::Int(3))
+            .unwrap_err()
     };
     assert!(e.to_string().contains("expected a struct"), "{e}");
     let mut m = bitlens_codec::MeasureStream::new();

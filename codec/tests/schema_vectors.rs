@@ -28,10 +28,21 @@ fn a_framed_vector_passes_both_engines() {
         mtu: usize::MAX,
     };
     let ops = vec![
-        Op::Int { min: 0, max: 100, value: 42 },
-        Op::Str { max_len: 15, value: "héllo".into() },
+        Op::Int {
+            min: 0,
+            max: 100,
+            value: 42,
+        },
+        Op::Str {
+            max_len: 15,
+            value: "héllo".into(),
+        },
         Op::Check("section".into()),
-        Op::ObjectIndex { max_objects: 4096, previous: 7, value: 300 },
+        Op::ObjectIndex {
+            max_objects: 4096,
+            previous: 7,
+            value: 300,
+        },
     ];
     let mut buf = [0u8; 64];
     let mut w = WriteStream::new(&mut buf);
@@ -45,7 +56,10 @@ fn a_framed_vector_passes_both_engines() {
         ops,
         bytes: buf[..n].to_vec(),
         expect: Expect::Bits(bits),
-        packet: Some(PacketSpec { protocol, packet_type: Some(2) }),
+        packet: Some(PacketSpec {
+            protocol,
+            packet_type: Some(2),
+        }),
     };
     compiled(&v).expect("compiled runner");
     run_vector(&v).expect("schema runner");
@@ -60,11 +74,18 @@ fn a_framed_vector_passes_both_engines() {
 fn a_wrong_byte_fails_the_schema_path() {
     let all = vectors::parse(include_str!("vectors/bitpacked.json")).expect("parses");
     let mut checked = 0;
-    for v in all.iter().filter(|v| matches!(v.expect, Expect::Bits(_)) && !v.bytes.is_empty()) {
+    for v in all
+        .iter()
+        .filter(|v| matches!(v.expect, Expect::Bits(_)) && !v.bytes.is_empty())
+    {
         let mut bad = v.clone();
         let last = bad.bytes.len() - 1;
         bad.bytes[last] ^= 0x80;
-        assert!(run_vector(&bad).is_err(), "vector {} passed with a flipped bit", v.name);
+        assert!(
+            run_vector(&bad).is_err(),
+            "vector {} passed with a flipped bit",
+            v.name
+        );
         checked += 1;
     }
     assert!(checked > 10);

@@ -46,7 +46,10 @@ fn encode_errors_name_the_field() {
     assert_eq!(e.to_string(), "z: missing");
     let path = tmp("bad2.json", br#"{"health": 140}"#);
     let e = encode::run(&demo_schema(), "Nope", &path).unwrap_err();
-    assert!(e.to_string().starts_with("no packet type named \"Nope\""), "{e}");
+    assert!(
+        e.to_string().starts_with("no packet type named \"Nope\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -59,8 +62,14 @@ fn decode_bytes_shows_fields_and_verdict() {
         let mut out = Vec::new();
         assert!(decode_bytes::run(&demo_schema(), &path, false, &mut out).expect("runs"));
         let text = String::from_utf8(out).expect("utf8");
-        assert!(text.contains("end of packet = 0x9908ace2  check ok"), "{text}");
-        assert!(text.lines().last().unwrap_or("").starts_with("accepted: "), "{text}");
+        assert!(
+            text.contains("end of packet = 0x9908ace2  check ok"),
+            "{text}"
+        );
+        assert!(
+            text.lines().last().unwrap_or("").starts_with("accepted: "),
+            "{text}"
+        );
         let json = decode_bytes::decode(&schema, &buf[..n], true).expect("json");
         let doc: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(doc["accepted"], true);
@@ -75,5 +84,8 @@ fn decode_bytes_shows_fields_and_verdict() {
     let mut out = Vec::new();
     assert!(!decode_bytes::run(&demo_schema(), &path, false, &mut out).expect("runs"));
     let text = String::from_utf8(out).expect("utf8");
-    assert!(text.contains("rejected: bit 0 (field \"crc32\"): CRC32 mismatch"), "{text}");
+    assert!(
+        text.contains("rejected: bit 0 (field \"crc32\"): CRC32 mismatch"),
+        "{text}"
+    );
 }

@@ -13,13 +13,13 @@ use std::sync::LazyLock;
 pub const DEMO_SCHEMA: &str = include_str!("../../../captures/demo.schema.toml");
 
 /// The demo schema, parsed once.
-pub static DEMO: LazyLock<Schema> = LazyLock::new(|| match Schema::from_toml(
-    DEMO_SCHEMA,
-    "captures/demo.schema.toml",
-) {
-    Ok(s) => s,
-    Err(e) => panic!("the demo schema does not parse: {e}"),
-});
+pub static DEMO: LazyLock<Schema> =
+    LazyLock::new(
+        || match Schema::from_toml(DEMO_SCHEMA, "captures/demo.schema.toml") {
+            Ok(s) => s,
+            Err(e) => panic!("the demo schema does not parse: {e}"),
+        },
+    );
 
 fn body_json(b: &RigidBody) -> serde_json::Map<String, Json> {
     let mut m = serde_json::Map::new();
@@ -103,7 +103,9 @@ pub fn same_verdict(data: &[u8]) {
             assert_eq!(&from_json, value, "schema read other values");
             // ... and an accepted packet re-encodes to the identical bytes.
             let mut buf = [0u8; MTU];
-            let n = DEMO.write(name, value, &mut buf).expect("accepted value writes");
+            let n = DEMO
+                .write(name, value, &mut buf)
+                .expect("accepted value writes");
             assert_eq!(&buf[..n], data, "schema re-encodes to other bytes");
         }
         (None, Err(e)) => assert_eq!(compiled.error.as_ref(), Some(e)),

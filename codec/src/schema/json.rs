@@ -1,6 +1,6 @@
 //! JSON -> [`DynValue`], guided by the schema (the inverse of `DynValue`'s serde output).
 
-use super::parse::{Field, Kind, StructDef};
+use super::parse::{Kind, StructDef};
 use super::{DynStruct, DynValue, Schema};
 use serde_json::Value as Json;
 use std::sync::Arc;
@@ -59,7 +59,7 @@ pub(super) fn struct_from_json(
         match obj.get(&*f.name) {
             None | Some(Json::Null) if f.guard.is_some() => values.push(DynValue::Null),
             None => return Err(format!("{p}: missing")),
-            Some(v) => values.push(value_from_json(schema, f, &f.kind, v, &p)?),
+            Some(v) => values.push(value_from_json(schema, &f.kind, v, &p)?),
         }
     }
     Ok(DynValue::Struct(DynStruct {
@@ -111,7 +111,6 @@ fn unsigned(j: &Json, path: &str) -> Result<u64, String> {
 
 fn value_from_json(
     schema: &Schema,
-    f: &Field,
     kind: &Kind,
     j: &Json,
     path: &str,
@@ -131,7 +130,10 @@ fn value_from_json(
                     .map(|(_, n)| n.clone())
                     .ok_or_else(|| {
                         let names: Vec<&str> = def.values.iter().map(|(_, n)| &**n).collect();
-                        format!("{path}: no enum value {s:?} (expected one of {})", names.join(", "))
+                        format!(
+                            "{path}: no enum value {s:?} (expected one of {})",
+                            names.join(", ")
+                        )
                     })?;
                 DynValue::Enum(name)
             }
@@ -152,8 +154,9 @@ fn value_from_json(
                 .to_owned(),
         ),
         Kind::Bytes { .. } => DynValue::Bytes(match j {
-            Json::String(s) => crate::vectors::parse_hex(s)
-                .ok_or_else(|| err(path, "a hex string", j))?,
+            Json::String(s) => {
+                crate::vectors::parse_hex(s).ok_or_else(|| err(path, "a hex string", j))?
+            }
             Json::Array(items) => items
                 .iter()
                 .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
@@ -172,7 +175,7 @@ fn value_from_json(
                     Kind::Struct(sid) => {
                         struct_from_json(schema, &schema.structs[*sid], None, item, &p)?
                     }
-                    k => value_from_json(schema, f, k, item, &p)?,
+                    k => value_from_json(schema, k, item, &p)?,
                 });
             }
             DynValue::Array(out)

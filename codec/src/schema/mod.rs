@@ -77,7 +77,11 @@ pub struct SchemaError {
 
 impl fmt::Display for SchemaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.col, self.message
+        )
     }
 }
 
@@ -202,7 +206,11 @@ impl Schema {
     ///
     /// # Errors
     /// An unknown struct, or as [`Schema::value_from_json`].
-    pub fn struct_from_json(&self, name: &str, json: &serde_json::Value) -> Result<DynValue, String> {
+    pub fn struct_from_json(
+        &self,
+        name: &str,
+        json: &serde_json::Value,
+    ) -> Result<DynValue, String> {
         let sid = self
             .struct_ids
             .get(name)
@@ -263,7 +271,11 @@ impl Schema {
         frame(s, &self.protocol, t, |s, t| {
             *seen = Some(t);
             let sid = *self.packets.get(t as usize).ok_or_else(|| {
-                Error::new(ErrorKind::UnknownPacketType(t), s.bit_position(), "packet_type")
+                Error::new(
+                    ErrorKind::UnknownPacketType(t),
+                    s.bit_position(),
+                    "packet_type",
+                )
             })?;
             out = self.struct_value(s, &self.structs[sid], value, 0, None)?;
             Ok(())
@@ -310,7 +322,11 @@ impl Schema {
     ) -> Result<()> {
         for f in &sd.fields {
             let slot_value = |slot: usize| -> &DynValue {
-                if S::READING { &out[base + slot] } else { &src[base + slot] }
+                if S::READING {
+                    &out[base + slot]
+                } else {
+                    &src[base + slot]
+                }
             };
             if let Some((g, when)) = f.guard {
                 let present = matches!(slot_value(g), DynValue::Bool(b) if *b == when);
@@ -364,16 +380,28 @@ impl Schema {
         src: &DynValue,
         prev: i64,
     ) -> Result<DynValue> {
-        let name: &str = if std::ptr::eq(kind, &f.kind) { &f.name } else { "" };
+        let name: &str = if std::ptr::eq(kind, &f.kind) {
+            &f.name
+        } else {
+            ""
+        };
         let read = |v: DynValue| if S::READING { v } else { DynValue::Null };
         Ok(match kind {
             Kind::Bool => {
-                let mut b = if S::WRITING { want_bool(s, name, src)? } else { false };
+                let mut b = if S::WRITING {
+                    want_bool(s, name, src)?
+                } else {
+                    false
+                };
                 s.bool(name, &mut b)?;
                 read(DynValue::Bool(b))
             }
             Kind::Int { min, max } => {
-                let mut x = if S::WRITING { want_i64(s, name, src)? } else { 0 };
+                let mut x = if S::WRITING {
+                    want_i64(s, name, src)?
+                } else {
+                    0
+                };
                 s.int(name, &mut x, *min, *max)?;
                 read(DynValue::Int(x))
             }
@@ -399,17 +427,29 @@ impl Schema {
                 }
             }
             Kind::Bits(n) => {
-                let mut x = if S::WRITING { want_u64(s, name, src)? } else { 0 };
+                let mut x = if S::WRITING {
+                    want_u64(s, name, src)?
+                } else {
+                    0
+                };
                 s.bits(name, &mut x, *n)?;
                 read(DynValue::U64(x))
             }
             Kind::U64 => {
-                let mut x = if S::WRITING { want_u64(s, name, src)? } else { 0 };
+                let mut x = if S::WRITING {
+                    want_u64(s, name, src)?
+                } else {
+                    0
+                };
                 s.u64(name, &mut x)?;
                 read(DynValue::U64(x))
             }
             Kind::F32 => {
-                let mut x = if S::WRITING { want_f32(s, name, src)? } else { 0.0 };
+                let mut x = if S::WRITING {
+                    want_f32(s, name, src)?
+                } else {
+                    0.0
+                };
                 s.f32(name, &mut x)?;
                 read(DynValue::F32(x))
             }
@@ -423,17 +463,29 @@ impl Schema {
                 read(DynValue::F64(x))
             }
             Kind::CompressedFloat(spec) => {
-                let mut x = if S::WRITING { want_f32(s, name, src)? } else { 0.0 };
+                let mut x = if S::WRITING {
+                    want_f32(s, name, src)?
+                } else {
+                    0.0
+                };
                 s.compressed_f32(name, &mut x, spec)?;
                 read(DynValue::F32(x))
             }
             Kind::CompressedVector(spec) => {
-                let mut v = if S::WRITING { want_floats::<3, S>(s, name, src)? } else { [0.0; 3] };
+                let mut v = if S::WRITING {
+                    want_floats::<3, S>(s, name, src)?
+                } else {
+                    [0.0; 3]
+                };
                 s.compressed_vec3(name, &mut v, spec)?;
                 read(DynValue::Vec3(v))
             }
             Kind::Quaternion(spec) => {
-                let mut q = if S::WRITING { want_floats::<4, S>(s, name, src)? } else { [0.0; 4] };
+                let mut q = if S::WRITING {
+                    want_floats::<4, S>(s, name, src)?
+                } else {
+                    [0.0; 4]
+                };
                 s.quaternion(name, &mut q, spec)?;
                 read(DynValue::Quat(q))
             }
@@ -468,12 +520,20 @@ impl Schema {
                 DynValue::Null
             }
             Kind::ObjectIndex { max_objects, .. } => {
-                let mut x = if S::WRITING { want_i64(s, name, src)? } else { 0 };
+                let mut x = if S::WRITING {
+                    want_i64(s, name, src)?
+                } else {
+                    0
+                };
                 s.object_index(name, prev, &mut x, *max_objects)?;
                 read(DynValue::Int(x))
             }
             Kind::IntRelative { .. } => {
-                let mut x = if S::WRITING { want_i64(s, name, src)? } else { 0 };
+                let mut x = if S::WRITING {
+                    want_i64(s, name, src)?
+                } else {
+                    0
+                };
                 s.int_relative(name, prev, &mut x)?;
                 read(DynValue::Int(x))
             }
@@ -660,8 +720,7 @@ fn want_bool<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<bool> {
 }
 
 fn want_i64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<i64> {
-    v.as_i64()
-        .ok_or_else(|| wrong(s, name, "an integer", v))
+    v.as_i64().ok_or_else(|| wrong(s, name, "an integer", v))
 }
 
 fn want_u64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<u64> {
@@ -699,7 +758,10 @@ fn want_floats<const N: usize, S: Stream>(s: &S, name: &str, v: &DynValue) -> Re
 fn enum_value<S: Stream>(s: &S, name: &str, def: &EnumDef, n: &str) -> Result<i64> {
     def.value_of(n).ok_or_else(|| {
         let names: Vec<&str> = def.values.iter().map(|(_, n)| &**n).collect();
-        let why = format!("no enum value named {n:?} (expected one of {})", names.join(", "));
+        let why = format!(
+            "no enum value named {n:?} (expected one of {})",
+            names.join(", ")
+        );
         Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
     })
 }

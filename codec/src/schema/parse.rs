@@ -44,7 +44,10 @@ pub(crate) enum Prev {
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
     Bool,
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     Bits(u32),
     U64,
     F32,
@@ -52,17 +55,34 @@ pub(crate) enum Kind {
     CompressedFloat(CompressedFloat),
     CompressedVector(CompressedFloat),
     Quaternion(SmallestThree),
-    Str { max_len: usize },
-    Bytes { len: usize },
+    Str {
+        max_len: usize,
+    },
+    Bytes {
+        len: usize,
+    },
     Align,
     Check(String),
     End,
-    ObjectIndex { max_objects: i64, previous: Prev },
-    IntRelative { previous: Prev },
+    ObjectIndex {
+        max_objects: i64,
+        previous: Prev,
+    },
+    IntRelative {
+        previous: Prev,
+    },
     Enum(usize),
     Struct(usize),
-    Array { max_len: usize, min_element_bits: usize, element: Box<Kind> },
-    Sparse { max_objects: i64, element: usize, layout: Arc<[Arc<str>]> },
+    Array {
+        max_len: usize,
+        min_element_bits: usize,
+        element: Box<Kind>,
+    },
+    Sparse {
+        max_objects: i64,
+        element: usize,
+        layout: Arc<[Arc<str>]>,
+    },
 }
 
 /// A resolved enum.
@@ -79,7 +99,10 @@ impl EnumDef {
     }
 
     pub fn value_of(&self, name: &str) -> Option<i64> {
-        self.values.iter().find(|(_, n)| &**n == name).map(|(v, _)| *v)
+        self.values
+            .iter()
+            .find(|(_, n)| &**n == name)
+            .map(|(v, _)| *v)
     }
 }
 
@@ -187,7 +210,10 @@ impl<'t> Parser<'t> {
     fn int(&self, v: &Val<'_>, what: &str) -> Result<i64, SchemaError> {
         match v.get_ref() {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
-                self.err(&v.span(), format!("{what} {i} does not fit a 64-bit integer"))
+                self.err(
+                    &v.span(),
+                    format!("{what} {i} does not fit a 64-bit integer"),
+                )
             }),
             _ => Err(self.err(
                 &v.span(),
@@ -314,7 +340,10 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
             for f in list.iter() {
                 fields.push(raw_field(&p, f)?);
             }
-            raw.push((Spanned::new(name.span(), name.get_ref().to_string()), fields));
+            raw.push((
+                Spanned::new(name.span(), name.get_ref().to_string()),
+                fields,
+            ));
         }
     }
 
@@ -435,7 +464,10 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                     }
                 }
                 let n = get(t, "name").ok_or_else(|| {
-                    p.err(&entry.span(), "packet entry has no name (add `name = \"...\"`)")
+                    p.err(
+                        &entry.span(),
+                        "packet entry has no name (add `name = \"...\"`)",
+                    )
                 })?;
                 let b = get(t, "body").ok_or_else(|| {
                     p.err(
@@ -502,11 +534,7 @@ enum TypeRef {
     Enum(usize),
 }
 
-fn parse_enum(
-    p: &Parser<'_>,
-    name: &str,
-    def: &Val<'_>,
-) -> Result<EnumDef, SchemaError> {
+fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
     let t = p.table(def, &format!("enum {name}"))?;
     let values_v = get(t, "values").ok_or_else(|| {
         p.err(
@@ -518,7 +546,10 @@ fn parse_enum(
         if k.get_ref() != "values" && k.get_ref() != "doc" {
             return Err(p.err(
                 &k.span(),
-                format!("unknown key \"{}\" in enum {name} (expected values)", k.get_ref()),
+                format!(
+                    "unknown key \"{}\" in enum {name} (expected values)",
+                    k.get_ref()
+                ),
             ));
         }
     }
@@ -533,7 +564,9 @@ fn parse_enum(
         if let Some((_, m)) = values.iter().find(|(x, _)| *x == v) {
             return Err(p.err(
                 &span,
-                format!("enum {name}: \"{n}\" and \"{m}\" both have the value {v} (give each its own)"),
+                format!(
+                    "enum {name}: \"{n}\" and \"{m}\" both have the value {v} (give each its own)"
+                ),
             ));
         }
         values.push((v, n.into()));
@@ -560,7 +593,10 @@ fn parse_enum(
         }
     }
     if values.is_empty() {
-        return Err(p.err(&values_v.span(), format!("enum {name} has no values (add one)")));
+        return Err(p.err(
+            &values_v.span(),
+            format!("enum {name} has no values (add one)"),
+        ));
     }
     let min = values.iter().map(|v| v.0).min().unwrap_or(0);
     let max = values.iter().map(|v| v.0).max().unwrap_or(0);
@@ -579,10 +615,7 @@ fn raw_field<'i>(p: &Parser<'_>, f: &'i Val<'i>) -> Result<RawField<'i>, SchemaE
     let name = get(t, "name").map(|v| p.string(v, "name")).transpose()?;
     let guard = match (get(t, "if"), get(t, "unless")) {
         (Some(_), Some(_)) => {
-            return Err(p.err(
-                &f.span(),
-                "a field has both `if` and `unless` (keep one)",
-            ));
+            return Err(p.err(&f.span(), "a field has both `if` and `unless` (keep one)"));
         }
         (Some(v), None) => Some((p.string(v, "if")?, true)),
         (None, Some(v)) => Some((p.string(v, "unless")?, false)),
@@ -656,7 +689,10 @@ impl Resolver<'_, '_> {
                     ));
                 }
                 let sv = get(rf.table, "struct").ok_or_else(|| {
-                    self.p.err(&rf.span, "include without a struct (add `struct = \"Name\"`)")
+                    self.p.err(
+                        &rf.span,
+                        "include without a struct (add `struct = \"Name\"`)",
+                    )
                 })?;
                 let sname = self.p.string(sv, "struct")?;
                 let j = match self.types.get(sname.get_ref()) {
@@ -674,8 +710,13 @@ impl Resolver<'_, '_> {
                         *g += base;
                     }
                     match &mut f.kind {
-                        Kind::ObjectIndex { previous: Prev::Slot(s), .. }
-                        | Kind::IntRelative { previous: Prev::Slot(s) } => *s += base,
+                        Kind::ObjectIndex {
+                            previous: Prev::Slot(s),
+                            ..
+                        }
+                        | Kind::IntRelative {
+                            previous: Prev::Slot(s),
+                        } => *s += base,
                         _ => {}
                     }
                     if f.slot.is_some() {
@@ -694,7 +735,10 @@ impl Resolver<'_, '_> {
                     if n.get_ref().is_empty() || n.get_ref().contains(['.', '[', ']']) {
                         return Err(self.p.err(
                             &n.span(),
-                            format!("field name {:?} is empty or holds . [ ] (use a plain identifier)", n.get_ref()),
+                            format!(
+                                "field name {:?} is empty or holds . [ ] (use a plain identifier)",
+                                n.get_ref()
+                            ),
                         ));
                     }
                     n.get_ref().as_str().into()
@@ -853,10 +897,8 @@ impl Resolver<'_, '_> {
         why: &str,
     ) -> Result<&'v Val<'i>, SchemaError> {
         get(t, key).ok_or_else(|| {
-            self.p.err(
-                span,
-                format!("{ty} field without `{key}` ({why})"),
-            )
+            self.p
+                .err(span, format!("{ty} field without `{key}` ({why})"))
         })
     }
 
@@ -911,9 +953,22 @@ impl Resolver<'_, '_> {
                 Ok(Kind::Bits(n as u32))
             }
             "compressed_float" | "compressed_vector" => {
-                let min_v = self.need(t, span, ty, "min", "give the smallest value: `min = -512.0`")?;
-                let max_v = self.need(t, span, ty, "max", "give the largest value: `max = 512.0`")?;
-                let res_v = self.need(t, span, ty, "resolution", "give the step: `resolution = 0.01`")?;
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value: `min = -512.0`",
+                )?;
+                let max_v =
+                    self.need(t, span, ty, "max", "give the largest value: `max = 512.0`")?;
+                let res_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "resolution",
+                    "give the step: `resolution = 0.01`",
+                )?;
                 let min = p.float(min_v, "min")?;
                 let max = p.float(max_v, "max")?;
                 let res = p.float(res_v, "resolution")?;
@@ -924,7 +979,10 @@ impl Resolver<'_, '_> {
                     ));
                 }
                 let spec = CompressedFloat::new(min, max, res).map_err(|e| {
-                    p.err(&min_v.span(), format!("{e} (use finite bounds, min < max, resolution > 0)"))
+                    p.err(
+                        &min_v.span(),
+                        format!("{e} (use finite bounds, min < max, resolution > 0)"),
+                    )
                 })?;
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
@@ -933,35 +991,77 @@ impl Resolver<'_, '_> {
                 })
             }
             "quaternion" => {
-                let v = self.need(t, span, ty, "bits", "give the bits per component: `bits = 10`")?;
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "bits",
+                    "give the bits per component: `bits = 10`",
+                )?;
                 let n = p.int(v, "bits")?;
                 let spec = u32::try_from(n)
                     .map_err(|_| n.to_string())
                     .and_then(SmallestThree::new)
-                    .map_err(|e| p.err(&v.span(), format!("quaternion bits = {n}: {e} (use 2 to 16 bits; 9 to 12 is usual)")))?;
+                    .map_err(|e| {
+                        p.err(
+                            &v.span(),
+                            format!(
+                                "quaternion bits = {n}: {e} (use 2 to 16 bits; 9 to 12 is usual)"
+                            ),
+                        )
+                    })?;
                 Ok(Kind::Quaternion(spec))
             }
             "string" => {
-                let v = self.need(t, span, ty, "max_len", "a string's length needs an upper bound: add `max_len = 31`")?;
-                Ok(Kind::Str { max_len: p.count(v, "max_len")? })
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "a string's length needs an upper bound: add `max_len = 31`",
+                )?;
+                Ok(Kind::Str {
+                    max_len: p.count(v, "max_len")?,
+                })
             }
             "bytes" => {
-                let v = self.need(t, span, ty, "len", "give the fixed length in bytes: `len = 16`")?;
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "len",
+                    "give the fixed length in bytes: `len = 16`",
+                )?;
                 let len = p.count(v, "len")?;
                 if len > 1 << 24 {
-                    return Err(p.err(&v.span(), format!("bytes len {len} is beyond any packet (use at most 16777216)")));
+                    return Err(p.err(
+                        &v.span(),
+                        format!("bytes len {len} is beyond any packet (use at most 16777216)"),
+                    ));
                 }
                 Ok(Kind::Bytes { len })
             }
             "array" => {
-                let v = self.need(t, span, ty, "max_len", "an array count needs an upper bound: add `max_len = 32`")?;
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "an array count needs an upper bound: add `max_len = 32`",
+                )?;
                 let max_len = p.count(v, "max_len")?;
                 let ev = self.need(t, span, ty, "element", "give the element type: `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`")?;
                 let element = match ev.get_ref() {
                     DeValue::String(_) => {
                         let et = p.string(ev, "element")?;
                         if matches!(et.get_ref().as_str(), "check" | "align" | "end" | "include") {
-                            return Err(p.err(&et.span(), format!("an array element cannot be {} (use a value type)", et.get_ref())));
+                            return Err(p.err(
+                                &et.span(),
+                                format!(
+                                    "an array element cannot be {} (use a value type)",
+                                    et.get_ref()
+                                ),
+                            ));
                         }
                         let inner = RawField {
                             span: ev.span(),
@@ -975,11 +1075,16 @@ impl Resolver<'_, '_> {
                     DeValue::Table(et) => {
                         let inner = raw_field(p, ev)?;
                         if inner.name.is_some() || inner.guard.is_some() {
-                            return Err(p.err(&ev.span(), "an array element takes no name, if or unless"));
+                            return Err(
+                                p.err(&ev.span(), "an array element takes no name, if or unless")
+                            );
                         }
                         let ty = inner.ty.get_ref().clone();
                         if matches!(ty.as_str(), "check" | "align" | "end" | "include") {
-                            return Err(p.err(&inner.ty.span(), format!("an array element cannot be {ty} (use a value type)")));
+                            return Err(p.err(
+                                &inner.ty.span(),
+                                format!("an array element cannot be {ty} (use a value type)"),
+                            ));
                         }
                         self.kind(&inner, &ty, &inner.ty.span(), Some(et))?
                     }
@@ -987,20 +1092,41 @@ impl Resolver<'_, '_> {
                 };
                 if matches!(
                     element,
-                    Kind::ObjectIndex { previous: Prev::Slot(_), .. } | Kind::IntRelative { previous: Prev::Slot(_) }
+                    Kind::ObjectIndex {
+                        previous: Prev::Slot(_),
+                        ..
+                    } | Kind::IntRelative {
+                        previous: Prev::Slot(_)
+                    }
                 ) {
-                    return Err(p.err(&ev.span(), "an array element cannot take `previous` from a field (use a constant)"));
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element cannot take `previous` from a field (use a constant)",
+                    ));
                 }
                 let min_element_bits = min_bits(&element, &self.structs, self.enums);
-                Ok(Kind::Array { max_len, min_element_bits, element: Box::new(element) })
+                Ok(Kind::Array {
+                    max_len,
+                    min_element_bits,
+                    element: Box::new(element),
+                })
             }
             "sparse_array" => {
                 let v = self.need(t, span, ty, "max_objects", "give the number of object slots (the end-of-list sentinel): `max_objects = 4096`")?;
                 let max_objects = p.int(v, "max_objects")?;
                 if !(1..=i64::from(i32::MAX)).contains(&max_objects) {
-                    return Err(p.err(&v.span(), format!("max_objects = {max_objects} (use 1 to 2147483647)")));
+                    return Err(p.err(
+                        &v.span(),
+                        format!("max_objects = {max_objects} (use 1 to 2147483647)"),
+                    ));
                 }
-                let ev = self.need(t, span, ty, "element", "give the element struct: `element = \"RigidBody\"`")?;
+                let ev = self.need(
+                    t,
+                    span,
+                    ty,
+                    "element",
+                    "give the element struct: `element = \"RigidBody\"`",
+                )?;
                 let en = p.string(ev, "element")?;
                 let j = match self.types.get(en.get_ref()) {
                     Some((_, TypeRef::Struct(j))) => *j,
@@ -1014,24 +1140,48 @@ impl Resolver<'_, '_> {
                     None => "index".into(),
                 };
                 let elem = &self.structs[k];
-                if elem.layout.iter().any(|n| *n == index_name) {
+                if elem.layout.contains(&index_name) {
                     return Err(p.err(&en.span(), format!("struct {} has a field named \"{index_name}\", which the sparse array uses for the object index (set index_name = \"...\")", en.get_ref())));
                 }
                 let mut layout = vec![index_name];
                 layout.extend(elem.layout.iter().cloned());
-                Ok(Kind::Sparse { max_objects, element: k, layout: layout.into() })
+                Ok(Kind::Sparse {
+                    max_objects,
+                    element: k,
+                    layout: layout.into(),
+                })
             }
             "object_index" => {
-                let v = self.need(t, span, ty, "max_objects", "give the number of object slots: `max_objects = 4096`")?;
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_objects",
+                    "give the number of object slots: `max_objects = 4096`",
+                )?;
                 let max_objects = p.int(v, "max_objects")?;
                 if !(0..=i64::from(i32::MAX)).contains(&max_objects) {
-                    return Err(p.err(&v.span(), format!("max_objects = {max_objects} (use 0 to 2147483647)")));
+                    return Err(p.err(
+                        &v.span(),
+                        format!("max_objects = {max_objects} (use 0 to 2147483647)"),
+                    ));
                 }
-                Ok(Kind::ObjectIndex { max_objects, previous: self.previous(t)? })
+                Ok(Kind::ObjectIndex {
+                    max_objects,
+                    previous: self.previous(t)?,
+                })
             }
-            "int_relative" => Ok(Kind::IntRelative { previous: self.previous(t)? }),
+            "int_relative" => Ok(Kind::IntRelative {
+                previous: self.previous(t)?,
+            }),
             "check" => {
-                let v = self.need(t, span, ty, "label", "give the marker's label: `label = \"header\"`")?;
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "label",
+                    "give the marker's label: `label = \"header\"`",
+                )?;
                 Ok(Kind::Check(p.string(v, "label")?.into_inner()))
             }
             "align" => Ok(Kind::Align),
@@ -1076,7 +1226,9 @@ pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) ->
         Kind::CompressedFloat(c) => c.width() as usize,
         Kind::CompressedVector(c) => 3 * c.width() as usize,
         Kind::Quaternion(q) => q.width() as usize,
-        Kind::Str { max_len } => bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize,
+        Kind::Str { max_len } => {
+            bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
+        }
         Kind::Bytes { len } => len.saturating_mul(8),
         Kind::Align | Kind::End => 0,
         Kind::Check(_) => 32,

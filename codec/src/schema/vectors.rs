@@ -89,7 +89,11 @@ pub fn schema_text(v: &Vector) -> Result<(String, DynValue), String> {
                 Some(DynValue::Int(*value)),
             ),
             Op::Check(label) => {
-                let _ = writeln!(fields, "  {{ type = \"check\", label = {} }},", quote(label));
+                let _ = writeln!(
+                    fields,
+                    "  {{ type = \"check\", label = {} }},",
+                    quote(label)
+                );
                 continue;
             }
             Op::End => ("type = \"end\"".into(), None),
@@ -176,7 +180,13 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
     if trace != compiled_trace(v) {
         return Err("trace differs from the compiled ops' trace".into());
     }
-    let read = run_on(&schema, &mut ReadStream::new(&v.bytes), v, &DynValue::Null, 0);
+    let read = run_on(
+        &schema,
+        &mut ReadStream::new(&v.bytes),
+        v,
+        &DynValue::Null,
+        0,
+    );
     if read.as_ref().err() != trace.error.as_ref() {
         return Err(format!("read and trace disagree: {read:?}"));
     }
