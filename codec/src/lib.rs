@@ -66,6 +66,7 @@ pub mod fuzzing;
 pub mod link;
 pub mod packet;
 pub mod quantize;
+pub mod schema;
 pub mod stream;
 pub mod tagged;
 pub mod vectors;

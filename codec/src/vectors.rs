@@ -465,7 +465,7 @@ pub fn drive<S: Stream>(s: &mut S, ops: &mut [Op]) -> Result<()> {
 }
 
 /// The ops with every value reset, as a reader starts.
-fn blank(ops: &[Op]) -> Vec<Op> {
+pub(crate) fn blank(ops: &[Op]) -> Vec<Op> {
     ops.iter()
         .map(|op| match op {
             Op::Bits { n, .. } => Op::Bits { n: *n, value: 0 },
@@ -513,7 +513,7 @@ fn blank(ops: &[Op]) -> Vec<Op> {
 }
 
 /// The values a reader must produce: compressed floats come back quantized.
-fn expected_after_read(ops: &[Op]) -> Vec<Op> {
+pub(crate) fn expected_after_read(ops: &[Op]) -> Vec<Op> {
     ops.iter()
         .map(|op| match op {
             Op::CompressedFloat {
@@ -655,14 +655,20 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
     }
 }
 
-/// Parses and runs a whole `bitlens-vectors/1` document.
+/// Parses and runs a whole `bitlens-vectors/1` document through both engines: the ops driven
+/// directly ([`run_vector`]) and the ops as an ad-hoc schema through the schema interpreter
+/// ([`crate::schema::vectors::run_vector`]). A vector passes when both pass.
 ///
 /// # Errors
 /// When the document itself cannot be understood.
 pub fn run(text: &str) -> Result<Report, String> {
     let mut report = Report::default();
     for v in parse(text)? {
-        match run_vector(&v) {
+        let result = run_vector(&v).and_then(|()| {
+            crate::schema::vectors::run_vector(&v)
+                .map_err(|why| format!("schema interpreter: {why}"))
+        });
+        match result {
             Ok(()) => report.passed.push(v.name),
             Err(why) => report.failed.push((v.name, why)),
         }

@@ -81,6 +81,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Craft one packet from JSON with a schema; the bytes go to stdout.
+    Encode {
+        /// The schema (TOML).
+        #[arg(long)]
+        schema: PathBuf,
+        /// The packet type's name.
+        #[arg(long = "type")]
+        packet_type: String,
+        /// The packet body as JSON.
+        #[arg(long)]
+        json: PathBuf,
+    },
+    /// Decode one raw packet with a schema, field by field (exit status 1 if it is rejected).
+    DecodeBytes {
+        /// The schema (TOML).
+        #[arg(long)]
+        schema: PathBuf,
+        /// The packet's bytes.
+        packet: PathBuf,
+        /// Print the trace and value as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Prints a one-line error and gives exit status 2.
@@ -151,6 +174,44 @@ fn main() -> ExitCode {
             Err(e) => fail(&e),
         },
         Command::Vectors { files } => cmd::vectors::run(&files),
+        Command::Encode {
+            schema,
+            packet_type,
+            json,
+        } => match bitlens::cmd::encode::run(&schema, &packet_type, &json) {
+            Ok(bytes) => {
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                match out.write_all(&bytes).and_then(|()| out.flush()) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(err) => {
+                        eprintln!("bitlens: {err}");
+                        ExitCode::FAILURE
+                    }
+                }
+            }
+            Err(err) => {
+                eprintln!("bitlens: {err:#}");
+                ExitCode::from(2)
+            }
+        },
+        Command::DecodeBytes {
+            schema,
+            packet,
+            json,
+        } => match bitlens::cmd::decode_bytes::run(
+            &schema,
+            &packet,
+            json,
+            &mut std::io::stdout().lock(),
+        ) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(err) => {
+                eprintln!("bitlens: {err:#}");
+                ExitCode::from(2)
+            }
+        },
         Command::Tagged { file, json } => {
             match cmd::tagged::run(&file, json, &mut std::io::stdout().lock()) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -13,6 +13,7 @@ use crate::vectors::{Op, drive};
 use arbitrary::{Arbitrary, Unstructured};
 
 pub mod batch;
+pub mod schema;
 pub mod tagged;
 
 /// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to

@@ -3,6 +3,8 @@
 pub mod check;
 pub mod common;
 pub mod decode;
+pub mod decode_bytes;
+pub mod encode;
 pub mod inspect;
 pub mod synth;
 pub mod tagged;
