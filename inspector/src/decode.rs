@@ -6,8 +6,11 @@
 //! the marker the writer really wrote and says how far reader and writer have drifted apart.
 
 use crate::capture::{Capture, Datagram, Status as CaptureStatus};
+use bitlens_codec::batch::demo as batch_demo;
+use bitlens_codec::batch::{BatchError, BatchTrace, trace_batch};
 use bitlens_codec::demo::{self, DemoPacket};
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame};
+use bitlens_codec::schema::Schema;
 use bitlens_codec::{Error, ErrorKind, FieldKind, ReadStream, Stream, Trace, TraceStream};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,6 +21,10 @@ use std::sync::Arc;
 pub enum DecoderKind {
     /// The compiled demo protocol (bit-packed packets).
     Demo,
+    /// Message batches of the demo protocol (seed 002, WIRE.md section 3).
+    Batch,
+    /// A protocol described by a schema file (`--schema`), interpreted through the same streams.
+    Schema(Arc<Schema>),
 }
 
 impl DecoderKind {
@@ -25,17 +32,8 @@ impl DecoderKind {
     pub fn name(&self) -> &str {
         match self {
             DecoderKind::Demo => "demo",
-        }
-    }
-
-    /// Parses a decoder name.
-    ///
-    /// # Errors
-    /// A message listing the known kinds.
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "demo" => Ok(DecoderKind::Demo),
-            other => Err(format!("unknown decoder {other:?} (known: demo)")),
+            DecoderKind::Batch => "batch",
+            DecoderKind::Schema(_) => "schema",
         }
     }
 }
@@ -45,15 +43,18 @@ impl DecoderKind {
 pub struct Decoders {
     by_port: BTreeMap<u16, DecoderKind>,
     demo_protocol: Arc<Protocol>,
+    schema: Option<Arc<Schema>>,
 }
 
 impl Default for Decoders {
     fn default() -> Self {
         let mut by_port = BTreeMap::new();
         by_port.insert(demo::PORT, DecoderKind::Demo);
+        by_port.insert(batch_demo::PORT, DecoderKind::Batch);
         Decoders {
             by_port,
             demo_protocol: Arc::new(demo::PROTOCOL.clone()),
+            schema: None,
         }
     }
 }
@@ -62,6 +63,32 @@ impl Decoders {
     /// Sets the decoder for a port (`--decode PORT=KIND`).
     pub fn set(&mut self, port: u16, kind: DecoderKind) {
         self.by_port.insert(port, kind);
+    }
+
+    /// Loads a schema: the `schema` decoder kind becomes available, and it replaces the demo
+    /// decoder on the demo port (40000) unless `--decode PORT=schema` says otherwise later.
+    pub fn set_schema(&mut self, schema: Schema) {
+        let schema = Arc::new(schema);
+        self.schema = Some(Arc::clone(&schema));
+        self.by_port.insert(demo::PORT, DecoderKind::Schema(schema));
+    }
+
+    /// Parses a decoder name.
+    ///
+    /// # Errors
+    /// A message listing the known kinds.
+    pub fn parse_kind(&self, name: &str) -> Result<DecoderKind, String> {
+        match name {
+            "demo" => Ok(DecoderKind::Demo),
+            "batch" => Ok(DecoderKind::Batch),
+            "schema" => match &self.schema {
+                Some(s) => Ok(DecoderKind::Schema(Arc::clone(s))),
+                None => Err("the schema decoder needs --schema FILE".into()),
+            },
+            other => Err(format!(
+                "unknown decoder {other:?} (known: demo, batch, schema, none)"
+            )),
+        }
     }
 
     /// Parses and applies one `PORT=KIND` override.
@@ -80,10 +107,10 @@ impl Decoders {
             self.by_port.remove(&port);
             return Ok(());
         }
-        self.set(
-            port,
-            DecoderKind::parse(kind.trim()).map_err(|e| format!("--decode {arg:?}: {e}"))?,
-        );
+        let kind = self
+            .parse_kind(kind.trim())
+            .map_err(|e| format!("--decode {arg:?}: {e}"))?;
+        self.set(port, kind);
         Ok(())
     }
 
@@ -142,6 +169,14 @@ impl Decoders {
                     .map(str::to_owned);
                 Decoded::from_trace(kind.name(), packet_type, trace, payload)
             }
+            DecoderKind::Schema(schema) => {
+                let (t, trace) = schema.trace(payload);
+                let packet_type = t
+                    .and_then(|t| schema.protocol().type_name(t))
+                    .map(str::to_owned);
+                Decoded::from_trace(kind.name(), packet_type, trace, payload)
+            }
+            DecoderKind::Batch => Decoded::from_batch(trace_batch(payload)),
         }
     }
 }
@@ -153,8 +188,8 @@ pub struct Verdict {
     pub status: Status,
     /// The packet type's name, when the read got that far.
     pub packet_type: Option<String>,
-    /// The error that stopped the read.
-    pub error: Option<Error>,
+    /// What stopped the read.
+    pub problem: Option<Problem>,
 }
 
 impl Decoders {
@@ -171,7 +206,7 @@ impl Decoders {
             return Verdict {
                 status,
                 packet_type: None,
-                error: None,
+                problem: None,
             };
         }
         let payload = capture.payload(d);
@@ -182,22 +217,82 @@ impl Decoders {
                 let packet_type = known
                     .and_then(|t| self.demo_protocol.type_name(t))
                     .map(str::to_owned);
-                let status = match &r {
-                    Ok(()) => Status::Ok,
-                    Err(e) if matches!(e.kind(), ErrorKind::CheckMismatch { .. }) => Status::Desync,
-                    Err(_) => Status::Error,
-                };
+                Verdict::from_read(packet_type, r)
+            }
+            Some(DecoderKind::Schema(schema)) => {
+                let (known, r) = schema.verdict(payload);
+                let packet_type = known
+                    .and_then(|t| schema.protocol().type_name(t))
+                    .map(str::to_owned);
+                Verdict::from_read(packet_type, r)
+            }
+            Some(DecoderKind::Batch) => {
+                let decoded = Decoded::from_batch(trace_batch(payload));
                 Verdict {
-                    status,
-                    packet_type,
-                    error: r.err(),
+                    status: decoded.status,
+                    packet_type: decoded.packet_type,
+                    problem: decoded.problem,
                 }
             }
             None => Verdict {
                 status: Status::Undecoded,
                 packet_type: None,
-                error: None,
+                problem: None,
             },
+        }
+    }
+}
+
+impl Verdict {
+    fn from_read(packet_type: Option<String>, r: Result<(), Error>) -> Self {
+        let status = match &r {
+            Ok(()) => Status::Ok,
+            Err(e) if matches!(e.kind(), ErrorKind::CheckMismatch { .. }) => Status::Desync,
+            Err(_) => Status::Error,
+        };
+        Verdict {
+            status,
+            packet_type,
+            problem: r.err().map(|e| Problem::from(&e)),
+        }
+    }
+}
+
+/// Why a datagram did not decode, whichever layer said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The error kind's snake-case name (`out_of_range`, `check_mismatch`, ...).
+    pub kind: String,
+    /// Bit offset in the payload.
+    pub bit: usize,
+    /// Field path (for batches: the message and field).
+    pub field: String,
+    /// The whole one-line message.
+    pub message: String,
+}
+
+impl From<&Error> for Problem {
+    fn from(e: &Error) -> Self {
+        Problem {
+            kind: e.kind().name().to_owned(),
+            bit: e.bit(),
+            field: e.field().to_owned(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<&BatchError> for Problem {
+    fn from(e: &BatchError) -> Self {
+        let field = match e.message() {
+            Some(m) => format!("[{}].{}", m.index, e.field()),
+            None => e.field().to_owned(),
+        };
+        Problem {
+            kind: e.kind().name().to_owned(),
+            bit: e.offset() * 8,
+            field,
+            message: e.to_string(),
         }
     }
 }
@@ -354,6 +449,10 @@ pub struct Decoded {
     pub trace: Trace,
     /// Where reader and writer drifted apart, for [`Status::Desync`].
     pub desync: Option<Desync>,
+    /// What stopped the read, whichever layer said so.
+    pub problem: Option<Problem>,
+    /// The per-message view of a batch datagram.
+    pub batch: Option<BatchTrace>,
 }
 
 impl Decoded {
@@ -364,6 +463,38 @@ impl Decoded {
             packet_type: None,
             trace: Trace::default(),
             desync: None,
+            problem: None,
+            batch: None,
+        }
+    }
+
+    /// Classifies a batch trace: an error when the framing or any message is corrupt.
+    pub fn from_batch(batch: BatchTrace) -> Self {
+        let problem = batch
+            .error
+            .as_ref()
+            .or_else(|| batch.messages.iter().find_map(|m| m.error.as_ref()))
+            .map(Problem::from);
+        let status = if batch.is_clean() {
+            Status::Ok
+        } else {
+            Status::Error
+        };
+        let fields = batch.tree();
+        let bits_read = fields.iter().map(|f| f.bit + f.bits).max().unwrap_or(0);
+        let trace = Trace {
+            fields,
+            bits_read,
+            ..Trace::default()
+        };
+        Decoded {
+            decoder: "batch".into(),
+            status,
+            packet_type: Some("Batch".into()),
+            trace,
+            desync: None,
+            problem,
+            batch: Some(batch),
         }
     }
 
@@ -386,18 +517,16 @@ impl Decoded {
                 _ => (Status::Error, None),
             },
         };
+        let problem = trace.error.as_ref().map(Problem::from);
         Decoded {
             decoder: decoder.to_owned(),
             status,
             packet_type,
             trace,
             desync,
+            problem,
+            batch: None,
         }
-    }
-
-    /// The error that stopped the read.
-    pub fn error(&self) -> Option<&Error> {
-        self.trace.error.as_ref()
     }
 }
 
@@ -535,6 +664,11 @@ mod tests {
         assert!(d.apply_override("x=demo").is_err());
         assert!(d.apply_override("1=nope").unwrap_err().contains("known"));
         d.apply_override("40000=none").unwrap();
-        assert_eq!(d.describe(), "5000=demo");
+        assert_eq!(d.describe(), "5000=demo 40001=batch");
+        assert!(
+            d.apply_override("7=schema")
+                .unwrap_err()
+                .contains("--schema")
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Turning a [`Decoded`] datagram into text lines and JSON objects for `decode` and `check`.
 
 use crate::capture::{Capture, Datagram};
-use crate::decode::Decoded;
+use crate::decode::{Decoded, Problem};
+use bitlens_codec::batch::{FramingStatus, MessageStatus};
 use bitlens_codec::{FieldKind, Value};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -42,7 +43,7 @@ pub struct JsonCheck<'a> {
 #[derive(Serialize)]
 pub struct JsonError {
     /// Snake-case error kind.
-    pub kind: &'static str,
+    pub kind: String,
     /// Bit where the read stopped.
     pub bit: usize,
     /// Field path.
@@ -97,6 +98,35 @@ pub struct JsonDatagram<'a> {
     pub error: Option<JsonError>,
     /// The desync analysis.
     pub desync: Option<JsonDesync>,
+    /// For batch datagrams: one object per message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<JsonMessage<'a>>>,
+}
+
+/// One message of a batch datagram.
+#[derive(Serialize)]
+pub struct JsonMessage<'a> {
+    /// Position in the batch.
+    pub index: usize,
+    /// Byte offset of its header in the datagram.
+    pub offset: usize,
+    /// Message type number.
+    #[serde(rename = "type")]
+    pub message_type: u8,
+    /// The type's name, for known types.
+    pub name: Option<&'static str>,
+    /// Update stage number.
+    pub stage: u8,
+    /// The stage's name, for known stages.
+    pub stage_name: Option<&'static str>,
+    /// Body length from its header.
+    pub len: usize,
+    /// `ok`, `unknown_type` or `error`.
+    pub status: &'static str,
+    /// Why it did not decode.
+    pub error: Option<JsonError>,
+    /// The decoded body fields (known types).
+    pub fields: Vec<JsonField<'a>>,
 }
 
 /// Builds the JSON form of a decoded datagram.
@@ -136,11 +166,54 @@ pub fn json<'a>(d: &Datagram, payload_len: usize, decoded: &'a Decoded) -> JsonD
             FieldKind::Scope | FieldKind::Padding => {}
         }
     }
-    let error = decoded.error().map(|e| JsonError {
-        kind: e.kind().name(),
-        bit: e.bit(),
-        field: e.field().to_owned(),
-        message: e.to_string(),
+    let error = decoded.problem.as_ref().map(|p| JsonError {
+        kind: p.kind.clone(),
+        bit: p.bit,
+        field: p.field.clone(),
+        message: p.message.clone(),
+    });
+    let messages = decoded.batch.as_ref().map(|b| {
+        // The datagram's fields are the messages' fields; list them per message only.
+        fields.clear();
+        b.messages
+            .iter()
+            .map(|m| JsonMessage {
+                index: m.index,
+                offset: m.offset,
+                message_type: m.message_type,
+                name: m.name,
+                stage: m.stage,
+                stage_name: m.stage_name,
+                len: m.len,
+                status: match m.status {
+                    MessageStatus::Ok => "ok",
+                    MessageStatus::UnknownType => "unknown_type",
+                    MessageStatus::Error => "error",
+                },
+                error: m.error.as_ref().map(|e| {
+                    let p = Problem::from(e);
+                    JsonError {
+                        kind: p.kind,
+                        bit: p.bit,
+                        field: p.field,
+                        message: p.message,
+                    }
+                }),
+                fields: m
+                    .fields
+                    .iter()
+                    .filter(|f| f.kind == FieldKind::Value || !matches!(f.value, Value::None))
+                    .map(|f| JsonField {
+                        path: &f.path,
+                        bit: f.bit,
+                        bits: f.bits,
+                        value: &f.value,
+                        min: f.range.map(|r| r.0),
+                        max: f.range.map(|r| r.1),
+                    })
+                    .collect(),
+            })
+            .collect()
     });
     let desync = decoded.desync.as_ref().map(|s| JsonDesync {
         label: s.label.clone(),
@@ -158,12 +231,19 @@ pub fn json<'a>(d: &Datagram, payload_len: usize, decoded: &'a Decoded) -> JsonD
         dst: d.dst.to_string(),
         len: payload_len,
         decoder: &decoded.decoder,
-        status: decoded.status.name(),
+        // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message
+        // body shows in its message's status.
+        status: match &decoded.batch {
+            Some(b) if b.status == FramingStatus::Ok => "ok",
+            Some(_) => "error",
+            None => decoded.status.name(),
+        },
         packet_type: decoded.packet_type.as_deref(),
         fields,
         checks,
         error,
         desync,
+        messages,
     }
 }
 
@@ -180,8 +260,8 @@ pub fn summary_line(capture: &Capture, d: &Datagram, decoded: &Decoded) -> Strin
         decoded.packet_type.as_deref().unwrap_or("-"),
         decoded.status
     );
-    if let Some(e) = decoded.error() {
-        let _ = write!(s, "  {e}");
+    if let Some(p) = &decoded.problem {
+        let _ = write!(s, "  {}", p.message);
     }
     if let Some(ds) = &decoded.desync {
         let _ = write!(s, "; {}", ds.message());

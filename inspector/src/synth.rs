@@ -7,6 +7,8 @@ use crate::capture::Timestamp;
 use crate::capture::write::SynthDatagram;
 use crate::decode::Status;
 use arbitrary::{Arbitrary, Unstructured};
+use bitlens_codec::batch::demo::{self as batch_demo, DemoMessage};
+use bitlens_codec::batch::{BatchWriter, UpdateStage};
 use bitlens_codec::demo::{self, DemoPacket, PacketB, RoboCat};
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame, packet_crc};
 use bitlens_codec::{Error, Result, Stream, WriteStream};
@@ -233,8 +235,43 @@ fn client(i: u8) -> SocketAddr {
     )
 }
 
+/// The batch port's addresses: the same hosts, the demo batch port on the server.
+fn batch_server() -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), batch_demo::PORT)
+}
+fn batch_client(i: u8) -> SocketAddr {
+    SocketAddr::new(
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 11 + i)),
+        51001 + u16::from(i),
+    )
+}
+
+/// A batch of 1 to 6 random demo messages at random update stages.
+fn random_batch(rng: &mut Rng) -> Vec<u8> {
+    let mut noise = [0u8; 1024];
+    rng.fill(&mut noise);
+    let mut u = Unstructured::new(&noise);
+    let mut buf = vec![0u8; batch_demo::MTU];
+    let Ok(mut w) = BatchWriter::new(&mut buf) else {
+        return Vec::new();
+    };
+    let n = 1 + rng.below(6);
+    for _ in 0..n {
+        let Ok(mut m) = DemoMessage::arbitrary(&mut u) else {
+            break;
+        };
+        let stage = UpdateStage(rng.below(7) as u8);
+        if !matches!(m.push(&mut w, stage), Ok(true)) {
+            break;
+        }
+    }
+    let len = w.finish();
+    buf.truncate(len);
+    buf
+}
+
 /// The fault kinds, in the order `--faults` cycles through them.
-pub const FAULT_KINDS: [&str; 9] = [
+pub const FAULT_KINDS: [&str; 10] = [
     "desync_extra_bit",
     "truncated_datagram",
     "bit_flip",
@@ -244,6 +281,7 @@ pub const FAULT_KINDS: [&str; 9] = [
     "corrupt_crc",
     "snaplen_truncated",
     "ip_fragment",
+    "batch_length_past_end",
 ];
 
 /// Generates `packets` datagrams (and with `faults`, one fault in every 25, cycling through
@@ -257,7 +295,9 @@ pub fn generate(
     let mut out = Vec::with_capacity(packets);
     let mut labels = Vec::new();
     let mut frame_no = 1u64;
-    let per_tick = i128::from(CLIENTS) * 2;
+    // Per tick: each client sends a packet, the server answers each, and two message batches
+    // travel on the batch port (server -> client, client -> server).
+    let per_tick = i128::from(CLIENTS) * 2 + 2;
     for i in 0..packets {
         let tick = i as i128 / per_tick;
         let slot = i as i128 % per_tick;
@@ -267,15 +307,20 @@ pub fn generate(
             + i128::from(rng.below(1000) as u16);
         let time = Timestamp::from_nanos(nanos);
         let c = (slot as u8) % CLIENTS;
-        let from_server = slot >= i128::from(CLIENTS);
-        let (src, dst) = if from_server {
-            (server(), client(c))
-        } else {
-            (client(c), server())
-        };
+        let batch_slot = slot >= i128::from(CLIENTS) * 2;
+        let from_server = slot >= i128::from(CLIENTS) && slot != per_tick - 1;
         let fault_kind =
             (faults && i % 25 == 12).then(|| FAULT_KINDS[(i / 25) % FAULT_KINDS.len()]);
-        let mut packet = random_packet(&mut rng, from_server);
+        let on_batch_port = match fault_kind {
+            Some(kind) => kind == "batch_length_past_end",
+            None => batch_slot,
+        };
+        let (src, dst) = match (on_batch_port, from_server) {
+            (true, true) => (batch_server(), batch_client((tick % 4) as u8)),
+            (true, false) => (batch_client((tick % 4) as u8), batch_server()),
+            (false, true) => (server(), client(c)),
+            (false, false) => (client(c), server()),
+        };
         let mut datagram = None;
         if let Some(kind) = fault_kind {
             let (bytes, expect, detail, snap, frag) = make_fault(kind, &mut rng);
@@ -300,8 +345,13 @@ pub fn generate(
         }
         let d = match datagram {
             Some(d) => d,
+            None if on_batch_port => {
+                frame_no += 1;
+                SynthDatagram::new(time, src, dst, random_batch(&mut rng))
+            }
             None => {
                 frame_no += 1;
+                let mut packet = random_packet(&mut rng, from_server);
                 let bytes = encode(&mut packet, &demo::PROTOCOL).unwrap_or_default();
                 SynthDatagram::new(time, src, dst, bytes)
             }
@@ -419,6 +469,15 @@ fn make_fault(kind: &'static str, rng: &mut Rng) -> FaultBytes {
                 Some(52),
                 None,
             )
+        }
+        "batch_length_past_end" => {
+            let mut bytes = random_batch(rng);
+            // The first message's body length (bytes 4..6) claims more than the batch holds.
+            if bytes.len() >= 6 {
+                bytes[4..6].copy_from_slice(&0xFFF0u16.to_le_bytes());
+            }
+            let detail = "first message claims 65520 body bytes: the batch iterator stops there";
+            (bytes, Status::Error, detail.into(), None, None)
         }
         _ => {
             let mut p = DemoPacket::B(PacketB {

@@ -145,6 +145,15 @@ impl Schema {
         (seen, s.into_trace(r))
     }
 
+    /// Reads a framed packet for its verdict only: the packet type once read, and how the read
+    /// ended (what `bitlens check` needs for every datagram).
+    pub fn verdict(&self, data: &[u8]) -> (Option<u32>, Result<()>) {
+        let mut s = ReadStream::new(data);
+        let mut seen = None;
+        let r = self.framed(&mut s, &mut 0, &NULL, &mut seen).map(|_| ());
+        (seen, r)
+    }
+
     /// Reads a framed packet: its type number and its body as a struct value.
     ///
     /// # Errors

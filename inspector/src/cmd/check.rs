@@ -44,15 +44,15 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
             Status::Undecoded => undecoded += 1,
             status => {
                 problems += 1;
-                let kind = match &v.error {
-                    Some(e) if status == Status::Error => format!("error/{}", e.kind().name()),
+                let kind = match &v.problem {
+                    Some(p) if status == Status::Error => format!("error/{}", p.kind),
                     _ => status.name().to_owned(),
                 };
                 first.entry(kind).or_insert_with(|| {
                     // Only the first of each kind is traced in full (desync location and all).
                     let decoded = decoders.decode(&capture, d);
-                    let mut msg = match decoded.error() {
-                        Some(e) => e.to_string(),
+                    let mut msg = match &decoded.problem {
+                        Some(p) => p.message.clone(),
                         None => format!("{} bytes, {}", capture.payload(d).len(), decoded.status),
                     };
                     if let Some(ds) = &decoded.desync {

@@ -4,6 +4,7 @@ use crate::capture::Capture;
 use crate::decode::Decoders;
 use anyhow::{Context, Result, bail};
 use bitlens_codec::ProtocolId;
+use bitlens_codec::schema::Schema;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -11,13 +12,18 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug, Clone, Default)]
 pub struct DecodeOpts {
     /// Decode a UDP port with a decoder, like Wireshark's "Decode As" (repeatable):
-    /// `--decode 5000=demo`; `PORT=none` removes a default. Defaults: 40000=demo.
+    /// `--decode 5000=demo`; kinds: demo, batch, schema (needs --schema), none (removes a
+    /// default). Defaults: 40000=demo 40001=batch.
     #[arg(long = "decode", value_name = "PORT=KIND")]
     pub decode: Vec<String>,
     /// Verify the demo protocol's CRCs with this protocol id (hex `0x...` or decimal; 32-bit
     /// unless above 0xffffffff or written with 16 hex digits).
     #[arg(long, value_name = "ID")]
     pub protocol_id: Option<String>,
+    /// Describe the protocol with a schema file (see SCHEMA.md): it replaces the demo decoder
+    /// on port 40000, or the ports given with `--decode PORT=schema`.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
 }
 
 impl DecodeOpts {
@@ -27,6 +33,12 @@ impl DecodeOpts {
     /// A message naming the bad argument.
     pub fn decoders(&self) -> Result<Decoders> {
         let mut d = Decoders::default();
+        if let Some(path) = &self.schema {
+            if !path.exists() {
+                bail!("{}: no such file", path.display());
+            }
+            d.set_schema(Schema::load(path).map_err(|e| anyhow::anyhow!("{e}"))?);
+        }
         for arg in &self.decode {
             d.apply_override(arg).map_err(anyhow::Error::msg)?;
         }

@@ -349,10 +349,17 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
                 t.status(d.decoded.status),
             ),
         ]));
-        let second = match (&d.decoded.desync, d.decoded.error()) {
+        let second = match (&d.decoded.desync, &d.decoded.problem) {
             (Some(ds), _) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
-            (None, Some(e)) => Line::from(Span::styled(format!(" ✗ {e}"), t.bad())),
+            (None, Some(p)) => Line::from(Span::styled(format!(" ✗ {}", p.message), t.bad())),
             (None, None) => match d.decoded.status {
+                Status::Ok if d.decoded.batch.is_some() => {
+                    let n = d.decoded.batch.as_ref().map_or(0, |b| b.messages.len());
+                    Line::from(Span::styled(
+                        format!(" ✓ batch framing valid; {n} messages, every length checked"),
+                        t.ok(),
+                    ))
+                }
                 Status::Ok => Line::from(Span::styled(
                     " ✓ every check marker agrees; the packet ends where it should",
                     t.ok(),
@@ -521,7 +528,7 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     let sel = selected.map_or(0..0, |s| {
         s.bit..s.bit + s.bits.max(if s.kind == FieldKind::Scope { 0 } else { 1 })
     });
-    let error_bit = d.decoded.error().map(|e| e.bit());
+    let error_bit = d.decoded.problem.as_ref().map(|p| p.bit);
     let bpl = a.bytes_per_line();
     let h = a.bits.height.saturating_sub(3) as usize;
     let mut lines = vec![Line::from(Span::styled(
