@@ -1,8 +1,10 @@
 //! Word-level bit packing (seed 003, WIRE.md section 1 "Bits").
 //!
 //! Layout: LSB-first. The first value written occupies the lowest bits of byte 0; stream bit `k`
-//! is bit `k % 8` of byte `k / 8`. Values are gathered in a 64-bit scratch register and stored as
-//! little-endian 32-bit words, so the word size never shows on the wire:
+//! is bit `k % 8` of byte `k / 8`. The writer gathers values in a 64-bit scratch register and
+//! stores it as a little-endian word (the reference stores 32-bit words; the bytes are the same,
+//! so the word size never shows on the wire); the reader loads a little-endian 64-bit window at
+//! the byte holding its next bit:
 //!
 //! ```text
 //!  byte 0          byte 1          byte 2
@@ -46,6 +48,12 @@ pub struct PastEnd {
     pub remaining: usize,
 }
 
+/// The low `n` bits set, for `n` in 0..=32 (no branch: the shift never reaches 64).
+#[inline(always)]
+const fn mask32(n: u32) -> u64 {
+    (1u64 << n) - 1
+}
+
 #[inline(always)]
 const fn low_mask(n: u32) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
@@ -53,16 +61,20 @@ const fn low_mask(n: u32) -> u64 {
 
 /// Packs values of 1..=32 bits into a caller-owned byte buffer, word by word.
 ///
-/// Call [`BitWriter::flush`] when done: it stores the partial last word and returns the number of
-/// bytes the packet occupies.
+/// Values gather in a 64-bit scratch register that is stored as one little-endian 64-bit word
+/// whenever it fills (the same bytes as two 32-bit words: word size never shows on the wire).
+/// Call [`BitWriter::flush`] when done: it stores the partial last word and returns the number
+/// of bytes the packet occupies.
 #[derive(Debug)]
 pub struct BitWriter<'a> {
     buf: &'a mut [u8],
     scratch: u64,
+    /// Bits in `scratch` (0..64).
     scratch_bits: u32,
-    /// Byte offset where the next full 32-bit word goes.
+    /// Byte offset where the next full 64-bit word goes.
     word_byte: usize,
-    bits_written: usize,
+    /// Bits still free in `buf`.
+    bits_left: usize,
     capacity_bits: usize,
 }
 
@@ -76,7 +88,7 @@ impl<'a> BitWriter<'a> {
             scratch: 0,
             scratch_bits: 0,
             word_byte: 0,
-            bits_written: 0,
+            bits_left: capacity_bits,
             capacity_bits,
         }
     }
@@ -84,13 +96,13 @@ impl<'a> BitWriter<'a> {
     /// Bits written so far.
     #[inline]
     pub fn bits_written(&self) -> usize {
-        self.bits_written
+        self.capacity_bits - self.bits_left
     }
 
     /// Bits still free in the buffer.
     #[inline]
     pub fn bits_available(&self) -> usize {
-        self.capacity_bits - self.bits_written
+        self.bits_left
     }
 
     /// Writes the low `n` bits of `value` (`n` in 1..=32; higher bits of `value` must be zero).
@@ -101,22 +113,27 @@ impl<'a> BitWriter<'a> {
     pub fn write_bits(&mut self, value: u32, n: u32) -> Result<(), Overflow> {
         debug_assert!((1..=32).contains(&n));
         debug_assert!(u64::from(value) <= low_mask(n));
-        if self.bits_written + n as usize > self.capacity_bits {
+        if n as usize > self.bits_left {
             return Err(Overflow {
                 needed: n as usize,
-                available: self.bits_available(),
+                available: self.bits_left,
             });
         }
+        self.bits_left -= n as usize;
+        let total = self.scratch_bits + n;
         self.scratch |= u64::from(value) << self.scratch_bits;
-        self.scratch_bits += n;
-        self.bits_written += n as usize;
-        if self.scratch_bits >= 32 {
-            // In bounds: bits_written <= capacity and this word ends at or before bits_written.
-            let word = (self.scratch as u32).to_le_bytes();
-            self.buf[self.word_byte..self.word_byte + 4].copy_from_slice(&word);
-            self.word_byte += 4;
-            self.scratch >>= 32;
-            self.scratch_bits -= 32;
+        if total >= 64 {
+            // The word is complete and lies wholly within the capacity checked above.
+            let end = self.word_byte + 8;
+            if let Some(word) = self.buf.get_mut(self.word_byte..end) {
+                word.copy_from_slice(&self.scratch.to_le_bytes());
+            }
+            self.word_byte = end;
+            // total >= 64 with n <= 32 means scratch_bits >= 32: the shift is 1..=32.
+            self.scratch = u64::from(value) >> (64 - self.scratch_bits);
+            self.scratch_bits = total - 64;
+        } else {
+            self.scratch_bits = total;
         }
         Ok(())
     }
@@ -130,10 +147,10 @@ impl<'a> BitWriter<'a> {
         if n <= 32 {
             return self.write_bits(value as u32, n);
         }
-        if self.bits_written + n as usize > self.capacity_bits {
+        if n as usize > self.bits_left {
             return Err(Overflow {
                 needed: n as usize,
-                available: self.bits_available(),
+                available: self.bits_left,
             });
         }
         self.write_bits(value as u32, 32)?;
@@ -143,7 +160,7 @@ impl<'a> BitWriter<'a> {
     /// Zero bits needed to reach the next byte boundary (0 when aligned).
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        ((8 - (self.bits_written % 8)) % 8) as u32
+        ((8 - (self.bits_written() % 8)) % 8) as u32
     }
 
     /// Writes zero bits up to the next byte boundary.
@@ -163,12 +180,12 @@ impl<'a> BitWriter<'a> {
     /// # Errors
     /// [`Overflow`] if the bytes do not fit; nothing is written then.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
-        debug_assert_eq!(self.bits_written % 8, 0);
+        debug_assert_eq!(self.bits_written() % 8, 0);
         let needed = bytes.len().saturating_mul(8);
-        if needed > self.bits_available() {
+        if needed > self.bits_left {
             return Err(Overflow {
                 needed,
-                available: self.bits_available(),
+                available: self.bits_left,
             });
         }
         for &b in bytes {
@@ -186,10 +203,12 @@ impl<'a> BitWriter<'a> {
     /// Stores the partial last word and returns the bytes written: `ceil(bits / 8)`.
     /// Further writes continue where this left off.
     pub fn flush(&mut self) -> usize {
-        let bytes = self.bits_written.div_ceil(8);
+        let bytes = self.bits_written().div_ceil(8);
         let tail = bytes - self.word_byte;
-        let word = (self.scratch as u32).to_le_bytes();
-        self.buf[self.word_byte..bytes].copy_from_slice(&word[..tail]);
+        let word = self.scratch.to_le_bytes();
+        if let Some(dst) = self.buf.get_mut(self.word_byte..bytes) {
+            dst.copy_from_slice(&word[..tail]);
+        }
         bytes
     }
 }
@@ -222,14 +241,14 @@ impl BitCounter {
     }
 }
 
-/// Unpacks values from a byte slice, word by word, with every read checked against the end.
+/// Unpacks values from a byte slice, with every read checked against the end.
+///
+/// Each read loads the unaligned little-endian 64-bit window that starts at the byte holding the
+/// next bit (the missing bytes of the last window read as zero), shifts and masks: reads do not
+/// depend on one another except through the bit position, which keeps them fast.
 #[derive(Debug, Clone)]
 pub struct BitReader<'a> {
     data: &'a [u8],
-    scratch: u64,
-    scratch_bits: u32,
-    /// Byte offset of the next 32-bit word to load.
-    word_byte: usize,
     bits_read: usize,
     total_bits: usize,
 }
@@ -239,9 +258,6 @@ impl<'a> BitReader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
         BitReader {
             data,
-            scratch: 0,
-            scratch_bits: 0,
-            word_byte: 0,
             bits_read: 0,
             total_bits: data.len().saturating_mul(8),
         }
@@ -264,21 +280,6 @@ impl<'a> BitReader<'a> {
         self.total_bits - self.bits_read
     }
 
-    #[inline(always)]
-    fn load_word(&self) -> u32 {
-        let start = self.word_byte;
-        match self.data.get(start..start + 4) {
-            Some(w) => u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
-            None => {
-                // The last, partial word: the missing bytes read as zero.
-                let mut w = [0u8; 4];
-                let tail = self.data.get(start..).unwrap_or(&[]);
-                w[..tail.len()].copy_from_slice(tail);
-                u32::from_le_bytes(w)
-            }
-        }
-    }
-
     /// Reads `n` bits (1..=32).
     ///
     /// # Errors
@@ -286,21 +287,19 @@ impl<'a> BitReader<'a> {
     #[inline]
     pub fn read_bits(&mut self, n: u32) -> Result<u32, PastEnd> {
         debug_assert!((1..=32).contains(&n));
-        if n as usize > self.bits_remaining() {
-            return Err(PastEnd {
-                needed: n as usize,
-                remaining: self.bits_remaining(),
-            });
+        let pos = self.bits_read;
+        let byte = pos >> 3;
+        // Fast path: a whole 8-byte window exists, so at least 57 bits remain past `pos` — more
+        // than any n <= 32 — and the window's own bounds check is the only one.
+        if let Some(w) = self.data.get(byte..byte + 8) {
+            let window = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            self.bits_read = pos + n as usize;
+            return Ok(((window >> (pos & 7)) & mask32(n)) as u32);
         }
-        if self.scratch_bits < n {
-            self.scratch |= u64::from(self.load_word()) << self.scratch_bits;
-            self.scratch_bits += 32;
-            self.word_byte += 4;
-        }
-        let value = (self.scratch & low_mask(n)) as u32;
-        self.scratch >>= n;
-        self.scratch_bits -= n;
-        self.bits_read += n as usize;
+        // Near the end: plain values in and out, so the reader never escapes to memory and its
+        // position stays in a register in the loops of callers.
+        let value = read_near_end(self.data, pos, n)?;
+        self.bits_read = pos + n as usize;
         Ok(value)
     }
 
@@ -356,11 +355,32 @@ impl<'a> BitReader<'a> {
                 remaining: self.bits_remaining(),
             });
         }
-        for b in out.iter_mut() {
-            *b = self.read_bits(8)? as u8;
+        let start = self.bits_read / 8;
+        if let Some(src) = self.data.get(start..start + out.len()) {
+            out.copy_from_slice(src);
         }
+        self.bits_read += needed;
         Ok(())
     }
+}
+
+/// [`BitReader::read_bits`] in the last 8 bytes, where the end must be checked.
+#[cold]
+#[inline(never)]
+fn read_near_end(data: &[u8], pos: usize, n: u32) -> Result<u32, PastEnd> {
+    let total = data.len() * 8;
+    if n as usize > total - pos {
+        return Err(PastEnd {
+            needed: n as usize,
+            remaining: total - pos,
+        });
+    }
+    let byte = pos >> 3;
+    let mut w = [0u8; 8];
+    let tail = data.get(byte..).unwrap_or(&[]);
+    let k = tail.len().min(8);
+    w[..k].copy_from_slice(&tail[..k]);
+    Ok(((u64::from_le_bytes(w) >> (pos & 7)) & mask32(n)) as u32)
 }
 
 /// Where the write-side streams put their bits: a [`BitWriter`] or a [`BitCounter`].
@@ -388,7 +408,7 @@ impl BitSink for BitWriter<'_> {
     }
     #[inline(always)]
     fn position(&self) -> usize {
-        self.bits_written
+        self.bits_written()
     }
     #[inline(always)]
     fn available(&self) -> usize {
