@@ -227,11 +227,15 @@ impl Decoders {
                 Verdict::from_read(packet_type, r)
             }
             Some(DecoderKind::Batch) => {
-                let decoded = Decoded::from_batch(trace_batch(payload));
+                let result = batch_demo::verdict(payload);
                 Verdict {
-                    status: decoded.status,
-                    packet_type: decoded.packet_type,
-                    problem: decoded.problem,
+                    status: if result.is_ok() {
+                        Status::Ok
+                    } else {
+                        Status::Error
+                    },
+                    packet_type: Some("Batch".into()),
+                    problem: result.err().as_ref().map(Problem::from),
                 }
             }
             None => Verdict {

@@ -310,3 +310,65 @@ fn synth_is_deterministic() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn parallel_decode_keeps_capture_order_and_check_counts_everything_once() {
+    let dir = std::env::temp_dir().join(format!("bitlens-par-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cap = dir.join("many.pcap");
+    // Several 2048-datagram chunks, with faults spread over all of them.
+    assert!(
+        bitlens(&[
+            "synth",
+            cap.to_str().unwrap(),
+            "--packets",
+            "9000",
+            "--seed",
+            "5",
+            "--faults"
+        ])
+        .status
+        .success()
+    );
+    let o = bitlens(&["decode", "--json", cap.to_str().unwrap()]);
+    let frames: Vec<u64> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["frame"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        frames.windows(2).all(|w| w[0] < w[1]),
+        "frames out of order"
+    );
+    let o = bitlens(&["check", cap.to_str().unwrap()]);
+    let out = stdout(&o);
+    let total: usize = out
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(|n| n.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(total, frames.len(), "{out}");
+    // The first desync is the first labelled one, whichever thread found it.
+    let labels = std::fs::read_to_string(dir.join("many.labels.json")).unwrap();
+    let first_desync = labels
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["expect"] == "desync")
+        .unwrap()["frame"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        out.contains(&format!("desync              frame {first_desync}:"))
+            || out.contains(&format!("desync  frame {first_desync}:"))
+            || out.lines().any(|l| l.trim_start().starts_with("desync")
+                && l.contains(&format!("frame {first_desync}:"))),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

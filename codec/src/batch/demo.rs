@@ -19,6 +19,7 @@ use super::message::{
     max_body,
 };
 use super::queue::{Dispatch, handle_raw};
+use super::read_batch;
 use super::trace::{BatchTrace, FieldRecorder, trace_batch_with};
 use crate::demo::{
     LOCATION_LIMIT, MAX_MICE, MAX_MOUSE, MAX_NAME, MAX_NETWORK_ID, RigidBody, RoboCat,
@@ -697,6 +698,25 @@ pub fn samples() -> Vec<DemoMessage> {
             network_id: id(1001),
         }),
     ]
+}
+
+/// The verdict on a demo batch without tracing it (what `bitlens check` needs for every
+/// datagram): the number of messages, or the error a trace would report first — a framing
+/// error, else the first message whose body does not decode.
+///
+/// # Errors
+/// The framing error, or the first body error.
+pub fn verdict(data: &[u8]) -> Result<usize> {
+    let mut body_error = None;
+    let mut count = 0;
+    for m in read_batch(data)? {
+        let raw = m?;
+        if let Err(e) = DemoMessage::decode(&raw) {
+            body_error.get_or_insert(e);
+        }
+        count += 1;
+    }
+    body_error.map_or(Ok(count), Err)
 }
 
 /// Every sample message in one batch of the demo MTU, stage `update`.

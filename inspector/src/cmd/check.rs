@@ -4,10 +4,12 @@
 //! `--strict`, when any datagram has no decoder), 2 on a usage or file error.
 
 use super::common::{DecodeOpts, open_capture};
-use crate::decode::Status;
+use crate::capture::Capture;
+use crate::decode::{Decoders, Status};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 
 /// The outcome of a check.
@@ -21,6 +23,62 @@ pub struct Outcome {
     pub damage: Option<String>,
 }
 
+/// What one thread found in its part of the capture.
+#[derive(Debug, Default)]
+struct Tally {
+    /// counts[type][status]
+    counts: BTreeMap<String, [usize; Status::ALL.len()]>,
+    problems: usize,
+    undecoded: usize,
+    /// The index of the first datagram with each kind of problem.
+    first: BTreeMap<String, usize>,
+}
+
+impl Tally {
+    fn merge(&mut self, other: Tally) {
+        for (t, row) in other.counts {
+            let mine = self.counts.entry(t).or_default();
+            for (a, b) in mine.iter_mut().zip(row) {
+                *a += b;
+            }
+        }
+        self.problems += other.problems;
+        self.undecoded += other.undecoded;
+        for (kind, i) in other.first {
+            let e = self.first.entry(kind).or_insert(i);
+            *e = (*e).min(i);
+        }
+    }
+}
+
+fn tally(capture: &Capture, decoders: &Decoders, range: Range<usize>) -> Tally {
+    let mut t = Tally::default();
+    for i in range {
+        let v = decoders.verdict(capture, &capture.datagrams()[i]);
+        let row = match t.counts.get_mut(v.packet_type.as_deref().unwrap_or("-")) {
+            Some(row) => row,
+            None => t
+                .counts
+                .entry(v.packet_type.clone().unwrap_or_else(|| "-".into()))
+                .or_default(),
+        };
+        row[v.status as usize] += 1;
+        match v.status {
+            Status::Ok => {}
+            Status::Undecoded => t.undecoded += 1,
+            status => {
+                t.problems += 1;
+                let kind = match &v.problem {
+                    Some(p) if status == Status::Error => format!("error/{}", p.kind),
+                    _ => status.name().to_owned(),
+                };
+                t.first.entry(kind).or_insert(i);
+            }
+        }
+    }
+    t
+}
+
 /// Decodes every datagram and writes the summary table to `out`.
 ///
 /// # Errors
@@ -28,41 +86,48 @@ pub struct Outcome {
 pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcome> {
     let decoders = opts.decoders()?;
     let capture = open_capture(path)?;
-    // counts[type][status]
-    let mut counts: BTreeMap<String, [usize; Status::ALL.len()]> = BTreeMap::new();
-    // The first problem of each kind: (kind, frame, message).
-    let mut first: BTreeMap<String, (u64, String)> = BTreeMap::new();
-    let (mut problems, mut undecoded) = (0, 0);
-    for d in capture.datagrams() {
-        let v = decoders.verdict(&capture, d);
-        let row = counts
-            .entry(v.packet_type.clone().unwrap_or_else(|| "-".into()))
-            .or_default();
-        row[v.status as usize] += 1;
-        match v.status {
-            Status::Ok => {}
-            Status::Undecoded => undecoded += 1,
-            status => {
-                problems += 1;
-                let kind = match &v.problem {
-                    Some(p) if status == Status::Error => format!("error/{}", p.kind),
-                    _ => status.name().to_owned(),
-                };
-                first.entry(kind).or_insert_with(|| {
-                    // Only the first of each kind is traced in full (desync location and all).
-                    let decoded = decoders.decode(&capture, d);
-                    let mut msg = match &decoded.problem {
-                        Some(p) => p.message.clone(),
-                        None => format!("{} bytes, {}", capture.payload(d).len(), decoded.status),
-                    };
-                    if let Some(ds) = &decoded.desync {
-                        msg = format!("{msg}; {}", ds.message());
-                    }
-                    (d.frame, msg)
-                });
-            }
-        }
+    // Verdicts in parallel, one contiguous part of the capture per thread; the parts merge in
+    // capture order, so "first problem" means the earliest frame whatever the thread count.
+    let parts = crate::par::split(capture.datagrams().len());
+    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|range| {
+                let (capture, decoders) = (&capture, &decoders);
+                scope.spawn(move || tally(capture, decoders, range.clone()))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut total = Tally::default();
+    for t in tallies {
+        total.merge(t);
     }
+    let Tally {
+        counts,
+        problems,
+        undecoded,
+        first,
+    } = total;
+    // The first problem of each kind, traced in full (desync location and all).
+    let first: BTreeMap<String, (u64, String)> = first
+        .into_iter()
+        .map(|(kind, i)| {
+            let d = &capture.datagrams()[i];
+            let decoded = decoders.decode(&capture, d);
+            let mut msg = match &decoded.problem {
+                Some(p) => p.message.clone(),
+                None => format!("{} bytes, {}", capture.payload(d).len(), decoded.status),
+            };
+            if let Some(ds) = &decoded.desync {
+                msg = format!("{msg}; {}", ds.message());
+            }
+            (kind, (d.frame, msg))
+        })
+        .collect();
 
     let mut s = String::new();
     use std::fmt::Write as _;

@@ -1,10 +1,42 @@
 //! `bitlens decode CAPTURE [--json]`: every UDP datagram decoded, in capture order.
 
 use super::common::{DecodeOpts, open_capture};
+use crate::capture::Capture;
+use crate::decode::Decoders;
 use crate::output;
 use anyhow::Result;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
+
+/// Decodes datagrams `range` into text or JSON lines.
+fn render(
+    capture: &Capture,
+    decoders: &Decoders,
+    range: Range<usize>,
+    json: bool,
+    fields: bool,
+) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(range.len() * 512);
+    for d in &capture.datagrams()[range] {
+        let decoded = decoders.decode(capture, d);
+        if json {
+            serde_json::to_writer(
+                &mut buf,
+                &output::json(d, capture.payload(d).len(), &decoded),
+            )?;
+            buf.push(b'\n');
+        } else {
+            writeln!(buf, "{}", output::summary_line(capture, d, &decoded))?;
+            if fields {
+                for l in output::field_lines(&decoded) {
+                    writeln!(buf, "{l}")?;
+                }
+            }
+        }
+    }
+    Ok(buf)
+}
 
 /// Writes one line (or JSON object) per datagram; with `fields`, the field tree under each.
 /// Returns the capture's damage message, if the capture ended in damage (the datagrams before
@@ -21,29 +53,41 @@ pub fn run(
 ) -> Result<Option<String>> {
     let decoders = opts.decoders()?;
     let capture = open_capture(path)?;
-    let mut line = Vec::with_capacity(4096);
-    for d in capture.datagrams() {
-        let decoded = decoders.decode(&capture, d);
-        line.clear();
-        if json {
-            serde_json::to_writer(
-                &mut line,
-                &output::json(d, capture.payload(d).len(), &decoded),
-            )?;
-            line.push(b'\n');
-        } else {
-            writeln!(line, "{}", output::summary_line(&capture, d, &decoded))?;
-            if fields {
-                for l in output::field_lines(&decoded) {
-                    writeln!(line, "{l}")?;
+    // Rounds of chunks decoded on every core, written in capture order: memory stays bounded by
+    // one round's output whatever the capture's size.
+    const CHUNK: usize = 2048;
+    let all = capture.datagrams();
+    let threads = crate::par::threads();
+    let mut next = 0;
+    while next < all.len() {
+        let round: Vec<_> = (0..threads)
+            .map(|k| (next + k * CHUNK).min(all.len())..(next + (k + 1) * CHUNK).min(all.len()))
+            .filter(|r| !r.is_empty())
+            .collect();
+        next = round.last().map_or(all.len(), |r| r.end);
+        let buffers: Vec<std::io::Result<Vec<u8>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = round
+                .iter()
+                .map(|r| {
+                    let (capture, decoders) = (&capture, &decoders);
+                    scope.spawn(move || render(capture, decoders, r.clone(), json, fields))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("decoder thread panicked")))
+                })
+                .collect()
+        });
+        for buf in buffers {
+            if let Err(e) = out.write_all(&buf?) {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    return Ok(None);
                 }
+                return Err(e.into());
             }
-        }
-        if let Err(e) = out.write_all(&line) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(None);
-            }
-            return Err(e.into());
         }
     }
     out.flush().ok();
