@@ -109,7 +109,7 @@ impl<'a> BitWriter<'a> {
     ///
     /// # Errors
     /// [`Overflow`] if the buffer has fewer than `n` free bits; nothing is written then.
-    #[inline]
+    #[inline(always)]
     pub fn write_bits(&mut self, value: u32, n: u32) -> Result<(), Overflow> {
         debug_assert!((1..=32).contains(&n));
         debug_assert!(u64::from(value) <= low_mask(n));
@@ -142,7 +142,7 @@ impl<'a> BitWriter<'a> {
     ///
     /// # Errors
     /// [`Overflow`] if the buffer has fewer than `n` free bits; nothing is written then.
-    #[inline]
+    #[inline(always)]
     pub fn write_wide(&mut self, value: u64, n: u32) -> Result<(), Overflow> {
         if n <= 32 {
             return self.write_bits(value as u32, n);
@@ -284,7 +284,7 @@ impl<'a> BitReader<'a> {
     ///
     /// # Errors
     /// [`PastEnd`] if fewer than `n` bits remain; nothing is consumed then.
-    #[inline]
+    #[inline(always)]
     pub fn read_bits(&mut self, n: u32) -> Result<u32, PastEnd> {
         debug_assert!((1..=32).contains(&n));
         let pos = self.bits_read;
@@ -307,7 +307,7 @@ impl<'a> BitReader<'a> {
     ///
     /// # Errors
     /// [`PastEnd`] if fewer than `n` bits remain; nothing is consumed then.
-    #[inline]
+    #[inline(always)]
     pub fn read_wide(&mut self, n: u32) -> Result<u64, PastEnd> {
         if n <= 32 {
             return self.read_bits(n).map(u64::from);

@@ -106,8 +106,9 @@ impl CompressedFloat {
             n
         };
         let scaled = n * self.steps_f;
-        let rounded = (scaled + 0.5).floor();
-        let code = rounded as u32; // saturating cast; rounded is finite and >= 0
+        // floor(x) for x = scaled + 0.5 >= 0.5: truncation is the same there, and the cast
+        // truncates (saturating) without calling libm's floorf, which baseline x86-64 needs.
+        let code = (scaled + 0.5) as u32;
         code.min(self.steps)
     }
 
@@ -194,7 +195,8 @@ impl SmallestThree {
         } else {
             n
         };
-        let code = (n * self.max_code as f32 + 0.5).floor() as u32;
+        // floor of a value >= 0.5: the truncating cast is exact (see `CompressedFloat::encode`).
+        let code = (n * self.max_code as f32 + 0.5) as u32;
         code.min(self.max_code)
     }
 

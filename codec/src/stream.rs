@@ -704,12 +704,12 @@ impl<K: BitSink> Stream for Encoder<K> {
         self.put(name, *v, n)
     }
 
-    #[inline]
+    #[inline(always)]
     fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
         self.put(name, u64::from(*v), 1)
     }
 
-    #[inline]
+    #[inline(always)]
     fn int(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> Result<()> {
         if min > max {
             return Err(invalid(
@@ -1156,7 +1156,7 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
         let bit = self.r.bits_read();
         *v = self.take(name, 1)? != 0;
@@ -1165,7 +1165,7 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn int(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> Result<()> {
         let bit = self.r.bits_read();
         if min > max {
