@@ -226,9 +226,11 @@ pub trait Stream: Sized {
     /// arithmetic). Writers clamp `v` into range, as the reference does.
     ///
     /// # Errors
-    /// Out_of_range when a reader finds a code above `M`; buffer full / past_end.
+    /// Out_of_range when a reader finds a code above `M`; non_canonical for a code of an inexact
+    /// range that no writer sends ([`CompressedFloat::is_canonical`]); buffer full / past_end.
     #[inline]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
+        let start = self.bit_position();
         let mut code = if Self::WRITING {
             i64::from(spec.encode(*v))
         } else {
@@ -236,6 +238,10 @@ pub trait Stream: Sized {
         };
         self.int(name, &mut code, 0, i64::from(spec.steps()))?;
         if Self::READING {
+            if !spec.is_canonical(code as u32) {
+                let why = "compressed float code that no writer sends (its value re-encodes to another code)";
+                return Err(Error::new(ErrorKind::NonCanonical(why), start, name));
+            }
             *v = spec.decode(code as u32);
         }
         let value = *v;

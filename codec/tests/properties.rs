@@ -143,3 +143,38 @@ fn errors_name_nested_paths() {
         "the sentinel is traced"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20000, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
+
+    /// Exact ranges keep every code through read then write.
+    #[test]
+    fn exact_ranges_keep_every_code(
+        min in -1.0e6f32..1.0e6,
+        span in 1.0e-3f32..1.0e6,
+        steps in 1u32..=bitlens_codec::quantize::EXACT_STEPS_ANY_RANGE,
+        pick in 0.0f64..=1.0,
+    ) {
+        let Ok(q) = bitlens_codec::CompressedFloat::new(min, min + span, span / steps as f32) else { return Ok(()) };
+        prop_assume!(q.is_exact());
+        let code = (pick * f64::from(q.steps())) as u32;
+        prop_assert_eq!(q.encode(q.decode(code)), code, "M = {}", q.steps());
+        prop_assert_eq!(q.encode(q.decode(q.steps())), q.steps());
+        prop_assert_eq!(q.encode(q.decode(0)), 0);
+    }
+
+    /// Any range, exact or not: what a writer sends, a reader accepts, and it re-encodes to the
+    /// same code.
+    #[test]
+    fn any_range_written_codes_are_canonical(
+        min in -1.0e7f32..1.0e7,
+        span in 1.0e-4f32..1.0e7,
+        steps in 1u32..=(1u32 << 26),
+        v in -2.0e7f32..2.0e7,
+    ) {
+        let Ok(q) = bitlens_codec::CompressedFloat::new(min, min + span, span / steps as f32) else { return Ok(()) };
+        let code = q.encode(v);
+        prop_assert!(q.is_canonical(code), "code {code} of M = {} (exact {})", q.steps(), q.is_exact());
+        prop_assert_eq!(q.encode(q.decode(code)), code);
+    }
+}
