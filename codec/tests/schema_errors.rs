@@ -114,3 +114,79 @@ fn load_names_the_file() {
         "{e}"
     );
 }
+
+/// `[struct.P]` for the packet, then a `[batch]` section.
+fn batch_error(batch: &str) -> String {
+    error(&format!(
+        "[struct.P]\nfields = [{{ name = \"a\", type = \"bool\" }}]\n{batch}"
+    ))
+}
+
+const MSGS: &str = "[batch]\nmessages = [{ type = 1, name = \"M\" }]\n";
+
+#[test]
+fn batch_section_errors_say_what_to_change() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u33\" }]\n",
+            "game.toml:11:32: unknown type \"u33\" in a batch body (use a batch type: bool, u8,",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u8\", min = 9, max = 3 }]\n",
+            "game.toml:11:53: min 9 is greater than max 3 (swap them, or fix one)",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u8\", max = 300 }]\n",
+            "game.toml:11:44: max 300 is outside the type's range 0..=255",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"i32\", max = 3 }]\n",
+            "game.toml:11:39: unknown key \"max\" for a batch field of type i32 (expected one of name, type, if, unless, doc, abs_max)",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"s\", type = \"string\" }]\n",
+            "game.toml:11:11: string field without `max_len` (add `max_len = 32`",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"x\", type = \"u8\" }]\n",
+            "game.toml:11:49: duplicate field name \"x\", first at 11:20 (rename one of them)",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"n\", type = \"N\" }]\n[batch.struct.N]\nfields = [{ name = \"m\", type = \"M\" }]\n",
+            "game.toml:13:32: batch struct reference cycle M -> N -> M (a struct cannot contain itself",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"p\", type = \"pod\", element = \"S\" }]\n[batch.struct.S]\nfields = [{ name = \"s\", type = \"string\", max_len = 3 }]\n",
+            "game.toml:11:49: batch struct S is not plain old data: field \"s\" has no fixed size",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"v\", type = \"f32\", if = \"a\" }]\n",
+            "game.toml:11:44: \"a\" is not an earlier unguarded bool field of this struct",
+        ),
+    ];
+    for (body, want) in cases {
+        let got = batch_error(&format!("{MSGS}{body}"));
+        assert!(got.starts_with(want), "got:  {got}\nwant: {want}...");
+    }
+    let got = batch_error(
+        "[batch]\nmessages = [{ type = 1, name = \"M\" }, { type = 1, name = \"N\" }]\n[batch.struct.M]\nfields = []\n[batch.struct.N]\nfields = []\n",
+    );
+    assert!(
+        got.starts_with("game.toml:9:48: duplicate message type 1, first at 9:22 (give each message its own number)"),
+        "{got}"
+    );
+    let got = batch_error("[batch]\nmessages = [{ type = 300, name = \"M\" }]\n");
+    assert!(
+        got.starts_with(
+            "game.toml:9:22: message type 300 does not fit the header's byte (use 0..=255)"
+        ),
+        "{got}"
+    );
+    let got = batch_error("[batch]\nmessages = [{ type = 1, name = \"M\" }]\n");
+    assert!(got.starts_with("game.toml:9:32: message body \"M\" is not a batch struct defined in this file (add [batch.struct.M]"), "{got}");
+    let got = batch_error("[batch]\nmesages = []\n");
+    assert!(
+        got.starts_with("game.toml:9:1: unknown key \"mesages\" in [batch]"),
+        "{got}"
+    );
+}

@@ -25,6 +25,8 @@ pub enum DecoderKind {
     Batch,
     /// A protocol described by a schema file (`--schema`), interpreted through the same streams.
     Schema(Arc<Schema>),
+    /// Message batches whose bodies the schema's `[batch]` section describes.
+    SchemaBatch(Arc<Schema>),
 }
 
 impl DecoderKind {
@@ -34,6 +36,7 @@ impl DecoderKind {
             DecoderKind::Demo => "demo",
             DecoderKind::Batch => "batch",
             DecoderKind::Schema(_) => "schema",
+            DecoderKind::SchemaBatch(_) => "schema-batch",
         }
     }
 }
@@ -67,9 +70,15 @@ impl Decoders {
 
     /// Loads a schema: the `schema` decoder kind becomes available, and it replaces the demo
     /// decoder on the demo port (40000) unless `--decode PORT=schema` says otherwise later.
+    /// A schema with a `[batch]` section also replaces the batch decoder on the batch port
+    /// (40001) with `schema-batch`.
     pub fn set_schema(&mut self, schema: Schema) {
         let schema = Arc::new(schema);
         self.schema = Some(Arc::clone(&schema));
+        if schema.batch().is_some() {
+            let kind = DecoderKind::SchemaBatch(Arc::clone(&schema));
+            self.by_port.insert(batch_demo::PORT, kind);
+        }
         self.by_port.insert(demo::PORT, DecoderKind::Schema(schema));
     }
 
@@ -85,8 +94,16 @@ impl Decoders {
                 Some(s) => Ok(DecoderKind::Schema(Arc::clone(s))),
                 None => Err("the schema decoder needs --schema FILE".into()),
             },
+            "schema-batch" => match &self.schema {
+                Some(s) if s.batch().is_some() => Ok(DecoderKind::SchemaBatch(Arc::clone(s))),
+                Some(_) => Err(
+                    "the schema-batch decoder needs a [batch] section in the schema (see SCHEMA.md)"
+                        .into(),
+                ),
+                None => Err("the schema-batch decoder needs --schema FILE".into()),
+            },
             other => Err(format!(
-                "unknown decoder {other:?} (known: demo, batch, schema, none)"
+                "unknown decoder {other:?} (known: demo, batch, schema, schema-batch, none)"
             )),
         }
     }
@@ -177,6 +194,10 @@ impl Decoders {
                 Decoded::from_trace(kind.name(), packet_type, trace, payload)
             }
             DecoderKind::Batch => Decoded::from_batch(trace_batch(payload)),
+            DecoderKind::SchemaBatch(schema) => Decoded {
+                decoder: kind.name().into(),
+                ..Decoded::from_batch(schema_batch_trace(schema, payload))
+            },
         }
     }
 }
@@ -225,6 +246,14 @@ impl Decoders {
                     .and_then(|t| schema.protocol().type_name(t))
                     .map(str::to_owned);
                 Verdict::from_read(packet_type, r)
+            }
+            Some(DecoderKind::SchemaBatch(schema)) => {
+                let decoded = Decoded::from_batch(schema_batch_trace(schema, payload));
+                Verdict {
+                    status: decoded.status,
+                    packet_type: decoded.packet_type,
+                    problem: decoded.problem,
+                }
             }
             Some(DecoderKind::Batch) => {
                 let result = batch_demo::verdict(payload);
@@ -298,6 +327,15 @@ impl From<&BatchError> for Problem {
             field,
             message: e.to_string(),
         }
+    }
+}
+
+/// Traces a batch with the bodies of the schema's `[batch]` section (an empty trace for a
+/// schema without one: `parse_kind` refuses that pairing).
+fn schema_batch_trace(schema: &Schema, payload: &[u8]) -> BatchTrace {
+    match schema.batch() {
+        Some(b) => b.trace(payload),
+        None => bitlens_codec::batch::trace_batch_with(payload, |_| None, |_, rec| (Ok(()), rec)),
     }
 }
 

@@ -89,3 +89,86 @@ fn decode_bytes_shows_fields_and_verdict() {
         "{text}"
     );
 }
+
+fn bitlens(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        .args(args)
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("runs bitlens")
+}
+
+#[test]
+fn check_decodes_every_datagram_with_the_schema_batches_included() {
+    let out = bitlens(&[
+        "check",
+        "captures/demo.pcap",
+        "--schema",
+        "captures/demo.schema.toml",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("decoders: 40000=schema 40001=schema-batch"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2000 of 2000 datagrams decoded, 0 with problems"),
+        "{text}"
+    );
+    let batches = text
+        .lines()
+        .find(|l| l.starts_with("Batch"))
+        .expect("a Batch row");
+    let counts: Vec<&str> = batches.split_whitespace().collect();
+    assert_ne!(counts[1], "0", "{batches}");
+    assert!(counts[2..].iter().all(|c| *c == "0"), "{batches}");
+}
+
+#[test]
+fn batch_messages_decode_the_same_with_and_without_the_schema() {
+    let lines = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = bitlens(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .filter(|v: &serde_json::Value| v.get("messages").is_some())
+            .collect()
+    };
+    let compiled = lines(&["decode", "--json", "captures/demo.pcap"]);
+    let schema = lines(&[
+        "decode",
+        "--json",
+        "captures/demo.pcap",
+        "--schema",
+        "captures/demo.schema.toml",
+    ]);
+    assert!(!compiled.is_empty());
+    assert_eq!(compiled.len(), schema.len());
+    for (c, s) in compiled.iter().zip(&schema) {
+        assert_eq!(c["decoder"], "batch");
+        assert_eq!(s["decoder"], "schema-batch");
+        assert_eq!(c["status"], s["status"]);
+        assert_eq!(c["messages"], s["messages"], "frame {}", c["frame"]);
+    }
+    // And with the override spelled out.
+    let explicit = lines(&[
+        "decode",
+        "--json",
+        "captures/demo.pcap",
+        "--schema",
+        "captures/demo.schema.toml",
+        "--decode",
+        "40001=schema-batch",
+    ]);
+    assert_eq!(explicit.len(), schema.len());
+}

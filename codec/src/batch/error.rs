@@ -3,8 +3,9 @@
 //! This layer counts in bytes, not bits, and keeps its errors `Copy` and allocation-free (the
 //! send and receive paths promise zero heap allocations per message, error paths included): a
 //! [`BatchError`] is a [`BatchErrorKind`], the byte offset where it happened (within the
-//! datagram when reading a batch), the innermost field name (`&'static str`: batch messages are
-//! Rust code, names are literals), and, once a batch reader knows it, the message it happened in.
+//! datagram when reading a batch), the innermost field name (`&'static str`: names are literals
+//! of Rust code, or names of a schema's `[batch]` section, interned once when it is loaded),
+//! and, once a batch reader knows it, the message it happened in.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::fmt;
@@ -99,6 +100,9 @@ pub enum BatchErrorKind {
         /// The network id.
         id: u64,
     },
+    /// A value handed to a writer does not fit its field (a schema-described body given a
+    /// string for an integer, a missing field, an array of the wrong length).
+    InvalidValue(&'static str),
 }
 
 impl BatchErrorKind {
@@ -121,6 +125,7 @@ impl BatchErrorKind {
             BatchErrorKind::InvalidConfig(_) => "invalid_config",
             BatchErrorKind::NonCanonical(_) => "non_canonical",
             BatchErrorKind::Unresolved { .. } => "unresolved",
+            BatchErrorKind::InvalidValue(_) => "invalid_value",
         }
     }
 }
@@ -178,6 +183,7 @@ impl fmt::Display for BatchErrorKind {
             BatchErrorKind::Unresolved { id } => {
                 write!(f, "network id {id} does not resolve to an object")
             }
+            BatchErrorKind::InvalidValue(why) => write!(f, "invalid value: {why}"),
         }
     }
 }

@@ -45,6 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod batch;
 mod json;
 mod parse;
 mod value;
@@ -96,6 +97,8 @@ pub struct Schema {
     /// Body struct of each packet type.
     packets: Vec<usize>,
     struct_ids: HashMap<String, usize>,
+    /// The `[batch]` section: message batches with schema-described bodies.
+    batch: Option<batch::BatchSchema>,
 }
 
 static NULL: DynValue = DynValue::Null;
@@ -128,6 +131,12 @@ impl Schema {
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
     pub fn protocol(&self) -> &Protocol {
         &self.protocol
+    }
+
+    /// The `[batch]` section, when the schema has one: message types and their byte-aligned
+    /// bodies, interpreted through the batch layer's `ByteStream` (see [`batch`]).
+    pub fn batch(&self) -> Option<&batch::BatchSchema> {
+        self.batch.as_ref()
     }
 
     /// The names of the structs, in no particular order.

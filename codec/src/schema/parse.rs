@@ -10,7 +10,7 @@ use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-type Val<'i> = Spanned<DeValue<'i>>;
+pub(super) type Val<'i> = Spanned<DeValue<'i>>;
 
 /// A resolved struct: its fields with includes spliced in, and the names of its value slots.
 #[derive(Debug, Clone)]
@@ -164,13 +164,13 @@ struct RawField<'i> {
     guard: Option<(Spanned<String>, bool)>,
 }
 
-struct Parser<'t> {
-    text: &'t str,
-    file: &'t str,
+pub(super) struct Parser<'t> {
+    pub(super) text: &'t str,
+    pub(super) file: &'t str,
 }
 
 /// Line and column (both from 1) of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let col = before
@@ -181,7 +181,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl<'t> Parser<'t> {
-    fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
+    pub(super) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
         let (line, col) = line_col(self.text, span.start);
         SchemaError {
             file: self.file.to_owned(),
@@ -191,13 +191,17 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn table<'a, 'i>(&self, v: &'a Val<'i>, what: &str) -> Result<&'a DeTable<'i>, SchemaError> {
+    pub(super) fn table<'a, 'i>(
+        &self,
+        v: &'a Val<'i>,
+        what: &str,
+    ) -> Result<&'a DeTable<'i>, SchemaError> {
         v.get_ref()
             .as_table()
             .ok_or_else(|| self.err(&v.span(), format!("{what} must be a table")))
     }
 
-    fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
+    pub(super) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
         match v.get_ref().as_str() {
             Some(s) => Ok(Spanned::new(v.span(), s.to_owned())),
             None => Err(self.err(
@@ -207,7 +211,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn int(&self, v: &Val<'_>, what: &str) -> Result<i64, SchemaError> {
+    pub(super) fn int(&self, v: &Val<'_>, what: &str) -> Result<i64, SchemaError> {
         match v.get_ref() {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
                 self.err(
@@ -222,7 +226,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn count(&self, v: &Val<'_>, what: &str) -> Result<usize, SchemaError> {
+    pub(super) fn count(&self, v: &Val<'_>, what: &str) -> Result<usize, SchemaError> {
         let n = self.int(v, what)?;
         usize::try_from(n)
             .map_err(|_| self.err(&v.span(), format!("{what} {n} is negative (use 0 or more)")))
@@ -239,7 +243,7 @@ impl<'t> Parser<'t> {
     }
 }
 
-fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Val<'i>> {
+pub(super) fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Val<'i>> {
     t.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
 }
 
@@ -256,11 +260,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let root_span = root.span();
     let root = root.get_ref();
     for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "batch"].contains(&k.get_ref().as_ref()) {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME] or [enum.NAME])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME] or [batch])",
                     k.get_ref()
                 ),
             ));
@@ -514,7 +518,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         .enumerate()
         .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
         .collect();
+    let batch = get(root, "batch")
+        .map(|v| super::batch::parse(&p, v))
+        .transpose()?;
     Ok(Schema {
+        batch,
         protocol: Protocol {
             name: name.into_inner(),
             id,

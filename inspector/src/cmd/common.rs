@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug, Clone, Default)]
 pub struct DecodeOpts {
     /// Decode a UDP port with a decoder, like Wireshark's "Decode As" (repeatable):
-    /// `--decode 5000=demo`; kinds: demo, batch, schema (needs --schema), none (removes a
-    /// default). Defaults: 40000=demo 40001=batch.
+    /// `--decode 5000=demo`; kinds: demo, batch, schema and schema-batch (need --schema), none
+    /// (removes a default). Defaults: 40000=demo 40001=batch.
     #[arg(long = "decode", value_name = "PORT=KIND")]
     pub decode: Vec<String>,
     /// Verify the demo protocol's CRCs with this protocol id (hex `0x...` or decimal; 32-bit
@@ -21,7 +21,8 @@ pub struct DecodeOpts {
     #[arg(long, value_name = "ID")]
     pub protocol_id: Option<String>,
     /// Describe the protocol with a schema file (see SCHEMA.md): it replaces the demo decoder
-    /// on port 40000, or the ports given with `--decode PORT=schema`.
+    /// on port 40000 (and, when it has a `[batch]` section, the batch decoder on 40001), or the
+    /// ports given with `--decode PORT=schema` / `PORT=schema-batch`.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
 }
