@@ -402,7 +402,8 @@ mod tests {
     #[test]
     #[ignore = "exhaustive over up to 32M codes per range; run in release"]
     fn max_exact_steps_holds_exhaustively() {
-        let families: [(&str, fn(u32) -> (f32, f32)); 4] = [
+        type Family = (&'static str, fn(u32) -> (f32, f32));
+        let families: [Family; 4] = [
             ("[0, M]", |m| (0.0, m as f32)),
             ("[-M/2, M/2]", |m| (-(m as f32) / 2.0, m as f32)),
             ("[-1, 1]", |_| (-1.0, 2.0)),

@@ -437,8 +437,9 @@ pub trait Stream: Sized {
 
     /// The reference library's relative integer (`serialize_int_relative`): `d = current -
     /// previous >= 1` as a 1 flag for `d = 1`; else flags and `d` in `[2,6]`, `[7,23]`,
-    /// `[24,280]`, `[281,4377]`, `[4378,69914]`; else seven 0 flags... six 0 flags and `current`
-    /// itself in 32 bits. `current` must fit in a `u32`.
+    /// `[24,280]`, `[281,4377]`, `[4378,69914]` (each tier's flag is 1, after as many 0 flags as
+    /// tiers before it); after six 0 flags, `current` itself in 32 bits. `current` must fit in a
+    /// `u32`.
     ///
     /// # Errors
     /// Out_of_range when `current <= previous`, when `current` does not fit 32 bits, or when a
@@ -456,8 +457,11 @@ pub trait Stream: Sized {
         };
         let mut d = 0i64;
         if Self::WRITING {
-            if *current <= previous || *current > i64::from(u32::MAX) {
-                return Err(out_of_range(*current, previous.saturating_add(1).max(0)));
+            if *current > i64::from(u32::MAX) {
+                return Err(out_of_range(*current, 0));
+            }
+            if *current <= previous {
+                return Err(out_of_range(*current, previous.saturating_add(1)));
             }
             d = *current - previous;
         }
@@ -491,7 +495,14 @@ pub trait Stream: Sized {
                     }
                     *current = v;
                 }
-                None => *current = previous.saturating_add(d),
+                None => {
+                    // A tier past u32::MAX is a value no writer can send.
+                    let c = previous.saturating_add(d);
+                    if c > i64::from(u32::MAX) {
+                        return Err(out_of_range(c, 0));
+                    }
+                    *current = c;
+                }
             }
         }
         let value = *current;
@@ -501,8 +512,8 @@ pub trait Stream: Sized {
 
     /// A vector with a ranged count: `int(len, 0, max_len)` (path `name.len`), then each element
     /// (path `name[i]`). A reader checks `len × min_element_bits` against the bits that remain
-    /// before the vector grows; pass the fewest bits one element can take (0 if it can be empty,
-    /// and then `max_len` alone bounds the loop).
+    /// before the vector grows; pass the fewest bits one element can take. An element that can
+    /// take no bits still counts one bit, so a few bytes can never claim a long loop.
     ///
     /// # Errors
     /// Out_of_range for a count over `max_len`, past_end, and whatever `f` returns.
@@ -519,7 +530,7 @@ pub trait Stream: Sized {
             s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
             if Self::READING {
                 let len = len as usize;
-                let needed = len.saturating_mul(min_element_bits);
+                let needed = len.saturating_mul(min_element_bits.max(1));
                 if needed > s.remaining_bits() {
                     let kind = ErrorKind::PastEnd {
                         needed,

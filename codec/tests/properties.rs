@@ -178,3 +178,38 @@ proptest! {
         prop_assert_eq!(q.encode(q.decode(code)), code);
     }
 }
+
+#[test]
+fn int_relative_reader_refuses_values_past_u32() {
+    use bitlens_codec::{ReadStream, Stream};
+    // previous = u32::MAX and a "+1" flag: 2^32, which no writer can send.
+    let mut current = 0;
+    let err = ReadStream::new(&[0x01])
+        .int_relative("id", i64::from(u32::MAX), &mut current)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::OutOfRange {
+                value: 4294967296,
+                min: 0,
+                max: 4294967295
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn zero_bit_array_elements_are_bounded_by_the_data() {
+    use bitlens_codec::{ReadStream, Stream};
+    // A count of 1,000,000 elements that take no bits, claimed by 3 bytes: refused before the
+    // loop, because each element counts one bit against what remains.
+    let data = [0x40, 0x42, 0x0F];
+    let mut v: Vec<i64> = Vec::new();
+    let err = ReadStream::new(&data)
+        .array("a", &mut v, 1_000_000, 0, |s, e| s.int("", e, 7, 7))
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::PastEnd { .. }), "{err}");
+    assert!(v.is_empty());
+}

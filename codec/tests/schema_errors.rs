@@ -190,3 +190,15 @@ fn batch_section_errors_say_what_to_change() {
         "{got}"
     );
 }
+
+#[test]
+fn array_of_elements_that_take_no_bits() {
+    let got = error(
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 1000000, element = { type = \"int\", min = 7, max = 7 } }]\n",
+    );
+    assert!(got.starts_with("game.toml:7:"), "{got}");
+    assert!(
+        got.contains("an array element that can take no bits"),
+        "{got}"
+    );
+}

@@ -120,6 +120,7 @@ impl Decoders {
             .trim()
             .parse()
             .map_err(|_| format!("--decode {arg:?}: {port:?} is not a UDP port"))?;
+        let kind = kind.trim();
         if kind == "none" {
             self.by_port.remove(&port);
             return Ok(());

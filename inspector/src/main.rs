@@ -212,6 +212,9 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::Tagged { file, .. } if !file.exists() => {
+            fail(&anyhow::anyhow!("{}: no such file", file.display()))
+        }
         Command::Tagged { file, json } => {
             match cmd::tagged::run(&file, json, &mut std::io::stdout().lock()) {
                 Ok(()) => ExitCode::SUCCESS,

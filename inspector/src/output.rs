@@ -166,12 +166,22 @@ pub fn json<'a>(d: &Datagram, payload_len: usize, decoded: &'a Decoded) -> JsonD
             FieldKind::Scope | FieldKind::Padding => {}
         }
     }
-    let error = decoded.problem.as_ref().map(|p| JsonError {
-        kind: p.kind.clone(),
-        bit: p.bit,
-        field: p.field.clone(),
-        message: p.message.clone(),
-    });
+    // A batch datagram's top-level error is its framing error only (its status follows the
+    // framing); a message whose body is corrupt carries its error in `messages`.
+    let framing_ok = decoded
+        .batch
+        .as_ref()
+        .is_some_and(|b| b.status == FramingStatus::Ok);
+    let error = decoded
+        .problem
+        .as_ref()
+        .filter(|_| !framing_ok)
+        .map(|p| JsonError {
+            kind: p.kind.clone(),
+            bit: p.bit,
+            field: p.field.clone(),
+            message: p.message.clone(),
+        });
     let messages = decoded.batch.as_ref().map(|b| {
         // The datagram's fields are the messages' fields; list them per message only.
         fields.clear();

@@ -19,9 +19,49 @@ pub fn split(len: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Runs `f` on every range in its own scoped thread and returns the results in order.
+///
+/// # Errors
+/// When a thread panicked: a bug, reported instead of silently dropping that range's work.
+pub fn map<T: Send>(
+    ranges: &[Range<usize>],
+    f: impl Fn(Range<usize>) -> T + Sync,
+) -> anyhow::Result<Vec<T>> {
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .map(|r| {
+                let r = r.clone();
+                scope.spawn(move || f(r))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().map_err(|_| {
+                    anyhow::anyhow!("a decoding thread panicked: a bug in bitlens, please report it with this capture")
+                })
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map_keeps_order_and_reports_panics() {
+        let parts = split(10_000);
+        let sums = map(&parts, |r| r.sum::<usize>()).unwrap();
+        assert_eq!(sums.iter().sum::<usize>(), (0..10_000usize).sum::<usize>());
+        let panicky = map(&[0..1, 1..2], |r| {
+            assert!(r.start == 0, "boom");
+            r.start
+        });
+        assert!(panicky.unwrap_err().to_string().contains("panicked"));
+    }
 
     #[test]
     fn split_covers_everything_once_in_order() {

@@ -117,7 +117,7 @@ fn check_decodes_every_datagram_with_the_schema_batches_included() {
         "{text}"
     );
     assert!(
-        text.contains("2000 of 2000 datagrams decoded, 0 with problems"),
+        text.contains("2000 of 2000 datagrams with a decoder decoded, 0 with problems"),
         "{text}"
     );
     let batches = text

@@ -600,7 +600,8 @@ impl Schema {
             return Ok(DynValue::Null);
         }
         let len = len as usize;
-        let needed = len.saturating_mul(min_element_bits);
+        // As `Stream::array`: an element counts at least one bit against what remains.
+        let needed = len.saturating_mul(min_element_bits.max(1));
         if needed > s.remaining_bits() {
             let kind = ErrorKind::PastEnd {
                 needed,

@@ -1113,6 +1113,14 @@ impl Resolver<'_, '_> {
                     ));
                 }
                 let min_element_bits = min_bits(&element, &self.structs, self.enums);
+                if min_element_bits == 0 {
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element that can take no bits cannot be bounded by the packet's \
+                         size (a few bytes could claim max_len elements): give the element a field \
+                         that takes bits",
+                    ));
+                }
                 Ok(Kind::Array {
                     max_len,
                     min_element_bits,

@@ -251,8 +251,9 @@ impl Value for String {
     }
 }
 
-/// Most elements a decoder reserves room for up front; more grow the vector as they are read.
-const RESERVE_LIMIT: usize = 1024;
+/// Most bytes a decoder reserves up front for a vector's elements; more grow the vector as they
+/// are read (each element consumes at least one input byte).
+const RESERVE_BYTES: usize = 16 * 1024;
 
 impl<T: Value> Value for Vec<T> {
     const WIRE: WireType = WireType::Sized;
@@ -268,7 +269,8 @@ impl<T: Value> Value for Vec<T> {
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         r.sized(|r| {
             // Every element takes at least one byte, so the region bounds the count.
-            let mut out = Vec::with_capacity(r.remaining().min(RESERVE_LIMIT));
+            let cap = RESERVE_BYTES / std::mem::size_of::<T>().max(1);
+            let mut out = Vec::with_capacity(r.remaining().min(cap));
             while !r.is_empty() {
                 out.push(T::decode(r)?);
             }

@@ -89,19 +89,7 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
     // Verdicts in parallel, one contiguous part of the capture per thread; the parts merge in
     // capture order, so "first problem" means the earliest frame whatever the thread count.
     let parts = crate::par::split(capture.datagrams().len());
-    let tallies: Vec<Tally> = std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .iter()
-            .map(|range| {
-                let (capture, decoders) = (&capture, &decoders);
-                scope.spawn(move || tally(capture, decoders, range.clone()))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let tallies = crate::par::map(&parts, |range| tally(&capture, &decoders, range))?;
     let mut total = Tally::default();
     for t in tallies {
         total.merge(t);
@@ -181,7 +169,7 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
     let decodable = capture.datagrams().len() - undecoded;
     let _ = writeln!(
         s,
-        "\n{} of {decodable} datagrams decoded, {problems} with problems{}",
+        "\n{} of {decodable} datagrams with a decoder decoded, {problems} with problems{}",
         decodable - problems,
         if undecoded > 0 {
             format!(", {undecoded} without a decoder")

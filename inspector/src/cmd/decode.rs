@@ -65,22 +65,7 @@ pub fn run(
             .filter(|r| !r.is_empty())
             .collect();
         next = round.last().map_or(all.len(), |r| r.end);
-        let buffers: Vec<std::io::Result<Vec<u8>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = round
-                .iter()
-                .map(|r| {
-                    let (capture, decoders) = (&capture, &decoders);
-                    scope.spawn(move || render(capture, decoders, r.clone(), json, fields))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("decoder thread panicked")))
-                })
-                .collect()
-        });
+        let buffers = crate::par::map(&round, |r| render(&capture, &decoders, r, json, fields))?;
         for buf in buffers {
             if let Err(e) = out.write_all(&buf?) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {

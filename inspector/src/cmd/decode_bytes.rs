@@ -11,8 +11,10 @@
 //! accepted: RoboCat, 345 bits
 //! ```
 //!
-//! JSON form: `{"packet_type", "accepted", "error", "value", "fields"}` where `value` is the
-//! decoded body (when accepted) and `fields` the trace.
+//! JSON form: `{"packet_type", "accepted", "error", "value", "fields", "checks"}` where `value`
+//! is the decoded body (when accepted), and `fields` and `checks` have the shape of
+//! `bitlens decode --json`. A rejected packet also gets a one-line verdict on stderr naming the
+//! file, the bit and the field, and exit status 1.
 
 use anyhow::Context as _;
 use bitlens_codec::schema::Schema;
@@ -35,7 +37,58 @@ pub fn run(schema: &Path, packet: &Path, json: bool, out: &mut dyn Write) -> any
     let text = decode(&schema, &data, json)?;
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(schema.read(&data).is_ok())
+    match schema.read(&data) {
+        Ok(_) => Ok(true),
+        Err(e) => {
+            // The one-line verdict for scripts, naming the file, the bit and the field.
+            eprintln!("bitlens: {}: {e}", packet.display());
+            Ok(false)
+        }
+    }
+}
+
+/// The fields in the shape `bitlens decode --json` uses: `path`, `bit`, `bits`, `value`, `min`,
+/// `max` (annotated scopes, such as strings and vectors, included).
+fn json_fields(trace: &Trace) -> Vec<serde_json::Value> {
+    trace
+        .fields
+        .iter()
+        .filter(|f| {
+            f.kind == FieldKind::Value || (f.kind == FieldKind::Scope && f.value != Value::None)
+        })
+        .map(|f| {
+            json!({
+                "path": f.path,
+                "bit": f.bit,
+                "bits": f.bits,
+                "value": f.value,
+                "min": f.range.map(|r| r.0),
+                "max": f.range.map(|r| r.1),
+            })
+        })
+        .collect()
+}
+
+/// The check markers (and CRC) as `bitlens decode --json` lists them.
+fn json_checks(trace: &Trace) -> Vec<serde_json::Value> {
+    trace
+        .fields
+        .iter()
+        .filter_map(|f| match &f.kind {
+            FieldKind::Check {
+                label,
+                expected,
+                found,
+            } => Some(json!({
+                "label": label,
+                "bit": f.bit,
+                "ok": expected == found,
+                "expected": expected,
+                "found": found,
+            })),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The text or JSON rendering of one packet.
@@ -52,7 +105,8 @@ pub fn decode(schema: &Schema, data: &[u8], json: bool) -> anyhow::Result<String
             "accepted": trace.error.is_none(),
             "error": trace.error.as_ref().map(ToString::to_string),
             "value": value,
-            "fields": trace.fields,
+            "fields": json_fields(&trace),
+            "checks": json_checks(&trace),
         });
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
