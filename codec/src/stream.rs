@@ -963,7 +963,9 @@ pub struct Recorder {
 
 impl Recorder {
     fn child_path(&self, name: &str) -> String {
-        let mut p = self.path.clone();
+        // One allocation of the exact size: traces build a path for every field.
+        let mut p = String::with_capacity(self.path.len() + 1 + name.len());
+        p.push_str(&self.path);
         if !name.is_empty() {
             if !p.is_empty() {
                 p.push('.');
@@ -1004,13 +1006,23 @@ impl Tracer for Recorder {
 
     fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
         let before = self.path.len();
-        let path = match (name, index) {
-            (_, Some(i)) => format!("{}[{i}]", self.path),
-            (Some(n), None) => self.child_path(n),
-            (None, None) => self.path.clone(),
-        };
+        // Extend the current path in place; the scope entry gets one exact-size copy.
+        match (name, index) {
+            (_, Some(i)) => {
+                use std::fmt::Write as _;
+                let _ = write!(self.path, "[{i}]");
+            }
+            (Some(n), None) if !n.is_empty() => {
+                if before > 0 {
+                    self.path.push('.');
+                }
+                self.path.push_str(n);
+            }
+            _ => {}
+        }
+        let path = self.path.as_str().to_owned();
         self.fields.push(TraceField {
-            path: path.clone(),
+            path,
             depth: self.open.len(),
             bit,
             bits: 0,
@@ -1021,7 +1033,6 @@ impl Tracer for Recorder {
             failed: false,
         });
         self.open.push((self.fields.len() - 1, before));
-        self.path = path;
     }
 
     fn exit(&mut self, bit: usize) {
@@ -1079,7 +1090,11 @@ impl<'a> TraceStream<'a> {
     pub fn new(data: &'a [u8]) -> Self {
         Decoder {
             r: BitReader::new(data),
-            tracer: Recorder::default(),
+            tracer: Recorder {
+                fields: Vec::with_capacity(64),
+                path: String::with_capacity(64),
+                ..Recorder::default()
+            },
         }
     }
 
