@@ -605,6 +605,10 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         format!(" {} ", app.capture.name()),
         Style::new().add_modifier(Modifier::BOLD),
     )];
+    // Messages first: on a narrow terminal the end of the bar is cut off.
+    if let Some(m) = &app.message {
+        spans.push(Span::styled(format!("│ {m} "), t.fg(Color::Yellow)));
+    }
     spans.push(Span::raw(format!(
         "│ {} datagrams ",
         app.capture.datagrams().len()
@@ -639,9 +643,6 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     }
     if let Some(dmg) = app.capture.damage() {
         spans.push(Span::styled(format!("│ damaged: {dmg} "), t.bad()));
-    }
-    if let Some(m) = &app.message {
-        spans.push(Span::styled(format!("│ {m} "), t.fg(Color::Yellow)));
     }
     spans.push(Span::styled("│ ? help  q quit", t.dim()));
     f.render_widget(Paragraph::new(Line::from(spans)), a.status);
