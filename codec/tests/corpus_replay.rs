@@ -238,6 +238,18 @@ fn write_seeds() {
         ]),
     );
     write_seed("tagged_read", "hostile_nesting_200.bin", &deep_tagged(200));
+    // Sized regions of 1000 empty elements: the most elements per input byte (alloc_bound.rs).
+    for (field, name) in [(18u64, "structs"), (20, "pairs"), (21, "arrays")] {
+        let mut body = Vec::new();
+        write_varint(&mut body, field << 2 | 3);
+        write_varint(&mut body, 1000);
+        body.extend_from_slice(&[0; 1000]);
+        write_seed(
+            "tagged_read",
+            &format!("hostile_empty_{name}_1000.bin"),
+            &tagged_doc(&body),
+        );
+    }
     write_seed("tagged_read", "empty.bin", &[]);
 
     // tagged_roundtrip: arbitrary Rich values of a few sizes.
