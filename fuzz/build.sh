@@ -14,9 +14,10 @@ case "$sanitizer" in
   *) echo "build.sh: unknown sanitizer $sanitizer" >&2; exit 1 ;;
 esac
 # shellcheck disable=SC2086 # CARGO_FUZZ_TOOLCHAIN is "+nightly" or empty
-cargo ${CARGO_FUZZ_TOOLCHAIN:-} fuzz build -O -s "$sanitizer"
+target_dir=${FUZZ_TARGET_DIR:-fuzz/target}
+cargo ${CARGO_FUZZ_TOOLCHAIN:-} fuzz build -O -s "$sanitizer" --target-dir "$target_dir"
 
-bin=fuzz/target/x86_64-unknown-linux-gnu/release
+bin=$target_dir/x86_64-unknown-linux-gnu/release
 for src in fuzz/fuzz_targets/*.rs; do
   t=$(basename "$src" .rs)
   cp "$bin/$t" "$OUT/$t"

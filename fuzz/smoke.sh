@@ -11,6 +11,8 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 # ASan by default; FUZZ_SANITIZER=none builds faster and runs ~2x more execs (see README).
 SANITIZER=${FUZZ_SANITIZER:-address}
 TRIPLE=x86_64-unknown-linux-gnu
+# Where cargo fuzz builds (default fuzz/target).
+TARGET_DIR=${FUZZ_TARGET_DIR:-fuzz/target}
 
 say() { printf 'fuzz smoke: %s\n' "$*"; }
 
@@ -39,10 +41,10 @@ for f in fuzz/fuzz_targets/*.rs; do targets+=("$(basename "$f" .rs)"); done
 
 say "building ${#targets[@]} targets (sanitizer: $SANITIZER)"
 start=$(date +%s)
-cargo "${toolchain[@]}" fuzz build -O -s "$SANITIZER"
+cargo "${toolchain[@]}" fuzz build -O -s "$SANITIZER" --target-dir "$TARGET_DIR"
 say "built in $(( $(date +%s) - start )) s"
 
-bin=fuzz/target/$TRIPLE/release
+bin=$TARGET_DIR/$TRIPLE/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=()
@@ -65,7 +67,8 @@ done
 
 say "checking fuzz/build.sh (OSS-Fuzz layout) with a temporary OUT"
 out=$(mktemp -d)
-OUT=$out CARGO_FUZZ_TOOLCHAIN="${toolchain[*]}" FUZZ_SANITIZER="$SANITIZER" bash fuzz/build.sh
+OUT=$out CARGO_FUZZ_TOOLCHAIN="${toolchain[*]}" FUZZ_SANITIZER="$SANITIZER" \
+  FUZZ_TARGET_DIR="$TARGET_DIR" bash fuzz/build.sh
 for t in "${targets[@]}"; do
   [ -x "$out/$t" ] && [ -s "$out/${t}_seed_corpus.zip" ] \
     || { say "build.sh did not produce $t and its seed corpus"; failed+=("$t (build.sh)"); }

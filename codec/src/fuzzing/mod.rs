@@ -200,11 +200,25 @@ pub fn arb_ops(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<Op>> {
 
 /// `stream_ops`: an arbitrary op sequence written then read back with the same ops gives equal
 /// values (compressed floats quantized) and measure == bits written; the bytes read with a
-/// different op sequence give an error or values, never a panic.
+/// different op sequence, and the fuzz input itself read with the ops, give an error or values,
+/// never a panic, and the trace stream agrees with the read stream.
 pub fn stream_ops(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(ops) = arb_ops(&mut u) else { return };
     let other = arb_ops(&mut u).unwrap_or_default();
+
+    // The fuzz input itself read with the ops: arbitrary bits reach every read error path
+    // (out-of-range object indexes, non-canonical relative ints, invalid UTF-8, bad padding),
+    // which the well-formed bytes below rarely do. Any verdict, no panic, and read == trace.
+    let mut a = ops.clone();
+    let ra = drive(&mut ReadStream::new(data), &mut a);
+    let mut b = ops.clone();
+    let rb = drive(&mut TraceStream::new(data), &mut b);
+    assert_eq!(ra, rb, "read and trace disagree on arbitrary bytes");
+    if ra.is_ok() {
+        assert_eq!(a, b, "read and trace read different values");
+    }
+
     let mut buf = vec![0u8; 2048];
     let mut w = WriteStream::new(&mut buf);
     let mut written = ops.clone();
