@@ -56,8 +56,8 @@ pub enum Value {
     F64(f64),
     /// A string.
     Str(String),
-    /// Raw bytes.
-    Bytes(Vec<u8>),
+    /// Raw bytes (serialized as a hex string).
+    Bytes(#[serde(serialize_with = "hex_string")] Vec<u8>),
     /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
     Floats(Vec<f32>),
 }
@@ -89,6 +89,10 @@ impl std::fmt::Display for Value {
             }
         }
     }
+}
+
+fn hex_string<S: serde::Serializer>(bytes: &[u8], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&Value::Bytes(bytes.to_vec()))
 }
 
 /// One serialize function drives every stream through this trait.
@@ -628,11 +632,11 @@ impl<'a> WriteStream<'a> {
     pub fn finish(self) -> usize {
         let crc = self.crc;
         let bytes = self.sink.finish();
-        if let Some(id) = crc {
-            if bytes.len() >= 4 {
-                let c = packet_crc(id, bytes);
-                bytes[..4].copy_from_slice(&c.to_le_bytes());
-            }
+        if let Some(id) = crc
+            && bytes.len() >= 4
+        {
+            let c = packet_crc(id, bytes);
+            bytes[..4].copy_from_slice(&c.to_le_bytes());
         }
         bytes.len()
     }
@@ -1008,15 +1012,21 @@ impl Tracer for Recorder {
             self.fields[i].bits = bit - self.fields[i].bit;
             self.path.truncate(before);
             self.last_ended = Some(i);
+            // An array element that is a single unnamed value (`mice[3]`) needs no scope of its
+            // own: keep the value, one level up.
+            if i + 2 == self.fields.len() && self.fields[i + 1].path == self.fields[i].path {
+                self.fields.remove(i);
+                self.fields[i].depth -= 1;
+            }
         }
     }
 
     fn annotate(&mut self, value: Value) {
         if let Some(f) = self.last_ended.and_then(|i| self.fields.get_mut(i)) {
-            if let Value::Int(raw) = f.value {
-                if f.kind == FieldKind::Value {
-                    f.raw = Some(raw);
-                }
+            if let Value::Int(raw) = f.value
+                && f.kind == FieldKind::Value
+            {
+                f.raw = Some(raw);
             }
             f.value = value;
         }

@@ -173,7 +173,7 @@ fn parse_hex_u64(s: &str) -> Option<u64> {
 
 /// Decodes a hex string (no separators).
 pub fn parse_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

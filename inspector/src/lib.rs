@@ -3,3 +3,7 @@
 
 pub mod capture;
 pub mod cmd;
+pub mod decode;
+pub mod output;
+pub mod synth;
+pub mod tui;

@@ -1,4 +1,9 @@
 //! The subcommands of `bitlens`, one module each.
 
+pub mod check;
+pub mod common;
+pub mod decode;
+pub mod inspect;
+pub mod synth;
 pub mod tagged;
 pub mod vectors;

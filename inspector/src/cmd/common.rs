@@ -1,0 +1,74 @@
+//! Options shared by the capture commands (`inspect`, `decode`, `check`).
+
+use crate::capture::Capture;
+use crate::decode::Decoders;
+use anyhow::{Context, Result, bail};
+use bitlens_codec::ProtocolId;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+/// How datagrams are decoded.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DecodeOpts {
+    /// Decode a UDP port with a decoder, like Wireshark's "Decode As" (repeatable):
+    /// `--decode 5000=demo`; `PORT=none` removes a default. Defaults: 40000=demo.
+    #[arg(long = "decode", value_name = "PORT=KIND")]
+    pub decode: Vec<String>,
+    /// Verify the demo protocol's CRCs with this protocol id (hex `0x...` or decimal; 32-bit
+    /// unless above 0xffffffff or written with 16 hex digits).
+    #[arg(long, value_name = "ID")]
+    pub protocol_id: Option<String>,
+}
+
+impl DecodeOpts {
+    /// The decoders these options describe.
+    ///
+    /// # Errors
+    /// A message naming the bad argument.
+    pub fn decoders(&self) -> Result<Decoders> {
+        let mut d = Decoders::default();
+        for arg in &self.decode {
+            d.apply_override(arg).map_err(anyhow::Error::msg)?;
+        }
+        if let Some(id) = &self.protocol_id {
+            d.set_protocol_id(parse_protocol_id(id)?);
+        }
+        Ok(d)
+    }
+}
+
+/// Parses `--protocol-id`.
+///
+/// # Errors
+/// When it is not a number.
+pub fn parse_protocol_id(s: &str) -> Result<ProtocolId> {
+    let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => (h, 16),
+        None => (s, 10),
+    };
+    let v = u64::from_str_radix(digits, radix)
+        .with_context(|| format!("--protocol-id {s:?} is not a number"))?;
+    if v > u64::from(u32::MAX) || (radix == 16 && digits.len() == 16) {
+        Ok(ProtocolId::U64(v))
+    } else {
+        Ok(ProtocolId::U32(v as u32))
+    }
+}
+
+/// Opens a capture, with a one-line error naming the file.
+///
+/// # Errors
+/// When the file is missing, unreadable or not a capture.
+pub fn open_capture(path: &Path) -> Result<Capture> {
+    if !path.exists() {
+        bail!("{}: no such file", path.display());
+    }
+    Capture::open(path).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// A capture path argument.
+#[derive(Args, Debug, Clone)]
+pub struct CaptureArg {
+    /// A pcap or pcapng file.
+    pub capture: PathBuf,
+}

@@ -1,0 +1,437 @@
+//! Synthetic demo traffic for `bitlens synth`: several clients talking to a server at 60 Hz with
+//! every packet type, and, on request, labelled faults of every kind the inspector must catch.
+//!
+//! Deterministic: the same options give the same bytes.
+
+use crate::capture::Timestamp;
+use crate::capture::write::SynthDatagram;
+use crate::decode::Status;
+use arbitrary::{Arbitrary, Unstructured};
+use bitlens_codec::demo::{self, DemoPacket, PacketB, RoboCat};
+use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame, packet_crc};
+use bitlens_codec::{Error, Result, Stream, WriteStream};
+use serde::Serialize;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// The first capture time: 2023-11-14 22:13:20 UTC.
+pub const START_SECS: i64 = 1_700_000_000;
+const TICK_NS: i128 = 16_666_667;
+const CLIENTS: u8 = 4;
+
+/// A labelled fault in a synthetic capture.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fault {
+    /// Its first frame number.
+    pub frame: u64,
+    /// What was done to it.
+    pub fault: &'static str,
+    /// The status the inspector must give it.
+    pub expect: &'static str,
+    /// Details.
+    pub detail: String,
+}
+
+/// A small deterministic generator (splitmix64).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A number below `n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+    /// Fills `buf` with random bytes.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+}
+
+/// Encodes a demo packet framed with `protocol` (possibly with another protocol id).
+///
+/// # Errors
+/// When a value is out of range or the packet exceeds the MTU.
+pub fn encode(packet: &mut DemoPacket, protocol: &Protocol) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; protocol.mtu];
+    let mut s = WriteStream::new(&mut buf);
+    let mut t = packet.packet_type();
+    frame(&mut s, protocol, &mut t, |s, _| packet.serialize_body(s))?;
+    let n = s.finish();
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// A write stream with a bug: after the integer or bool field named `after` it writes one extra
+/// 1 bit — the kind of read/write mismatch check markers exist to catch.
+///
+/// Not every such bug is caught by a check marker: when the bits before the next marker leave
+/// alignment slack, the extra bit disappears into the padding and only the values in between
+/// are wrong; and garbage read after the bug often trips a range check first (an `error`, not a
+/// `desync`). RoboCat's rotation ends exactly on a byte boundary before `end of packet`, so a bit
+/// after its last component (`c`) always shows as a desync.
+pub struct DesyncedWriter<'a> {
+    inner: WriteStream<'a>,
+    after: &'static str,
+    done: bool,
+}
+
+impl<'a> DesyncedWriter<'a> {
+    /// A buggy writer over `buf` that adds its bit after the field named `after`.
+    pub fn new(buf: &'a mut [u8], after: &'static str) -> Self {
+        DesyncedWriter {
+            inner: WriteStream::new(buf),
+            after,
+            done: false,
+        }
+    }
+
+    /// Finishes the packet (fills in the CRC) and returns its length.
+    pub fn finish(self) -> usize {
+        self.inner.finish()
+    }
+
+    fn tick(&mut self, name: &str) -> Result<()> {
+        if name == self.after && !self.done {
+            self.done = true;
+            self.inner.bool("bug", &mut true)?;
+        }
+        Ok(())
+    }
+}
+
+impl Stream for DesyncedWriter<'_> {
+    const READING: bool = false;
+    fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
+        self.inner.bits(name, v, n)
+    }
+    fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
+        self.inner.bool(name, v)?;
+        self.tick(name)
+    }
+    fn int(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> Result<()> {
+        self.inner.int(name, v, min, max)?;
+        self.tick(name)
+    }
+    fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
+        self.inner.u64(name, v)
+    }
+    fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
+        self.inner.f32(name, v)
+    }
+    fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
+        self.inner.f64(name, v)
+    }
+    fn align(&mut self, name: &str) -> Result<()> {
+        self.inner.align(name)
+    }
+    fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
+        self.inner.bytes(name, buf)
+    }
+    fn check(&mut self, label: &str) -> Result<()> {
+        self.inner.check(label)
+    }
+    fn end(&mut self) -> Result<()> {
+        self.inner.end()
+    }
+    fn packet_crc(&mut self, protocol_id: ProtocolId) -> Result<()> {
+        self.inner.packet_crc(protocol_id)
+    }
+    fn bit_position(&self) -> usize {
+        self.inner.bit_position()
+    }
+    fn remaining_bits(&self) -> usize {
+        self.inner.remaining_bits()
+    }
+}
+
+/// Encodes `packet` with a [`DesyncedWriter`] that adds a bit after the field named `after`.
+fn encode_desynced(packet: &mut DemoPacket, after: &'static str) -> Result<Vec<u8>, Error> {
+    let mut buf = vec![0u8; demo::MTU];
+    let mut s = DesyncedWriter::new(&mut buf, after);
+    let mut t = packet.packet_type();
+    frame(&mut s, &demo::PROTOCOL, &mut t, |s, _| {
+        packet.serialize_body(s)
+    })?;
+    let n = s.finish();
+    buf.truncate(n);
+    Ok(buf)
+}
+
+fn fix_crc(bytes: &mut [u8]) {
+    if bytes.len() >= 4 {
+        let crc = packet_crc(demo::PROTOCOL_ID, bytes);
+        bytes[..4].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+fn set_bits(bytes: &mut [u8], bit: usize, width: usize, value: u64) {
+    for k in 0..width {
+        let b = bit + k;
+        if let Some(byte) = bytes.get_mut(b / 8) {
+            if (value >> k) & 1 == 1 {
+                *byte |= 1 << (b % 8);
+            } else {
+                *byte &= !(1 << (b % 8));
+            }
+        }
+    }
+}
+
+/// Picks a packet for a sender: clients send small state packets, the server sends scene
+/// updates and RoboCats. Every type appears.
+fn random_packet(rng: &mut Rng, from_server: bool) -> DemoPacket {
+    let mut noise = [0u8; 768];
+    loop {
+        rng.fill(&mut noise);
+        let mut u = Unstructured::new(&noise);
+        let roll = rng.below(100);
+        let p = if from_server {
+            match roll {
+                0..=49 => u.arbitrary().map(DemoPacket::SceneUpdate),
+                50..=89 => u.arbitrary().map(DemoPacket::RoboCat),
+                _ => u.arbitrary().map(DemoPacket::B),
+            }
+        } else {
+            match roll {
+                0..=59 => u.arbitrary().map(DemoPacket::RigidBody),
+                60..=79 => u.arbitrary().map(DemoPacket::A),
+                _ => u.arbitrary().map(DemoPacket::C),
+            }
+        };
+        let p = p.ok().filter(|p| {
+            let mut p = p.clone();
+            bitlens_codec::packet::measure_packet(&mut p).is_ok_and(|bits| bits <= demo::MTU * 8)
+        });
+        if let Some(p) = p {
+            return p;
+        }
+    }
+}
+
+/// Addresses of the server and the clients.
+fn server() -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), demo::PORT)
+}
+fn client(i: u8) -> SocketAddr {
+    SocketAddr::new(
+        IpAddr::V4(Ipv4Addr::new(10, 0, 0, 11 + i)),
+        50001 + u16::from(i),
+    )
+}
+
+/// The fault kinds, in the order `--faults` cycles through them.
+pub const FAULT_KINDS: [&str; 9] = [
+    "desync_extra_bit",
+    "truncated_datagram",
+    "bit_flip",
+    "count_out_of_range",
+    "health_out_of_range",
+    "wrong_protocol_id",
+    "corrupt_crc",
+    "snaplen_truncated",
+    "ip_fragment",
+];
+
+/// Generates `packets` datagrams (and with `faults`, one fault in every 25, cycling through
+/// [`FAULT_KINDS`]). Returns the datagrams and the fault labels with their frame numbers.
+pub fn generate(
+    packets: usize,
+    seed: u64,
+    faults: bool,
+) -> (Vec<SynthDatagram<'static>>, Vec<Fault>) {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::with_capacity(packets);
+    let mut labels = Vec::new();
+    let mut frame_no = 1u64;
+    let per_tick = i128::from(CLIENTS) * 2;
+    for i in 0..packets {
+        let tick = i as i128 / per_tick;
+        let slot = i as i128 % per_tick;
+        let nanos = i128::from(START_SECS) * 1_000_000_000
+            + tick * TICK_NS
+            + slot * (TICK_NS / per_tick)
+            + i128::from(rng.below(1000) as u16);
+        let time = Timestamp::from_nanos(nanos);
+        let c = (slot as u8) % CLIENTS;
+        let from_server = slot >= i128::from(CLIENTS);
+        let (src, dst) = if from_server {
+            (server(), client(c))
+        } else {
+            (client(c), server())
+        };
+        let fault_kind =
+            (faults && i % 25 == 12).then(|| FAULT_KINDS[(i / 25) % FAULT_KINDS.len()]);
+        let mut packet = random_packet(&mut rng, from_server);
+        let mut datagram = None;
+        if let Some(kind) = fault_kind {
+            let (bytes, expect, detail, snap, frag) = make_fault(kind, &mut rng);
+            let mut d = SynthDatagram::new(time, src, dst, bytes);
+            if let Some(s) = snap {
+                d = d.truncated(s);
+            }
+            let mut frames = 1;
+            if let Some(f) = frag {
+                let size8 = u64::from(f / 8 * 8).max(8);
+                frames = (8 + d.payload.len() as u64).div_ceil(size8);
+                d = d.fragmented(f);
+            }
+            labels.push(Fault {
+                frame: frame_no,
+                fault: kind,
+                expect: expect.name(),
+                detail,
+            });
+            frame_no += frames;
+            datagram = Some(d);
+        }
+        let d = match datagram {
+            Some(d) => d,
+            None => {
+                frame_no += 1;
+                let bytes = encode(&mut packet, &demo::PROTOCOL).unwrap_or_default();
+                SynthDatagram::new(time, src, dst, bytes)
+            }
+        };
+        out.push(d);
+    }
+    (out, labels)
+}
+
+type FaultBytes = (Vec<u8>, Status, String, Option<u32>, Option<u16>);
+
+fn robocat(rng: &mut Rng) -> RoboCat {
+    let mut noise = [0u8; 256];
+    rng.fill(&mut noise);
+    RoboCat::arbitrary(&mut Unstructured::new(&noise)).unwrap_or_default()
+}
+
+fn make_fault(kind: &'static str, rng: &mut Rng) -> FaultBytes {
+    let valid = |rng: &mut Rng| {
+        let mut p = DemoPacket::RoboCat(robocat(rng));
+        encode(&mut p, &demo::PROTOCOL).unwrap_or_default()
+    };
+    match kind {
+        "desync_extra_bit" => {
+            let mut p = DemoPacket::RoboCat(robocat(rng));
+            let bytes = encode_desynced(&mut p, "c").unwrap_or_default();
+            let detail =
+                "the writer sends one extra bit after rotation.c (the RoboCat's last field)";
+            (bytes, Status::Desync, detail.into(), None, None)
+        }
+        "truncated_datagram" => {
+            let mut bytes = valid(rng);
+            let keep = bytes.len() / 2;
+            bytes.truncate(keep.max(5));
+            fix_crc(&mut bytes);
+            (
+                bytes,
+                Status::Error,
+                format!("cut to {} bytes, CRC recomputed: past_end", keep.max(5)),
+                None,
+                None,
+            )
+        }
+        "bit_flip" => {
+            let mut bytes = valid(rng);
+            let bit = 32 + rng.below((bytes.len() as u64 - 4) * 8) as usize;
+            bytes[bit / 8] ^= 1 << (bit % 8);
+            (
+                bytes,
+                Status::Error,
+                format!("bit {bit} flipped: crc_mismatch"),
+                None,
+                None,
+            )
+        }
+        "count_out_of_range" => {
+            let mut p = DemoPacket::B(PacketB {
+                elements: vec![1, 2, 3],
+            });
+            let mut bytes = encode(&mut p, &demo::PROTOCOL).unwrap_or_default();
+            // elements.len sits after the CRC (32 bits) and the type (3 bits): 9 bits of 0..=256.
+            set_bits(&mut bytes, 35, 9, 511);
+            fix_crc(&mut bytes);
+            (
+                bytes,
+                Status::Error,
+                "elements.len = 511 of 0..=256, CRC recomputed: out_of_range".into(),
+                None,
+                None,
+            )
+        }
+        "health_out_of_range" => {
+            let mut bytes = valid(rng);
+            set_bits(&mut bytes, 35, 7, 127);
+            fix_crc(&mut bytes);
+            (
+                bytes,
+                Status::Error,
+                "health = 127 of 0..=100, CRC recomputed: out_of_range".into(),
+                None,
+                None,
+            )
+        }
+        "wrong_protocol_id" => {
+            let mut other = demo::PROTOCOL.clone();
+            other.id = ProtocolId::U32(0xDEAD_BEEF);
+            let mut p = DemoPacket::RoboCat(robocat(rng));
+            let bytes = encode(&mut p, &other).unwrap_or_default();
+            (
+                bytes,
+                Status::Error,
+                "written with protocol id 0xdeadbeef: crc_mismatch".into(),
+                None,
+                None,
+            )
+        }
+        "corrupt_crc" => {
+            let mut bytes = valid(rng);
+            bytes[0] ^= 0x5A;
+            (
+                bytes,
+                Status::Error,
+                "CRC byte 0 corrupted: crc_mismatch".into(),
+                None,
+                None,
+            )
+        }
+        "snaplen_truncated" => {
+            let bytes = valid(rng);
+            // Ethernet 14 + IPv4 20 + UDP 8 + 10 payload bytes.
+            (
+                bytes,
+                Status::Truncated,
+                "frame cut by a 52-byte snap length".into(),
+                Some(52),
+                None,
+            )
+        }
+        _ => {
+            let mut p = DemoPacket::B(PacketB {
+                elements: (0..40).collect(),
+            });
+            let bytes = encode(&mut p, &demo::PROTOCOL).unwrap_or_default();
+            (
+                bytes,
+                Status::Fragment,
+                "sent as IPv4 fragments of 64 bytes".into(),
+                None,
+                Some(64),
+            )
+        }
+    }
+}

@@ -1,0 +1,715 @@
+//! Rendering: a pure function of [`App`]. The layout is computed from the terminal size alone
+//! ([`Areas`]), so key handling (paging) and mouse hit-testing use the very same rectangles.
+
+use super::app::{App, Pane};
+use crate::decode::Status;
+use crate::output::leaf_name;
+use bitlens_codec::{FieldKind, Value};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Wrap};
+
+/// Smallest usable terminal.
+pub const MIN_SIZE: (u16, u16) = (40, 12);
+
+/// The rectangles of every pane for a terminal size.
+#[derive(Debug, Clone, Copy)]
+pub struct Areas {
+    /// Packet list (with border).
+    pub list: Rect,
+    /// Error / desync lines.
+    pub info: Rect,
+    /// Field tree (with border).
+    pub tree: Rect,
+    /// Hex and bit view (with border).
+    pub bits: Rect,
+    /// Status bar.
+    pub status: Rect,
+    /// Whether the terminal is big enough to draw anything.
+    pub usable: bool,
+}
+
+impl Areas {
+    /// The layout for a terminal of `(width, height)`.
+    pub fn new((w, h): (u16, u16)) -> Self {
+        let full = Rect::new(0, 0, w, h);
+        let usable = w >= MIN_SIZE.0 && h >= MIN_SIZE.1;
+        let [main, status] =
+            Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(full);
+        let [list, info, bottom] = Layout::vertical([
+            Constraint::Percentage(38),
+            Constraint::Length(2),
+            Constraint::Min(4),
+        ])
+        .areas(main);
+        let (tree, bits) = if w >= 110 {
+            let [t, b] =
+                Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+                    .areas(bottom);
+            (t, b)
+        } else {
+            let [t, b] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(bottom);
+            (t, b)
+        };
+        Areas {
+            list,
+            info,
+            tree,
+            bits,
+            status,
+            usable,
+        }
+    }
+
+    /// Packet rows that fit the list pane (border and header excluded).
+    pub fn list_rows(&self) -> usize {
+        self.list.height.saturating_sub(3) as usize
+    }
+
+    /// Field rows that fit the tree pane.
+    pub fn tree_rows(&self) -> usize {
+        self.tree.height.saturating_sub(2) as usize
+    }
+
+    /// Bytes per line of the bit view: 8, 4, 2 or 1, whatever fits 12 columns per byte (hex and
+    /// 8 bits) after a 6-column offset.
+    pub fn bytes_per_line(&self) -> usize {
+        let inner = self.bits.width.saturating_sub(2) as usize;
+        let fits = inner.saturating_sub(7) / 12;
+        [8, 4, 2, 1].into_iter().find(|&n| n <= fits).unwrap_or(1)
+    }
+
+    /// Lines the bit view needs for `len` payload bytes.
+    pub fn bit_lines(&self, len: usize) -> usize {
+        len.div_ceil(self.bytes_per_line())
+    }
+
+    fn inside(r: Rect, col: u16, row: u16) -> bool {
+        col >= r.x && col < r.x + r.width && row >= r.y && row < r.y + r.height
+    }
+
+    /// Which list row (0 = first visible) a cell is on.
+    pub fn list_row_at(&self, col: u16, row: u16) -> Option<usize> {
+        let first = self.list.y + 2; // border + header
+        (Self::inside(self.list, col, row)
+            && row >= first
+            && row < self.list.y + self.list.height - 1)
+            .then(|| (row - first) as usize)
+    }
+
+    /// Which tree row a cell is on.
+    pub fn tree_row_at(&self, col: u16, row: u16) -> Option<usize> {
+        let first = self.tree.y + 1;
+        (Self::inside(self.tree, col, row)
+            && row >= first
+            && row < self.tree.y + self.tree.height - 1)
+            .then(|| (row - first) as usize)
+    }
+
+    /// Whether a cell is in the list pane.
+    pub fn in_list(&self, col: u16, row: u16) -> bool {
+        Self::inside(self.list, col, row)
+    }
+
+    /// Whether a cell is in the tree pane.
+    pub fn in_tree(&self, col: u16, row: u16) -> bool {
+        Self::inside(self.tree, col, row)
+    }
+
+    /// Whether a cell is in the bit view.
+    pub fn in_bits(&self, col: u16, row: u16) -> bool {
+        Self::inside(self.bits, col, row)
+    }
+}
+
+/// Styles, with or without colour (`NO_COLOR`).
+struct Theme {
+    color: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
+    }
+    fn status(&self, s: Status) -> Style {
+        match s {
+            Status::Ok => self.fg(Color::Green),
+            Status::Error => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            Status::Desync => self.fg(Color::Magenta).add_modifier(Modifier::BOLD),
+            Status::Truncated | Status::Fragment => self.fg(Color::Yellow),
+            Status::Undecoded => self.fg(Color::DarkGray),
+        }
+    }
+    fn ok(&self) -> Style {
+        self.fg(Color::Green)
+    }
+    fn bad(&self) -> Style {
+        if self.color {
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+        }
+    }
+    fn selected(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Yellow)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
+    }
+    fn error_bit(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Red)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::UNDERLINED)
+        }
+    }
+    fn dim(&self) -> Style {
+        if self.color {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new().add_modifier(Modifier::DIM)
+        }
+    }
+    fn border(&self, focused: bool) -> Style {
+        if focused {
+            self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        }
+    }
+}
+
+/// Draws the whole inspector.
+pub fn draw(app: &App, f: &mut Frame) {
+    let area = f.area();
+    let areas = Areas::new((area.width, area.height));
+    let theme = Theme { color: app.color };
+    if !areas.usable {
+        let msg = format!(
+            "terminal too small ({}x{}): bitlens needs {}x{}. q quits.",
+            area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+        );
+        f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    draw_list(app, f, &areas, &theme);
+    draw_info(app, f, &areas, &theme);
+    draw_tree(app, f, &areas, &theme);
+    draw_bits(app, f, &areas, &theme);
+    draw_status(app, f, &areas, &theme);
+    if app.show_help {
+        draw_help(f, area, &theme);
+    }
+}
+
+fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
+    let h = a.list_rows();
+    let first_time = app
+        .capture
+        .datagrams()
+        .first()
+        .map_or(0, |d| d.time.as_nanos());
+    let end = (app.list_offset + h).min(app.rows.len());
+    let rows = app.rows[app.list_offset.min(end)..end]
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let d = &app.capture.datagrams()[i];
+            let rel = (d.time.as_nanos() - first_time) as f64 / 1e9;
+            let (ty, status) = match app.summary(i) {
+                Some(s) => (
+                    app.type_names
+                        .get(s.packet_type as usize)
+                        .cloned()
+                        .unwrap_or_else(|| "-".into()),
+                    Some(s.status),
+                ),
+                None => ("…".into(), None),
+            };
+            let status_cell = match status {
+                Some(s) => Cell::from(format!("{} {}", s.glyph(), s.name())).style(t.status(s)),
+                None => Cell::from("… pending").style(t.dim()),
+            };
+            let row = Row::new(vec![
+                Cell::from(d.frame.to_string()),
+                Cell::from(format!("{rel:.6}")),
+                Cell::from(format!("{} → {}", d.src, d.dst)),
+                Cell::from(app.capture.payload(d).len().to_string()),
+                Cell::from(ty),
+                status_cell,
+            ]);
+            if app.list_offset + k == app.selected {
+                row.style(if app.focus == Pane::List {
+                    t.selected()
+                } else {
+                    Style::new().add_modifier(Modifier::REVERSED)
+                })
+            } else {
+                row
+            }
+        });
+    let title = if app.filter.is_empty() {
+        format!(
+            " Packets {}/{} ",
+            if app.rows.is_empty() {
+                0
+            } else {
+                app.selected + 1
+            },
+            app.rows.len()
+        )
+    } else {
+        format!(
+            " Packets {}/{} (filter: {}) ",
+            if app.rows.is_empty() {
+                0
+            } else {
+                app.selected + 1
+            },
+            app.rows.len(),
+            app.filter_text
+        )
+    };
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(8),
+            Constraint::Length(11),
+            Constraint::Min(24),
+            Constraint::Length(5),
+            Constraint::Length(12),
+            Constraint::Length(11),
+        ],
+    )
+    .header(
+        Row::new([
+            "No.",
+            "Time",
+            "Source → Destination",
+            "Len",
+            "Type",
+            "Status",
+        ])
+        .style(Style::new().add_modifier(Modifier::BOLD)),
+    )
+    .block(
+        Block::new()
+            .borders(Borders::ALL)
+            .title(title)
+            .border_style(t.border(app.focus == Pane::List)),
+    );
+    f.render_widget(table, a.list);
+    if app.rows.is_empty() {
+        let inner = Rect::new(
+            a.list.x + 2,
+            a.list.y + 2,
+            a.list.width.saturating_sub(4),
+            1,
+        );
+        let msg = if app.capture.datagrams().is_empty() {
+            "no UDP datagrams in this capture"
+        } else {
+            "no packet matches the filter (/ to change it)"
+        };
+        f.render_widget(Paragraph::new(msg).style(t.dim()), inner);
+    }
+}
+
+fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
+    let mut lines = Vec::new();
+    if let Some(d) = &app.detail {
+        let dg = &app.capture.datagrams()[d.datagram];
+        let head = format!(
+            " frame {}  {}  {} → {}  {} bytes  decoder {}  ",
+            dg.frame,
+            dg.time,
+            dg.src,
+            dg.dst,
+            app.capture.payload(dg).len(),
+            d.decoded.decoder
+        );
+        lines.push(Line::from(vec![
+            Span::raw(head),
+            Span::styled(
+                format!("{} {}", d.decoded.status.glyph(), d.decoded.status),
+                t.status(d.decoded.status),
+            ),
+        ]));
+        let second = match (&d.decoded.desync, d.decoded.error()) {
+            (Some(ds), _) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
+            (None, Some(e)) => Line::from(Span::styled(format!(" ✗ {e}"), t.bad())),
+            (None, None) => match d.decoded.status {
+                Status::Ok => Line::from(Span::styled(
+                    " ✓ every check marker agrees; the packet ends where it should",
+                    t.ok(),
+                )),
+                Status::Truncated => {
+                    Line::from(" the capture cut this datagram short (snap length): not decoded")
+                }
+                Status::Fragment => Line::from(" an IP fragment: not decoded (no reassembly)"),
+                Status::Undecoded => {
+                    Line::from(" no decoder for these ports: use --decode PORT=KIND")
+                }
+                _ => Line::from(""),
+            },
+        };
+        lines.push(second);
+    }
+    f.render_widget(Paragraph::new(lines), a.info);
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::None => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
+    let focused = app.focus == Pane::Tree;
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(t.border(focused));
+    let Some(d) = &app.detail else {
+        f.render_widget(Paragraph::new("").block(block.title(" Fields ")), a.tree);
+        return;
+    };
+    let h = a.tree_rows();
+    let fields = &d.decoded.trace.fields;
+    let mut lines = Vec::with_capacity(h);
+    for (k, &i) in d.visible.iter().enumerate().skip(d.offset).take(h) {
+        let fl = &fields[i];
+        let indent = "  ".repeat(fl.depth);
+        let mut spans = vec![Span::raw(indent)];
+        match &fl.kind {
+            FieldKind::Scope => {
+                let marker = if d.collapsed.contains(&i) {
+                    "▸ "
+                } else {
+                    "▾ "
+                };
+                spans.push(Span::raw(marker));
+                spans.push(Span::styled(
+                    leaf_name(&fl.path).to_owned(),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ));
+                let v = value_text(&fl.value);
+                if !v.is_empty() {
+                    spans.push(Span::raw(format!(" = {v}")));
+                }
+            }
+            FieldKind::Check {
+                label,
+                expected,
+                found,
+            } => {
+                if expected == found {
+                    spans.push(Span::styled(format!("✓ check \"{label}\""), t.ok()));
+                } else {
+                    spans.push(Span::styled(
+                        format!(
+                            "✗ check \"{label}\" expected {expected:#010x} found {found:#010x}"
+                        ),
+                        t.bad(),
+                    ));
+                }
+            }
+            FieldKind::Padding => spans.push(Span::styled("(padding)", t.dim())),
+            FieldKind::Value => {
+                spans.push(Span::raw(format!(
+                    "{} = {}",
+                    leaf_name(&fl.path),
+                    value_text(&fl.value)
+                )));
+            }
+        }
+        let mut meta = format!("  @{} ·{}", fl.bit, fl.bits);
+        if let Some((lo, hi)) = fl.range {
+            meta.push_str(&format!(" [{lo}..={hi}]"));
+        }
+        if let Some(raw) = fl.raw {
+            meta.push_str(&format!(" code {raw}"));
+        }
+        spans.push(Span::styled(meta, t.dim()));
+        if fl.failed {
+            spans.push(Span::styled("  ◀ read stopped here", t.bad()));
+        }
+        let mut line = Line::from(spans);
+        if k == d.cursor {
+            line = line.style(if focused {
+                t.selected()
+            } else {
+                Style::new().add_modifier(Modifier::REVERSED)
+            });
+        } else if fl.failed {
+            line = line.style(t.bad());
+        }
+        lines.push(line);
+    }
+    if fields.is_empty() {
+        lines.push(Line::from(Span::styled("nothing decoded", t.dim())));
+    }
+    let title = format!(
+        " Fields: {} {} ",
+        d.decoded.packet_type.as_deref().unwrap_or("?"),
+        if d.visible.is_empty() {
+            String::new()
+        } else {
+            format!("{}/{}", d.cursor + 1, d.visible.len())
+        }
+    );
+    f.render_widget(Paragraph::new(lines).block(block.title(title)), a.tree);
+}
+
+/// What one payload bit is, for colouring.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BitClass {
+    Unread,
+    Read,
+    Padding,
+    CheckOk,
+    CheckBad,
+}
+
+fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
+    let focused = app.focus == Pane::Bits;
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(t.border(focused));
+    let Some(d) = &app.detail else {
+        f.render_widget(Paragraph::new("").block(block.title(" Bits ")), a.bits);
+        return;
+    };
+    let payload = app.capture.payload(&app.capture.datagrams()[d.datagram]);
+    let nbits = payload.len() * 8;
+    let mut class = vec![BitClass::Unread; nbits];
+    for fl in &d.decoded.trace.fields {
+        let c = match &fl.kind {
+            FieldKind::Scope => continue,
+            FieldKind::Value => BitClass::Read,
+            FieldKind::Padding => BitClass::Padding,
+            FieldKind::Check {
+                expected, found, ..
+            } => {
+                if expected == found {
+                    BitClass::CheckOk
+                } else {
+                    BitClass::CheckBad
+                }
+            }
+        };
+        let end = (fl.bit + fl.bits).min(nbits);
+        if fl.bit < end {
+            class[fl.bit..end].fill(c);
+        }
+    }
+    let selected = d.selected_field().map(|i| &d.decoded.trace.fields[i]);
+    let sel = selected.map_or(0..0, |s| {
+        s.bit..s.bit + s.bits.max(if s.kind == FieldKind::Scope { 0 } else { 1 })
+    });
+    let error_bit = d.decoded.error().map(|e| e.bit());
+    let bpl = a.bytes_per_line();
+    let h = a.bits.height.saturating_sub(3) as usize;
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "{:<6}{:<w$}bits in stream order (bit 0 of each byte first)",
+            "off",
+            "hex",
+            w = bpl * 3 + 1
+        ),
+        t.dim(),
+    ))];
+    let total_lines = payload.len().div_ceil(bpl);
+    for line_no in d.bits_offset..(d.bits_offset + h).min(total_lines) {
+        let start = line_no * bpl;
+        let end = (start + bpl).min(payload.len());
+        let mut spans = vec![Span::styled(format!("{start:04x}  "), t.dim())];
+        for (k, byte) in payload[start..end].iter().enumerate() {
+            let b0 = (start + k) * 8;
+            let in_sel = (b0..b0 + 8).any(|b| sel.contains(&b));
+            let style = if in_sel { t.selected() } else { Style::new() };
+            spans.push(Span::styled(format!("{byte:02x}"), style));
+            spans.push(Span::raw(" "));
+        }
+        for _ in end..start + bpl {
+            spans.push(Span::raw("   "));
+        }
+        spans.push(Span::raw(" "));
+        for (k, byte) in payload[start..end].iter().enumerate() {
+            for j in 0..8 {
+                let b = (start + k) * 8 + j;
+                let ch = if byte >> j & 1 == 1 { "1" } else { "0" };
+                let style = if sel.contains(&b) {
+                    t.selected()
+                } else if error_bit == Some(b) {
+                    t.error_bit()
+                } else {
+                    match class[b] {
+                        BitClass::CheckOk => t.ok(),
+                        BitClass::CheckBad => t.bad(),
+                        BitClass::Padding | BitClass::Unread => t.dim(),
+                        BitClass::Read => Style::new(),
+                    }
+                };
+                spans.push(Span::styled(ch, style));
+            }
+            spans.push(Span::raw(" "));
+        }
+        lines.push(Line::from(spans));
+    }
+    let title = match selected {
+        Some(s) if s.bits > 0 => format!(" Bits: {} = bits {}..{} ", s.path, s.bit, s.bit + s.bits),
+        Some(s) => format!(" Bits: {} (0 bits, at bit {}) ", s.path, s.bit),
+        None => " Bits ".to_owned(),
+    };
+    f.render_widget(Paragraph::new(lines).block(block.title(title)), a.bits);
+}
+
+fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
+    if let Some(input) = &app.filter_input {
+        let line = Line::from(vec![
+            Span::styled("/", Style::new().add_modifier(Modifier::BOLD)),
+            Span::raw(input.clone()),
+            Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
+            Span::styled(
+                "   type:NAME status:ok|error|desync|truncated|fragment|undecoded port:N words · Enter applies · Esc cancels",
+                t.dim(),
+            ),
+        ]);
+        f.render_widget(Paragraph::new(line), a.status);
+        return;
+    }
+    let counts = app.status_counts();
+    let mut spans = vec![Span::styled(
+        format!(" {} ", app.capture.name()),
+        Style::new().add_modifier(Modifier::BOLD),
+    )];
+    spans.push(Span::raw(format!(
+        "│ {} datagrams ",
+        app.capture.datagrams().len()
+    )));
+    for st in [
+        Status::Ok,
+        Status::Error,
+        Status::Desync,
+        Status::Truncated,
+        Status::Fragment,
+    ] {
+        let n = counts[st as usize];
+        if n > 0 || st == Status::Ok {
+            spans.push(Span::styled(
+                format!("{} {n} {} ", st.glyph(), st.name()),
+                t.status(st),
+            ));
+        }
+    }
+    spans.push(Span::raw(format!("│ {} ", app.decoders.describe())));
+    if !app.fully_summarized() {
+        let pct = app.summarized * 100 / app.summaries.len().max(1);
+        let filled = pct / 10;
+        spans.push(Span::styled(
+            format!(
+                "│ decoding {}{} {pct}% ",
+                "█".repeat(filled),
+                "░".repeat(10 - filled)
+            ),
+            t.fg(Color::Cyan),
+        ));
+    }
+    if let Some(dmg) = app.capture.damage() {
+        spans.push(Span::styled(format!("│ damaged: {dmg} "), t.bad()));
+    }
+    if let Some(m) = &app.message {
+        spans.push(Span::styled(format!("│ {m} "), t.fg(Color::Yellow)));
+    }
+    spans.push(Span::styled("│ ? help  q quit", t.dim()));
+    f.render_widget(Paragraph::new(Line::from(spans)), a.status);
+}
+
+/// The keys, as the help overlay lists them.
+pub const HELP: &[(&str, &str)] = &[
+    ("↑ ↓  j k", "move in the focused pane"),
+    ("PgUp PgDn", "page"),
+    ("g  G", "first / last"),
+    (
+        "Tab  Shift-Tab",
+        "next / previous pane (packets, fields, bits)",
+    ),
+    (
+        "Enter  Space",
+        "open the packet / expand or collapse a struct",
+    ),
+    ("← →  h l", "collapse / expand a struct"),
+    (
+        "n  N",
+        "next / previous problem packet (error, desync, truncated, fragment)",
+    ),
+    (
+        "/",
+        "filter: type:RoboCat status:desync port:40000 10.0.0.12",
+    ),
+    ("mouse", "click selects, wheel scrolls"),
+    ("?", "this help"),
+    (
+        "q  Esc",
+        "quit (Esc also closes this help and the filter prompt)",
+    ),
+];
+
+fn draw_help(f: &mut Frame, area: Rect, t: &Theme) {
+    let w = area.width.min(86);
+    let h = (HELP.len() as u16 + 6).min(area.height);
+    let popup = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    let mut lines: Vec<Line> = HELP
+        .iter()
+        .map(|(k, v)| {
+            Line::from(vec![
+                Span::styled(
+                    format!(" {k:<16}"),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*v),
+            ])
+        })
+        .collect();
+    lines.push(Line::from(""));
+    lines.push(Line::from(vec![
+        Span::raw(" Check markers: "),
+        Span::styled("✓ reader and writer agree", t.ok()),
+        Span::raw("  "),
+        Span::styled("✗ desynced", t.bad()),
+    ]));
+    lines.push(Line::from(Span::styled(
+        " Bits: selected field highlighted; padding and unread bits dim.",
+        t.dim(),
+    )));
+    f.render_widget(Clear, popup);
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::new()
+                .borders(Borders::ALL)
+                .title(" bitlens inspect: keys ")
+                .border_style(t.border(true)),
+        ),
+        popup,
+    );
+}

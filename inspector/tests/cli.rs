@@ -1,0 +1,312 @@
+//! The `bitlens` binary on the shipped captures: exit codes, JSON shape, fault labels, and
+//! hostile files (missing, corrupt, not a capture).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bitlens(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("bitlens runs")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn check_passes_clean_captures() {
+    for c in [
+        "captures/demo.pcap",
+        "captures/demo.pcapng",
+        "captures/loopback-sll2.pcap",
+        "captures/loopback-ethernet.pcap",
+    ] {
+        let o = bitlens(&["check", c]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{c}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(stdout(&o).contains("with problems"), "{}", stdout(&o));
+    }
+}
+
+#[test]
+fn check_fails_the_fault_capture_and_names_first_problems() {
+    let o = bitlens(&["check", "captures/faults.pcap"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    for kind in [
+        "desync",
+        "error/crc_mismatch",
+        "error/out_of_range",
+        "error/past_end",
+        "truncated",
+        "fragment",
+    ] {
+        assert!(out.contains(kind), "missing {kind} in:\n{out}");
+    }
+    assert!(
+        out.contains("reader is 1 to 8 bits behind the writer"),
+        "{out}"
+    );
+}
+
+#[test]
+fn every_labelled_fault_gets_its_expected_status() {
+    let o = bitlens(&["decode", "--json", "captures/faults.pcap"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let by_frame: std::collections::HashMap<u64, serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["frame"].as_u64().unwrap(), v)
+        })
+        .collect();
+    let labels = std::fs::read_to_string(root().join("captures/faults.labels.json")).unwrap();
+    let mut n = 0;
+    for line in labels.lines() {
+        let label: serde_json::Value = serde_json::from_str(line).unwrap();
+        let frame = label["frame"].as_u64().unwrap();
+        let got = &by_frame[&frame]["status"];
+        assert_eq!(
+            got, &label["expect"],
+            "frame {frame} ({}): {}",
+            label["fault"], by_frame[&frame]
+        );
+        n += 1;
+    }
+    assert!(n >= 36, "only {n} labels");
+    // Every datagram that is not labelled decodes (or is a later fragment without ports).
+    let labelled: std::collections::HashSet<u64> = labels
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["frame"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    for (frame, v) in &by_frame {
+        if !labelled.contains(frame) {
+            assert!(
+                v["status"] == "ok" || v["status"] == "undecoded",
+                "frame {frame}: {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn decode_json_has_the_documented_keys() {
+    let o = bitlens(&["decode", "--json", "captures/faults.pcap"]);
+    let first = stdout(&o).lines().next().unwrap().to_owned();
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    for key in [
+        "frame",
+        "time",
+        "src",
+        "dst",
+        "len",
+        "decoder",
+        "status",
+        "packet_type",
+        "fields",
+        "checks",
+        "error",
+        "desync",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["frame"], 1);
+    assert_eq!(
+        v["time"].as_str().unwrap().split('.').nth(1).unwrap().len(),
+        9
+    );
+    let f = &v["fields"][0];
+    for key in ["path", "bit", "bits", "value", "min", "max"] {
+        assert!(f.get(key).is_some(), "field misses {key}: {f}");
+    }
+    let c = &v["checks"][0];
+    for key in ["label", "bit", "ok", "expected", "found"] {
+        assert!(c.get(key).is_some(), "check misses {key}: {c}");
+    }
+    // The desynced frame 13 carries the locator's verdict.
+    let d13: serde_json::Value = serde_json::from_str(stdout(&o).lines().nth(12).unwrap()).unwrap();
+    assert_eq!(d13["status"], "desync");
+    assert_eq!(d13["error"]["kind"], "check_mismatch");
+    assert_eq!(d13["desync"]["label"], "end of packet");
+    assert!(
+        d13["desync"]["found_bit"].as_u64().unwrap()
+            > d13["desync"]["expected_bit"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn pcap_and_pcapng_of_the_same_traffic_decode_alike() {
+    let a = stdout(&bitlens(&["decode", "--json", "captures/demo.pcap"]));
+    let b = stdout(&bitlens(&["decode", "--json", "captures/demo.pcapng"]));
+    let strip = |s: &str| -> Vec<serde_json::Value> {
+        s.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                // pcap keeps microseconds, this pcapng nanoseconds.
+                let t = v["time"].as_str().unwrap()[..17].to_owned();
+                v["time"] = t.into();
+                v
+            })
+            .collect()
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
+
+#[test]
+fn missing_file_is_one_line_and_exit_2() {
+    for cmd in ["check", "decode", "inspect"] {
+        let o = bitlens(&[cmd, "captures/no-such.pcap"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("captures/no-such.pcap"), "{err}");
+    }
+}
+
+#[test]
+fn corrupt_capture_shows_packets_before_the_damage() {
+    let dir = std::env::temp_dir().join(format!("bitlens-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(root().join("captures/demo.pcap")).unwrap();
+    // Cut the file in the middle of a record.
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let o = bitlens(&["decode", cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).lines().count() > 100,
+        "the packets before the damage are shown"
+    );
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cut.pcap") && err.contains("frame"), "{err}");
+    // Not a capture at all.
+    let junk = dir.join("junk.pcap");
+    std::fs::write(&junk, b"this is not a capture file at all").unwrap();
+    let o = bitlens(&["check", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("junk.pcap"));
+    // A record claiming 4 GiB.
+    let mut absurd = bytes[..24 + 16].to_vec();
+    absurd[24 + 8..24 + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    let huge = dir.join("huge.pcap");
+    std::fs::write(&huge, &absurd).unwrap();
+    let o = bitlens(&["check", huge.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("frame 1"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn wrong_arguments_exit_2() {
+    assert_eq!(bitlens(&["check"]).status.code(), Some(2));
+    assert_eq!(bitlens(&["frobnicate"]).status.code(), Some(2));
+    let o = bitlens(&["check", "captures/demo.pcap", "--decode", "notaport=demo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a UDP port"), "{}", stderr(&o));
+    let o = bitlens(&["check", "captures/demo.pcap", "--decode", "40000=nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn protocol_id_override_and_decode_as() {
+    // Another protocol id: every CRC fails.
+    let o = bitlens(&["check", "captures/demo.pcap", "--protocol-id", "0x12345678"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("error/crc_mismatch"));
+    // Remove the default decoder: nothing is decoded, which is not a failure unless --strict.
+    let o = bitlens(&["check", "captures/demo.pcap", "--decode", "40000=none"]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = bitlens(&[
+        "check",
+        "captures/demo.pcap",
+        "--decode",
+        "40000=none",
+        "--strict",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn inspect_refuses_a_pipe() {
+    let o = bitlens(&["inspect", "captures/demo.pcap"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs a terminal"), "{}", stderr(&o));
+}
+
+#[test]
+fn synth_is_deterministic() {
+    let dir = std::env::temp_dir().join(format!("bitlens-synth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.pcap");
+    let b = dir.join("b.pcap");
+    assert!(
+        bitlens(&[
+            "synth",
+            a.to_str().unwrap(),
+            "--packets",
+            "300",
+            "--seed",
+            "9"
+        ])
+        .status
+        .success()
+    );
+    assert!(
+        bitlens(&[
+            "synth",
+            b.to_str().unwrap(),
+            "--packets",
+            "300",
+            "--seed",
+            "9"
+        ])
+        .status
+        .success()
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // The shipped demo capture is what the documented command writes.
+    let c = dir.join("demo.pcap");
+    assert!(
+        bitlens(&[
+            "synth",
+            c.to_str().unwrap(),
+            "--packets",
+            "2000",
+            "--seed",
+            "1"
+        ])
+        .status
+        .success()
+    );
+    assert_eq!(
+        std::fs::read(&c).unwrap(),
+        std::fs::read(root().join("captures/demo.pcap")).unwrap(),
+        "captures/demo.pcap is stale: re-run the command in captures/README.md"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,237 @@
+//! The inspector's TUI, driven without a terminal: key handling on the plain `App` state and
+//! snapshots of `ui::draw` into ratatui's `TestBackend`.
+
+use bitlens::capture::Capture;
+use bitlens::capture::write::{WriteFormat, to_bytes};
+use bitlens::decode::{Decoders, Status};
+use bitlens::tui::{App, Key, Pane, ui};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use std::sync::Arc;
+
+const SIZE: (u16, u16) = (120, 40);
+
+/// A capture of 60 synthetic datagrams with labelled faults (the first fault, a desync, is
+/// frame 13).
+fn app(color: bool) -> App {
+    let (datagrams, _) = bitlens::synth::generate(60, 7, true);
+    let bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &datagrams).unwrap();
+    let capture = Capture::from_bytes("synth.pcap", bytes).unwrap();
+    let mut app = App::new(
+        Arc::new(capture),
+        Arc::new(Decoders::default()),
+        color,
+        SIZE,
+    );
+    app.summarize_all();
+    app
+}
+
+fn render(app: &App) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
+    t.draw(|f| ui::draw(app, f)).unwrap();
+    t
+}
+
+#[test]
+fn packet_list() {
+    let app = app(false);
+    insta::assert_snapshot!(render(&app).backend());
+}
+
+#[test]
+fn field_tree_of_a_robocat() {
+    let mut app = app(false);
+    // Frame 6 is a RoboCat from the server.
+    for _ in 0..5 {
+        app.handle_key(Key::Down);
+    }
+    app.handle_key(Key::Tab);
+    assert_eq!(app.focus, Pane::Tree);
+    let d = app.detail.as_ref().unwrap();
+    assert_eq!(d.decoded.packet_type.as_deref(), Some("RoboCat"));
+    insta::assert_snapshot!(render(&app).backend());
+}
+
+#[test]
+fn bit_view_highlights_exactly_the_selected_bits() {
+    let mut app = app(true);
+    for _ in 0..5 {
+        app.handle_key(Key::Down);
+    }
+    app.handle_key(Key::Tab);
+    // Cursor to "health": crc32, packet_type, health.
+    app.handle_key(Key::Down);
+    app.handle_key(Key::Down);
+    let d = app.detail.as_ref().unwrap();
+    let f = &d.decoded.trace.fields[d.selected_field().unwrap()];
+    assert_eq!((f.path.as_str(), f.bit, f.bits), ("health", 35, 7));
+    let t = render(&app);
+    let buf = t.backend().buffer();
+    let areas = ui::Areas::new(SIZE);
+    // Walk every visible line of the bit view and collect the highlighted bit digits.
+    let bpl = areas.bytes_per_line();
+    let first_bit_col = areas.bits.x + 1 + 6 + (bpl as u16) * 3 + 1;
+    let mut highlighted = Vec::new();
+    for line in 0..areas.bits.height.saturating_sub(3) {
+        let row = areas.bits.y + 2 + line;
+        for byte in 0..bpl as u16 {
+            for j in 0..8u16 {
+                let cell = &buf[(first_bit_col + byte * 9 + j, row)];
+                if cell.bg == Color::Yellow {
+                    highlighted.push((line as usize * bpl + byte as usize) * 8 + j as usize);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        highlighted,
+        (35..42).collect::<Vec<_>>(),
+        "exactly bits 35..42 are highlighted"
+    );
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn desynced_packet_is_reached_with_n() {
+    let mut app = app(false);
+    app.handle_key(Key::Char('n'));
+    let d = app.detail.as_ref().unwrap();
+    assert_eq!(app.capture.datagrams()[d.datagram].frame, 13);
+    assert_eq!(d.decoded.status, Status::Desync);
+    // The tree cursor starts on the check that failed.
+    let f = &d.decoded.trace.fields[d.selected_field().unwrap()];
+    assert!(f.failed && f.check_failed(), "{f:?}");
+    insta::assert_snapshot!(render(&app).backend());
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = app(false);
+    app.handle_key(Key::Char('?'));
+    assert!(app.show_help);
+    insta::assert_snapshot!(render(&app).backend());
+    app.handle_key(Key::Esc);
+    assert!(!app.show_help && !app.quit, "Esc closes the help first");
+    app.handle_key(Key::Esc);
+    assert!(app.quit);
+}
+
+#[test]
+fn keys_move_page_and_wrap_problems() {
+    let mut app = app(false);
+    let h = app.list_height();
+    app.handle_key(Key::PageDown);
+    assert_eq!(app.selected, h - 1);
+    app.handle_key(Key::Char('G'));
+    assert_eq!(app.selected, app.rows.len() - 1);
+    assert!(
+        app.list_offset > 0,
+        "the list scrolled to keep the cursor visible"
+    );
+    app.handle_key(Key::Char('g'));
+    assert_eq!((app.selected, app.list_offset), (0, 0));
+    app.handle_key(Key::Char('k'));
+    assert_eq!(app.selected, 0, "no move above the first row");
+    // N from the first row wraps to the last problem packet.
+    app.handle_key(Key::Char('N'));
+    let last_problem = (0..app.rows.len())
+        .rev()
+        .find(|&r| app.summary(app.rows[r]).unwrap().status.is_problem());
+    assert_eq!(Some(app.selected), last_problem);
+    app.handle_key(Key::Tab);
+    app.handle_key(Key::Tab);
+    assert_eq!(app.focus, Pane::Bits);
+    app.handle_key(Key::BackTab);
+    assert_eq!(app.focus, Pane::Tree);
+}
+
+#[test]
+fn tree_collapse_and_expand() {
+    let mut app = app(false);
+    for _ in 0..5 {
+        app.handle_key(Key::Down);
+    }
+    app.handle_key(Key::Tab);
+    let before = app.detail.as_ref().unwrap().visible.len();
+    // Walk to the first scope and collapse it.
+    for _ in 0..before {
+        let d = app.detail.as_ref().unwrap();
+        if d.decoded.trace.fields[d.selected_field().unwrap()].kind
+            == bitlens_codec::FieldKind::Scope
+        {
+            break;
+        }
+        app.handle_key(Key::Down);
+    }
+    app.handle_key(Key::Enter);
+    let collapsed = app.detail.as_ref().unwrap().visible.len();
+    assert!(collapsed < before);
+    app.handle_key(Key::Char(' '));
+    assert_eq!(app.detail.as_ref().unwrap().visible.len(), before);
+}
+
+#[test]
+fn filter_by_status_type_and_port() {
+    let mut app = app(false);
+    app.handle_key(Key::Char('/'));
+    for c in "status:desync".chars() {
+        app.handle_key(Key::Char(c));
+    }
+    app.handle_key(Key::Enter);
+    assert!(!app.rows.is_empty());
+    assert!(
+        app.rows
+            .iter()
+            .all(|&i| app.summary(i).unwrap().status == Status::Desync)
+    );
+    app.apply_filter("type:robo port:40000");
+    assert!(!app.rows.is_empty());
+    assert!(
+        app.rows
+            .iter()
+            .all(|&i| app.type_names[app.summary(i).unwrap().packet_type as usize] == "RoboCat")
+    );
+    app.apply_filter("status:nonsense");
+    assert!(app.message.as_deref().unwrap().contains("unknown status"));
+    app.apply_filter("no-such-word");
+    assert!(app.rows.is_empty());
+    let t = render(&app);
+    assert!(
+        t.backend()
+            .to_string()
+            .contains("no packet matches the filter")
+    );
+    app.apply_filter("");
+    assert_eq!(app.rows.len(), app.capture.datagrams().len());
+}
+
+#[test]
+fn mouse_click_selects_and_wheel_scrolls() {
+    let mut app = app(false);
+    let a = ui::Areas::new(SIZE);
+    // Third data row of the list.
+    app.click(a.list.x + 3, a.list.y + 2 + 2);
+    assert_eq!(app.selected, 2);
+    app.scroll(a.list.x + 3, a.list.y + 4, true);
+    assert_eq!(app.selected, 3);
+    app.click(a.tree.x + 3, a.tree.y + 1 + 1);
+    assert_eq!(app.focus, Pane::Tree);
+    assert_eq!(app.detail.as_ref().unwrap().cursor, 1);
+}
+
+#[test]
+fn tiny_and_resized_terminals_work() {
+    let mut app = app(false);
+    app.resize(30, 8);
+    let t = render(&app);
+    assert!(t.backend().to_string().contains("terminal too small"));
+    app.resize(80, 24);
+    app.handle_key(Key::Char('G'));
+    let t = render(&app);
+    let text = t.backend().to_string();
+    assert!(text.contains("Packets 60/60"), "{text}");
+    app.resize(200, 60);
+    render(&app);
+}
