@@ -20,7 +20,10 @@ fn too_large(size: usize) -> ! {
     use std::io::Write;
     let mut msg = [0u8; 96];
     let mut cursor = std::io::Cursor::new(&mut msg[..]);
-    let _ = writeln!(cursor, "bitlens-fuzz: allocation of {size} bytes exceeds 1 MiB");
+    let _ = writeln!(
+        cursor,
+        "bitlens-fuzz: allocation of {size} bytes exceeds 1 MiB"
+    );
     let n = cursor.position() as usize;
     let _ = std::io::stderr().write_all(&msg[..n]);
     std::process::abort();
