@@ -18,7 +18,22 @@ pub mod tagged;
 
 /// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to
 /// the identical bytes; the trace stream reaches the same verdict, error and values.
+///
+/// The same holds for the bytes with their CRC recomputed: random bytes almost never carry a
+/// valid CRC, so without this second read the fuzzer would rarely get past the framing.
 pub fn packet_read(data: &[u8]) {
+    check_read(data);
+    if data.len() >= 4 {
+        let mut fixed = data.to_vec();
+        let crc = packet_crc(PROTOCOL_ID, &fixed);
+        fixed[..4].copy_from_slice(&crc.to_le_bytes());
+        if fixed != data {
+            check_read(&fixed);
+        }
+    }
+}
+
+fn check_read(data: &[u8]) {
     let read = read_packet::<DemoPacket>(data);
     let (traced, trace) = trace_packet::<DemoPacket>(data);
     match &read {
@@ -187,11 +202,25 @@ pub fn arb_ops(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<Op>> {
 
 /// `stream_ops`: an arbitrary op sequence written then read back with the same ops gives equal
 /// values (compressed floats quantized) and measure == bits written; the bytes read with a
-/// different op sequence give an error or values, never a panic.
+/// different op sequence, and the fuzz input itself read with the ops, give an error or values,
+/// never a panic, and the trace stream agrees with the read stream.
 pub fn stream_ops(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(ops) = arb_ops(&mut u) else { return };
     let other = arb_ops(&mut u).unwrap_or_default();
+
+    // The fuzz input itself read with the ops: arbitrary bits reach every read error path
+    // (out-of-range object indexes, non-canonical relative ints, invalid UTF-8, bad padding),
+    // which the well-formed bytes below rarely do. Any verdict, no panic, and read == trace.
+    let mut a = ops.clone();
+    let ra = drive(&mut ReadStream::new(data), &mut a);
+    let mut b = ops.clone();
+    let rb = drive(&mut TraceStream::new(data), &mut b);
+    assert_eq!(ra, rb, "read and trace disagree on arbitrary bytes");
+    if ra.is_ok() {
+        assert_eq!(a, b, "read and trace read different values");
+    }
+
     let mut buf = vec![0u8; 2048];
     let mut w = WriteStream::new(&mut buf);
     let mut written = ops.clone();
@@ -257,73 +286,99 @@ fn set_bits(data: &mut [u8], bit: usize, width: usize, value: u64) {
     }
 }
 
+/// A valid packet made hostile: one length, count or type field overwritten, the CRC fixed up.
+#[derive(Debug, Clone)]
+pub struct Hostile {
+    /// Trace path of the overwritten field (`mice.len`, `packet_type`, ...).
+    pub path: String,
+    /// The raw value written into the field's bits.
+    pub raw: u64,
+    /// The whole packet, CRC recomputed so that it cannot hide the damage.
+    pub bytes: Vec<u8>,
+}
+
+/// Every hostile variant of the valid demo packet `valid`: for each length, count or type field,
+/// the field overwritten by an out-of-range value (or, where its width cannot hold one, by a
+/// count larger than the bits that remain can carry), with the CRC fixed up.
+pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
+    let (_, trace) = trace_packet::<DemoPacket>(valid);
+    let mut out = Vec::new();
+    for f in trace.fields.iter().filter(|f| {
+        f.kind == FieldKind::Value
+            && f.bits > 0
+            && (f.path.ends_with(".len") || f.path == "packet_type")
+    }) {
+        let Some((min, max)) = f.range else { continue };
+        let span = u64::try_from(max.abs_diff(min)).unwrap_or(u64::MAX);
+        let all_ones = if f.bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << f.bits) - 1
+        };
+        let raw = if all_ones > span {
+            // The width can hold an out-of-range value: send the largest one.
+            all_ones
+        } else {
+            // Every value fits the range: claim the maximum count, which must exceed the bits
+            // left.
+            let elem_bits = if f.path.starts_with("elements") {
+                32
+            } else if f.path.starts_with("mice") {
+                12
+            } else {
+                8
+            };
+            let after = trace.total_bits - (f.bit + f.bits);
+            if usize::try_from(span).map_or(usize::MAX, |s| s.saturating_mul(elem_bits)) <= after
+                || f.path == "packet_type"
+            {
+                continue;
+            }
+            span
+        };
+        let mut bytes = valid.to_vec();
+        set_bits(&mut bytes, f.bit, f.bits, raw);
+        let crc = packet_crc(PROTOCOL_ID, &bytes);
+        bytes[..4].copy_from_slice(&crc.to_le_bytes());
+        out.push(Hostile {
+            path: f.path.clone(),
+            raw,
+            bytes,
+        });
+    }
+    out
+}
+
+/// The hostile packet that `hostile_lengths` builds from `data`, if any: an arbitrary demo
+/// packet, written, and one of its [`hostile_variants`] chosen by the remaining input.
+pub fn hostile_case(data: &[u8]) -> Option<Hostile> {
+    let mut u = Unstructured::new(data);
+    let mut packet = DemoPacket::arbitrary(&mut u).ok()?;
+    let mut buf = [0u8; MTU];
+    let n = write_packet(&mut packet, &mut buf).ok()?;
+    let mut variants = hostile_variants(&buf[..n]);
+    if variants.is_empty() {
+        return None;
+    }
+    let pick = u.choose_index(variants.len()).ok()?;
+    Some(variants.swap_remove(pick))
+}
+
 /// `hostile_lengths`: a valid packet with one length, count or type field overwritten by an
 /// out-of-range value (or, where its width cannot hold one, by a count larger than the bits that
 /// remain can carry), with the CRC fixed up so it cannot hide the damage: the read must fail with
 /// out_of_range or past_end.
 pub fn hostile_lengths(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let Ok(mut packet) = DemoPacket::arbitrary(&mut u) else {
-        return;
-    };
-    let mut buf = [0u8; MTU];
-    let Ok(n) = write_packet(&mut packet, &mut buf) else {
-        return;
-    };
-    let bytes = &mut buf[..n];
-    let (_, trace) = trace_packet::<DemoPacket>(bytes);
-    let targets: Vec<_> = trace
-        .fields
-        .iter()
-        .filter(|f| {
-            f.kind == FieldKind::Value
-                && f.bits > 0
-                && (f.path.ends_with(".len") || f.path == "packet_type")
-        })
-        .collect();
-    if targets.is_empty() {
-        return;
-    }
-    let Ok(pick) = u.choose_index(targets.len()) else {
-        return;
-    };
-    let f = targets[pick];
-    let Some((min, max)) = f.range else { return };
-    let span = (max - min) as u64;
-    let all_ones = if f.bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << f.bits) - 1
-    };
-    let raw = if all_ones > span {
-        // The width can hold an out-of-range value: send the largest one.
-        all_ones
-    } else {
-        // Every value fits the range: claim the maximum count, which must exceed the bits left.
-        let elem_bits = if f.path.starts_with("elements") {
-            32
-        } else if f.path.starts_with("mice") {
-            12
-        } else {
-            8
-        };
-        let after = trace.total_bits - (f.bit + f.bits);
-        if (span as usize).saturating_mul(elem_bits) <= after || f.path == "packet_type" {
-            return;
-        }
-        span
-    };
-    set_bits(bytes, f.bit, f.bits, raw);
-    let crc = packet_crc(PROTOCOL_ID, bytes);
-    bytes[..4].copy_from_slice(&crc.to_le_bytes());
-    let err = read_packet::<DemoPacket>(bytes).expect_err("a hostile length was accepted");
+    let Some(h) = hostile_case(data) else { return };
+    let err = read_packet::<DemoPacket>(&h.bytes).expect_err("a hostile length was accepted");
     assert!(
         matches!(
             err.kind(),
             ErrorKind::OutOfRange { .. } | ErrorKind::PastEnd { .. }
         ),
-        "hostile {} = {raw} gave {err}",
-        f.path
+        "hostile {} = {} gave {err}",
+        h.path,
+        h.raw
     );
 }
 

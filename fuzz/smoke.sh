@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Fuzz smoke for CI (.ci/run calls it after `cargo test`, which already replayed the corpus on
+# stable): installs the pinned cargo-fuzz, builds every target once, runs each for FUZZ_SECONDS
+# (default 60) from the committed corpus, checks the OSS-Fuzz build script, and fails on any
+# finding. See fuzz/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CARGO_FUZZ_VERSION=0.13.2
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
+# ASan by default; FUZZ_SANITIZER=none builds faster and runs ~2x more execs (see README).
+SANITIZER=${FUZZ_SANITIZER:-address}
+TRIPLE=x86_64-unknown-linux-gnu
+# Where cargo fuzz builds (default fuzz/target).
+TARGET_DIR=${FUZZ_TARGET_DIR:-fuzz/target}
+
+say() { printf 'fuzz smoke: %s\n' "$*"; }
+
+if [ "$(uname -m)" != x86_64 ] || [ "$(uname -s)" != Linux ]; then
+  say "SKIPPED: only x86_64 Linux is set up (libFuzzer + ASan); the stable corpus replay in cargo test still ran"
+  exit 0
+fi
+
+if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
+  say "installing cargo-fuzz $CARGO_FUZZ_VERSION"
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+fi
+
+toolchain=()
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  toolchain=(+nightly)
+  say "using the nightly toolchain ($(rustc +nightly --version))"
+else
+  say "NO NIGHTLY TOOLCHAIN: building with stable and RUSTC_BOOTSTRAP=1 ($(rustc --version));"
+  say "if that fails, only the stable corpus replay of cargo test protects the readers"
+  export RUSTC_BOOTSTRAP=1
+fi
+
+targets=()
+for f in fuzz/fuzz_targets/*.rs; do targets+=("$(basename "$f" .rs)"); done
+
+say "building ${#targets[@]} targets (sanitizer: $SANITIZER)"
+start=$(date +%s)
+cargo "${toolchain[@]}" fuzz build -O -s "$SANITIZER" --target-dir "$TARGET_DIR"
+say "built in $(( $(date +%s) - start )) s"
+
+bin=$TARGET_DIR/$TRIPLE/release
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=()
+# One target per core at a time: the machine's cores are the CI budget.
+jobs=${FUZZ_JOBS:-$(nproc)}
+run_one() {
+  local t=$1
+  mkdir -p "$work/$t" fuzz/artifacts/"$t"
+  # New inputs go to a scratch folder: the committed corpus is only read.
+  if "$bin/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
+      -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/" \
+      "$work/$t" "corpus/$t" > "$work/$t.log" 2>&1; then
+    echo ok > "$work/$t.status"
+  else
+    echo finding > "$work/$t.status"
+  fi
+}
+say "running ${#targets[@]} targets, ${SECONDS_PER_TARGET} s each, $jobs at a time"
+for ((i = 0; i < ${#targets[@]}; i += jobs)); do
+  batch=("${targets[@]:i:jobs}")
+  for t in "${batch[@]}"; do
+    if [ -d "corpus/$t" ]; then run_one "$t" & else say "corpus/$t is missing"; failed+=("$t (no corpus)"); fi
+  done
+  wait
+  for t in "${batch[@]}"; do
+    [ -f "$work/$t.status" ] || continue
+    if [ "$(cat "$work/$t.status")" = ok ]; then
+      printf 'fuzz smoke: %s: ' "$t"
+      grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$work/$t.log" \
+        | tr '\n' ' '; echo
+    else
+      tail -n 40 "$work/$t.log"
+      say "FINDING in $t: see fuzz/artifacts/$t/ (reproduce: cargo fuzz run $t fuzz/artifacts/$t/<file>)"
+      failed+=("$t")
+    fi
+  done
+done
+
+say "checking fuzz/build.sh (OSS-Fuzz layout) with a temporary OUT"
+out=$(mktemp -d)
+OUT=$out CARGO_FUZZ_TOOLCHAIN="${toolchain[*]}" FUZZ_SANITIZER="$SANITIZER" \
+  FUZZ_TARGET_DIR="$TARGET_DIR" bash fuzz/build.sh
+for t in "${targets[@]}"; do
+  [ -x "$out/$t" ] && [ -s "$out/${t}_seed_corpus.zip" ] \
+    || { say "build.sh did not produce $t and its seed corpus"; failed+=("$t (build.sh)"); }
+done
+rm -rf "$out"
+
+if [ ${#failed[@]} -gt 0 ]; then
+  say "FAILED: ${failed[*]}"
+  exit 1
+fi
+say "all ${#targets[@]} targets ran ${SECONDS_PER_TARGET} s without a finding"
