@@ -107,7 +107,8 @@ pub fn check_mapping(mapped: &[&str]) {
         })
         .collect();
     for t in &targets {
-        let quoted = format!("(\"{t}\",");
+        // The quoted name followed by a comma, however rustfmt wraps the tuple.
+        let quoted = format!("\"{t}\",");
         let owners: Vec<&str> = sources
             .iter()
             .filter(|(_, text)| text.contains(&quoted))
