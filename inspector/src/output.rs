@@ -3,7 +3,7 @@
 use crate::capture::{Capture, Datagram};
 use crate::decode::{Decoded, Problem};
 use bitlens_codec::batch::{FramingStatus, MessageStatus};
-use bitlens_codec::{FieldKind, Value};
+use bitlens_codec::{FieldKind, TraceField, Value};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -22,6 +22,19 @@ pub struct JsonField<'a> {
     pub min: Option<i128>,
     /// Largest allowed wire value, for ranged fields.
     pub max: Option<i128>,
+}
+
+impl<'a> From<&'a TraceField> for JsonField<'a> {
+    fn from(f: &'a TraceField) -> Self {
+        JsonField {
+            path: &f.path,
+            bit: f.bit,
+            bits: f.bits,
+            value: &f.value,
+            min: f.range.map(|r| r.0),
+            max: f.range.map(|r| r.1),
+        }
+    }
 }
 
 /// One check marker of the JSON form.
@@ -136,22 +149,8 @@ pub fn json<'a>(d: &Datagram, payload_len: usize, decoded: &'a Decoded) -> JsonD
     for f in &decoded.trace.fields {
         match &f.kind {
             // Annotated scopes carry a value of their own: a string, a vector, an object index.
-            FieldKind::Scope if !matches!(f.value, Value::None) => fields.push(JsonField {
-                path: &f.path,
-                bit: f.bit,
-                bits: f.bits,
-                value: &f.value,
-                min: None,
-                max: None,
-            }),
-            FieldKind::Value => fields.push(JsonField {
-                path: &f.path,
-                bit: f.bit,
-                bits: f.bits,
-                value: &f.value,
-                min: f.range.map(|r| r.0),
-                max: f.range.map(|r| r.1),
-            }),
+            FieldKind::Scope if !matches!(f.value, Value::None) => fields.push(JsonField::from(f)),
+            FieldKind::Value => fields.push(JsonField::from(f)),
             FieldKind::Check {
                 label,
                 expected,
@@ -213,14 +212,7 @@ pub fn json<'a>(d: &Datagram, payload_len: usize, decoded: &'a Decoded) -> JsonD
                     .fields
                     .iter()
                     .filter(|f| f.kind == FieldKind::Value || !matches!(f.value, Value::None))
-                    .map(|f| JsonField {
-                        path: &f.path,
-                        bit: f.bit,
-                        bits: f.bits,
-                        value: &f.value,
-                        min: f.range.map(|r| r.0),
-                        max: f.range.map(|r| r.1),
-                    })
+                    .map(JsonField::from)
                     .collect(),
             })
             .collect()
