@@ -251,9 +251,11 @@ impl Value for String {
     }
 }
 
-/// Most bytes a decoder reserves up front for a vector's elements; more grow the vector as they
-/// are read (each element consumes at least one input byte).
-const RESERVE_BYTES: usize = 16 * 1024;
+/// Most elements a decoder reserves room for up front; more grow the vector as they are read.
+/// Each element consumes at least one input byte, so the reservation is bounded by the input too
+/// (`codec/tests/alloc_bound.rs` pins the total: a smaller reservation would only add doubling
+/// reallocations on large regions).
+const RESERVE_LIMIT: usize = 1024;
 
 impl<T: Value> Value for Vec<T> {
     const WIRE: WireType = WireType::Sized;
@@ -269,8 +271,7 @@ impl<T: Value> Value for Vec<T> {
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         r.sized(|r| {
             // Every element takes at least one byte, so the region bounds the count.
-            let cap = RESERVE_BYTES / std::mem::size_of::<T>().max(1);
-            let mut out = Vec::with_capacity(r.remaining().min(cap));
+            let mut out = Vec::with_capacity(r.remaining().min(RESERVE_LIMIT));
             while !r.is_empty() {
                 out.push(T::decode(r)?);
             }
