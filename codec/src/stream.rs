@@ -959,9 +959,24 @@ pub struct Recorder {
     open: Vec<(usize, usize)>,
     path: String,
     last_ended: Option<usize>,
+    /// Depth of the top-level entries (a batch message's fields sit under its scope).
+    depth_base: usize,
 }
 
 impl Recorder {
+    /// A recorder whose top-level entries have depth `depth`.
+    pub fn at_depth(depth: usize) -> Self {
+        Recorder {
+            depth_base: depth,
+            ..Self::default()
+        }
+    }
+
+    /// The recorded entries, in read order.
+    pub fn into_fields(self) -> Vec<TraceField> {
+        self.fields
+    }
+
     fn child_path(&self, name: &str) -> String {
         // One allocation of the exact size: traces build a path for every field.
         let mut p = String::with_capacity(self.path.len() + 1 + name.len());
@@ -992,7 +1007,7 @@ impl Tracer for Recorder {
     ) {
         self.fields.push(TraceField {
             path: self.child_path(name),
-            depth: self.open.len(),
+            depth: self.depth_base + self.open.len(),
             bit,
             bits,
             value,
@@ -1023,7 +1038,7 @@ impl Tracer for Recorder {
         let path = self.path.as_str().to_owned();
         self.fields.push(TraceField {
             path,
-            depth: self.open.len(),
+            depth: self.depth_base + self.open.len(),
             bit,
             bits: 0,
             value: Value::None,

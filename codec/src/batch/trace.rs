@@ -3,103 +3,13 @@
 
 use super::error::BatchError;
 use super::message::{BATCH_HEADER_LEN, MESSAGE_HEADER_LEN, RawMessage, read_batch};
-use crate::stream::{FieldKind, TraceField, Tracer, Value};
+use crate::stream::{FieldKind, Recorder, TraceField, Value};
 use serde::Serialize;
 
 /// Records the fields a [`super::FastReader`] reads, with paths relative to the message and bit
-/// offsets (`byte * 8`) within the datagram.
-#[derive(Debug, Default, Clone)]
-pub struct FieldRecorder {
-    fields: Vec<TraceField>,
-    open: Vec<(usize, usize)>,
-    path: String,
-    depth_base: usize,
-}
-
-impl FieldRecorder {
-    /// A recorder whose top-level fields have depth `depth`.
-    pub fn at_depth(depth: usize) -> Self {
-        FieldRecorder {
-            depth_base: depth,
-            ..Self::default()
-        }
-    }
-
-    /// The recorded fields, in read order.
-    pub fn into_fields(self) -> Vec<TraceField> {
-        self.fields
-    }
-
-    fn child(&self, name: &str) -> String {
-        match (self.path.is_empty(), name.is_empty()) {
-            (_, true) => self.path.clone(),
-            (true, false) => name.to_owned(),
-            (false, false) => format!("{}.{name}", self.path),
-        }
-    }
-}
-
-impl Tracer for FieldRecorder {
-    const ACTIVE: bool = true;
-
-    fn field(
-        &mut self,
-        name: &str,
-        bit: usize,
-        bits: usize,
-        value: Value,
-        range: Option<(i128, i128)>,
-        kind: FieldKind,
-        failed: bool,
-    ) {
-        self.fields.push(TraceField {
-            path: self.child(name),
-            depth: self.depth_base + self.open.len(),
-            bit,
-            bits,
-            value,
-            raw: None,
-            range,
-            kind,
-            failed,
-        });
-    }
-
-    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
-        let before = self.path.len();
-        let path = match (name, index) {
-            (_, Some(i)) => format!("{}[{i}]", self.path),
-            (Some(n), None) => self.child(n),
-            (None, None) => self.path.clone(),
-        };
-        self.fields.push(TraceField {
-            path: path.clone(),
-            depth: self.depth_base + self.open.len(),
-            bit,
-            bits: 0,
-            value: Value::None,
-            raw: None,
-            range: None,
-            kind: FieldKind::Scope,
-            failed: false,
-        });
-        self.open.push((self.fields.len() - 1, before));
-        self.path = path;
-    }
-
-    fn exit(&mut self, bit: usize) {
-        if let Some((i, before)) = self.open.pop() {
-            self.fields[i].bits = bit - self.fields[i].bit;
-            self.path.truncate(before);
-        }
-    }
-
-    fn annotate(&mut self, value: Value) {
-        if let Some(f) = self.fields.last_mut() {
-            f.value = value;
-        }
-    }
-}
+/// offsets (`byte * 8`) within the datagram: the bit-packed streams' own [`Recorder`], so both
+/// layers trace alike.
+pub type FieldRecorder = Recorder;
 
 /// Whether a batch's framing (batch length, every message length) is valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
