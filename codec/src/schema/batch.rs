@@ -28,7 +28,7 @@
 //! its errors `Copy` and allocation-free: the memory is bounded by the distinct names of every
 //! schema a process loads.
 
-use super::parse::{Parser, Val, get, line_col};
+use super::parse::{Parser, Val, cycle_error, duplicate_name, get, line_col};
 use super::{DynStruct, DynValue, SchemaError};
 use crate::batch::fast::{ByteCounter, ByteStream, FastReader, FastWriter, LittleEndian};
 use crate::batch::message::{BatchWriter, MAX_MTU, RawMessage, UpdateStage, max_body};
@@ -940,19 +940,14 @@ impl<'a> Ctx<'a, '_> {
         if self.structs[i].is_some() {
             return Ok(());
         }
-        if let Some(start) = self.active.iter().position(|&s| s == i) {
-            let mut names: Vec<&str> = self.active[start..]
-                .iter()
-                .map(|&s| self.raw[s].0.get_ref().as_str())
-                .collect();
-            names.push(self.raw[i].0.get_ref());
-            let span = from.cloned().unwrap_or_else(|| self.raw[i].0.span());
-            return Err(self.p.err(
-                &span,
-                format!(
-                    "batch struct reference cycle {} (a struct cannot contain itself: remove one reference)",
-                    names.join(" -> ")
-                ),
+        if self.active.contains(&i) {
+            return Err(cycle_error(
+                self.p,
+                &self.raw,
+                &self.active,
+                i,
+                from,
+                "batch struct",
             ));
         }
         self.active.push(i);
@@ -992,14 +987,7 @@ impl<'a> Ctx<'a, '_> {
                 }
             };
             if let Some(j) = fields.iter().position(|g| g.name == name.get_ref()) {
-                let (l, c) = line_col(p.text, spans[j].start);
-                return Err(p.err(
-                    &name.span(),
-                    format!(
-                        "duplicate field name \"{}\", first at {l}:{c} (rename one of them)",
-                        name.get_ref()
-                    ),
-                ));
+                return Err(duplicate_name(p, &spans[j], name.get_ref(), &name.span()));
             }
             let guard = match (get(t, "if"), get(t, "unless")) {
                 (Some(_), Some(_)) => {

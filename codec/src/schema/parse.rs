@@ -645,6 +645,47 @@ enum State {
     Done(usize),
 }
 
+/// The error for a struct that contains itself: `stack` holds the structs being resolved,
+/// outermost first, `i` the one met again, `from` the field that refers to it. `what` names the
+/// kind of struct ("struct", "batch struct").
+pub(super) fn cycle_error<T>(
+    p: &Parser<'_>,
+    raw: &[(Spanned<String>, T)],
+    stack: &[usize],
+    i: usize,
+    from: Option<&Range<usize>>,
+    what: &str,
+) -> SchemaError {
+    let start = stack.iter().position(|&s| s == i).unwrap_or(0);
+    let mut names: Vec<&str> = stack[start..]
+        .iter()
+        .map(|&s| raw[s].0.get_ref().as_str())
+        .collect();
+    names.push(raw[i].0.get_ref());
+    let span = from.cloned().unwrap_or_else(|| raw[i].0.span());
+    p.err(
+        &span,
+        format!(
+            "{what} reference cycle {} (a struct cannot contain itself: remove one reference)",
+            names.join(" -> ")
+        ),
+    )
+}
+
+/// The error for a second field named `name` (at `span`); the first is at `first`.
+pub(super) fn duplicate_name(
+    p: &Parser<'_>,
+    first: &Range<usize>,
+    name: &str,
+    span: &Range<usize>,
+) -> SchemaError {
+    let (l, c) = line_col(p.text, first.start);
+    p.err(
+        span,
+        format!("duplicate field name \"{name}\", first at {l}:{c} (rename one of them)"),
+    )
+}
+
 struct Resolver<'a, 'i> {
     p: &'a Parser<'a>,
     raw: &'a [(Spanned<String>, Vec<RawField<'i>>)],
@@ -663,19 +704,13 @@ impl Resolver<'_, '_> {
         match self.state[i] {
             State::Done(j) => return Ok(j),
             State::Active => {
-                let start = self.stack.iter().position(|&s| s == i).unwrap_or(0);
-                let mut names: Vec<&str> = self.stack[start..]
-                    .iter()
-                    .map(|&s| self.raw[s].0.get_ref().as_str())
-                    .collect();
-                names.push(self.raw[i].0.get_ref());
-                let span = from.cloned().unwrap_or_else(|| self.raw[i].0.span());
-                return Err(self.p.err(
-                    &span,
-                    format!(
-                        "struct reference cycle {} (a struct cannot contain itself: remove one reference)",
-                        names.join(" -> ")
-                    ),
+                return Err(cycle_error(
+                    self.p,
+                    self.raw,
+                    &self.stack,
+                    i,
+                    from,
+                    "struct",
                 ));
             }
             State::Todo => {}
@@ -822,14 +857,10 @@ impl Resolver<'_, '_> {
         name: &str,
         span: &Range<usize>,
     ) -> Result<(), SchemaError> {
-        if let Some(i) = layout.iter().position(|n| &**n == name) {
-            let (l, c) = line_col(self.p.text, spans[i].start);
-            return Err(self.p.err(
-                span,
-                format!("duplicate field name \"{name}\", first at {l}:{c} (rename one of them)"),
-            ));
+        match layout.iter().position(|n| &**n == name) {
+            Some(i) => Err(duplicate_name(self.p, &spans[i], name, span)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The slot of an earlier field named `g` whose kind passes `ok`.
