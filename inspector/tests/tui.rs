@@ -235,3 +235,26 @@ fn tiny_and_resized_terminals_work() {
     app.resize(200, 60);
     render(&app);
 }
+
+#[test]
+fn bit_view_follows_the_selected_field_on_a_small_terminal() {
+    let mut app = app(false);
+    app.resize(70, 20);
+    // The desynced RoboCat (frame 13); its last fields lie far past the first lines.
+    app.handle_key(Key::Char('n'));
+    app.handle_key(Key::Tab);
+    app.handle_key(Key::Char('G'));
+    let d = app.detail.as_ref().unwrap();
+    let f = &d.decoded.trace.fields[d.selected_field().unwrap()];
+    let a = ui::Areas::new(app.size);
+    let line = f.bit / 8 / a.bytes_per_line();
+    assert!(
+        f.bit >= 8 * a.bytes_per_line() * a.bit_rows(),
+        "the field starts below the first screen"
+    );
+    assert!(
+        (d.bits_offset..d.bits_offset + a.bit_rows()).contains(&line),
+        "line {line} not in view from {}",
+        d.bits_offset
+    );
+}

@@ -365,6 +365,21 @@ impl App {
                 d.offset = d.cursor + 1 - h;
             }
         }
+        self.follow_selection();
+    }
+
+    /// Scrolls the bit view so the selected field's first bits are on screen.
+    fn follow_selection(&mut self) {
+        let areas = super::ui::Areas::new(self.size);
+        let (bpl, rows) = (areas.bytes_per_line(), areas.bit_rows().max(1));
+        if let Some(d) = &mut self.detail
+            && let Some(i) = d.selected_field()
+        {
+            let line = d.decoded.trace.fields[i].bit / 8 / bpl;
+            if line < d.bits_offset || line >= d.bits_offset + rows {
+                d.bits_offset = line.saturating_sub(rows / 2);
+            }
+        }
     }
 
     fn toggle_tree(&mut self) {

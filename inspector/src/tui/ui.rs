@@ -82,6 +82,11 @@ impl Areas {
         [8, 4, 2, 1].into_iter().find(|&n| n <= fits).unwrap_or(1)
     }
 
+    /// Payload lines the bit view shows at once (border and header excluded).
+    pub fn bit_rows(&self) -> usize {
+        self.bits.height.saturating_sub(3) as usize
+    }
+
     /// Lines the bit view needs for `len` payload bytes.
     pub fn bit_lines(&self, len: usize) -> usize {
         len.div_ceil(self.bytes_per_line())
@@ -530,7 +535,7 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     });
     let error_bit = d.decoded.problem.as_ref().map(|p| p.bit);
     let bpl = a.bytes_per_line();
-    let h = a.bits.height.saturating_sub(3) as usize;
+    let h = a.bit_rows();
     let mut lines = vec![Line::from(Span::styled(
         format!(
             "{:<6}{:<w$}bits in stream order (bit 0 of each byte first)",
