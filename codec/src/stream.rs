@@ -17,6 +17,7 @@ use crate::bits::{BitCounter, BitReader, BitSink, BitWriter, Overflow, PastEnd, 
 use crate::error::{Error, ErrorKind, Result};
 use crate::packet::{ProtocolId, check_hash, packet_crc};
 use crate::quantize::{CompressedFloat, SmallestThree};
+pub use compact_str::CompactString;
 use serde::Serialize;
 
 /// Integers that [`Stream::int_as`] can send: every primitive integer up to 64 bits except `u64`
@@ -843,8 +844,9 @@ pub enum FieldKind {
 /// One recorded field of a [`Trace`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceField {
-    /// Full path, outermost first: `objects[17].position.x`.
-    pub path: String,
+    /// Full path, outermost first: `objects[17].position.x`. Inline up to 24 bytes: a trace
+    /// records a path per field, and most fit without an allocation.
+    pub path: CompactString,
     /// Nesting depth: 0 at the top.
     pub depth: usize,
     /// First bit.
@@ -977,9 +979,9 @@ impl Recorder {
         self.fields
     }
 
-    fn child_path(&self, name: &str) -> String {
-        // One allocation of the exact size: traces build a path for every field.
-        let mut p = String::with_capacity(self.path.len() + 1 + name.len());
+    fn child_path(&self, name: &str) -> CompactString {
+        // Inline (no allocation) up to 24 bytes: traces build a path for every field.
+        let mut p = CompactString::with_capacity(self.path.len() + 1 + name.len());
         p.push_str(&self.path);
         if !name.is_empty() {
             if !p.is_empty() {
@@ -1035,7 +1037,7 @@ impl Tracer for Recorder {
             }
             _ => {}
         }
-        let path = self.path.as_str().to_owned();
+        let path = CompactString::from(self.path.as_str());
         self.fields.push(TraceField {
             path,
             depth: self.depth_base + self.open.len(),

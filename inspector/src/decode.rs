@@ -160,12 +160,29 @@ impl Decoders {
         self.decode_payload(d.status, self.for_datagram(d), capture.payload(d))
     }
 
+    /// Decodes one datagram for an output that lists a batch's fields per message (JSON): a
+    /// batch datagram's one-tree form (`Decoded::trace`) is left empty, everything else is
+    /// what [`Decoders::decode`] gives.
+    pub fn decode_flat(&self, capture: &Capture, d: &Datagram) -> Decoded {
+        self.decode_with(d.status, self.for_datagram(d), capture.payload(d), false)
+    }
+
     /// Decodes a payload with the decoder chosen for it.
     pub fn decode_payload(
         &self,
         status: CaptureStatus,
         kind: Option<&DecoderKind>,
         payload: &[u8],
+    ) -> Decoded {
+        self.decode_with(status, kind, payload, true)
+    }
+
+    fn decode_with(
+        &self,
+        status: CaptureStatus,
+        kind: Option<&DecoderKind>,
+        payload: &[u8],
+        batch_tree: bool,
     ) -> Decoded {
         let Some(kind) = kind else {
             return Decoded::without_trace("none", Status::Undecoded);
@@ -194,10 +211,10 @@ impl Decoders {
                     .map(str::to_owned);
                 Decoded::from_trace(kind.name(), packet_type, trace, payload)
             }
-            DecoderKind::Batch => Decoded::from_batch(trace_batch(payload)),
+            DecoderKind::Batch => Decoded::from_batch_with(trace_batch(payload), batch_tree),
             DecoderKind::SchemaBatch(schema) => Decoded {
                 decoder: kind.name().into(),
-                ..Decoded::from_batch(schema_batch_trace(schema, payload))
+                ..Decoded::from_batch_with(schema_batch_trace(schema, payload), batch_tree)
             },
         }
     }
@@ -249,7 +266,7 @@ impl Decoders {
                 Verdict::from_read(packet_type, r)
             }
             Some(DecoderKind::SchemaBatch(schema)) => {
-                let decoded = Decoded::from_batch(schema_batch_trace(schema, payload));
+                let decoded = Decoded::from_batch_with(schema_batch_trace(schema, payload), false);
                 Verdict {
                     status: decoded.status,
                     packet_type: decoded.packet_type,
@@ -513,6 +530,12 @@ impl Decoded {
 
     /// Classifies a batch trace: an error when the framing or any message is corrupt.
     pub fn from_batch(batch: BatchTrace) -> Self {
+        Self::from_batch_with(batch, true)
+    }
+
+    /// [`Decoded::from_batch`], with the one-tree form of the batch in `trace` only when
+    /// `tree` is set (the JSON output and the verdict list fields per message).
+    fn from_batch_with(batch: BatchTrace, tree: bool) -> Self {
         let problem = batch
             .error
             .as_ref()
@@ -523,7 +546,7 @@ impl Decoded {
         } else {
             Status::Error
         };
-        let fields = batch.tree();
+        let fields = if tree { batch.tree() } else { Vec::new() };
         let bits_read = fields.iter().map(|f| f.bit + f.bits).max().unwrap_or(0);
         let trace = Trace {
             fields,

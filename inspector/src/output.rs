@@ -1,251 +1,312 @@
 //! Turning a [`Decoded`] datagram into text lines and JSON objects for `decode` and `check`.
 
-use crate::capture::{Capture, Datagram};
+use crate::capture::{Capture, Datagram, Timestamp};
 use crate::decode::{Decoded, Problem};
 use bitlens_codec::batch::{FramingStatus, MessageStatus};
 use bitlens_codec::{FieldKind, TraceField, Value};
-use serde::Serialize;
 use std::fmt::Write as _;
+use std::net::SocketAddr;
 
-/// One field of the JSON form.
-#[derive(Serialize)]
-pub struct JsonField<'a> {
-    /// Field path.
-    pub path: &'a str,
-    /// First bit in the payload.
-    pub bit: usize,
-    /// Width in bits.
-    pub bits: usize,
-    /// The value (decoded; compressed floats as floats).
-    pub value: &'a Value,
-    /// Smallest allowed wire value, for ranged fields.
-    pub min: Option<i128>,
-    /// Largest allowed wire value, for ranged fields.
-    pub max: Option<i128>,
-}
-
-impl<'a> From<&'a TraceField> for JsonField<'a> {
-    fn from(f: &'a TraceField) -> Self {
-        JsonField {
-            path: &f.path,
-            bit: f.bit,
-            bits: f.bits,
-            value: &f.value,
-            min: f.range.map(|r| r.0),
-            max: f.range.map(|r| r.1),
-        }
-    }
-}
-
-/// One check marker of the JSON form.
-#[derive(Serialize)]
-pub struct JsonCheck<'a> {
-    /// The label (`crc32` for the packet CRC).
-    pub label: &'a str,
-    /// Bit of the 32-bit marker.
-    pub bit: usize,
-    /// Whether reader and writer agree.
-    pub ok: bool,
-    /// What the reader expected.
-    pub expected: u32,
-    /// What it found.
-    pub found: u32,
-}
-
-/// The error of the JSON form.
-#[derive(Serialize)]
-pub struct JsonError {
-    /// Snake-case error kind.
-    pub kind: String,
-    /// Bit where the read stopped.
-    pub bit: usize,
-    /// Field path.
-    pub field: String,
-    /// The whole message.
-    pub message: String,
-}
-
-/// The desync analysis of the JSON form.
-#[derive(Serialize)]
-pub struct JsonDesync {
-    /// The mismatched check's label.
-    pub label: String,
-    /// Where the reader looked for it.
-    pub expected_bit: usize,
-    /// Where the writer's marker really is.
-    pub found_bit: Option<usize>,
-    /// The last check that held.
-    pub after_check: Option<String>,
-    /// Fewest bits the reader is behind the writer (negative: ahead).
-    pub behind_min: Option<i64>,
-    /// Most bits the reader is behind the writer.
-    pub behind_max: Option<i64>,
-    /// A sentence for people.
-    pub message: String,
-}
-
-/// One datagram of `bitlens decode --json`.
-#[derive(Serialize)]
-pub struct JsonDatagram<'a> {
-    /// 1-based frame number.
-    pub frame: u64,
-    /// Epoch seconds with 9 decimals.
-    pub time: String,
-    /// `ip:port` (`[ip]:port` for IPv6).
-    pub src: String,
-    /// `ip:port`.
-    pub dst: String,
-    /// UDP payload bytes in the capture.
-    pub len: usize,
-    /// Decoder name (`none` when no decoder is set for the ports).
-    pub decoder: &'a str,
-    /// `ok`, `error`, `desync`, `truncated`, `fragment`, `undecoded`.
-    pub status: &'static str,
-    /// The packet type's name.
-    pub packet_type: Option<&'a str>,
-    /// Every value field, in stream order.
-    pub fields: Vec<JsonField<'a>>,
-    /// Every check marker (and the CRC).
-    pub checks: Vec<JsonCheck<'a>>,
-    /// The error that stopped the read.
-    pub error: Option<JsonError>,
-    /// The desync analysis.
-    pub desync: Option<JsonDesync>,
-    /// For batch datagrams: one object per message.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub messages: Option<Vec<JsonMessage<'a>>>,
-}
-
-/// One message of a batch datagram.
-#[derive(Serialize)]
-pub struct JsonMessage<'a> {
-    /// Position in the batch.
-    pub index: usize,
-    /// Byte offset of its header in the datagram.
-    pub offset: usize,
-    /// Message type number.
-    #[serde(rename = "type")]
-    pub message_type: u8,
-    /// The type's name, for known types.
-    pub name: Option<&'static str>,
-    /// Update stage number.
-    pub stage: u8,
-    /// The stage's name, for known stages.
-    pub stage_name: Option<&'static str>,
-    /// Body length from its header.
-    pub len: usize,
-    /// `ok`, `unknown_type` or `error`.
-    pub status: &'static str,
-    /// Why it did not decode.
-    pub error: Option<JsonError>,
-    /// The decoded body fields (known types).
-    pub fields: Vec<JsonField<'a>>,
-}
-
-/// Builds the JSON form of a decoded datagram.
-pub fn json<'a>(d: &Datagram, payload_len: usize, decoded: &'a Decoded) -> JsonDatagram<'a> {
-    let mut fields = Vec::new();
-    let mut checks = Vec::new();
-    for f in &decoded.trace.fields {
-        match &f.kind {
-            // Annotated scopes carry a value of their own: a string, a vector, an object index.
-            FieldKind::Scope if !matches!(f.value, Value::None) => fields.push(JsonField::from(f)),
-            FieldKind::Value => fields.push(JsonField::from(f)),
-            FieldKind::Check {
-                label,
-                expected,
-                found,
-            } => checks.push(JsonCheck {
-                label,
-                bit: f.bit,
-                ok: expected == found,
-                expected: *expected,
-                found: *found,
-            }),
-            FieldKind::Scope | FieldKind::Padding => {}
-        }
-    }
-    // A batch datagram's top-level error is its framing error only (its status follows the
-    // framing); a message whose body is corrupt carries its error in `messages`.
+/// Writes a datagram as one JSON object (no newline) for `bitlens decode --json`.
+///
+/// The shape (README, "JSON"):
+///
+/// ```text
+/// {"frame","time","src","dst","len","decoder","status","packet_type",
+///  "fields":[{"path","bit","bits","value","min","max"}],
+///  "checks":[{"label","bit","ok","expected","found"}],
+///  "error":{"kind","bit","field","message"}|null,
+///  "desync":{"label","expected_bit","found_bit","after_check","behind_min","behind_max",
+///            "message"}|null,
+///  "messages":[{"index","offset","type","name","stage","stage_name","len","status","error",
+///               "fields"}]}          (batch datagrams only)
+/// ```
+///
+/// Written straight into the buffer rather than through serde structs: a million datagrams make
+/// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
+/// (BENCHMARKS.md, section 5). Strings go through [`Json::str`], floats through serde_json, so
+/// escaping and float formatting are serde_json's own.
+pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: &Decoded) {
+    let mut j = Json(buf);
+    j.raw("{\"frame\":");
+    j.uint(d.frame);
+    j.raw(",\"time\":");
+    j.time(d.time);
+    j.raw(",\"src\":");
+    j.addr(&d.src);
+    j.raw(",\"dst\":");
+    j.addr(&d.dst);
+    j.raw(",\"len\":");
+    j.uint(payload_len as u64);
+    j.raw(",\"decoder\":");
+    j.str(&decoded.decoder);
+    // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message body
+    // shows in its message's status.
     let framing_ok = decoded
         .batch
         .as_ref()
-        .is_some_and(|b| b.status == FramingStatus::Ok);
-    let error = decoded
-        .problem
-        .as_ref()
-        .filter(|_| !framing_ok)
-        .map(|p| JsonError {
-            kind: p.kind.clone(),
-            bit: p.bit,
-            field: p.field.clone(),
-            message: p.message.clone(),
-        });
-    let messages = decoded.batch.as_ref().map(|b| {
-        // The datagram's fields are the messages' fields; list them per message only.
-        fields.clear();
-        b.messages
-            .iter()
-            .map(|m| JsonMessage {
-                index: m.index,
-                offset: m.offset,
-                message_type: m.message_type,
-                name: m.name,
-                stage: m.stage,
-                stage_name: m.stage_name,
-                len: m.len,
-                status: match m.status {
-                    MessageStatus::Ok => "ok",
-                    MessageStatus::UnknownType => "unknown_type",
-                    MessageStatus::Error => "error",
-                },
-                error: m.error.as_ref().map(|e| {
-                    let p = Problem::from(e);
-                    JsonError {
-                        kind: p.kind,
-                        bit: p.bit,
-                        field: p.field,
-                        message: p.message,
+        .map(|b| b.status == FramingStatus::Ok);
+    j.raw(",\"status\":");
+    j.str(match framing_ok {
+        Some(true) => "ok",
+        Some(false) => "error",
+        None => decoded.status.name(),
+    });
+    j.raw(",\"packet_type\":");
+    j.opt_str(decoded.packet_type.as_deref());
+    // A batch datagram's fields are its messages' fields: they are listed per message only.
+    j.raw(",\"fields\":[");
+    if decoded.batch.is_none() {
+        let mut first = true;
+        for f in &decoded.trace.fields {
+            let shown = match &f.kind {
+                // Annotated scopes carry a value of their own: a string, a vector, an index.
+                FieldKind::Scope => !matches!(f.value, Value::None),
+                FieldKind::Value => true,
+                FieldKind::Check { .. } | FieldKind::Padding => false,
+            };
+            if shown {
+                j.comma(&mut first);
+                j.field(f);
+            }
+        }
+    }
+    j.raw("],\"checks\":[");
+    let mut first = true;
+    for f in &decoded.trace.fields {
+        if let FieldKind::Check {
+            label,
+            expected,
+            found,
+        } = &f.kind
+        {
+            j.comma(&mut first);
+            j.raw("{\"label\":");
+            j.str(label);
+            j.raw(",\"bit\":");
+            j.uint(f.bit as u64);
+            j.raw(",\"ok\":");
+            j.raw(if expected == found { "true" } else { "false" });
+            j.raw(",\"expected\":");
+            j.uint(u64::from(*expected));
+            j.raw(",\"found\":");
+            j.uint(u64::from(*found));
+            j.raw("}");
+        }
+    }
+    // A batch datagram's top-level error is its framing error only; a message whose body is
+    // corrupt carries its error in `messages`.
+    j.raw("],\"error\":");
+    match &decoded.problem {
+        Some(p) if framing_ok != Some(true) => j.problem(p),
+        _ => j.raw("null"),
+    }
+    j.raw(",\"desync\":");
+    match &decoded.desync {
+        Some(s) => {
+            j.raw("{\"label\":");
+            j.str(&s.label);
+            j.raw(",\"expected_bit\":");
+            j.uint(s.expected_bit as u64);
+            j.raw(",\"found_bit\":");
+            j.opt_uint(s.found_bit.map(|b| b as u64));
+            j.raw(",\"after_check\":");
+            j.opt_str(s.after_check.as_deref());
+            j.raw(",\"behind_min\":");
+            j.opt_int(s.behind.map(|b| i128::from(b.0)));
+            j.raw(",\"behind_max\":");
+            j.opt_int(s.behind.map(|b| i128::from(b.1)));
+            j.raw(",\"message\":");
+            j.str(&s.message());
+            j.raw("}");
+        }
+        None => j.raw("null"),
+    }
+    if let Some(b) = &decoded.batch {
+        j.raw(",\"messages\":[");
+        let mut first = true;
+        for m in &b.messages {
+            j.comma(&mut first);
+            j.raw("{\"index\":");
+            j.uint(m.index as u64);
+            j.raw(",\"offset\":");
+            j.uint(m.offset as u64);
+            j.raw(",\"type\":");
+            j.uint(u64::from(m.message_type));
+            j.raw(",\"name\":");
+            j.opt_str(m.name);
+            j.raw(",\"stage\":");
+            j.uint(u64::from(m.stage));
+            j.raw(",\"stage_name\":");
+            j.opt_str(m.stage_name);
+            j.raw(",\"len\":");
+            j.uint(m.len as u64);
+            j.raw(",\"status\":");
+            j.str(match m.status {
+                MessageStatus::Ok => "ok",
+                MessageStatus::UnknownType => "unknown_type",
+                MessageStatus::Error => "error",
+            });
+            j.raw(",\"error\":");
+            match &m.error {
+                Some(e) => j.problem(&Problem::from(e)),
+                None => j.raw("null"),
+            }
+            j.raw(",\"fields\":[");
+            let mut first_field = true;
+            for f in &m.fields {
+                if f.kind == FieldKind::Value || !matches!(f.value, Value::None) {
+                    j.comma(&mut first_field);
+                    j.field(f);
+                }
+            }
+            j.raw("]}");
+        }
+        j.raw("]");
+    }
+    j.raw("}");
+}
+
+/// A JSON writer over a byte buffer: just the pieces `write_json` needs.
+struct Json<'a>(&'a mut Vec<u8>);
+
+impl Json<'_> {
+    fn raw(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    fn comma(&mut self, first: &mut bool) {
+        if !std::mem::take(first) {
+            self.0.push(b',');
+        }
+    }
+
+    fn uint(&mut self, v: u64) {
+        self.0
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    }
+
+    fn int(&mut self, v: i128) {
+        // 64-bit formatting is several times faster than 128-bit, and nearly every value fits.
+        let mut b = itoa::Buffer::new();
+        let s = match i64::try_from(v) {
+            Ok(v) => b.format(v),
+            Err(_) => b.format(v),
+        };
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    fn opt_uint(&mut self, v: Option<u64>) {
+        match v {
+            Some(v) => self.uint(v),
+            None => self.raw("null"),
+        }
+    }
+
+    fn opt_int(&mut self, v: Option<i128>) {
+        match v {
+            Some(v) => self.int(v),
+            None => self.raw("null"),
+        }
+    }
+
+    /// A JSON string: copied as is when nothing in it needs escaping (paths, names, most
+    /// messages), through serde_json's escaping otherwise.
+    fn str(&mut self, s: &str) {
+        if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            self.0.push(b'"');
+            self.0.extend_from_slice(s.as_bytes());
+            self.0.push(b'"');
+        } else {
+            self.serde(s);
+        }
+    }
+
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => self.str(s),
+            None => self.raw("null"),
+        }
+    }
+
+    /// A capture time as a string, as [`Timestamp`]'s `Display` writes it.
+    fn time(&mut self, t: Timestamp) {
+        let (negative, secs, nanos) = t.epoch_parts();
+        self.raw(if negative { "\"-" } else { "\"" });
+        self.uint(secs);
+        let mut b = itoa::Buffer::new();
+        let digits = b.format(nanos);
+        self.0.push(b'.');
+        self.0.extend_from_slice(&b"000000000"[digits.len()..]);
+        self.0.extend_from_slice(digits.as_bytes());
+        self.0.push(b'"');
+    }
+
+    /// An address as a string, as `SocketAddr`'s `Display` writes it.
+    fn addr(&mut self, a: &SocketAddr) {
+        self.0.push(b'"');
+        match a {
+            SocketAddr::V4(v4) => {
+                for (i, octet) in v4.ip().octets().into_iter().enumerate() {
+                    if i > 0 {
+                        self.0.push(b'.');
                     }
-                }),
-                fields: m
-                    .fields
-                    .iter()
-                    .filter(|f| f.kind == FieldKind::Value || !matches!(f.value, Value::None))
-                    .map(JsonField::from)
-                    .collect(),
-            })
-            .collect()
-    });
-    let desync = decoded.desync.as_ref().map(|s| JsonDesync {
-        label: s.label.clone(),
-        expected_bit: s.expected_bit,
-        found_bit: s.found_bit,
-        after_check: s.after_check.clone(),
-        behind_min: s.behind.map(|b| b.0),
-        behind_max: s.behind.map(|b| b.1),
-        message: s.message(),
-    });
-    JsonDatagram {
-        frame: d.frame,
-        time: d.time.to_string(),
-        src: d.src.to_string(),
-        dst: d.dst.to_string(),
-        len: payload_len,
-        decoder: &decoded.decoder,
-        // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message
-        // body shows in its message's status.
-        status: match &decoded.batch {
-            Some(b) if b.status == FramingStatus::Ok => "ok",
-            Some(_) => "error",
-            None => decoded.status.name(),
-        },
-        packet_type: decoded.packet_type.as_deref(),
-        fields,
-        checks,
-        error,
-        desync,
-        messages,
+                    self.uint(u64::from(octet));
+                }
+                self.0.push(b':');
+                self.uint(u64::from(v4.port()));
+            }
+            SocketAddr::V6(v6) => {
+                use std::io::Write as _;
+                let _ = write!(self.0, "{v6}");
+            }
+        }
+        self.0.push(b'"');
+    }
+
+    /// Anything serde_json formats (floats, strings that need escaping). Writing to a `Vec`
+    /// cannot fail, and these values always serialize.
+    fn serde<T: serde::Serialize + ?Sized>(&mut self, v: &T) {
+        let _ = serde_json::to_writer(&mut *self.0, v);
+    }
+
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::None => self.raw("null"),
+            Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
+            Value::Int(i) => self.int(*i),
+            Value::Str(s) => self.str(s),
+            // Floats (NaN and infinities become null, as serde_json writes them), bytes as hex.
+            Value::F32(_) | Value::F64(_) | Value::Bytes(_) | Value::Floats(_) => self.serde(v),
+        }
+    }
+
+    fn field(&mut self, f: &TraceField) {
+        self.raw("{\"path\":");
+        self.str(&f.path);
+        self.raw(",\"bit\":");
+        self.uint(f.bit as u64);
+        self.raw(",\"bits\":");
+        self.uint(f.bits as u64);
+        self.raw(",\"value\":");
+        self.value(&f.value);
+        self.raw(",\"min\":");
+        self.opt_int(f.range.map(|r| r.0));
+        self.raw(",\"max\":");
+        self.opt_int(f.range.map(|r| r.1));
+        self.raw("}");
+    }
+
+    fn problem(&mut self, p: &Problem) {
+        self.raw("{\"kind\":");
+        self.str(&p.kind);
+        self.raw(",\"bit\":");
+        self.uint(p.bit as u64);
+        self.raw(",\"field\":");
+        self.str(&p.field);
+        self.raw(",\"message\":");
+        self.str(&p.message);
+        self.raw("}");
     }
 }
 
@@ -310,4 +371,89 @@ pub fn leaf_name(path: &str) -> &str {
     let dot = path.rfind('.').map_or(0, |i| i + 1);
     let bracket = path.rfind('[').unwrap_or(0);
     &path[dot.max(bracket)..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV6};
+
+    fn written(f: impl FnOnce(&mut Json)) -> String {
+        let mut buf = Vec::new();
+        f(&mut Json(&mut buf));
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for s in [
+            "objects[17].position.x",
+            "",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\there",
+            "nul\0and\u{1f}unit",
+            "del\u{7f}",
+            "ünïcödé ✓ 🦀",
+        ] {
+            assert_eq!(
+                written(|j| j.str(s)),
+                serde_json::to_string(s).unwrap(),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        for v in [
+            Value::None,
+            Value::Bool(false),
+            Value::Int(0),
+            Value::Int(-1),
+            Value::Int(i128::from(i64::MIN)),
+            Value::Int(i128::from(u64::MAX)),
+            Value::Int(i128::MIN),
+            Value::F32(0.1),
+            Value::F32(f32::NAN),
+            Value::F64(-1e300),
+            Value::F64(f64::INFINITY),
+            Value::Str("a\"b".into()),
+            Value::Bytes(vec![0, 0xab, 0xff]),
+            Value::Floats(vec![1.5, -0.0, f32::NAN]),
+        ] {
+            assert_eq!(
+                written(|j| j.value(&v)),
+                serde_json::to_string(&v).unwrap(),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn times_and_addresses_are_written_as_display_writes_them() {
+        for nanos in [
+            0i128,
+            1,
+            999_999_999,
+            1_700_000_000_123_456_789,
+            -1,
+            -500_000_000,
+            -1_000_000_000,
+            -1_500_000_001,
+            i128::from(i64::MIN) * 1_000_000_000,
+            i128::from(i64::MAX) * 1_000_000_000 + 999_999_999,
+        ] {
+            let t = Timestamp::from_nanos(nanos);
+            assert_eq!(written(|j| j.time(t)), format!("\"{t}\""), "{nanos}");
+        }
+        for a in [
+            SocketAddr::from((Ipv4Addr::new(10, 0, 0, 11), 50001)),
+            SocketAddr::from((Ipv4Addr::new(255, 255, 255, 255), 0)),
+            SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::LOCALHOST, 40000, 0, 0)),
+            SocketAddr::V6(SocketAddrV6::new("fe80::1:2".parse().unwrap(), 65535, 0, 3)),
+        ] {
+            assert_eq!(written(|j| j.addr(&a)), format!("\"{a}\""), "{a}");
+        }
+    }
 }

@@ -89,7 +89,7 @@ impl BatchTrace {
     pub fn tree(&self) -> Vec<TraceField> {
         let mut out = Vec::new();
         let value = |path: String, depth, byte: usize, bytes: usize, value: Value| TraceField {
-            path,
+            path: path.into(),
             depth,
             bit: byte * 8,
             bits: bytes * 8,
@@ -155,7 +155,7 @@ impl BatchTrace {
             out.push(len);
             for f in &m.fields {
                 let mut f = f.clone();
-                f.path = format!("{p}.{}", f.path);
+                f.path = compact_str::format_compact!("{p}.{}", f.path);
                 f.depth += 1;
                 out.push(f);
             }

@@ -341,7 +341,7 @@ pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
         let crc = packet_crc(PROTOCOL_ID, &bytes);
         bytes[..4].copy_from_slice(&crc.to_le_bytes());
         out.push(Hostile {
-            path: f.path.clone(),
+            path: f.path.to_string(),
             raw,
             bytes,
         });

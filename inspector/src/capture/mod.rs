@@ -106,19 +106,29 @@ impl Timestamp {
     pub const fn secs_nanos(self) -> (i64, u32) {
         (self.secs, self.nanos)
     }
+
+    /// The time as the `Display` form writes it: negative or not, whole seconds and nanoseconds
+    /// of the absolute value (`-0.5 s` is `(true, 0, 500_000_000)`).
+    pub const fn epoch_parts(self) -> (bool, u64, u32) {
+        if self.secs >= 0 {
+            (false, self.secs as u64, self.nanos)
+        } else if self.nanos == 0 {
+            (true, self.secs.unsigned_abs(), 0)
+        } else {
+            (
+                true,
+                (self.secs + 1).unsigned_abs(),
+                1_000_000_000 - self.nanos,
+            )
+        }
+    }
 }
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let nanos = self.as_nanos();
-        let sign = if nanos < 0 { "-" } else { "" };
-        let abs = nanos.unsigned_abs();
-        write!(
-            f,
-            "{sign}{}.{:09}",
-            abs / 1_000_000_000,
-            abs % 1_000_000_000
-        )
+        let (negative, secs, nanos) = self.epoch_parts();
+        let sign = if negative { "-" } else { "" };
+        write!(f, "{sign}{secs}.{nanos:09}")
     }
 }
 

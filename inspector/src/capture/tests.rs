@@ -621,3 +621,21 @@ fn fuzz_ingest_survives_random_and_mutated_input() {
         fuzz_ingest(&input);
     }
 }
+
+#[test]
+fn times_display_as_epoch_seconds_with_nine_decimals() {
+    for (nanos, text) in [
+        (0i128, "0.000000000"),
+        (1_700_000_000_123_456_789, "1700000000.123456789"),
+        (-1, "-0.000000001"),
+        (-500_000_000, "-0.500000000"),
+        (-1_000_000_000, "-1.000000000"),
+        (-1_500_000_001, "-1.500000001"),
+        (
+            i128::from(i64::MIN) * 1_000_000_000,
+            "-9223372036854775808.000000000",
+        ),
+    ] {
+        assert_eq!(Timestamp::from_nanos(nanos).to_string(), text);
+    }
+}

@@ -19,14 +19,12 @@ fn render(
 ) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(range.len() * 512);
     for d in &capture.datagrams()[range] {
-        let decoded = decoders.decode(capture, d);
         if json {
-            serde_json::to_writer(
-                &mut buf,
-                &output::json(d, capture.payload(d).len(), &decoded),
-            )?;
+            let decoded = decoders.decode_flat(capture, d);
+            output::write_json(&mut buf, d, capture.payload(d).len(), &decoded);
             buf.push(b'\n');
         } else {
+            let decoded = decoders.decode(capture, d);
             writeln!(buf, "{}", output::summary_line(capture, d, &decoded))?;
             if fields {
                 for l in output::field_lines(&decoded) {
