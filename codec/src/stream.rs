@@ -979,17 +979,20 @@ impl Recorder {
         self.fields
     }
 
-    fn child_path(&self, name: &str) -> CompactString {
-        // Inline (no allocation) up to 24 bytes: traces build a path for every field.
-        let mut p = CompactString::with_capacity(self.path.len() + 1 + name.len());
-        p.push_str(&self.path);
-        if !name.is_empty() {
-            if !p.is_empty() {
-                p.push('.');
-            }
-            p.push_str(name);
+    fn child_path(&mut self, name: &str) -> CompactString {
+        // Extend the current path in place and copy it once (inline, no allocation, up to 24
+        // bytes): traces build a path for every field.
+        if name.is_empty() {
+            return CompactString::from(self.path.as_str());
         }
-        p
+        let before = self.path.len();
+        if before > 0 {
+            self.path.push('.');
+        }
+        self.path.push_str(name);
+        let path = CompactString::from(self.path.as_str());
+        self.path.truncate(before);
+        path
     }
 }
 
@@ -1007,8 +1010,9 @@ impl Tracer for Recorder {
         kind: FieldKind,
         failed: bool,
     ) {
+        let path = self.child_path(name);
         self.fields.push(TraceField {
-            path: self.child_path(name),
+            path,
             depth: self.depth_base + self.open.len(),
             bit,
             bits,
@@ -1026,8 +1030,9 @@ impl Tracer for Recorder {
         // Extend the current path in place; the scope entry gets one exact-size copy.
         match (name, index) {
             (_, Some(i)) => {
-                use std::fmt::Write as _;
-                let _ = write!(self.path, "[{i}]");
+                self.path.push('[');
+                self.path.push_str(itoa::Buffer::new().format(i));
+                self.path.push(']');
             }
             (Some(n), None) if !n.is_empty() => {
                 if before > 0 {

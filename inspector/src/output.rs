@@ -167,6 +167,48 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
     j.raw("}");
 }
 
+/// Number of decimal digits of `v` (1 for 0): log10 from the bit length, then one compare.
+fn decimal_digits(v: u64) -> usize {
+    const POW10: [u64; 20] = {
+        let mut t = [1u64; 20];
+        let mut i = 1;
+        while i < 20 {
+            t[i] = t[i - 1] * 10;
+            i += 1;
+        }
+        t
+    };
+    let v = v | 1;
+    let bits = 64 - v.leading_zeros() as usize;
+    // 1233 / 4096 is just under log10(2): `t` is the digit count or one more.
+    let t = (bits * 1233) >> 12;
+    t + usize::from(v >= POW10[t])
+}
+
+/// Whether a JSON string needs escaping: a control character, `"` or `\\`. Eight bytes at a
+/// time (the classic "has a byte less than n" and "has a zero byte" word tricks, exact in what
+/// they report: a word with no such byte never reports one).
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0;
+        if control
+            || has_zero(w ^ (ONES * u64::from(b'"')))
+            || has_zero(w ^ (ONES * u64::from(b'\\')))
+        {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
 struct Json<'a>(&'a mut Vec<u8>);
 
@@ -182,18 +224,49 @@ impl Json<'_> {
     }
 
     fn uint(&mut self, v: u64) {
-        self.0
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        // Digits left-aligned in a fixed array, two at a time, then one fixed-size copy and a
+        // truncate: no call to memcpy for a variable length (a field writes five numbers).
+        const PAIRS: [u8; 200] = {
+            let mut t = [0u8; 200];
+            let mut i = 0;
+            while i < 100 {
+                t[2 * i] = b'0' + (i / 10) as u8;
+                t[2 * i + 1] = b'0' + (i % 10) as u8;
+                i += 1;
+            }
+            t
+        };
+        let n = decimal_digits(v);
+        let mut digits = [0u8; 20];
+        let mut rest = v;
+        let mut end = n;
+        while end >= 2 {
+            let pair = (rest % 100) as usize * 2;
+            rest /= 100;
+            digits[end - 2] = PAIRS[pair];
+            digits[end - 1] = PAIRS[pair + 1];
+            end -= 2;
+        }
+        if end == 1 {
+            digits[0] = b'0' + rest as u8;
+        }
+        let len = self.0.len();
+        self.0.extend_from_slice(&digits);
+        self.0.truncate(len + n);
     }
 
     fn int(&mut self, v: i128) {
-        // 64-bit formatting is several times faster than 128-bit, and nearly every value fits.
-        let mut b = itoa::Buffer::new();
-        let s = match i64::try_from(v) {
-            Ok(v) => b.format(v),
-            Err(_) => b.format(v),
-        };
-        self.0.extend_from_slice(s.as_bytes());
+        match u64::try_from(v.unsigned_abs()) {
+            Ok(abs) => {
+                if v < 0 {
+                    self.0.push(b'-');
+                }
+                self.uint(abs);
+            }
+            Err(_) => self
+                .0
+                .extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+        }
     }
 
     fn opt_uint(&mut self, v: Option<u64>) {
@@ -213,12 +286,12 @@ impl Json<'_> {
     /// A JSON string: copied as is when nothing in it needs escaping (paths, names, most
     /// messages), through serde_json's escaping otherwise.
     fn str(&mut self, s: &str) {
-        if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        if needs_escape(s.as_bytes()) {
+            self.serde(s);
+        } else {
             self.0.push(b'"');
             self.0.extend_from_slice(s.as_bytes());
             self.0.push(b'"');
-        } else {
-            self.serde(s);
         }
     }
 
@@ -276,8 +349,47 @@ impl Json<'_> {
             Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
             Value::Int(i) => self.int(*i),
             Value::Str(s) => self.str(s),
-            // Floats (NaN and infinities become null, as serde_json writes them), bytes as hex.
-            Value::F32(_) | Value::F64(_) | Value::Bytes(_) | Value::Floats(_) => self.serde(v),
+            // Floats as serde_json writes them (NaN and infinities become null).
+            Value::Bytes(bytes) => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.0.reserve(bytes.len() * 2 + 2);
+                self.0.push(b'"');
+                for &b in bytes {
+                    self.0.push(HEX[usize::from(b >> 4)]);
+                    self.0.push(HEX[usize::from(b & 15)]);
+                }
+                self.0.push(b'"');
+            }
+            Value::F32(x) => self.f32(*x),
+            Value::F64(x) => self.f64(*x),
+            Value::Floats(xs) => {
+                self.0.push(b'[');
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        self.0.push(b',');
+                    }
+                    self.f32(*x);
+                }
+                self.0.push(b']');
+            }
+        }
+    }
+
+    /// A float as serde_json writes it: shortest round-trip form by zmij (serde_json's own
+    /// formatter), `null` for NaN and infinities.
+    fn f32(&mut self, x: f32) {
+        if x.is_finite() {
+            self.raw(zmij::Buffer::new().format_finite(x));
+        } else {
+            self.raw("null");
+        }
+    }
+
+    fn f64(&mut self, x: f64) {
+        if x.is_finite() {
+            self.raw(zmij::Buffer::new().format_finite(x));
+        } else {
+            self.raw("null");
         }
     }
 
@@ -395,12 +507,38 @@ mod tests {
             "nul\0and\u{1f}unit",
             "del\u{7f}",
             "ünïcödé ✓ 🦀",
+            "objects[17].position.\"x\"",
+            "0123456789abcdef\\",
+            "ütf-8 before a \u{1} control",
+            "ÿÿÿÿÿÿÿÿÿÿÿÿÿÿÿÿ",
         ] {
             assert_eq!(
                 written(|j| j.str(s)),
                 serde_json::to_string(s).unwrap(),
                 "{s:?}"
             );
+        }
+    }
+
+    #[test]
+    fn integers_are_written_in_decimal() {
+        let mut cases = vec![u64::MAX, u64::MAX - 1];
+        for p in 0..20 {
+            let t = 10u64.pow(p);
+            cases.extend([t - 1, t, t + 1]);
+        }
+        for v in cases {
+            assert_eq!(written(|j| j.uint(v)), v.to_string());
+            let i = -i128::from(v);
+            assert_eq!(written(|j| j.int(i)), i.to_string());
+        }
+        for i in [
+            i128::MIN,
+            i128::MAX,
+            i128::from(u64::MAX) + 1,
+            -i128::from(u64::MAX) - 1,
+        ] {
+            assert_eq!(written(|j| j.int(i)), i.to_string());
         }
     }
 
@@ -415,7 +553,16 @@ mod tests {
             Value::Int(i128::from(u64::MAX)),
             Value::Int(i128::MIN),
             Value::F32(0.1),
+            Value::F32(-0.0),
+            Value::F32(1e-10),
+            Value::F32(123_456.79),
+            Value::F32(f32::MAX),
+            Value::F32(f32::MIN_POSITIVE),
+            Value::F32(1e-45),
+            Value::F32(f32::NEG_INFINITY),
             Value::F32(f32::NAN),
+            Value::F64(0.1),
+            Value::F64(f64::MIN_POSITIVE / 4.0),
             Value::F64(-1e300),
             Value::F64(f64::INFINITY),
             Value::Str("a\"b".into()),
