@@ -1188,6 +1188,32 @@ impl<T: Tracer> Decoder<'_, T> {
         }
         Ok(())
     }
+
+    /// The read side of [`Stream::check`] with the label's hash already computed.
+    fn check_hashed(&mut self, label: &str, expected: u32) -> Result<()> {
+        self.read_padding(label)?;
+        let bit = self.r.bits_read();
+        let found = self.take(label, 32)? as u32;
+        if T::ACTIVE {
+            let kind = FieldKind::Check {
+                label: label.to_owned(),
+                expected,
+                found,
+            };
+            let value = Value::Int(i128::from(found));
+            self.tracer
+                .field(label, bit, 32, value, None, kind, found != expected);
+        }
+        if found != expected {
+            let kind = ErrorKind::CheckMismatch {
+                label: label.to_owned(),
+                expected,
+                found,
+            };
+            return Err(Error::new(kind, bit, label));
+        }
+        Ok(())
+    }
 }
 
 impl<T: Tracer> Stream for Decoder<'_, T> {
@@ -1294,30 +1320,10 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         Ok(())
     }
 
+    #[inline(always)]
     fn check(&mut self, label: &str) -> Result<()> {
-        self.read_padding(label)?;
-        let bit = self.r.bits_read();
-        let found = self.take(label, 32)? as u32;
-        let expected = check_hash(label);
-        if T::ACTIVE {
-            let kind = FieldKind::Check {
-                label: label.to_owned(),
-                expected,
-                found,
-            };
-            let value = Value::Int(i128::from(found));
-            self.tracer
-                .field(label, bit, 32, value, None, kind, found != expected);
-        }
-        if found != expected {
-            let kind = ErrorKind::CheckMismatch {
-                label: label.to_owned(),
-                expected,
-                found,
-            };
-            return Err(Error::new(kind, bit, label));
-        }
-        Ok(())
+        // Inlined so that the hash of a literal label folds to a constant.
+        self.check_hashed(label, check_hash(label))
     }
 
     fn end(&mut self) -> Result<()> {

@@ -220,20 +220,24 @@ impl Decoders {
     }
 }
 
+/// The packet type shown for message batches.
+const BATCH: &str = "Batch";
+
 /// The verdict on a datagram without its trace: what `check` needs, at read-stream speed.
+/// The packet type's name is borrowed from the decoders: `check` tallies a million of these.
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub struct Verdict<'a> {
     /// The status (a check mismatch is [`Status::Desync`]).
     pub status: Status,
     /// The packet type's name, when the read got that far.
-    pub packet_type: Option<String>,
+    pub packet_type: Option<&'a str>,
     /// What stopped the read.
     pub problem: Option<Problem>,
 }
 
 impl Decoders {
     /// The verdict on one datagram, read without tracing.
-    pub fn verdict(&self, capture: &Capture, d: &Datagram) -> Verdict {
+    pub fn verdict(&self, capture: &Capture, d: &Datagram) -> Verdict<'_> {
         let kind = self.for_datagram(d);
         let status = match (kind, d.status) {
             (None, _) => Some(Status::Undecoded),
@@ -253,23 +257,19 @@ impl Decoders {
             Some(DecoderKind::Demo) => {
                 let mut s = ReadStream::new(payload);
                 let (known, r) = run_demo(&mut s, &self.demo_protocol);
-                let packet_type = known
-                    .and_then(|t| self.demo_protocol.type_name(t))
-                    .map(str::to_owned);
+                let packet_type = known.and_then(|t| self.demo_protocol.type_name(t));
                 Verdict::from_read(packet_type, r)
             }
             Some(DecoderKind::Schema(schema)) => {
                 let (known, r) = schema.verdict(payload);
-                let packet_type = known
-                    .and_then(|t| schema.protocol().type_name(t))
-                    .map(str::to_owned);
+                let packet_type = known.and_then(|t| schema.protocol().type_name(t));
                 Verdict::from_read(packet_type, r)
             }
             Some(DecoderKind::SchemaBatch(schema)) => {
                 let decoded = Decoded::from_batch_with(schema_batch_trace(schema, payload), false);
                 Verdict {
                     status: decoded.status,
-                    packet_type: decoded.packet_type,
+                    packet_type: Some(BATCH),
                     problem: decoded.problem,
                 }
             }
@@ -281,7 +281,7 @@ impl Decoders {
                     } else {
                         Status::Error
                     },
-                    packet_type: Some("Batch".into()),
+                    packet_type: Some(BATCH),
                     problem: result.err().as_ref().map(Problem::from),
                 }
             }
@@ -294,8 +294,8 @@ impl Decoders {
     }
 }
 
-impl Verdict {
-    fn from_read(packet_type: Option<String>, r: Result<(), Error>) -> Self {
+impl<'a> Verdict<'a> {
+    fn from_read(packet_type: Option<&'a str>, r: Result<(), Error>) -> Self {
         let status = match &r {
             Ok(()) => Status::Ok,
             Err(e) if matches!(e.kind(), ErrorKind::CheckMismatch { .. }) => Status::Desync,
@@ -556,7 +556,7 @@ impl Decoded {
         Decoded {
             decoder: "batch".into(),
             status,
-            packet_type: Some("Batch".into()),
+            packet_type: Some(BATCH.into()),
             trace,
             desync: None,
             problem,

@@ -93,6 +93,10 @@ impl Timestamp {
 
     /// The time `secs` seconds plus `nanos` nanoseconds after the epoch.
     pub const fn from_secs_nanos(secs: i64, nanos: u32) -> Self {
+        if nanos < 1_000_000_000 {
+            // Already normal: no 128-bit division (every well-formed record takes this path).
+            return Self { secs, nanos };
+        }
         Self::from_nanos(secs as i128 * 1_000_000_000 + nanos as i128)
     }
 

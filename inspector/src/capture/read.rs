@@ -105,6 +105,16 @@ pub(crate) fn index(name: &str, data: &[u8]) -> Result<Indexed, CaptureError> {
     })
 }
 
+/// The [`Location`] of an error at `offset`, built only when called: one `String` per record
+/// would cost more than indexing the record.
+fn location(name: &str, offset: usize, frame: Option<u64>) -> impl Fn() -> Location + '_ {
+    move || Location {
+        file: name.to_owned(),
+        frame,
+        offset: offset as u64,
+    }
+}
+
 struct Indexer<'a> {
     name: &'a str,
     data: &'a [u8],
@@ -195,13 +205,13 @@ impl Indexer<'_> {
 
         while !rest.is_empty() {
             let pos = data.len() - rest.len();
-            let at = self.at(pos, Some(self.frames + 1));
+            let at = location(self.name, pos, Some(self.frames + 1));
             let Some(incl_len) = u32_in(rest, 8, header.endianness) else {
                 let (needed, available) = (PCAP_RECORD_HEADER_LEN as u64, rest.len() as u64);
                 return Ok((
                     format,
                     Some(CaptureError::TruncatedRecord {
-                        at,
+                        at: at(),
                         needed,
                         available,
                     }),
@@ -211,7 +221,7 @@ impl Indexer<'_> {
                 return Ok((
                     format,
                     Some(CaptureError::RecordTooLong {
-                        at,
+                        at: at(),
                         claimed: u64::from(incl_len),
                     }),
                 ));
@@ -222,7 +232,7 @@ impl Indexer<'_> {
                 return Ok((
                     format,
                     Some(CaptureError::TruncatedRecord {
-                        at,
+                        at: at(),
                         needed,
                         available,
                     }),
@@ -232,10 +242,13 @@ impl Indexer<'_> {
             // rejecting a fraction >= 1 s or a captured length above the snap length.
             match parser.next_raw_packet(rest) {
                 Ok((next, raw)) => {
-                    let time = Timestamp::from_nanos(
-                        i128::from(raw.ts_sec) * 1_000_000_000
-                            + i128::from(raw.ts_frac) * frac_unit,
-                    );
+                    let time = match u32::try_from(i128::from(raw.ts_frac) * frac_unit) {
+                        Ok(nanos) => Timestamp::from_secs_nanos(i64::from(raw.ts_sec), nanos),
+                        Err(_) => Timestamp::from_nanos(
+                            i128::from(raw.ts_sec) * 1_000_000_000
+                                + i128::from(raw.ts_frac) * frac_unit,
+                        ),
+                    };
                     let start = pos + PCAP_RECORD_HEADER_LEN;
                     self.frame(0, time, start, raw.data.len(), raw.orig_len);
                     rest = next;
@@ -244,7 +257,7 @@ impl Indexer<'_> {
                     return Ok((
                         format,
                         Some(CaptureError::MalformedBlock {
-                            at,
+                            at: at(),
                             detail: e.to_string(),
                         }),
                     ));
@@ -330,17 +343,17 @@ impl Indexer<'_> {
         let frame = block_type
             .filter(|&t| is_packet_block(t))
             .map(|_| self.frames + 1);
-        let at = self.at(pos, frame);
+        let at = location(self.name, pos, frame);
         if rest.len() < BLOCK_MIN_LEN {
             return Some(if pos == 0 {
                 CaptureError::TruncatedHeader {
-                    at,
+                    at: at(),
                     needed: 28,
                     available,
                 }
             } else {
                 CaptureError::TruncatedRecord {
-                    at,
+                    at: at(),
                     needed: BLOCK_MIN_LEN as u64,
                     available,
                 }
@@ -353,7 +366,7 @@ impl Indexer<'_> {
                 Some(BYTE_ORDER_LE) => be32(rest, 4).map(u32::swap_bytes),
                 magic => {
                     return Some(CaptureError::BadMagic {
-                        at,
+                        at: at(),
                         magic: magic.unwrap_or(0),
                     });
                 }
@@ -363,18 +376,21 @@ impl Indexer<'_> {
         };
         let len = u64::from(len.unwrap_or(0));
         if len > MAX_RECORD_LEN {
-            return Some(CaptureError::RecordTooLong { at, claimed: len });
+            return Some(CaptureError::RecordTooLong {
+                at: at(),
+                claimed: len,
+            });
         }
         if len > available {
             return Some(if pos == 0 {
                 CaptureError::TruncatedHeader {
-                    at,
+                    at: at(),
                     needed: len,
                     available,
                 }
             } else {
                 CaptureError::TruncatedRecord {
-                    at,
+                    at: at(),
                     needed: len,
                     available,
                 }

@@ -639,3 +639,14 @@ fn times_display_as_epoch_seconds_with_nine_decimals() {
         assert_eq!(Timestamp::from_nanos(nanos).to_string(), text);
     }
 }
+
+#[test]
+fn seconds_and_nanoseconds_are_normalized() {
+    let t = Timestamp::from_secs_nanos(5, 2_500_000_000);
+    assert_eq!(t.secs_nanos(), (7, 500_000_000));
+    assert_eq!(
+        Timestamp::from_secs_nanos(-1, 999_999_999).to_string(),
+        "-0.000000001"
+    );
+    assert_eq!(Timestamp::from_secs_nanos(3, 7).secs_nanos(), (3, 7));
+}

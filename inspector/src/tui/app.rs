@@ -286,7 +286,7 @@ impl App {
                 let v = self
                     .decoders
                     .verdict(&self.capture, &self.capture.datagrams()[i]);
-                (i, v.status, v.packet_type)
+                (i, v.status, v.packet_type.map(str::to_owned))
             })
             .collect();
         self.add_summaries(batch);

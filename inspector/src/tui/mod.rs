@@ -59,7 +59,7 @@ fn spawn_summaries(capture: Arc<Capture>, decoders: Arc<Decoders>) -> mpsc::Rece
                 .enumerate()
                 .map(|(k, d)| {
                     let v = decoders.verdict(&capture, d);
-                    (c * CHUNK + k, v.status, v.packet_type)
+                    (c * CHUNK + k, v.status, v.packet_type.map(str::to_owned))
                 })
                 .collect();
             if tx.send(batch).is_err() {
