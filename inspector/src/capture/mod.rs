@@ -369,6 +369,39 @@ pub struct Capture {
     damage: Option<CaptureError>,
 }
 
+/// Reads a whole file. A large one is read in two halves on two threads, so that the kernel's
+/// copy and the page faults of the new buffer (most of the time it takes) use both cores; a file
+/// that changes size while it is read is read again from the start, in one piece.
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::FileExt;
+        const PARALLEL_MIN: u64 = 16 << 20;
+        let mut file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() && meta.len() >= PARALLEL_MIN && crate::par::threads() > 1 {
+            let len = usize::try_from(meta.len()).map_err(std::io::Error::other)?;
+            let mut data = vec![0u8; len];
+            let half = len / 2;
+            let (first, second) = data.split_at_mut(half);
+            let file_ref = &file;
+            let (a, b) = std::thread::scope(|s| {
+                let second_half = s.spawn(move || file_ref.read_exact_at(second, half as u64));
+                let a = file_ref.read_exact_at(first, 0);
+                (a, second_half.join())
+            });
+            if let (Ok(()), Ok(Ok(()))) = (a, b) {
+                // Anything appended meanwhile is read too, as a sequential read would.
+                file.seek(SeekFrom::Start(len as u64))?;
+                file.read_to_end(&mut data)?;
+                return Ok(data);
+            }
+        }
+    }
+    std::fs::read(path)
+}
+
 impl Capture {
     /// Reads and indexes the capture file at `path`.
     ///
@@ -379,7 +412,7 @@ impl Capture {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, CaptureError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let data = std::fs::read(path).map_err(|error| CaptureError::Io {
+        let data = read_file(path).map_err(|error| CaptureError::Io {
             file: name.clone(),
             error,
         })?;
