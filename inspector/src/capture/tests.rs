@@ -650,3 +650,25 @@ fn seconds_and_nanoseconds_are_normalized() {
     );
     assert_eq!(Timestamp::from_secs_nanos(3, 7).secs_nanos(), (3, 7));
 }
+
+#[test]
+fn a_large_file_read_in_halves_is_the_whole_file() {
+    // Above the size read on two threads: the halves must join into exactly the file.
+    let frames: Vec<Vec<u8>> = (0..14_000u32)
+        .map(|i| udp_frame(&[(i % 251) as u8; 1200]))
+        .collect();
+    let bytes = pcap_of(&frames);
+    assert!(bytes.len() > 16 << 20);
+    let dir = std::env::temp_dir().join(format!("bitlens-large-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("large.pcap");
+    std::fs::write(&path, &bytes).unwrap();
+    let opened = Capture::open(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(opened.data() == bytes.as_slice());
+    assert_eq!(opened.datagrams().len(), frames.len());
+    assert_eq!(
+        opened.payload(&opened.datagrams()[13_999]),
+        &[(13_999 % 251) as u8; 1200]
+    );
+}
