@@ -167,24 +167,6 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
     j.raw("}");
 }
 
-/// Number of decimal digits of `v` (1 for 0): log10 from the bit length, then one compare.
-fn decimal_digits(v: u64) -> usize {
-    const POW10: [u64; 20] = {
-        let mut t = [1u64; 20];
-        let mut i = 1;
-        while i < 20 {
-            t[i] = t[i - 1] * 10;
-            i += 1;
-        }
-        t
-    };
-    let v = v | 1;
-    let bits = 64 - v.leading_zeros() as usize;
-    // 1233 / 4096 is just under log10(2): `t` is the digit count or one more.
-    let t = (bits * 1233) >> 12;
-    t + usize::from(v >= POW10[t])
-}
-
 /// Whether a JSON string needs escaping: a control character, `"` or `\\`. Eight bytes at a
 /// time (the classic "has a byte less than n" and "has a zero byte" word tricks, exact in what
 /// they report: a word with no such byte never reports one).
@@ -224,35 +206,8 @@ impl Json<'_> {
     }
 
     fn uint(&mut self, v: u64) {
-        // Digits left-aligned in a fixed array, two at a time, then one fixed-size copy and a
-        // truncate: no call to memcpy for a variable length (a field writes five numbers).
-        const PAIRS: [u8; 200] = {
-            let mut t = [0u8; 200];
-            let mut i = 0;
-            while i < 100 {
-                t[2 * i] = b'0' + (i / 10) as u8;
-                t[2 * i + 1] = b'0' + (i % 10) as u8;
-                i += 1;
-            }
-            t
-        };
-        let n = decimal_digits(v);
-        let mut digits = [0u8; 20];
-        let mut rest = v;
-        let mut end = n;
-        while end >= 2 {
-            let pair = (rest % 100) as usize * 2;
-            rest /= 100;
-            digits[end - 2] = PAIRS[pair];
-            digits[end - 1] = PAIRS[pair + 1];
-            end -= 2;
-        }
-        if end == 1 {
-            digits[0] = b'0' + rest as u8;
-        }
-        let len = self.0.len();
-        self.0.extend_from_slice(&digits);
-        self.0.truncate(len + n);
+        self.0
+            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
     fn int(&mut self, v: i128) {
