@@ -1107,13 +1107,33 @@ impl<'a> ReadStream<'a> {
     }
 }
 
+thread_local! {
+    /// Field storage given back by [`Trace::recycle`], for this thread's next trace.
+    static SPARE_FIELDS: std::cell::Cell<Vec<TraceField>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Trace {
+    /// Gives the trace's field storage back for the next [`TraceStream`] on this thread, so that
+    /// tracing datagram after datagram allocates it once (storage for more than 64K fields is
+    /// freed instead: one huge packet should not pin its memory).
+    pub fn recycle(self) {
+        let mut fields = self.fields;
+        if fields.capacity() <= 1 << 16 {
+            fields.clear();
+            SPARE_FIELDS.with(|spare| spare.set(fields));
+        }
+    }
+}
+
 impl<'a> TraceStream<'a> {
     /// A trace stream over `data`.
     pub fn new(data: &'a [u8]) -> Self {
+        let mut fields = SPARE_FIELDS.with(std::cell::Cell::take);
+        fields.reserve(64);
         Decoder {
             r: BitReader::new(data),
             tracer: Recorder {
-                fields: Vec::with_capacity(64),
+                fields,
                 path: String::with_capacity(64),
                 ..Recorder::default()
             },

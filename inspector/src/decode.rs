@@ -31,7 +31,7 @@ pub enum DecoderKind {
 
 impl DecoderKind {
     /// The decoder's name as `--decode PORT=KIND` spells it.
-    pub fn name(&self) -> &str {
+    pub fn name(&self) -> &'static str {
         match self {
             DecoderKind::Demo => "demo",
             DecoderKind::Batch => "batch",
@@ -213,7 +213,7 @@ impl Decoders {
             }
             DecoderKind::Batch => Decoded::from_batch_with(trace_batch(payload), batch_tree),
             DecoderKind::SchemaBatch(schema) => Decoded {
-                decoder: kind.name().into(),
+                decoder: kind.name(),
                 ..Decoded::from_batch_with(schema_batch_trace(schema, payload), batch_tree)
             },
         }
@@ -500,7 +500,7 @@ impl Desync {
 #[derive(Debug, Clone)]
 pub struct Decoded {
     /// The decoder's name.
-    pub decoder: String,
+    pub decoder: &'static str,
     /// The verdict.
     pub status: Status,
     /// The packet type's name, when the read got that far.
@@ -516,9 +516,9 @@ pub struct Decoded {
 }
 
 impl Decoded {
-    fn without_trace(decoder: &str, status: Status) -> Self {
+    fn without_trace(decoder: &'static str, status: Status) -> Self {
         Decoded {
-            decoder: decoder.to_owned(),
+            decoder,
             status,
             packet_type: None,
             trace: Trace::default(),
@@ -554,7 +554,7 @@ impl Decoded {
             ..Trace::default()
         };
         Decoded {
-            decoder: "batch".into(),
+            decoder: "batch",
             status,
             packet_type: Some(BATCH.into()),
             trace,
@@ -566,7 +566,7 @@ impl Decoded {
 
     /// Classifies a finished trace and locates a desync.
     pub fn from_trace(
-        decoder: &str,
+        decoder: &'static str,
         packet_type: Option<String>,
         trace: Trace,
         payload: &[u8],
@@ -585,7 +585,7 @@ impl Decoded {
         };
         let problem = trace.error.as_ref().map(Problem::from);
         Decoded {
-            decoder: decoder.to_owned(),
+            decoder,
             status,
             packet_type,
             trace,

@@ -23,6 +23,7 @@ fn render(
             let decoded = decoders.decode_flat(capture, d);
             output::write_json(buf, d, capture.payload(d).len(), &decoded);
             buf.push(b'\n');
+            decoded.trace.recycle();
         } else {
             let decoded = decoders.decode(capture, d);
             // Writing into a Vec cannot fail.
