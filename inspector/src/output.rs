@@ -39,7 +39,7 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
     j.raw(",\"len\":");
     j.uint(payload_len as u64);
     j.raw(",\"decoder\":");
-    j.str(&decoded.decoder);
+    j.str(decoded.decoder);
     // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message body
     // shows in its message's status.
     let framing_ok = decoded
