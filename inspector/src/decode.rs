@@ -238,6 +238,11 @@ pub struct Verdict<'a> {
 impl Decoders {
     /// The verdict on one datagram, read without tracing.
     pub fn verdict(&self, capture: &Capture, d: &Datagram) -> Verdict<'_> {
+        self.verdict_of(d, capture.payload(d))
+    }
+
+    /// The verdict on a datagram whose payload is `payload`, read without tracing.
+    pub fn verdict_of(&self, d: &Datagram, payload: &[u8]) -> Verdict<'_> {
         let kind = self.for_datagram(d);
         let status = match (kind, d.status) {
             (None, _) => Some(Status::Undecoded),
@@ -252,7 +257,6 @@ impl Decoders {
                 problem: None,
             };
         }
-        let payload = capture.payload(d);
         match kind {
             Some(DecoderKind::Demo) => {
                 let mut s = ReadStream::new(payload);

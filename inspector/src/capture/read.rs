@@ -74,14 +74,51 @@ fn u32_in(data: &[u8], at: usize, endianness: Endianness) -> Option<u32> {
 
 /// Indexes a whole capture file.
 pub(crate) fn index(name: &str, data: &[u8]) -> Result<Indexed, CaptureError> {
+    index_with(name, data, None)
+}
+
+/// Hands the datagrams of a capture file to `sink` in chunks of up to `chunk`, in file order,
+/// keeping none: the result's `datagrams` is empty. `sink` gets the index of the chunk's first
+/// datagram.
+pub(crate) fn index_chunks(
+    name: &str,
+    data: &[u8],
+    chunk: usize,
+    sink: &mut dyn FnMut(usize, &[Datagram]),
+) -> Result<Indexed, CaptureError> {
+    index_with(
+        name,
+        data,
+        Some(Chunked {
+            chunk: chunk.max(1),
+            sink,
+            sent: 0,
+        }),
+    )
+}
+
+/// Where an indexer streaming its datagrams sends them.
+struct Chunked<'s> {
+    chunk: usize,
+    sink: &'s mut dyn FnMut(usize, &[Datagram]),
+    /// Datagrams sent so far.
+    sent: usize,
+}
+
+fn index_with(
+    name: &str,
+    data: &[u8],
+    chunked: Option<Chunked<'_>>,
+) -> Result<Indexed, CaptureError> {
     let magic = be32(data, 0).unwrap_or(0);
     let mut ix = Indexer {
         name,
         data,
         frames: 0,
-        datagrams: Vec::new(),
+        datagrams: Vec::with_capacity(chunked.as_ref().map_or(0, |c| c.chunk)),
         skipped: Skipped::default(),
         interfaces: Vec::new(),
+        chunked,
     };
     let (format, damage) = match magic {
         PCAP_MICRO_BE | PCAP_MICRO_LE | PCAP_NANO_BE | PCAP_NANO_LE => ix.pcap()?,
@@ -93,6 +130,7 @@ pub(crate) fn index(name: &str, data: &[u8]) -> Result<Indexed, CaptureError> {
             });
         }
     };
+    ix.flush();
     let mut datagrams = ix.datagrams;
     datagrams.shrink_to_fit();
     Ok(Indexed {
@@ -115,16 +153,29 @@ fn location(name: &str, offset: usize, frame: Option<u64>) -> impl Fn() -> Locat
     }
 }
 
-struct Indexer<'a> {
+struct Indexer<'a, 's> {
     name: &'a str,
     data: &'a [u8],
     frames: u64,
     datagrams: Vec<Datagram>,
     skipped: Skipped,
     interfaces: Vec<Interface>,
+    /// Set when the datagrams go to a sink in chunks instead of staying in `datagrams`.
+    chunked: Option<Chunked<'s>>,
 }
 
-impl Indexer<'_> {
+impl Indexer<'_, '_> {
+    /// Sends the datagrams found since the last chunk to the sink, if there is one.
+    fn flush(&mut self) {
+        if let Some(c) = &mut self.chunked
+            && !self.datagrams.is_empty()
+        {
+            (c.sink)(c.sent, &self.datagrams);
+            c.sent += self.datagrams.len();
+            self.datagrams.clear();
+        }
+    }
+
     fn at(&self, offset: usize, frame: Option<u64>) -> Location {
         Location {
             file: self.name.to_owned(),
@@ -171,6 +222,13 @@ impl Indexer<'_> {
                 payload_len: u32::try_from(udp.payload.len()).unwrap_or(0),
             }),
             Err(reason) => self.skipped.add(reason),
+        }
+        if self
+            .chunked
+            .as_ref()
+            .is_some_and(|c| self.datagrams.len() >= c.chunk)
+        {
+            self.flush();
         }
     }
 

@@ -672,3 +672,36 @@ fn a_large_file_read_in_halves_is_the_whole_file() {
         &[(13_999 % 251) as u8; 1200]
     );
 }
+
+#[test]
+fn a_scan_hands_over_every_datagram_in_order_in_chunks() {
+    let frames: Vec<Vec<u8>> = (0..1000u32).map(|i| udp_frame(&i.to_le_bytes())).collect();
+    let mut bytes = pcap_of(&frames);
+    let whole = Capture::from_bytes("x.pcap", bytes.clone()).unwrap();
+    for chunk in [1, 7, 1000, 5000] {
+        let mut seen = Vec::new();
+        let summary = super::scan("x.pcap", &bytes, chunk, |first, ds| {
+            assert_eq!(first, seen.len());
+            assert!(ds.len() <= chunk);
+            seen.extend_from_slice(ds);
+        })
+        .unwrap();
+        assert_eq!(seen, whole.datagrams());
+        assert_eq!(summary.datagrams, 1000);
+        assert_eq!(summary.frames, 1000);
+        assert!(summary.damage.is_none());
+    }
+    // Cut inside the last record: the datagrams before the damage are handed over, and the
+    // damage is the one `Capture` reports.
+    bytes.truncate(bytes.len() - 3);
+    let cut = Capture::from_bytes("x.pcap", bytes.clone()).unwrap();
+    let mut seen = Vec::new();
+    let summary = super::scan("x.pcap", &bytes, 64, |_, ds| seen.extend_from_slice(ds)).unwrap();
+    assert_eq!(seen, cut.datagrams());
+    assert_eq!(seen.len(), 999);
+    assert_eq!(
+        summary.damage.map(|d| d.to_string()),
+        cut.damage().map(ToString::to_string)
+    );
+    assert!(super::scan("x.pcap", b"not a capture", 64, |_, _| unreachable!()).is_err());
+}

@@ -3,14 +3,14 @@
 //! Exit status: 0 when every datagram with a decoder decodes, 1 when any does not (or, with
 //! `--strict`, when any datagram has no decoder), 2 on a usage or file error.
 
-use super::common::{DecodeOpts, open_capture};
-use crate::capture::Capture;
+use super::common::{DecodeOpts, read_capture};
+use crate::capture::{self, Datagram};
 use crate::decode::{Decoders, Status};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::ops::Range;
 use std::path::Path;
+use std::sync::mpsc;
 
 /// The outcome of a check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,74 +23,74 @@ pub struct Outcome {
     pub damage: Option<String>,
 }
 
-/// What one thread found in its part of the capture.
+/// What one thread found in its chunks of the capture.
 #[derive(Debug, Default)]
-struct Tally {
-    /// counts[type][status]
-    counts: BTreeMap<String, [usize; Status::ALL.len()]>,
+struct Tally<'d> {
+    /// Per packet type (a handful, borrowed from the decoders), counts per status.
+    rows: Vec<(&'d str, [usize; Status::ALL.len()])>,
     problems: usize,
     undecoded: usize,
-    /// The index of the first datagram with each kind of problem.
-    first: BTreeMap<String, usize>,
+    /// The first datagram with each kind of problem, and its index in the capture.
+    first: BTreeMap<String, (usize, Datagram)>,
 }
 
-impl Tally {
-    fn merge(&mut self, other: Tally) {
-        for (t, row) in other.counts {
-            let mine = self.counts.entry(t).or_default();
-            for (a, b) in mine.iter_mut().zip(row) {
-                *a += b;
+impl<'d> Tally<'d> {
+    /// Adds the verdicts on `chunk`, whose first datagram is datagram `first` of the capture.
+    fn add(&mut self, decoders: &'d Decoders, file: &[u8], first: usize, chunk: &[Datagram]) {
+        for (i, d) in (first..).zip(chunk) {
+            let v = decoders.verdict_of(d, d.payload(file));
+            let name = v.packet_type.unwrap_or("-");
+            // Found by address before by content: the names are the decoders' own.
+            let k = match self
+                .rows
+                .iter()
+                .position(|(n, _)| std::ptr::eq(*n, name))
+                .or_else(|| self.rows.iter().position(|(n, _)| *n == name))
+            {
+                Some(k) => k,
+                None => {
+                    self.rows.push((name, [0; Status::ALL.len()]));
+                    self.rows.len() - 1
+                }
+            };
+            self.rows[k].1[v.status as usize] += 1;
+            match v.status {
+                Status::Ok => {}
+                Status::Undecoded => self.undecoded += 1,
+                status => {
+                    self.problems += 1;
+                    let kind = match &v.problem {
+                        Some(p) if status == Status::Error => format!("error/{}", p.kind),
+                        _ => status.name().to_owned(),
+                    };
+                    self.first.entry(kind).or_insert_with(|| (i, d.clone()));
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, other: Tally<'d>) {
+        for (name, row) in other.rows {
+            match self.rows.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, mine)) => {
+                    for (a, b) in mine.iter_mut().zip(row) {
+                        *a += b;
+                    }
+                }
+                None => self.rows.push((name, row)),
             }
         }
         self.problems += other.problems;
         self.undecoded += other.undecoded;
-        for (kind, i) in other.first {
-            let e = self.first.entry(kind).or_insert(i);
-            *e = (*e).min(i);
-        }
-    }
-}
-
-fn tally(capture: &Capture, decoders: &Decoders, range: Range<usize>) -> Tally {
-    let mut t = Tally::default();
-    let mut rows = Vec::new();
-    for i in range {
-        let v = decoders.verdict(capture, &capture.datagrams()[i]);
-        let name = v.packet_type.unwrap_or("-");
-        // A handful of names, borrowed from the decoders: found by address before by content.
-        let k = match rows
-            .iter()
-            .position(|(n, _): &(&str, _)| std::ptr::eq(*n, name))
-            .or_else(|| rows.iter().position(|(n, _)| *n == name))
-        {
-            Some(k) => k,
-            None => {
-                rows.push((name, [0; Status::ALL.len()]));
-                rows.len() - 1
-            }
-        };
-        let row = &mut rows[k].1;
-        row[v.status as usize] += 1;
-        match v.status {
-            Status::Ok => {}
-            Status::Undecoded => t.undecoded += 1,
-            status => {
-                t.problems += 1;
-                let kind = match &v.problem {
-                    Some(p) if status == Status::Error => format!("error/{}", p.kind),
-                    _ => status.name().to_owned(),
-                };
-                t.first.entry(kind).or_insert(i);
+        for (kind, (i, d)) in other.first {
+            match self.first.get(&kind) {
+                Some((mine, _)) if *mine <= i => {}
+                _ => {
+                    self.first.insert(kind, (i, d));
+                }
             }
         }
     }
-    for (name, row) in rows {
-        let mine = t.counts.entry(name.to_owned()).or_default();
-        for (a, b) in mine.iter_mut().zip(row) {
-            *a += b;
-        }
-    }
-    t
 }
 
 /// Decodes every datagram and writes the summary table to `out`.
@@ -99,30 +99,72 @@ fn tally(capture: &Capture, decoders: &Decoders, range: Range<usize>) -> Tally {
 /// When the capture cannot be opened or the options are invalid.
 pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcome> {
     let decoders = opts.decoders()?;
-    let capture = open_capture(path)?;
-    // Verdicts in parallel, one contiguous part of the capture per thread; the parts merge in
-    // capture order, so "first problem" means the earliest frame whatever the thread count.
-    let parts = crate::par::split(capture.datagrams().len());
-    let tallies = crate::par::map(&parts, |range| tally(&capture, &decoders, range))?;
+    let (name, file) = read_capture(path)?;
+    // One pass: the indexer hands chunks of datagrams to worker threads as it finds them, so
+    // verdicts run while the rest of the file is indexed and no index of the whole capture is
+    // kept. Chunk buffers go back to the indexer for reuse.
+    const CHUNK: usize = 8192;
+    let workers = crate::par::threads();
+    let (summary, tallies) = std::thread::scope(|scope| {
+        let (give_back, returned) = mpsc::channel::<Vec<Datagram>>();
+        let mut to_workers = Vec::with_capacity(workers);
+        let mut handles = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            let (to_worker, chunks) = mpsc::sync_channel::<(usize, Vec<Datagram>)>(2);
+            let give_back = give_back.clone();
+            let (decoders, file) = (&decoders, &file[..]);
+            handles.push(scope.spawn(move || {
+                let mut tally = Tally::default();
+                for (first, chunk) in chunks {
+                    tally.add(decoders, file, first, &chunk);
+                    let _ = give_back.send(chunk);
+                }
+                tally
+            }));
+            to_workers.push(to_worker);
+        }
+        let mut next = 0;
+        let summary = capture::scan(&name, &file, CHUNK, |first, datagrams| {
+            let mut chunk = returned.try_recv().unwrap_or_default();
+            chunk.clear();
+            chunk.extend_from_slice(datagrams);
+            // A worker that panicked has hung up: its join below reports it.
+            let _ = to_workers[next % workers].send((first, chunk));
+            next += 1;
+        });
+        drop(to_workers);
+        let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        (summary, tallies)
+    });
+    let summary = summary.map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut total = Tally::default();
     for t in tallies {
-        total.merge(t);
+        total.merge(t.map_err(|_| {
+            anyhow::anyhow!(
+                "a decoding thread panicked: a bug in bitlens, please report it with this capture"
+            )
+        })?);
     }
+    let counts: BTreeMap<String, [usize; Status::ALL.len()]> = total
+        .rows
+        .iter()
+        .map(|(name, row)| ((*name).to_owned(), *row))
+        .collect();
     let Tally {
-        counts,
         problems,
         undecoded,
         first,
+        ..
     } = total;
     // The first problem of each kind, traced in full (desync location and all).
     let first: BTreeMap<String, (u64, String)> = first
         .into_iter()
-        .map(|(kind, i)| {
-            let d = &capture.datagrams()[i];
-            let decoded = decoders.decode(&capture, d);
+        .map(|(kind, (_, d))| {
+            let payload = d.payload(&file);
+            let decoded = decoders.decode_payload(d.status, decoders.for_datagram(&d), payload);
             let mut msg = match &decoded.problem {
                 Some(p) => p.message.clone(),
-                None => format!("{} bytes, {}", capture.payload(d).len(), decoded.status),
+                None => format!("{} bytes, {}", payload.len(), decoded.status),
             };
             if let Some(ds) = &decoded.desync {
                 msg = format!("{msg}; {}", ds.message());
@@ -133,17 +175,17 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
 
     let mut s = String::new();
     use std::fmt::Write as _;
-    let skipped: Vec<String> = capture
-        .skipped()
+    let skipped: Vec<String> = summary
+        .skipped
         .iter()
         .map(|(r, n)| format!("{n} {}", r.describe()))
         .collect();
     let _ = writeln!(
         s,
         "{}: {} frames, {} UDP datagrams{}",
-        capture.name(),
-        capture.frames(),
-        capture.datagrams().len(),
+        name,
+        summary.frames,
+        summary.datagrams,
         if skipped.is_empty() {
             String::new()
         } else {
@@ -179,8 +221,8 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
             let _ = writeln!(s, "  {kind:<kw$}  frame {frame}: {msg}");
         }
     }
-    let damage = capture.damage().map(ToString::to_string);
-    let decodable = capture.datagrams().len() - undecoded;
+    let damage = summary.damage.as_ref().map(ToString::to_string);
+    let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
         s,
         "\n{} of {decodable} datagrams with a decoder decoded, {problems} with problems{}",

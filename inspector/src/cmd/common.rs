@@ -79,6 +79,28 @@ pub fn open_capture(path: &Path) -> Result<Capture> {
     Capture::open(path).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// Reads a capture file's bytes for a single pass ([`crate::capture::scan`]), with the same
+/// messages as [`open_capture`]: the file's name (as messages show it) and its bytes.
+///
+/// # Errors
+/// A missing or unreadable file.
+pub fn read_capture(path: &Path) -> Result<(String, Vec<u8>)> {
+    if !path.exists() {
+        bail!("{}: no such file", path.display());
+    }
+    let name = path.display().to_string();
+    let file = crate::capture::read_file(path).map_err(|error| {
+        anyhow::anyhow!(
+            "{}",
+            crate::capture::CaptureError::Io {
+                file: name.clone(),
+                error
+            }
+        )
+    })?;
+    Ok((name, file))
+}
+
 /// A capture path argument.
 #[derive(Args, Debug, Clone)]
 pub struct CaptureArg {
