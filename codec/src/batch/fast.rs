@@ -23,9 +23,8 @@
 use super::error::{BatchError, BatchErrorKind, Result};
 use crate::stream::{FieldKind, NoTrace, Tracer, Value};
 use crate::tagged::varint::{
-    MAX_VARINT_LEN, VarintRead, read_varint, unzigzag, varint_len, write_varint, zigzag,
+    MAX_VARINT_LEN, VarintRead, encode_varint, read_varint, unzigzag, varint_len, zigzag,
 };
-use std::cell::RefCell;
 
 /// How the bytes of [`ByteStream::slice`] are checked and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -423,24 +422,6 @@ impl<'a> FastWriter<'a> {
     }
 }
 
-thread_local! {
-    /// `tagged::varint::write_varint` appends to a `Vec`; this one per thread keeps its
-    /// capacity, so packing an integer never allocates after the first.
-    static VARINT_SCRATCH: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(MAX_VARINT_LEN));
-}
-
-/// Encodes `x` with the tagged format's varint into `out`, returning the bytes used.
-fn encode_varint(x: u64, out: &mut [u8; MAX_VARINT_LEN]) -> usize {
-    VARINT_SCRATCH.with(|v| {
-        let mut v = v.borrow_mut();
-        v.clear();
-        write_varint(&mut v, x);
-        let n = v.len();
-        out[..n].copy_from_slice(&v);
-        n
-    })
-}
-
 impl ByteStream for FastWriter<'_> {
     const READING: bool = false;
 
@@ -468,9 +449,9 @@ impl ByteStream for FastWriter<'_> {
             self.room(name, 1)?[0] = *v as u8;
             return Ok(());
         }
-        let mut tmp = [0u8; MAX_VARINT_LEN];
-        let n = encode_varint(*v, &mut tmp);
-        self.room(name, n)?.copy_from_slice(&tmp[..n]);
+        let (bytes, n) = encode_varint(*v);
+        self.room(name, n)?
+            .copy_from_slice(&bytes[MAX_VARINT_LEN - n..]);
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! Byte reader and writer for the tagged format: bounded regions, depth limit, sized prefixes.
 
-use super::varint::{VarintRead, read_varint, write_varint};
+use super::varint::{MAX_VARINT_LEN, VarintRead, encode_varint, read_varint, write_varint};
 use super::{Error, MAX_DEPTH};
 
 /// Reads a tagged document, one bounded region at a time.
@@ -88,7 +88,20 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// [`Error::PastEnd`], [`Error::VarintTooLong`] or [`Error::VarintOverflow`].
+    #[inline]
     pub fn varint(&mut self) -> Result<u64, Error> {
+        // One byte (most tags, lengths and small values), inlined.
+        if self.pos < self.end
+            && let Some(&b) = self.buf.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(b));
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> Result<u64, Error> {
         let (offset, field) = (self.pos, self.field);
         match read_varint(&self.buf[self.pos..self.end]) {
             VarintRead::Ok(x, n) => {
@@ -230,14 +243,16 @@ impl<'a> Writer<'a> {
     }
 
     /// Appends a varint.
+    #[inline]
     pub fn varint(&mut self, x: u64) {
         write_varint(self.out, x);
     }
 
     /// Writes what `f` writes, prefixed by its length as a varint.
     ///
-    /// The body is written first, then its length after it, then the tail of the buffer is
-    /// rotated so the length lands in front (seed 001): one pass, no temporary buffer.
+    /// The body is written after a one-byte slot for its length; a length that needs more bytes
+    /// has the rest rotated in behind that byte (seed 001's rotation, for bodies of 128 bytes or
+    /// more only): one pass, no temporary buffer.
     ///
     /// # Errors
     /// [`Error::TooDeep`] past [`MAX_DEPTH`] nested sized values, or whatever `f` returns.
@@ -249,15 +264,23 @@ impl<'a> Writer<'a> {
                 limit: MAX_DEPTH,
             });
         }
+        // The length's first byte goes in front now: most bodies are shorter than 128 bytes, so
+        // that byte is the whole length and nothing moves. Longer bodies rotate the rest of
+        // their length in behind it.
         let start = self.out.len();
+        self.out.push(0);
         self.depth += 1;
         let result = f(self);
         self.depth -= 1;
         result?;
-        let body_end = self.out.len();
-        write_varint(self.out, (body_end - start) as u64);
-        let prefix_len = self.out.len() - body_end;
-        self.out[start..].rotate_right(prefix_len);
+        let body_len = self.out.len() - start - 1;
+        let (bytes, n) = encode_varint(body_len as u64);
+        let first = MAX_VARINT_LEN - n;
+        self.out[start] = bytes[first];
+        if n > 1 {
+            self.out.extend_from_slice(&bytes[first + 1..]);
+            self.out[start + 1..].rotate_right(n - 1);
+        }
         Ok(())
     }
 }

@@ -13,27 +13,41 @@
 /// The longest varint a u64 needs, in bytes.
 pub const MAX_VARINT_LEN: usize = 10;
 
-/// Appends `x` as a big-endian reduced-redundancy varint.
+/// `x` as a big-endian reduced-redundancy varint: the encoding is the last `n` bytes of the
+/// returned `(bytes, n)`.
 ///
-/// The groups are produced least significant first, then the appended bytes are reversed in
-/// place: one pass, no temporary buffer (seed 001).
-pub fn write_varint(out: &mut Vec<u8>, mut x: u64) {
-    let start = out.len();
-    loop {
-        let mut byte = (x & 0x7F) as u8;
-        if out.len() > start {
-            // Every byte except the last one written (the least significant) continues.
-            byte |= 0x80;
-        }
-        out.push(byte);
-        x >>= 7;
-        if x == 0 {
-            break;
-        }
+/// The groups are produced least significant first, from the end of the array backwards, so
+/// they come out in wire order with no reversal and no allocation.
+pub fn encode_varint(mut x: u64) -> ([u8; MAX_VARINT_LEN], usize) {
+    let mut bytes = [0u8; MAX_VARINT_LEN];
+    let mut i = MAX_VARINT_LEN - 1;
+    bytes[i] = (x & 0x7F) as u8;
+    x >>= 7;
+    while x != 0 {
         // Reduced redundancy: a continuation byte stands for one more than its bits say.
         x -= 1;
+        i -= 1;
+        // Every byte before the last one written (the least significant) continues.
+        bytes[i] = 0x80 | (x & 0x7F) as u8;
+        x >>= 7;
     }
-    out[start..].reverse();
+    (bytes, MAX_VARINT_LEN - i)
+}
+
+/// Appends `x` as a big-endian reduced-redundancy varint ([`encode_varint`]).
+#[inline]
+pub fn write_varint(out: &mut Vec<u8>, x: u64) {
+    if x < 0x80 {
+        // One byte, the value itself: most tags, lengths and small values, inlined.
+        out.push(x as u8);
+    } else {
+        write_long_varint(out, x);
+    }
+}
+
+fn write_long_varint(out: &mut Vec<u8>, x: u64) {
+    let (bytes, n) = encode_varint(x);
+    out.extend_from_slice(&bytes[MAX_VARINT_LEN - n..]);
 }
 
 /// Number of bytes [`write_varint`] uses for `x`.
@@ -132,6 +146,29 @@ mod tests {
             assert_eq!(varint_len(x), b.len());
         }
         assert_eq!(enc(u64::MAX).len(), MAX_VARINT_LEN);
+    }
+
+    #[test]
+    fn every_length_boundary_round_trips() {
+        // The largest value of each length, its successor, and a spread of others.
+        let mut values = vec![0u64, 1, 127, 128];
+        let mut top = 127u64;
+        while let Some(next) = top.checked_add(1).and_then(|t| t.checked_mul(128)) {
+            top = next + 127;
+            values.extend([top - 1, top, top + 1]);
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            values.push(x >> (x % 64));
+        }
+        for v in values {
+            let b = enc(v);
+            assert_eq!(read_varint(&b), VarintRead::Ok(v, b.len()), "{v}");
+            assert_eq!(varint_len(v), b.len(), "{v}");
+            let (bytes, n) = encode_varint(v);
+            assert_eq!(&bytes[MAX_VARINT_LEN - n..], &b[..], "{v}");
+        }
     }
 
     #[test]
