@@ -54,6 +54,19 @@ const fn mask32(n: u32) -> u64 {
     (1u64 << n) - 1
 }
 
+/// `MASKS[n]` has the low `min(n, 32)` bits set. A read masks with one `and` from this table
+/// (indexed by `n as u8`, so no bounds check) where computing the mask takes three instructions
+/// and the shift count register; a constant `n` folds it to a constant.
+const MASKS: [u32; 256] = {
+    let mut t = [u32::MAX; 256];
+    let mut n = 0;
+    while n < 32 {
+        t[n] = (1u32 << n) - 1;
+        n += 1;
+    }
+    t
+};
+
 #[inline(always)]
 const fn low_mask(n: u32) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
@@ -294,7 +307,7 @@ impl<'a> BitReader<'a> {
         if let Some(w) = self.data.get(byte..byte + 8) {
             let window = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
             self.bits_read = pos + n as usize;
-            return Ok(((window >> (pos & 7)) & mask32(n)) as u32);
+            return Ok((window >> (pos & 7)) as u32 & MASKS[usize::from(n as u8)]);
         }
         // Near the end: plain values in and out, so the reader never escapes to memory and its
         // position stays in a register in the loops of callers.
