@@ -1,6 +1,16 @@
 //! Bitpacker speed: 1M values of widths 3, 10, 24, 1, 32 repeating, written and read.
-//! Peers in the same run: bitstream-io (runtime widths) and memcpy of the same bytes (the
-//! physical limit). `cargo bench -p bitlens-codec --bench bitpacker`
+//!
+//! Two shapes of the same values and bytes:
+//! - `runtime widths`: the width of each value comes from an array, as bitstream-io's
+//!   `write_var` / `read_var` take it: the fair comparison with that peer.
+//! - `const widths`: 200k structs of fields {3, 10, 24, 1, 32} bits, each written or read by its
+//!   own call with a constant width, as a `serialize` function does (bitstream-io's
+//!   `write::<BITS, _>` / `read::<BITS, _>` alongside).
+//!
+//! memcpy of the same packed bytes is the physical limit. Every row is checked outside the
+//! timing (bytes equal to the reference, values read back equal to the values written) and
+//! inside it (the sum of the values read, and every write's length).
+//! `cargo bench -p bitlens-codec --bench bitpacker`
 
 use bitlens_codec::{BitReader, BitWriter};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -8,6 +18,16 @@ use std::hint::black_box;
 
 const N: usize = 1_000_000;
 const WIDTHS: [u32; 5] = [3, 10, 24, 1, 32];
+
+/// One serialized struct: the const-width shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fields {
+    a: u32,
+    b: u32,
+    c: u32,
+    d: u32,
+    e: u32,
+}
 
 fn values() -> (Vec<u32>, Vec<u32>) {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -24,33 +44,142 @@ fn values() -> (Vec<u32>, Vec<u32>) {
     (vals, widths)
 }
 
+fn write_runtime(buf: &mut [u8], vals: &[u32], widths: &[u32]) -> usize {
+    let mut w = BitWriter::new(buf);
+    for (&v, &n) in vals.iter().zip(widths) {
+        w.write_bits(v, n).unwrap();
+    }
+    w.flush()
+}
+
+fn read_runtime(data: &[u8], widths: &[u32]) -> u32 {
+    let mut r = BitReader::new(data);
+    let mut acc = 0u32;
+    for &n in widths {
+        acc = acc.wrapping_add(r.read_bits(n).unwrap());
+    }
+    acc
+}
+
+fn write_const(buf: &mut [u8], items: &[Fields]) -> usize {
+    let mut w = BitWriter::new(buf);
+    for f in items {
+        w.write_bits(f.a, 3).unwrap();
+        w.write_bits(f.b, 10).unwrap();
+        w.write_bits(f.c, 24).unwrap();
+        w.write_bits(f.d, 1).unwrap();
+        w.write_bits(f.e, 32).unwrap();
+    }
+    w.flush()
+}
+
+#[inline(always)]
+fn read_fields(r: &mut BitReader<'_>) -> Fields {
+    Fields {
+        a: r.read_bits(3).unwrap(),
+        b: r.read_bits(10).unwrap(),
+        c: r.read_bits(24).unwrap(),
+        d: r.read_bits(1).unwrap(),
+        e: r.read_bits(32).unwrap(),
+    }
+}
+
+fn sum(f: Fields) -> u32 {
+    f.a.wrapping_add(f.b)
+        .wrapping_add(f.c)
+        .wrapping_add(f.d)
+        .wrapping_add(f.e)
+}
+
+fn read_const(data: &[u8], count: usize) -> u32 {
+    let mut r = BitReader::new(data);
+    let mut acc = 0u32;
+    for _ in 0..count {
+        acc = acc.wrapping_add(sum(read_fields(&mut r)));
+    }
+    acc
+}
+
 fn bench(c: &mut Criterion) {
     let (vals, widths) = values();
+    let items: Vec<Fields> = vals
+        .chunks_exact(5)
+        .map(|c| Fields {
+            a: c[0],
+            b: c[1],
+            c: c[2],
+            d: c[3],
+            e: c[4],
+        })
+        .collect();
+    let expected = vals.iter().fold(0u32, |a, &v| a.wrapping_add(v));
     let total_bits: usize = widths.iter().map(|&w| w as usize).sum();
     let bytes = total_bits.div_ceil(8);
     let mut buf = vec![0u8; bytes + 8];
+
+    // The reference bytes (bitstream-io's), and every bitlens path checked against them.
+    let packed = {
+        use bitstream_io::{BitWrite, BitWriter as BsWriter, LittleEndian};
+        let mut out = Vec::new();
+        let mut w = BsWriter::endian(&mut out, LittleEndian);
+        for (&v, &n) in vals.iter().zip(&widths) {
+            w.write_var::<u32>(n, v).unwrap();
+        }
+        w.byte_align().unwrap();
+        out
+    };
+    assert_eq!(packed.len(), bytes);
+    assert_eq!(write_runtime(&mut buf, &vals, &widths), bytes);
+    assert_eq!(&buf[..bytes], &packed[..]);
+    buf.fill(0);
+    assert_eq!(write_const(&mut buf, &items), bytes);
+    assert_eq!(&buf[..bytes], &packed[..]);
+    {
+        let mut r = BitReader::new(&packed);
+        for (&v, &n) in vals.iter().zip(&widths) {
+            assert_eq!(r.read_bits(n), Ok(v));
+        }
+        let mut r = BitReader::new(&packed);
+        for f in &items {
+            assert_eq!(read_fields(&mut r), *f);
+        }
+    }
+
     let mut g = c.benchmark_group("bitpacker_1M_values_3_10_24_1_32");
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(20);
 
-    g.bench_function(BenchmarkId::new("write", "bitlens"), |b| {
+    g.bench_function(BenchmarkId::new("write runtime widths", "bitlens"), |b| {
         b.iter(|| {
-            let mut w = BitWriter::new(&mut buf);
-            for (&v, &n) in vals.iter().zip(&widths) {
-                w.write_bits(v, n).unwrap();
-            }
-            black_box(w.flush())
+            let n = write_runtime(&mut buf, black_box(&vals), black_box(&widths));
+            assert_eq!(n, bytes);
+            black_box(&buf[..n]);
         })
     });
-    let packed = buf[..bytes].to_vec();
-    g.bench_function(BenchmarkId::new("read", "bitlens"), |b| {
+    assert_eq!(&buf[..bytes], &packed[..]);
+    g.bench_function(BenchmarkId::new("read runtime widths", "bitlens"), |b| {
         b.iter(|| {
-            let mut r = BitReader::new(&packed);
-            let mut acc = 0u32;
-            for &n in &widths {
-                acc = acc.wrapping_add(r.read_bits(n).unwrap());
-            }
-            black_box(acc)
+            assert_eq!(
+                read_runtime(black_box(&packed), black_box(&widths)),
+                expected
+            )
+        })
+    });
+    buf.fill(0);
+    g.bench_function(BenchmarkId::new("write const widths", "bitlens"), |b| {
+        b.iter(|| {
+            let n = write_const(&mut buf, black_box(&items));
+            assert_eq!(n, bytes);
+            black_box(&buf[..n]);
+        })
+    });
+    assert_eq!(&buf[..bytes], &packed[..]);
+    g.bench_function(BenchmarkId::new("read const widths", "bitlens"), |b| {
+        b.iter(|| {
+            assert_eq!(
+                read_const(black_box(&packed), black_box(items.len())),
+                expected
+            )
         })
     });
 
@@ -59,25 +188,68 @@ fn bench(c: &mut Criterion) {
             BitRead, BitReader as BsReader, BitWrite, BitWriter as BsWriter, LittleEndian,
         };
         let mut out = Vec::with_capacity(bytes + 8);
-        g.bench_function(BenchmarkId::new("write", "bitstream-io"), |b| {
+        g.bench_function(
+            BenchmarkId::new("write runtime widths", "bitstream-io"),
+            |b| {
+                b.iter(|| {
+                    out.clear();
+                    let mut w = BsWriter::endian(&mut out, LittleEndian);
+                    for (&v, &n) in black_box(&vals).iter().zip(black_box(&widths)) {
+                        w.write_var::<u32>(n, v).unwrap();
+                    }
+                    w.byte_align().unwrap();
+                    assert_eq!(out.len(), bytes);
+                })
+            },
+        );
+        assert_eq!(out, packed);
+        g.bench_function(
+            BenchmarkId::new("read runtime widths", "bitstream-io"),
+            |b| {
+                b.iter(|| {
+                    let mut r = BsReader::endian(black_box(&packed[..]), LittleEndian);
+                    let mut acc = 0u32;
+                    for &n in black_box(&widths) {
+                        acc = acc.wrapping_add(r.read_var::<u32>(n).unwrap());
+                    }
+                    assert_eq!(acc, expected);
+                })
+            },
+        );
+        g.bench_function(
+            BenchmarkId::new("write const widths", "bitstream-io"),
+            |b| {
+                b.iter(|| {
+                    out.clear();
+                    let mut w = BsWriter::endian(&mut out, LittleEndian);
+                    for f in black_box(&items) {
+                        w.write::<3, u32>(f.a).unwrap();
+                        w.write::<10, u32>(f.b).unwrap();
+                        w.write::<24, u32>(f.c).unwrap();
+                        w.write::<1, u32>(f.d).unwrap();
+                        w.write::<32, u32>(f.e).unwrap();
+                    }
+                    w.byte_align().unwrap();
+                    assert_eq!(out.len(), bytes);
+                })
+            },
+        );
+        assert_eq!(out, packed);
+        g.bench_function(BenchmarkId::new("read const widths", "bitstream-io"), |b| {
             b.iter(|| {
-                out.clear();
-                let mut w = BsWriter::endian(&mut out, LittleEndian);
-                for (&v, &n) in vals.iter().zip(&widths) {
-                    w.write_var::<u32>(n, v).unwrap();
-                }
-                w.byte_align().unwrap();
-                black_box(out.len())
-            })
-        });
-        g.bench_function(BenchmarkId::new("read", "bitstream-io"), |b| {
-            b.iter(|| {
-                let mut r = BsReader::endian(&packed[..], LittleEndian);
+                let mut r = BsReader::endian(black_box(&packed[..]), LittleEndian);
                 let mut acc = 0u32;
-                for &n in &widths {
-                    acc = acc.wrapping_add(r.read_var::<u32>(n).unwrap());
+                for _ in 0..black_box(items.len()) {
+                    let f = Fields {
+                        a: r.read::<3, u32>().unwrap(),
+                        b: r.read::<10, u32>().unwrap(),
+                        c: r.read::<24, u32>().unwrap(),
+                        d: r.read::<1, u32>().unwrap(),
+                        e: r.read::<32, u32>().unwrap(),
+                    };
+                    acc = acc.wrapping_add(sum(f));
                 }
-                black_box(acc)
+                assert_eq!(acc, expected);
             })
         });
     }

@@ -54,6 +54,19 @@ const fn mask32(n: u32) -> u64 {
     (1u64 << n) - 1
 }
 
+/// `MASKS[n]` has the low `min(n, 32)` bits set. A read masks with one `and` from this table
+/// (indexed by `n as u8`, so no bounds check) where computing the mask takes three instructions
+/// and the shift count register; a constant `n` folds it to a constant.
+const MASKS: [u32; 256] = {
+    let mut t = [u32::MAX; 256];
+    let mut n = 0;
+    while n < 32 {
+        t[n] = (1u32 << n) - 1;
+        n += 1;
+    }
+    t
+};
+
 #[inline(always)]
 const fn low_mask(n: u32) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
@@ -65,44 +78,63 @@ const fn low_mask(n: u32) -> u64 {
 /// whenever it fills (the same bytes as two 32-bit words: word size never shows on the wire).
 /// Call [`BitWriter::flush`] when done: it stores the partial last word and returns the number
 /// of bytes the packet occupies.
+///
+/// One comparison per value decides the common case: `limit` is 64 while the current word and the
+/// one after it lie wholly in the buffer, so a value that leaves the scratch below 64 bits neither
+/// completes a word nor can overflow, and needs no capacity check of its own. Only a full word
+/// (stored, the rest carried) or the last two words of the buffer (where the bits that remain are
+/// counted) leave that path.
 #[derive(Debug)]
 pub struct BitWriter<'a> {
     buf: &'a mut [u8],
     scratch: u64,
-    /// Bits in `scratch` (0..64).
-    scratch_bits: u32,
-    /// Byte offset where the next full 64-bit word goes.
-    word_byte: usize,
-    /// Bits still free in `buf`.
-    bits_left: usize,
-    capacity_bits: usize,
+    /// Bits in `scratch`: below `limit` (so below 64) between writes.
+    nbits: u32,
+    /// A write that leaves `nbits + n` below this takes the short path: 64 while the current word
+    /// and the next lie wholly in `buf`, else one more than the bits from the start of the
+    /// current word to the end of `buf`, at most 63.
+    limit: u32,
+    /// Byte offset of the current word.
+    word: usize,
+}
+
+/// [`BitWriter::limit`] for a word that starts `word` bytes into a buffer of `len` bytes.
+#[inline]
+fn word_limit(len: usize, word: usize) -> u32 {
+    let room = len - word;
+    // At most 63 unless the next word lies in the buffer too: the full-word path relies on it.
+    if room >= 16 {
+        64
+    } else {
+        (room * 8).min(62) as u32 + 1
+    }
 }
 
 impl<'a> BitWriter<'a> {
     /// A writer that packs into `buf`, starting at its first bit. Bytes of `buf` past what is
     /// written are left as they were; bytes written are fully defined (padding bits zero).
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let capacity_bits = buf.len().saturating_mul(8);
+        let limit = word_limit(buf.len(), 0);
         BitWriter {
             buf,
             scratch: 0,
-            scratch_bits: 0,
-            word_byte: 0,
-            bits_left: capacity_bits,
-            capacity_bits,
+            nbits: 0,
+            limit,
+            word: 0,
         }
     }
 
     /// Bits written so far.
     #[inline]
     pub fn bits_written(&self) -> usize {
-        self.capacity_bits - self.bits_left
+        self.word * 8 + self.nbits as usize
     }
 
     /// Bits still free in the buffer.
     #[inline]
     pub fn bits_available(&self) -> usize {
-        self.bits_left
+        (self.buf.len() - self.word).saturating_mul(8) - self.nbits as usize
     }
 
     /// Writes the low `n` bits of `value` (`n` in 1..=32; higher bits of `value` must be zero).
@@ -113,29 +145,42 @@ impl<'a> BitWriter<'a> {
     pub fn write_bits(&mut self, value: u32, n: u32) -> Result<(), Overflow> {
         debug_assert!((1..=32).contains(&n));
         debug_assert!(u64::from(value) <= low_mask(n));
-        if n as usize > self.bits_left {
-            return Err(Overflow {
-                needed: n as usize,
-                available: self.bits_left,
-            });
+        let total = self.nbits + n;
+        if total < self.limit {
+            self.scratch |= u64::from(value) << self.nbits;
+            self.nbits = total;
+            return Ok(());
         }
-        self.bits_left -= n as usize;
-        let total = self.scratch_bits + n;
-        self.scratch |= u64::from(value) << self.scratch_bits;
-        if total >= 64 {
-            // The word is complete and lies wholly within the capacity checked above.
-            let end = self.word_byte + 8;
-            if let Some(word) = self.buf.get_mut(self.word_byte..end) {
-                word.copy_from_slice(&self.scratch.to_le_bytes());
+        // total >= 64 with a full word in the buffer (a limit of 64 means 16 bytes remain from
+        // the word), or the last two words of the buffer, where the bits that remain are counted.
+        if self.limit == 64 || n as usize <= self.bits_available() {
+            if total < 64 {
+                self.scratch |= u64::from(value) << self.nbits;
+                self.nbits = total;
+                return Ok(());
             }
-            self.word_byte = end;
-            // total >= 64 with n <= 32 means scratch_bits >= 32: the shift is 1..=32.
-            self.scratch = u64::from(value) >> (64 - self.scratch_bits);
-            self.scratch_bits = total - 64;
-        } else {
-            self.scratch_bits = total;
+            // The word is full and lies in the buffer: store it and carry the rest. n <= 32, so
+            // nbits >= 32 and the shift is 1..=32.
+            if let Some((dst, after)) = self
+                .buf
+                .get_mut(self.word..)
+                .and_then(|rest| rest.split_first_chunk_mut::<8>())
+            {
+                let full = self.scratch | (u64::from(value) << self.nbits);
+                *dst = full.to_le_bytes();
+                if after.len() < 16 {
+                    self.limit = word_limit(after.len(), 0);
+                }
+                self.scratch = u64::from(value) >> (64 - self.nbits);
+                self.nbits = total - 64;
+                self.word += 8;
+                return Ok(());
+            }
         }
-        Ok(())
+        Err(Overflow {
+            needed: n as usize,
+            available: self.bits_available(),
+        })
     }
 
     /// Writes the low `n` bits of `value`, `n` in 1..=64: the low 32 bits, then the rest.
@@ -147,10 +192,10 @@ impl<'a> BitWriter<'a> {
         if n <= 32 {
             return self.write_bits(value as u32, n);
         }
-        if n as usize > self.bits_left {
+        if n as usize > self.bits_available() {
             return Err(Overflow {
                 needed: n as usize,
-                available: self.bits_left,
+                available: self.bits_available(),
             });
         }
         self.write_bits(value as u32, 32)?;
@@ -160,7 +205,7 @@ impl<'a> BitWriter<'a> {
     /// Zero bits needed to reach the next byte boundary (0 when aligned).
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        ((8 - (self.bits_written() % 8)) % 8) as u32
+        (8 - self.nbits % 8) % 8
     }
 
     /// Writes zero bits up to the next byte boundary.
@@ -182,10 +227,10 @@ impl<'a> BitWriter<'a> {
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         debug_assert_eq!(self.bits_written() % 8, 0);
         let needed = bytes.len().saturating_mul(8);
-        if needed > self.bits_left {
+        if needed > self.bits_available() {
             return Err(Overflow {
                 needed,
-                available: self.bits_left,
+                available: self.bits_available(),
             });
         }
         for &b in bytes {
@@ -202,14 +247,14 @@ impl<'a> BitWriter<'a> {
 
     /// Stores the partial last word and returns the bytes written: `ceil(bits / 8)`.
     /// Further writes continue where this left off.
+    #[inline]
     pub fn flush(&mut self) -> usize {
-        let bytes = self.bits_written().div_ceil(8);
-        let tail = bytes - self.word_byte;
+        let tail = self.nbits.div_ceil(8) as usize;
         let word = self.scratch.to_le_bytes();
-        if let Some(dst) = self.buf.get_mut(self.word_byte..bytes) {
+        if let Some(dst) = self.buf.get_mut(self.word..self.word + tail) {
             dst.copy_from_slice(&word[..tail]);
         }
-        bytes
+        self.word + tail
     }
 }
 
@@ -294,7 +339,7 @@ impl<'a> BitReader<'a> {
         if let Some(w) = self.data.get(byte..byte + 8) {
             let window = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
             self.bits_read = pos + n as usize;
-            return Ok(((window >> (pos & 7)) & mask32(n)) as u32);
+            return Ok((window >> (pos & 7)) as u32 & MASKS[usize::from(n as u8)]);
         }
         // Near the end: plain values in and out, so the reader never escapes to memory and its
         // position stays in a register in the loops of callers.
@@ -564,6 +609,65 @@ mod tests {
             c.put(v, *n).unwrap();
         }
         assert_eq!(w.position(), c.position());
+    }
+
+    /// Every buffer size from 0 to 40 bytes, width sequences that cross the fast/near-end limits
+    /// at every offset: the writer must agree bit for bit with a one-bit-at-a-time reference,
+    /// refuse exactly the writes that do not fit (with the right counts), leave the bytes past
+    /// the packet alone, and read back the same values.
+    #[test]
+    fn writer_agrees_with_a_bitwise_reference_near_the_end() {
+        let patterns: [&[u32]; 5] = [&[3, 10, 24, 1, 32], &[32], &[1], &[31, 2, 7], &[17, 32, 5]];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..=40usize {
+            for widths in patterns {
+                for skip in 0..widths.len() {
+                    let mut buf = vec![0xA5u8; len + 3];
+                    let mut reference = vec![0u8; len];
+                    let mut w = BitWriter::new(&mut buf[..len]);
+                    let mut bits = 0usize;
+                    let mut written = Vec::new();
+                    for i in 0..200 {
+                        let n = widths[(i + skip) % widths.len()];
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let v = (x as u32) & (low_mask(n) as u32);
+                        let free = len * 8 - bits;
+                        assert_eq!(w.bits_available(), free);
+                        let r = w.write_bits(v, n);
+                        if n as usize > free {
+                            assert_eq!(
+                                r,
+                                Err(Overflow {
+                                    needed: n as usize,
+                                    available: free
+                                })
+                            );
+                            continue;
+                        }
+                        assert_eq!(r, Ok(()));
+                        for k in 0..n as usize {
+                            if v >> k & 1 == 1 {
+                                reference[(bits + k) / 8] |= 1 << ((bits + k) % 8);
+                            }
+                        }
+                        bits += n as usize;
+                        written.push((v, n));
+                        assert_eq!(w.bits_written(), bits);
+                    }
+                    let used = w.flush();
+                    assert_eq!(used, bits.div_ceil(8));
+                    assert_eq!(&buf[..used], &reference[..used], "len {len} {widths:?}");
+                    assert!(buf[used..].iter().all(|&b| b == 0xA5), "len {len}: tail");
+                    let mut r = BitReader::new(&buf[..used]);
+                    for &(v, n) in &written {
+                        assert_eq!(r.read_bits(n), Ok(v));
+                    }
+                    assert_eq!(r.bits_remaining(), used * 8 - bits);
+                }
+            }
+        }
     }
 
     #[test]

@@ -213,7 +213,7 @@ pub trait Stream: Sized {
     ///
     /// # Errors
     /// As [`Stream::int`].
-    #[inline]
+    #[inline(always)]
     fn int_as<T: Integer>(&mut self, name: &str, v: &mut T, min: T, max: T) -> Result<()> {
         let mut x = v.to_i64();
         self.int(name, &mut x, min.to_i64(), max.to_i64())?;
