@@ -160,11 +160,11 @@ impl Decoders {
         self.decode_payload(d.status, self.for_datagram(d), capture.payload(d))
     }
 
-    /// Decodes one datagram for an output that lists a batch's fields per message (JSON): a
-    /// batch datagram's one-tree form (`Decoded::trace`) is left empty, everything else is
-    /// what [`Decoders::decode`] gives.
-    pub fn decode_flat(&self, capture: &Capture, d: &Datagram) -> Decoded {
-        self.decode_with(d.status, self.for_datagram(d), capture.payload(d), false)
+    /// Decodes one datagram (whose payload is `payload`) for an output that lists a batch's
+    /// fields per message (JSON): a batch datagram's one-tree form (`Decoded::trace`) is left
+    /// empty, everything else is what [`Decoders::decode`] gives.
+    pub fn decode_flat(&self, d: &Datagram, payload: &[u8]) -> Decoded {
+        self.decode_with(d.status, self.for_datagram(d), payload, false)
     }
 
     /// Decodes a payload with the decoder chosen for it.

@@ -1,6 +1,6 @@
 //! Turning a [`Decoded`] datagram into text lines and JSON objects for `decode` and `check`.
 
-use crate::capture::{Capture, Datagram, Timestamp};
+use crate::capture::{Datagram, Timestamp};
 use crate::decode::{Decoded, Problem};
 use bitlens_codec::batch::{FramingStatus, MessageStatus};
 use bitlens_codec::{FieldKind, TraceField, Value};
@@ -378,14 +378,14 @@ impl Json<'_> {
 }
 
 /// The one-line text summary of a datagram.
-pub fn summary_line(capture: &Capture, d: &Datagram, decoded: &Decoded) -> String {
+pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
     let mut s = format!(
         "{:>7}  {}  {} -> {}  {:>5} B  {} {} {}",
         d.frame,
         d.time,
         d.src,
         d.dst,
-        capture.payload(d).len(),
+        d.payload_len(),
         decoded.decoder,
         decoded.packet_type.as_deref().unwrap_or("-"),
         decoded.status

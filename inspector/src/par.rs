@@ -49,62 +49,96 @@ pub fn map<T: Send>(
     })
 }
 
-/// Runs `work(k, buffer)` for every `k` in `0..n` on [`threads`] worker threads, and hands the
-/// filled buffers to `sink` on the calling thread in the order of `k`.
+/// Runs `work(job, buffer)` for every job that `produce` pushes, on [`threads`] worker threads,
+/// and hands the filled buffers to `sink` on the calling thread in the order the jobs were
+/// pushed. `produce` runs on the calling thread too, so the work on early jobs overlaps
+/// producing the later ones (`decode` indexes the capture while it decodes).
 ///
-/// Each worker has at most a few buffers in flight and gets them back after `sink`, so memory
-/// stays bounded whatever `n` is, and the buffers stay mapped and warm in cache (fresh buffers
-/// per chunk made page faults and cache misses on the stores a third of `decode --json`).
-/// `sink` returns `Ok(false)` to stop early (a closed pipe); the workers then stop too.
+/// Each worker has at most two jobs queued, and its buffers come back after `sink`, so memory
+/// stays bounded whatever the number of jobs, and the buffers stay mapped and warm in cache
+/// (fresh buffers per chunk made page faults and cache misses on the stores a third of
+/// `decode --json`). `sink` returns `Ok(false)` to stop early (a closed pipe): the rest of the
+/// jobs are dropped unworked.
 ///
 /// # Errors
 /// What `sink` returned, or a worker's panic (a bug), reported instead of losing that output.
-pub fn ordered(
-    n: usize,
-    work: impl Fn(usize, &mut Vec<u8>) + Sync,
+pub fn ordered<J: Send, R>(
+    produce: impl FnOnce(&mut dyn FnMut(J)) -> R,
+    work: impl Fn(J, &mut Vec<u8>) + Sync,
     mut sink: impl FnMut(&[u8]) -> anyhow::Result<bool>,
-) -> anyhow::Result<()> {
-    /// Filled buffers a worker may have queued before it waits for the writer.
+) -> anyhow::Result<R> {
+    /// Jobs a worker may have queued before the producer waits for it.
     const QUEUED: usize = 2;
-    let workers = threads().min(n).max(1);
+    let workers = threads();
     let work = &work;
     std::thread::scope(|scope| {
-        let mut filled = Vec::with_capacity(workers);
-        let mut returned = Vec::with_capacity(workers);
+        let mut inputs = Vec::with_capacity(workers);
+        let mut outputs = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
-        for w in 0..workers {
-            let (to_sink, from_worker) = mpsc::sync_channel::<Vec<u8>>(QUEUED);
-            let (to_worker, back) = mpsc::channel::<Vec<u8>>();
+        for _ in 0..workers {
+            let (to_worker, jobs) = mpsc::sync_channel::<(J, Vec<u8>)>(QUEUED);
+            // Unbounded, so that a worker never waits on the writer while the producer waits on
+            // it: the bounded job queues already bound what is in flight.
+            let (to_writer, filled) = mpsc::channel::<Vec<u8>>();
             handles.push(scope.spawn(move || {
-                for k in (w..n).step_by(workers) {
-                    let mut buf = back.try_recv().unwrap_or_default();
+                for (job, mut buf) in jobs {
                     buf.clear();
-                    work(k, &mut buf);
-                    if to_sink.send(buf).is_err() {
+                    work(job, &mut buf);
+                    if to_writer.send(buf).is_err() {
                         return; // the writer stopped
                     }
                 }
             }));
-            filled.push(from_worker);
-            returned.push(to_worker);
+            inputs.push(to_worker);
+            outputs.push(filled);
         }
-        let mut result = Ok(());
-        for k in 0..n {
-            let w = k % workers;
-            // A closed channel means the worker panicked: the join below says so.
-            let Ok(buf) = filled[w].recv() else { break };
-            match sink(&buf) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    result = Err(e);
-                    break;
+        let mut spare: Vec<Vec<u8>> = Vec::new();
+        let (mut pushed, mut written) = (0usize, 0usize);
+        let mut stop: Option<anyhow::Result<()>> = None;
+        // Writes every finished buffer that is next in order; with `wait`, waits for them.
+        let mut drain = |upto: usize, wait: bool, written: &mut usize, spare: &mut Vec<Vec<u8>>| {
+            while *written < upto {
+                let from = &outputs[*written % workers];
+                let buf = if wait {
+                    // A closed channel means the worker panicked: the join below says so.
+                    match from.recv() {
+                        Ok(buf) => buf,
+                        Err(_) => return Some(Ok(())),
+                    }
+                } else {
+                    match from.try_recv() {
+                        Ok(buf) => buf,
+                        Err(mpsc::TryRecvError::Empty) => return None,
+                        Err(mpsc::TryRecvError::Disconnected) => return Some(Ok(())),
+                    }
+                };
+                match sink(&buf) {
+                    Ok(true) => {}
+                    Ok(false) => return Some(Ok(())),
+                    Err(e) => return Some(Err(e)),
                 }
+                *written += 1;
+                spare.push(buf);
             }
-            let _ = returned[w].send(buf);
+            None
+        };
+        let produced = produce(&mut |job| {
+            if stop.is_some() {
+                return;
+            }
+            let buf = spare.pop().unwrap_or_default();
+            if inputs[pushed % workers].send((job, buf)).is_err() {
+                stop = Some(Ok(())); // the worker panicked: the join below says so
+                return;
+            }
+            pushed += 1;
+            stop = drain(pushed, false, &mut written, &mut spare);
+        });
+        if stop.is_none() {
+            stop = drain(pushed, true, &mut written, &mut spare);
         }
-        drop(filled);
-        drop(returned);
+        drop(inputs);
+        drop(outputs);
         for h in handles {
             if h.join().is_err() {
                 anyhow::bail!(
@@ -112,7 +146,8 @@ pub fn ordered(
                 );
             }
         }
-        result
+        stop.unwrap_or(Ok(()))?;
+        Ok(produced)
     })
 }
 
@@ -133,11 +168,16 @@ mod tests {
     }
 
     #[test]
-    fn ordered_writes_every_chunk_in_order_and_stops_when_asked() {
-        for n in [0, 1, 2, 3, 100] {
+    fn ordered_writes_every_job_in_order_and_stops_when_asked() {
+        for n in [0usize, 1, 2, 3, 100, 5000] {
             let mut out = Vec::new();
-            ordered(
-                n,
+            let produced = ordered(
+                |push| {
+                    for k in 0..n {
+                        push(k);
+                    }
+                    n
+                },
                 |k, buf| buf.extend_from_slice(format!("{k},").as_bytes()),
                 |b| {
                     out.extend_from_slice(b);
@@ -145,12 +185,13 @@ mod tests {
                 },
             )
             .unwrap();
+            assert_eq!(produced, n);
             let want: String = (0..n).map(|k| format!("{k},")).collect();
             assert_eq!(String::from_utf8(out).unwrap(), want);
         }
         let mut seen = 0;
         ordered(
-            10_000,
+            |push| (0..100_000usize).for_each(push),
             |k, buf| buf.push(k as u8),
             |_| {
                 seen += 1;
@@ -159,9 +200,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(seen, 5);
-        let err = ordered(10, |_, _| {}, |_| anyhow::bail!("disk full")).unwrap_err();
+        let err = ordered(
+            |push| (0..10).for_each(push),
+            |_, _| {},
+            |_| anyhow::bail!("disk full"),
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "disk full");
-        let panicky = ordered(10, |k, _| assert!(k != 7, "boom"), |_| Ok(true));
+        let panicky = ordered(
+            |push| (0..1000usize).for_each(push),
+            |k, _| assert!(k != 7, "boom"),
+            |_| Ok(true),
+        );
         assert!(panicky.unwrap_err().to_string().contains("panicked"));
     }
 

@@ -1,33 +1,33 @@
 //! `bitlens decode CAPTURE [--json]`: every UDP datagram decoded, in capture order.
 
-use super::common::{DecodeOpts, open_capture};
-use crate::capture::Capture;
+use super::common::{DecodeOpts, read_capture};
+use crate::capture::{self, Datagram};
 use crate::decode::Decoders;
 use crate::output;
 use anyhow::Result;
 use std::io::Write;
-use std::ops::Range;
 use std::path::Path;
 
-/// Decodes datagrams `range` into text or JSON lines, appended to `buf`.
+/// Decodes `datagrams` of `file` into text or JSON lines, appended to `buf`.
 fn render(
-    capture: &Capture,
+    file: &[u8],
     decoders: &Decoders,
-    range: Range<usize>,
+    datagrams: &[Datagram],
     json: bool,
     fields: bool,
     buf: &mut Vec<u8>,
 ) {
-    for d in &capture.datagrams()[range] {
+    for d in datagrams {
+        let payload = d.payload(file);
         if json {
-            let decoded = decoders.decode_flat(capture, d);
-            output::write_json(buf, d, capture.payload(d).len(), &decoded);
+            let decoded = decoders.decode_flat(d, payload);
+            output::write_json(buf, d, payload.len(), &decoded);
             buf.push(b'\n');
             decoded.trace.recycle();
         } else {
-            let decoded = decoders.decode(capture, d);
+            let decoded = decoders.decode_payload(d.status, decoders.for_datagram(d), payload);
             // Writing into a Vec cannot fail.
-            let _ = writeln!(buf, "{}", output::summary_line(capture, d, &decoded));
+            let _ = writeln!(buf, "{}", output::summary_line(d, &decoded));
             if fields {
                 for l in output::field_lines(&decoded) {
                     let _ = writeln!(buf, "{l}");
@@ -51,18 +51,15 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Option<String>> {
     let decoders = opts.decoders()?;
-    let capture = open_capture(path)?;
-    // Chunks decoded on every core and written in capture order; a chunk's output (about
-    // 700 KB of JSON) fits in cache, and its buffer is reused.
+    let (name, file) = read_capture(path)?;
+    // One pass: chunks of datagrams go to every core as the indexer finds them, and their
+    // output is written in capture order; a chunk's output (about 700 KB of JSON) fits in cache
+    // and its buffer is reused.
     const CHUNK: usize = 256;
-    let all = capture.datagrams();
     let mut closed = false;
-    crate::par::ordered(
-        all.len().div_ceil(CHUNK),
-        |k, buf| {
-            let range = k * CHUNK..((k + 1) * CHUNK).min(all.len());
-            render(&capture, &decoders, range, json, fields, buf);
-        },
+    let summary = crate::par::ordered(
+        |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
+        |chunk: Vec<Datagram>, buf| render(&file, &decoders, &chunk, json, fields, buf),
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
@@ -71,10 +68,11 @@ pub fn run(
             }
             Err(e) => Err(e.into()),
         },
-    )?;
+    )?
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     if closed {
         return Ok(None);
     }
     out.flush().ok();
-    Ok(capture.damage().map(ToString::to_string))
+    Ok(summary.damage.as_ref().map(ToString::to_string))
 }
