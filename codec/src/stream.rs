@@ -184,6 +184,7 @@ pub trait Stream: Sized {
     ///
     /// # Errors
     /// Whatever `f` returns.
+    #[inline(always)]
     fn scope<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         f(self).map_err(|e| e.within(name))
     }
@@ -192,6 +193,7 @@ pub trait Stream: Sized {
     ///
     /// # Errors
     /// Whatever `f` returns.
+    #[inline(always)]
     fn index<R>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         f(self).map_err(|e| e.at_index(i))
     }
@@ -231,23 +233,7 @@ pub trait Stream: Sized {
     /// range that no writer sends ([`CompressedFloat::is_canonical`]); buffer full / past_end.
     #[inline]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
-        let start = self.bit_position();
-        let mut code = if Self::WRITING {
-            i64::from(spec.encode(*v))
-        } else {
-            0
-        };
-        self.int(name, &mut code, 0, i64::from(spec.steps()))?;
-        if Self::READING {
-            if !spec.is_canonical(code as u32) {
-                let why = "compressed float code that no writer sends (its value re-encodes to another code)";
-                return Err(Error::new(ErrorKind::NonCanonical(why), start, name));
-            }
-            *v = spec.decode(code as u32);
-        }
-        let value = *v;
-        self.annotate(|| Value::F32(value));
-        Ok(())
+        compressed_f32_as_int(self, name, v, spec)
     }
 
     /// A compressed vector: `x`, `y`, `z` as three compressed floats of the same range.
@@ -445,6 +431,7 @@ pub trait Stream: Sized {
     /// # Errors
     /// Out_of_range when `current <= previous`, when `current` does not fit 32 bits, or when a
     /// reader finds an absolute value a smaller tier should have carried; buffer full / past_end.
+    #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
         const TIERS: [(i64, i64); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
         let start = self.bit_position();
@@ -524,38 +511,51 @@ pub trait Stream: Sized {
         v: &mut Vec<T>,
         max_len: usize,
         min_element_bits: usize,
-        mut f: impl FnMut(&mut Self, &mut T) -> Result<()>,
+        f: impl FnMut(&mut Self, &mut T) -> Result<()>,
     ) -> Result<()> {
-        self.scope(name, |s| {
-            let mut len = v.len() as i64;
-            s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
-            if Self::READING {
-                let len = len as usize;
-                let needed = len.saturating_mul(min_element_bits.max(1));
-                if needed > s.remaining_bits() {
-                    let kind = ErrorKind::PastEnd {
-                        needed,
-                        remaining: s.remaining_bits(),
-                    };
-                    return Err(Error::new(kind, s.bit_position(), "len"));
-                }
-                v.clear();
-                if min_element_bits > 0 {
-                    v.reserve(len);
-                }
-                for i in 0..len {
-                    let mut item = T::default();
-                    s.index(i, |s| f(s, &mut item))?;
-                    v.push(item);
-                }
-            } else {
-                for (i, item) in v.iter_mut().enumerate() {
-                    s.index(i, |s| f(s, item))?;
-                }
-            }
-            Ok(())
-        })
+        array_impl(self, name, v, max_len, min_element_bits, f)
     }
+}
+
+/// The body of [`Stream::array`].
+#[inline(always)]
+fn array_impl<S: Stream, T: Default>(
+    s: &mut S,
+    name: &str,
+    v: &mut Vec<T>,
+    max_len: usize,
+    min_element_bits: usize,
+    mut f: impl FnMut(&mut S, &mut T) -> Result<()>,
+) -> Result<()> {
+    s.scope(name, |s| {
+        let mut len = v.len() as i64;
+        s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
+        if S::READING {
+            let len = len as usize;
+            let needed = len.saturating_mul(min_element_bits.max(1));
+            if needed > s.remaining_bits() {
+                let kind = ErrorKind::PastEnd {
+                    needed,
+                    remaining: s.remaining_bits(),
+                };
+                return Err(Error::new(kind, s.bit_position(), "len"));
+            }
+            v.clear();
+            if min_element_bits > 0 {
+                v.reserve(len);
+            }
+            for i in 0..len {
+                let mut item = T::default();
+                s.index(i, |s| f(s, &mut item))?;
+                v.push(item);
+            }
+        } else {
+            for (i, item) in v.iter_mut().enumerate() {
+                s.index(i, |s| f(s, item))?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Flag names of the relative tiers, for traces: the tier's upper bound.
@@ -572,6 +572,40 @@ fn tier_name(hi: i64) -> &'static str {
         4377 => "d<=4377",
         _ => "d<=69914",
     }
+}
+
+/// [`Stream::compressed_f32`] built from [`Stream::int`]: the default, and the trace stream's
+/// path (a wrapper stream sees the code as an `int`). [`Encoder`] and [`ReadStream`] send and
+/// take the code directly, with the same bits and errors.
+#[inline(always)]
+fn compressed_f32_as_int<S: Stream>(
+    s: &mut S,
+    name: &str,
+    v: &mut f32,
+    spec: &CompressedFloat,
+) -> Result<()> {
+    let start = s.bit_position();
+    let mut code = if S::WRITING {
+        i64::from(spec.encode(*v))
+    } else {
+        0
+    };
+    s.int(name, &mut code, 0, i64::from(spec.steps()))?;
+    if S::READING {
+        if !spec.is_canonical(code as u32) {
+            return Err(non_canonical_code(start, name));
+        }
+        *v = spec.decode(code as u32);
+    }
+    let value = *v;
+    s.annotate(|| Value::F32(value));
+    Ok(())
+}
+
+#[cold]
+fn non_canonical_code(bit: usize, name: &str) -> Error {
+    let why = "compressed float code that no writer sends (its value re-encodes to another code)";
+    Error::new(ErrorKind::NonCanonical(why), bit, name)
 }
 
 #[cold]
@@ -611,6 +645,34 @@ fn out_of_range(value: i128, min: i128, max: i128, bit: usize, name: &str) -> Er
 #[inline(always)]
 fn span(min: i64, max: i64) -> u64 {
     (max as u64).wrapping_sub(min as u64)
+}
+
+/// Runs `f` on `home` moved into a local variable (`placeholder` stands in meanwhile), then moves
+/// it back.
+///
+/// The loop of an array then works on a stream whose address the rest of the program never sees,
+/// so the compiler keeps the bit position, scratch word and buffer bounds in registers across
+/// elements. Behind `&mut self` it cannot: any store the element closure makes (to the element,
+/// to a captured `previous` id) or any call it cannot see into (a `LazyLock`'s first-use check)
+/// might change them, so each field went back to memory after every value and was loaded again
+/// before the next.
+///
+/// No drop guard: unwinding would need the local's address, which is what this avoids. If `f`
+/// panics, `home` keeps the placeholder (a writer over no buffer, a reader of no data); a packet
+/// whose serialize function panicked has no meaningful bytes anyway.
+#[inline(always)]
+fn on_local<S, R>(home: &mut S, placeholder: S, f: impl FnOnce(&mut S) -> R) -> R {
+    let mut local = std::mem::replace(home, placeholder);
+    let r = f(&mut local);
+    *home = local;
+    r
+}
+
+/// A writer over no buffer: the stand-in of [`on_local`] while an array writes on a local copy.
+impl Default for BitWriter<'_> {
+    fn default() -> Self {
+        BitWriter::new(&mut [])
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -697,8 +759,27 @@ impl<K: BitSink> Encoder<K> {
     }
 }
 
-impl<K: BitSink> Stream for Encoder<K> {
+impl<K: BitSink + Default> Stream for Encoder<K> {
     const READING: bool = false;
+
+    /// As the default, on the stream moved into a local ([`on_local`]).
+    #[inline]
+    fn array<T: Default>(
+        &mut self,
+        name: &str,
+        v: &mut Vec<T>,
+        max_len: usize,
+        min_element_bits: usize,
+        f: impl FnMut(&mut Self, &mut T) -> Result<()>,
+    ) -> Result<()> {
+        let placeholder = Encoder {
+            sink: K::default(),
+            crc: None,
+        };
+        on_local(self, placeholder, |s| {
+            array_impl(s, name, v, max_len, min_element_bits, f)
+        })
+    }
 
     #[inline]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
@@ -725,6 +806,13 @@ impl<K: BitSink> Stream for Encoder<K> {
     #[inline(always)]
     fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
         self.put(name, u64::from(*v), 1)
+    }
+
+    /// The code in `spec.width()` bits, as [`Stream::int`]`(code, 0, M)` sends it: the code
+    /// never exceeds `M`, so there is no range to check.
+    #[inline(always)]
+    fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
+        self.put(name, u64::from(spec.encode(*v)), spec.width())
     }
 
     #[inline(always)]
@@ -1185,8 +1273,27 @@ impl<T: Tracer> Decoder<'_, T> {
     }
 }
 
-impl<T: Tracer> Stream for Decoder<'_, T> {
+impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     const READING: bool = true;
+
+    /// As the default, on the stream moved into a local ([`on_local`]).
+    #[inline]
+    fn array<E: Default>(
+        &mut self,
+        name: &str,
+        v: &mut Vec<E>,
+        max_len: usize,
+        min_element_bits: usize,
+        f: impl FnMut(&mut Self, &mut E) -> Result<()>,
+    ) -> Result<()> {
+        let placeholder = Decoder {
+            r: BitReader::new(&[]),
+            tracer: T::default(),
+        };
+        on_local(self, placeholder, |s| {
+            array_impl(s, name, v, max_len, min_element_bits, f)
+        })
+    }
 
     #[inline]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
@@ -1211,6 +1318,29 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         *v = self.take(name, 1)? != 0;
         let value = *v;
         self.record(name, bit, || Value::Bool(value), None);
+        Ok(())
+    }
+
+    /// Without a trace: the code in `spec.width()` (1..=32) bits, rejected above `M` with the
+    /// error [`Stream::int`] gives, then the canonical check. With one: through `int`.
+    #[inline(always)]
+    fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
+        if T::ACTIVE {
+            return compressed_f32_as_int(self, name, v, spec);
+        }
+        let bit = self.r.bits_read();
+        let code = self
+            .r
+            .read_bits(spec.width())
+            .map_err(|e| past_end(e, bit, name))?;
+        if code > spec.steps() {
+            let max = i128::from(spec.steps());
+            return Err(out_of_range(i128::from(code), 0, max, bit, name));
+        }
+        if !spec.is_canonical(code) {
+            return Err(non_canonical_code(bit, name));
+        }
+        *v = spec.decode(code);
         Ok(())
     }
 
@@ -1364,6 +1494,7 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         Ok(())
     }
 
+    #[inline(always)]
     fn scope<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         if T::ACTIVE {
             self.tracer.enter(Some(name), None, self.r.bits_read());
@@ -1375,6 +1506,7 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         }
     }
 
+    #[inline(always)]
     fn index<R>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         if T::ACTIVE {
             self.tracer.enter(None, Some(i), self.r.bits_read());
