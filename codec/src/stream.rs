@@ -433,7 +433,6 @@ pub trait Stream: Sized {
     /// reader finds an absolute value a smaller tier should have carried; buffer full / past_end.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
-        const TIERS: [(i64, i64); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
         let start = self.bit_position();
         let out_of_range = |value: i64, min: i64| {
             let kind = ErrorKind::OutOfRange {
@@ -461,12 +460,15 @@ pub trait Stream: Sized {
                 d = 1;
                 return Ok(());
             }
-            for (lo, hi) in TIERS {
-                let mut here = d <= hi;
-                s.bool(tier_name(hi), &mut here)?;
-                if here {
-                    return s.int("d", &mut d, lo, hi);
-                }
+            // Tier by tier with constant bounds (a loop over them stays a loop, with a computed
+            // width and mask for every value).
+            if relative_tier(s, &mut d, 2, 6)?
+                || relative_tier(s, &mut d, 7, 23)?
+                || relative_tier(s, &mut d, 24, 280)?
+                || relative_tier(s, &mut d, 281, 4377)?
+                || relative_tier(s, &mut d, 4378, 69914)?
+            {
+                return Ok(());
             }
             let mut v = *current as u64;
             s.bits("value", &mut v, 32)?;
@@ -542,12 +544,21 @@ fn array_impl<S: Stream, T: Default>(
             }
             v.clear();
             if min_element_bits > 0 {
-                v.reserve(len);
-            }
-            for i in 0..len {
-                let mut item = T::default();
-                s.index(i, |s| f(s, &mut item))?;
-                v.push(item);
+                // Every element read in place: no capacity check, length update or copy per
+                // element. On an error the vector keeps the elements read before it, as below.
+                v.resize_with(len, T::default);
+                for (i, item) in v.iter_mut().enumerate() {
+                    if let Err(e) = s.index(i, |s| f(s, item)) {
+                        v.truncate(i);
+                        return Err(e);
+                    }
+                }
+            } else {
+                for i in 0..len {
+                    let mut item = T::default();
+                    s.index(i, |s| f(s, &mut item))?;
+                    v.push(item);
+                }
             }
         } else {
             for (i, item) in v.iter_mut().enumerate() {
@@ -556,6 +567,18 @@ fn array_impl<S: Stream, T: Default>(
         }
         Ok(())
     })
+}
+
+/// One tier of [`Stream::int_relative`]: its flag (1 when `d <= hi`), then, when set, `d` as
+/// `int(d, lo, hi)`. Whether the flag was set.
+#[inline(always)]
+fn relative_tier<S: Stream>(s: &mut S, d: &mut i64, lo: i64, hi: i64) -> Result<bool> {
+    let mut here = *d <= hi;
+    s.bool(tier_name(hi), &mut here)?;
+    if here {
+        s.int("d", d, lo, hi)?;
+    }
+    Ok(here)
 }
 
 /// Flag names of the relative tiers, for traces: the tier's upper bound.
@@ -1337,10 +1360,13 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
             let max = i128::from(spec.steps());
             return Err(out_of_range(i128::from(code), 0, max, bit, name));
         }
-        if !spec.is_canonical(code) {
+        *v = if spec.is_exact() {
+            spec.decode_exact(code)
+        } else if spec.is_canonical(code) {
+            spec.decode(code)
+        } else {
             return Err(non_canonical_code(bit, name));
-        }
-        *v = spec.decode(code);
+        };
         Ok(())
     }
 

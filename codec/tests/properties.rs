@@ -213,3 +213,27 @@ fn zero_bit_array_elements_are_bounded_by_the_data() {
     assert!(matches!(err.kind(), ErrorKind::PastEnd { .. }), "{err}");
     assert!(v.is_empty());
 }
+
+#[test]
+fn a_failed_array_element_leaves_the_elements_before_it() {
+    use bitlens_codec::{ReadStream, Stream, WriteStream};
+    // Count 3 in 2 bits, then 1, 2 and 7 in 3 bits each; the reader's range stops at 5.
+    let mut buf = [0u8; 4];
+    let mut w = WriteStream::new(&mut buf);
+    let mut values = vec![1i64, 2, 7];
+    w.array("a", &mut values, 3, 3, |s, e| s.int("", e, 0, 7))
+        .unwrap();
+    let n = w.finish();
+    for min_element_bits in [0, 3] {
+        let mut v: Vec<i64> = vec![9; 5];
+        let err = ReadStream::new(&buf[..n])
+            .array("a", &mut v, 3, min_element_bits, |s, e| s.int("", e, 0, 5))
+            .unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::OutOfRange { value: 7, .. }),
+            "{err}"
+        );
+        assert_eq!(err.field(), "a[2]");
+        assert_eq!(v, [1, 2], "min_element_bits {min_element_bits}");
+    }
+}
