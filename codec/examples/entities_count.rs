@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 const N: usize = 1000;
 const ROUNDS: usize = 100;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, bitcode::Encode, bitcode::Decode)]
 struct Entity {
     x: f32,
     y: f32,
@@ -98,31 +98,49 @@ fn main() {
             assert_eq!(t, data);
         }
         "time" => {
-            // Best of 200 batches of 100 rounds each way: rough ns per entity, for a quick look
+            // Best of 200 batches of 100 rounds each way, for bitlens and for bitcode on the same
+            // table: rough ns per entity and their ratio, for a quick look on a loaded machine
             // (criterion is the measurement of record).
-            let mut best = [f64::MAX; 2];
+            let mut best = [f64::MAX; 4];
             let mut t = Vec::with_capacity(N);
-            for _ in 0..200 {
+            let mut bc = bitcode::Buffer::new();
+            let bitcode_bytes = bitcode::encode(&data);
+            let time = |best: &mut f64, f: &mut dyn FnMut()| {
                 let start = std::time::Instant::now();
                 for _ in 0..ROUNDS {
+                    f();
+                }
+                *best = best.min(start.elapsed().as_secs_f64());
+            };
+            for _ in 0..200 {
+                time(&mut best[0], &mut || {
                     let mut w = WriteStream::new(&mut buf);
                     serialize_table(&mut w, black_box(&mut data)).expect("fits");
                     black_box(w.finish());
-                }
-                best[0] = best[0].min(start.elapsed().as_secs_f64());
-                let start = std::time::Instant::now();
-                for _ in 0..ROUNDS {
+                });
+                time(&mut best[1], &mut || {
                     serialize_table(&mut ReadStream::new(black_box(&packed)), &mut t)
                         .expect("valid");
                     black_box(t.len());
-                }
-                best[1] = best[1].min(start.elapsed().as_secs_f64());
+                });
+                time(&mut best[2], &mut || {
+                    black_box(bc.encode(black_box(&data)).len());
+                });
+                time(&mut best[3], &mut || {
+                    let v: Vec<Entity> = bc.decode(black_box(&bitcode_bytes)).expect("valid");
+                    black_box(v.len());
+                });
             }
-            let per = |s: f64| s * 1e9 / (ROUNDS * N) as f64;
+            let per = best.map(|s| s * 1e9 / (ROUNDS * N) as f64);
             println!(
-                "encode {:.2} ns/entity, decode {:.2} ns/entity",
-                per(best[0]),
-                per(best[1])
+                "bitlens encode {:.2} decode {:.2} ns/entity; bitcode encode {:.2} decode {:.2}; \
+                 ratio encode {:.2}x decode {:.2}x",
+                per[0],
+                per[1],
+                per[2],
+                per[3],
+                per[0] / per[2],
+                per[1] / per[3]
             );
         }
         _ => {}
