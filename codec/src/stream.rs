@@ -433,71 +433,7 @@ pub trait Stream: Sized {
     /// reader finds an absolute value a smaller tier should have carried; buffer full / past_end.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
-        let start = self.bit_position();
-        let out_of_range = |value: i64, min: i64| {
-            let kind = ErrorKind::OutOfRange {
-                value: i128::from(value),
-                min: i128::from(min),
-                max: i128::from(u32::MAX),
-            };
-            Error::new(kind, start, name)
-        };
-        let mut d = 0i64;
-        if Self::WRITING {
-            if *current > i64::from(u32::MAX) {
-                return Err(out_of_range(*current, 0));
-            }
-            if *current <= previous {
-                return Err(out_of_range(*current, previous.saturating_add(1)));
-            }
-            d = *current - previous;
-        }
-        let mut absolute = None;
-        self.scope(name, |s| {
-            let mut one = d == 1;
-            s.bool("d=1", &mut one)?;
-            if one {
-                d = 1;
-                return Ok(());
-            }
-            // Tier by tier with constant bounds (a loop over them stays a loop, with a computed
-            // width and mask for every value).
-            if relative_tier(s, &mut d, 2, 6)?
-                || relative_tier(s, &mut d, 7, 23)?
-                || relative_tier(s, &mut d, 24, 280)?
-                || relative_tier(s, &mut d, 281, 4377)?
-                || relative_tier(s, &mut d, 4378, 69914)?
-            {
-                return Ok(());
-            }
-            let mut v = *current as u64;
-            s.bits("value", &mut v, 32)?;
-            absolute = Some(v as i64);
-            Ok(())
-        })?;
-        if Self::READING {
-            match absolute {
-                Some(v) => {
-                    // Canonical: the writer uses the absolute form only past the last tier.
-                    let min = previous.saturating_add(69915);
-                    if v < min {
-                        return Err(out_of_range(v, min));
-                    }
-                    *current = v;
-                }
-                None => {
-                    // A tier past u32::MAX is a value no writer can send.
-                    let c = previous.saturating_add(d);
-                    if c > i64::from(u32::MAX) {
-                        return Err(out_of_range(c, 0));
-                    }
-                    *current = c;
-                }
-            }
-        }
-        let value = *current;
-        self.annotate(|| Value::Int(i128::from(value)));
-        Ok(())
+        int_relative_as_flags(self, name, previous, current)
     }
 
     /// A vector with a ranged count: `int(len, 0, max_len)` (path `name.len`), then each element
@@ -579,6 +515,99 @@ fn relative_tier<S: Stream>(s: &mut S, d: &mut i64, lo: i64, hi: i64) -> Result<
         s.int("d", d, lo, hi)?;
     }
     Ok(here)
+}
+
+/// The bits of [`Stream::int_relative`] for the smallest differences, in one piece: `d = 1` is
+/// the single flag 1; `d` in 2..=6 is the flags 0, 1 and `d - 2` in 3 bits (LSB first: 0b10 then
+/// the value from bit 2). `None` for anything else (larger differences, and everything the writer
+/// rejects), which goes flag by flag.
+#[inline(always)]
+fn relative_short(previous: i64, current: i64) -> Option<(u64, u32)> {
+    if current > i64::from(u32::MAX) || current <= previous {
+        return None;
+    }
+    match current.checked_sub(previous)? {
+        1 => Some((1, 1)),
+        d @ 2..=6 => Some((0b10 | ((d - 2) as u64) << 2, 5)),
+        _ => None,
+    }
+}
+
+/// [`Stream::int_relative`] flag by flag: the default (and so the trace stream's path), and the
+/// encoder's and reader's path for all but the smallest differences (so every error is this
+/// function's).
+#[inline(always)]
+fn int_relative_as_flags<S: Stream>(
+    s: &mut S,
+    name: &str,
+    previous: i64,
+    current: &mut i64,
+) -> Result<()> {
+    let start = s.bit_position();
+    let out_of_range = |value: i64, min: i64| {
+        let kind = ErrorKind::OutOfRange {
+            value: i128::from(value),
+            min: i128::from(min),
+            max: i128::from(u32::MAX),
+        };
+        Error::new(kind, start, name)
+    };
+    let mut d = 0i64;
+    if S::WRITING {
+        if *current > i64::from(u32::MAX) {
+            return Err(out_of_range(*current, 0));
+        }
+        if *current <= previous {
+            return Err(out_of_range(*current, previous.saturating_add(1)));
+        }
+        d = *current - previous;
+    }
+    let mut absolute = None;
+    s.scope(name, |t| {
+        let mut one = d == 1;
+        t.bool("d=1", &mut one)?;
+        if one {
+            d = 1;
+            return Ok(());
+        }
+        // Tier by tier with constant bounds (a loop over them stays a loop, with a computed
+        // width and mask for every value).
+        if relative_tier(t, &mut d, 2, 6)?
+            || relative_tier(t, &mut d, 7, 23)?
+            || relative_tier(t, &mut d, 24, 280)?
+            || relative_tier(t, &mut d, 281, 4377)?
+            || relative_tier(t, &mut d, 4378, 69914)?
+        {
+            return Ok(());
+        }
+        let mut v = *current as u64;
+        t.bits("value", &mut v, 32)?;
+        absolute = Some(v as i64);
+        Ok(())
+    })?;
+    if S::READING {
+        match absolute {
+            Some(v) => {
+                // Canonical: the writer uses the absolute form only past the last tier.
+                let min = previous.saturating_add(69915);
+                if v < min {
+                    return Err(out_of_range(v, min));
+                }
+                *current = v;
+            }
+            None => {
+                // A tier past u32::MAX is a value no writer can send.
+                let c = previous.saturating_add(d);
+                if c > i64::from(u32::MAX) {
+                    return Err(out_of_range(c, 0));
+                }
+                *current = c;
+            }
+        }
+    }
+    let value = *current;
+    s.annotate(|| Value::Int(i128::from(value)));
+    Ok(())
 }
 
 /// Flag names of the relative tiers, for traces: the tier's upper bound.
@@ -836,6 +865,18 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
     #[inline(always)]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
         self.put(name, u64::from(spec.encode(*v)), spec.width())
+    }
+
+    /// The smallest differences (1 to 6) in one access when they fit ([`relative_short`]); the
+    /// rest, a full buffer and every error flag by flag, as the default.
+    #[inline(always)]
+    fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
+        if let Some((bits, n)) = relative_short(previous, *current)
+            && n as usize <= self.sink.available()
+        {
+            return self.put(name, bits, n);
+        }
+        int_relative_as_flags(self, name, previous, current)
     }
 
     #[inline(always)]
@@ -1342,6 +1383,40 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         let value = *v;
         self.record(name, bit, || Value::Bool(value), None);
         Ok(())
+    }
+
+    /// Without a trace, the smallest differences take one read less: after a 0 `d = 1` flag, the
+    /// tier flag and the 3-bit value of 2..=6 come in one read (on a copy of the reader, kept
+    /// only if the flag is 1 and the value in range). Anything else reads again from the start
+    /// flag by flag, as the default, for its value or its error.
+    #[inline(always)]
+    fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
+        if !T::ACTIVE {
+            let start = self.r.clone();
+            let d = match self.r.read_bits(1) {
+                Ok(1) => Some(1),
+                Ok(_) => {
+                    let mut ahead = self.r.clone();
+                    match ahead.read_bits(4) {
+                        Ok(x) if x & 1 == 1 && x >> 1 <= 4 => {
+                            self.r = ahead;
+                            Some(2 + i64::from(x >> 1))
+                        }
+                        _ => None,
+                    }
+                }
+                Err(_) => None,
+            };
+            if let Some(d) = d {
+                let c = previous.saturating_add(d);
+                if c <= i64::from(u32::MAX) {
+                    *current = c;
+                    return Ok(());
+                }
+            }
+            self.r = start;
+        }
+        int_relative_as_flags(self, name, previous, current)
     }
 
     /// Without a trace: the code in `spec.width()` (1..=32) bits, rejected above `M` with the
