@@ -37,6 +37,8 @@ pub struct CompressedFloat {
     /// the same result as the `f32` division.
     inv_delta: f64,
     inv_steps: f64,
+    /// `M + 1` for an exact range, else 0: the codes below it are in range and canonical.
+    exact_limit: u32,
 }
 
 /// `a / b` rounded to `f32`, computed as `(a * (1 / b))` in `f64` and rounded once to `f32`:
@@ -120,6 +122,8 @@ impl CompressedFloat {
             exact,
             inv_delta: 1.0 / f64::from(delta),
             inv_steps: 1.0 / f64::from(steps as f32),
+            // An exact range has at most 2^20 steps: M + 1 does not overflow.
+            exact_limit: if exact { steps + 1 } else { 0 },
         })
     }
 
@@ -205,12 +209,19 @@ impl CompressedFloat {
         self.scale(div(code as f32, self.inv_steps))
     }
 
-    /// [`Self::decode`] for a range that [`Self::is_exact`]: at most 2^20 steps, so `code as f32`
-    /// is exact and `code` goes to `f64` in one conversion instead of two.
+    /// [`Self::decode`] for a code below [`Self::exact_limit`]: at most 2^20 steps, so
+    /// `code as f32` is exact and `code` goes to `f64` in one conversion instead of two.
     #[inline(always)]
     pub(crate) fn decode_exact(&self, code: u32) -> f32 {
         debug_assert!(self.exact && code <= self.steps);
         self.scale((f64::from(code) * self.inv_steps) as f32)
+    }
+
+    /// `M + 1` for an exact range, 0 otherwise: a reader may take any code below it without
+    /// further checks (one comparison for the range check and [`Self::is_canonical`]).
+    #[inline(always)]
+    pub(crate) fn exact_limit(&self) -> u32 {
+        self.exact_limit
     }
 
     /// `n * delta + min`, each step rounded to `f32`.

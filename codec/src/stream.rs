@@ -1424,17 +1424,18 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
             .r
             .read_bits(spec.width())
             .map_err(|e| past_end(e, bit, name))?;
+        if code < spec.exact_limit() {
+            *v = spec.decode_exact(code);
+            return Ok(());
+        }
         if code > spec.steps() {
             let max = i128::from(spec.steps());
             return Err(out_of_range(i128::from(code), 0, max, bit, name));
         }
-        *v = if spec.is_exact() {
-            spec.decode_exact(code)
-        } else if spec.is_canonical(code) {
-            spec.decode(code)
-        } else {
+        if !spec.is_canonical(code) {
             return Err(non_canonical_code(bit, name));
-        };
+        }
+        *v = spec.decode(code);
         Ok(())
     }
 
