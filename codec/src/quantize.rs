@@ -33,6 +33,33 @@ pub struct CompressedFloat {
     steps_f: f32,
     width: u32,
     exact: bool,
+    /// `1 / delta` and `1 / M` in `f64`: [`div`] divides by them with a multiplication, with
+    /// the same result as the `f32` division.
+    inv_delta: f64,
+    inv_steps: f64,
+    /// `M + 1` for an exact range, else 0: the codes below it are in range and canonical.
+    exact_limit: u32,
+}
+
+/// `a / b` rounded to `f32`, computed as `(a * (1 / b))` in `f64` and rounded once to `f32`:
+/// bit-identical to the `f32` division `a / b` wherever that quotient is a normal number (and
+/// NaN, infinite or huge where it is), for every `f32` `a` and every positive `b` with
+/// `inv_b = 1.0 / f64::from(b)`. A multiplication instead of a `divss`: a few times the
+/// throughput, which the compressed floats of a table are bound by.
+///
+/// Why it is exact: write `a = A·2^s`, `b = B·2^t` with integers `A, B < 2^24`. The `f32`
+/// division rounds `q = a / b` to nearest; the result differs only if an `f32` rounding
+/// boundary (a midpoint `K·2^e`, `K` odd, `2^24 < K < 2^25`) lies between `q` and the `f64`
+/// value. `q` is never a midpoint (the odd part of `A·2^(s-e)` is below 2^24, that of `K·B` is
+/// above), and otherwise `|q - K·2^e| >= 2^e / B`, which relative to `q < 2^25·2^e` is more than
+/// `2^-25 / B > 2^-49`. The `f64` value is `q·(1 + ε1)(1 + ε2)` with `|εi| <= 2^-53`: within
+/// `2^-52` of `q`, so on the same side of every midpoint. (Below 2^-126 the `f32` grid is
+/// coarser and the argument does not hold; [`CompressedFloat`] only divides where such a
+/// quotient gives code 0 either way.) Pinned exhaustively over the codes and values of a range
+/// and by a property test over random `a`, `b` (tests below).
+#[inline(always)]
+fn div(a: f32, inv_b: f64) -> f32 {
+    (f64::from(a) * inv_b) as f32
 }
 
 /// Ranges of at most this many steps, each at least 4 ulps wide, keep every code through read
@@ -93,6 +120,10 @@ impl CompressedFloat {
             steps_f: steps as f32,
             width: bits_required(0, i64::from(steps)),
             exact,
+            inv_delta: 1.0 / f64::from(delta),
+            inv_steps: 1.0 / f64::from(steps as f32),
+            // An exact range has at most 2^20 steps: M + 1 does not overflow.
+            exact_limit: if exact { steps + 1 } else { 0 },
         })
     }
 
@@ -133,13 +164,13 @@ impl CompressedFloat {
     /// settled to one that read then write gives back: decode and re-encode until it stops
     /// moving (both steps are monotone, so it converges; in practice in one or two steps). The
     /// reference library sends the unsettled code there, which its own reader cannot reproduce.
-    #[inline]
+    #[inline(always)]
     pub fn encode(&self, v: f32) -> u32 {
         let code = self.quantize(v);
         if self.exact { code } else { self.settle(code) }
     }
 
-    #[cold]
+    #[inline]
     fn settle(&self, mut code: u32) -> u32 {
         for _ in 0..64 {
             let next = self.quantize(self.decode(code));
@@ -152,28 +183,50 @@ impl CompressedFloat {
     }
 
     /// The reference quantization: `min(floor(clamp((v - min) / delta, 0, 1) * M + 0.5), M)`.
-    #[inline]
+    ///
+    /// The division is [`div`] (the same `f32` quotient, or one that gives the same code: below
+    /// 2^-126 both give code 0). The clamp is folded into the saturating cast and the final
+    /// `min`: for `n <= 0` or NaN, `n * M + 0.5` is at most 0.5 or NaN, which the cast turns into
+    /// 0, the code of `n = 0`; for `n > 1`, `n * M >= M` (rounding is monotone and `M` is an
+    /// `f32`), so the cast gives at least `M` and the `min` gives `M`, the code of `n = 1`.
+    #[inline(always)]
     fn quantize(&self, v: f32) -> u32 {
         let shifted = v - self.min;
-        let n = shifted / self.delta;
-        let n = if n.is_nan() || n <= 0.0 {
-            0.0
-        } else if n > 1.0 {
-            1.0
-        } else {
-            n
-        };
+        let n = div(shifted, self.inv_delta);
         let scaled = n * self.steps_f;
         // floor(x) for x = scaled + 0.5 >= 0.5: truncation is the same there, and the cast
-        // truncates (saturating) without calling libm's floorf, which baseline x86-64 needs.
+        // truncates (saturating: NaN and negatives give 0) without calling libm's floorf,
+        // which baseline x86-64 needs.
         let code = (scaled + 0.5) as u32;
         code.min(self.steps)
     }
 
-    /// The value the reader produces for `code` (which must be at most [`Self::steps`]).
-    #[inline]
+    /// The value the reader produces for `code` (which must be at most [`Self::steps`]):
+    /// `(code / M) * delta + min`, each step rounded to `f32` (the division by [`div`]; the
+    /// quotient is 0 or at least 2^-32, a normal number).
+    #[inline(always)]
     pub fn decode(&self, code: u32) -> f32 {
-        let n = code as f32 / self.steps_f;
+        self.scale(div(code as f32, self.inv_steps))
+    }
+
+    /// [`Self::decode`] for a code below [`Self::exact_limit`]: at most 2^20 steps, so
+    /// `code as f32` is exact and `code` goes to `f64` in one conversion instead of two.
+    #[inline(always)]
+    pub(crate) fn decode_exact(&self, code: u32) -> f32 {
+        debug_assert!(self.exact && code <= self.steps);
+        self.scale((f64::from(code) * self.inv_steps) as f32)
+    }
+
+    /// `M + 1` for an exact range, 0 otherwise: a reader may take any code below it without
+    /// further checks (one comparison for the range check and [`Self::is_canonical`]).
+    #[inline(always)]
+    pub(crate) fn exact_limit(&self) -> u32 {
+        self.exact_limit
+    }
+
+    /// `n * delta + min`, each step rounded to `f32`.
+    #[inline(always)]
+    fn scale(&self, n: f32) -> f32 {
         let scaled = n * self.delta;
         scaled + self.min
     }
@@ -445,6 +498,164 @@ mod tests {
             println!(
                 "{name:<12} largest stable M by bisection: {good}; the 8 above it stable: {above:?}"
             );
+        }
+    }
+
+    // ---- the division by reciprocal (`div`) against the reference `f32` arithmetic ----
+
+    /// The reference writer, as the C++ library computes it: an `f32` division, then the clamp.
+    fn reference_quantize(q: &CompressedFloat, v: f32) -> u32 {
+        let n = (v - q.min) / q.delta;
+        let n = if n.is_nan() || n <= 0.0 {
+            0.0
+        } else if n > 1.0 {
+            1.0
+        } else {
+            n
+        };
+        let code = (n * q.steps_f + 0.5) as u32;
+        code.min(q.steps)
+    }
+
+    /// The reference reader: `(code / M) * delta + min` with an `f32` division.
+    fn reference_decode(q: &CompressedFloat, code: u32) -> f32 {
+        (code as f32 / q.steps_f) * q.delta + q.min
+    }
+
+    /// A fixed xorshift sequence: the same samples on every run.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// Whether `div` gives the `f32` quotient's bits, for `a / b` whose magnitude is not below
+    /// the smallest normal (the only place the proof in `div` does not reach).
+    fn div_agrees(a: f32, b: f32) -> bool {
+        let want = a / b;
+        let got = div(a, 1.0 / f64::from(b));
+        if want.is_nan() {
+            return got.is_nan();
+        }
+        want.abs() < f32::MIN_POSITIVE || want.to_bits() == got.to_bits()
+    }
+
+    #[test]
+    fn div_is_the_f32_division_for_random_operands() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut checked = 0;
+        for _ in 0..2_000_000 {
+            let r = next();
+            let a = f32::from_bits(r as u32);
+            let b = f32::from_bits((r >> 32) as u32 & 0x7FFF_FFFF);
+            if !(b.is_finite() && b > 0.0) {
+                continue;
+            }
+            assert!(div_agrees(a, b), "{a:e} / {b:e}");
+            checked += 1;
+        }
+        assert!(checked > 1_900_000);
+        // Operands of similar size (quotients near 1, where every bit of the result counts) and
+        // integer operands (a code over M).
+        for _ in 0..2_000_000 {
+            let r = next();
+            let a = f32::from_bits(0x3F00_0000 + (r as u32 & 0x00FF_FFFF));
+            let b = f32::from_bits(0x3F00_0000 + ((r >> 32) as u32 & 0x00FF_FFFF));
+            assert!(div_agrees(a, b), "{a:e} / {b:e}");
+            let m = ((r >> 40) as u32 & 0x00FF_FFFF).max(1);
+            let code = (r as u32 & 0x00FF_FFFF) % (m + 1);
+            assert!(div_agrees(code as f32, m as f32), "{code} / {m}");
+        }
+    }
+
+    /// Every code of the entity benchmark's range decodes to the reference value, and every
+    /// value at and next to a code's value quantizes to the reference code.
+    #[test]
+    fn bench_range_matches_the_reference_for_every_code() {
+        let q = CompressedFloat::new(-1000.0, 1000.0, 0.01).unwrap();
+        assert_eq!(q.steps(), 200_000);
+        assert!(q.is_exact());
+        for code in 0..=q.steps() {
+            let v = q.decode(code);
+            assert_eq!(v.to_bits(), reference_decode(&q, code).to_bits(), "{code}");
+            assert_eq!(q.decode_exact(code).to_bits(), v.to_bits(), "{code}");
+            for w in [v.next_down(), v, v.next_up()] {
+                assert_eq!(q.quantize(w), reference_quantize(&q, w), "{w:e}");
+            }
+            assert_eq!(q.encode(v), code);
+        }
+    }
+
+    /// Codes of the ranges of `compressed_float_codes_are_stable` and of random values (every
+    /// bit pattern: NaN, infinities, out of range) match the reference.
+    #[test]
+    fn quantize_and_decode_match_the_reference() {
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        for (min, max, res) in [
+            (-1000.0, 1000.0, 0.01),
+            (-10.0, 10.0, 0.01),
+            (0.0, 1.0, 0.001),
+            (-2000.0, 2000.0, 0.1),
+            (-512.0, 512.0, 0.01),
+            (0.0, 360.0, 0.001),
+            (-1.0, 1.0, 1.0 / 65536.0),
+            (0.0, 4.0, 1.0 / (1 << 20) as f32),
+            (0.0, 1.0, 1e-12),
+            (1.0e-40, 3.0e-39, 1.0e-45),
+            (-1.0e38, 1.0e38, 1.0e30),
+        ] {
+            let q = CompressedFloat::new(min, max, res).unwrap();
+            for code in (0..=q.steps()).step_by((q.steps() / 100_000).max(1) as usize) {
+                let want = reference_decode(&q, code);
+                assert_eq!(
+                    q.decode(code).to_bits(),
+                    want.to_bits(),
+                    "{min}..={max} {code}"
+                );
+            }
+            for _ in 0..200_000 {
+                let v = f32::from_bits(next() as u32);
+                assert_eq!(
+                    q.quantize(v),
+                    reference_quantize(&q, v),
+                    "{min}..={max} {v:e}"
+                );
+                // And values inside the range, where most of them are.
+                let inside = min + (max - min) * (next() as u32 as f32 / u32::MAX as f32);
+                let want = reference_quantize(&q, inside);
+                assert_eq!(q.quantize(inside), want, "{min}..={max} {inside:e}");
+            }
+        }
+    }
+
+    /// Every `f32` (all 2^32 bit patterns) quantizes to the reference code in the entity
+    /// benchmark's range and in one near zero. Takes a minute in release:
+    /// `cargo test --release -p bitlens-codec --lib every_f32 -- --ignored`.
+    #[test]
+    #[ignore = "exhaustive over all 2^32 f32 bit patterns; run in release"]
+    fn every_f32_quantizes_like_the_reference() {
+        for (min, max, res) in [(-1000.0, 1000.0, 0.01), (0.0, 1.0, 0.001)] {
+            let q = CompressedFloat::new(min, max, res).unwrap();
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+            let chunk = (1u64 << 32).div_ceil(threads);
+            std::thread::scope(|scope| {
+                for t in 0..threads {
+                    let q = &q;
+                    scope.spawn(move || {
+                        let end = ((t + 1) * chunk).min(1 << 32);
+                        for bits in t * chunk..end {
+                            let v = f32::from_bits(bits as u32);
+                            if q.quantize(v) != reference_quantize(q, v) {
+                                panic!("{min}..={max}: {v:e} ({bits:#010x})");
+                            }
+                        }
+                    });
+                }
+            });
         }
     }
 

@@ -184,6 +184,7 @@ pub trait Stream: Sized {
     ///
     /// # Errors
     /// Whatever `f` returns.
+    #[inline(always)]
     fn scope<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         f(self).map_err(|e| e.within(name))
     }
@@ -192,6 +193,7 @@ pub trait Stream: Sized {
     ///
     /// # Errors
     /// Whatever `f` returns.
+    #[inline(always)]
     fn index<R>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         f(self).map_err(|e| e.at_index(i))
     }
@@ -231,23 +233,7 @@ pub trait Stream: Sized {
     /// range that no writer sends ([`CompressedFloat::is_canonical`]); buffer full / past_end.
     #[inline]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
-        let start = self.bit_position();
-        let mut code = if Self::WRITING {
-            i64::from(spec.encode(*v))
-        } else {
-            0
-        };
-        self.int(name, &mut code, 0, i64::from(spec.steps()))?;
-        if Self::READING {
-            if !spec.is_canonical(code as u32) {
-                let why = "compressed float code that no writer sends (its value re-encodes to another code)";
-                return Err(Error::new(ErrorKind::NonCanonical(why), start, name));
-            }
-            *v = spec.decode(code as u32);
-        }
-        let value = *v;
-        self.annotate(|| Value::F32(value));
-        Ok(())
+        compressed_f32_as_int(self, name, v, spec)
     }
 
     /// A compressed vector: `x`, `y`, `z` as three compressed floats of the same range.
@@ -445,70 +431,9 @@ pub trait Stream: Sized {
     /// # Errors
     /// Out_of_range when `current <= previous`, when `current` does not fit 32 bits, or when a
     /// reader finds an absolute value a smaller tier should have carried; buffer full / past_end.
+    #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
-        const TIERS: [(i64, i64); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
-        let start = self.bit_position();
-        let out_of_range = |value: i64, min: i64| {
-            let kind = ErrorKind::OutOfRange {
-                value: i128::from(value),
-                min: i128::from(min),
-                max: i128::from(u32::MAX),
-            };
-            Error::new(kind, start, name)
-        };
-        let mut d = 0i64;
-        if Self::WRITING {
-            if *current > i64::from(u32::MAX) {
-                return Err(out_of_range(*current, 0));
-            }
-            if *current <= previous {
-                return Err(out_of_range(*current, previous.saturating_add(1)));
-            }
-            d = *current - previous;
-        }
-        let mut absolute = None;
-        self.scope(name, |s| {
-            let mut one = d == 1;
-            s.bool("d=1", &mut one)?;
-            if one {
-                d = 1;
-                return Ok(());
-            }
-            for (lo, hi) in TIERS {
-                let mut here = d <= hi;
-                s.bool(tier_name(hi), &mut here)?;
-                if here {
-                    return s.int("d", &mut d, lo, hi);
-                }
-            }
-            let mut v = *current as u64;
-            s.bits("value", &mut v, 32)?;
-            absolute = Some(v as i64);
-            Ok(())
-        })?;
-        if Self::READING {
-            match absolute {
-                Some(v) => {
-                    // Canonical: the writer uses the absolute form only past the last tier.
-                    let min = previous.saturating_add(69915);
-                    if v < min {
-                        return Err(out_of_range(v, min));
-                    }
-                    *current = v;
-                }
-                None => {
-                    // A tier past u32::MAX is a value no writer can send.
-                    let c = previous.saturating_add(d);
-                    if c > i64::from(u32::MAX) {
-                        return Err(out_of_range(c, 0));
-                    }
-                    *current = c;
-                }
-            }
-        }
-        let value = *current;
-        self.annotate(|| Value::Int(i128::from(value)));
-        Ok(())
+        int_relative_as_flags(self, name, previous, current)
     }
 
     /// A vector with a ranged count: `int(len, 0, max_len)` (path `name.len`), then each element
@@ -524,38 +449,166 @@ pub trait Stream: Sized {
         v: &mut Vec<T>,
         max_len: usize,
         min_element_bits: usize,
-        mut f: impl FnMut(&mut Self, &mut T) -> Result<()>,
+        f: impl FnMut(&mut Self, &mut T) -> Result<()>,
     ) -> Result<()> {
-        self.scope(name, |s| {
-            let mut len = v.len() as i64;
-            s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
-            if Self::READING {
-                let len = len as usize;
-                let needed = len.saturating_mul(min_element_bits.max(1));
-                if needed > s.remaining_bits() {
-                    let kind = ErrorKind::PastEnd {
-                        needed,
-                        remaining: s.remaining_bits(),
-                    };
-                    return Err(Error::new(kind, s.bit_position(), "len"));
+        array_impl(self, name, v, max_len, min_element_bits, f)
+    }
+}
+
+/// The body of [`Stream::array`].
+#[inline(always)]
+fn array_impl<S: Stream, T: Default>(
+    s: &mut S,
+    name: &str,
+    v: &mut Vec<T>,
+    max_len: usize,
+    min_element_bits: usize,
+    mut f: impl FnMut(&mut S, &mut T) -> Result<()>,
+) -> Result<()> {
+    s.scope(name, |s| {
+        let mut len = v.len() as i64;
+        s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
+        if S::READING {
+            let len = len as usize;
+            let needed = len.saturating_mul(min_element_bits.max(1));
+            if needed > s.remaining_bits() {
+                let kind = ErrorKind::PastEnd {
+                    needed,
+                    remaining: s.remaining_bits(),
+                };
+                return Err(Error::new(kind, s.bit_position(), "len"));
+            }
+            v.clear();
+            if min_element_bits > 0 {
+                // Every element read in place: no capacity check, length update or copy per
+                // element. On an error the vector keeps the elements read before it, as below.
+                v.resize_with(len, T::default);
+                for (i, item) in v.iter_mut().enumerate() {
+                    if let Err(e) = s.index(i, |s| f(s, item)) {
+                        v.truncate(i);
+                        return Err(e);
+                    }
                 }
-                v.clear();
-                if min_element_bits > 0 {
-                    v.reserve(len);
-                }
+            } else {
                 for i in 0..len {
                     let mut item = T::default();
                     s.index(i, |s| f(s, &mut item))?;
                     v.push(item);
                 }
-            } else {
-                for (i, item) in v.iter_mut().enumerate() {
-                    s.index(i, |s| f(s, item))?;
-                }
             }
-            Ok(())
-        })
+        } else {
+            for (i, item) in v.iter_mut().enumerate() {
+                s.index(i, |s| f(s, item))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// One tier of [`Stream::int_relative`]: its flag (1 when `d <= hi`), then, when set, `d` as
+/// `int(d, lo, hi)`. Whether the flag was set.
+#[inline(always)]
+fn relative_tier<S: Stream>(s: &mut S, d: &mut i64, lo: i64, hi: i64) -> Result<bool> {
+    let mut here = *d <= hi;
+    s.bool(tier_name(hi), &mut here)?;
+    if here {
+        s.int("d", d, lo, hi)?;
     }
+    Ok(here)
+}
+
+/// The bits of [`Stream::int_relative`] for the smallest differences, in one piece: `d = 1` is
+/// the single flag 1; `d` in 2..=6 is the flags 0, 1 and `d - 2` in 3 bits (LSB first: 0b10 then
+/// the value from bit 2). `None` for anything else (larger differences, and everything the writer
+/// rejects), which goes flag by flag.
+#[inline(always)]
+fn relative_short(previous: i64, current: i64) -> Option<(u64, u32)> {
+    if current > i64::from(u32::MAX) || current <= previous {
+        return None;
+    }
+    // A branch, not selects: measured faster here (the reader is the other way round).
+    match current.checked_sub(previous)? {
+        1 => Some((1, 1)),
+        d @ 2..=6 => Some((0b10 | ((d - 2) as u64) << 2, 5)),
+        _ => None,
+    }
+}
+
+/// [`Stream::int_relative`] flag by flag: the default (and so the trace stream's path), and the
+/// encoder's and reader's path for all but the smallest differences (so every error is this
+/// function's).
+#[inline(always)]
+fn int_relative_as_flags<S: Stream>(
+    s: &mut S,
+    name: &str,
+    previous: i64,
+    current: &mut i64,
+) -> Result<()> {
+    let start = s.bit_position();
+    let out_of_range = |value: i64, min: i64| {
+        let kind = ErrorKind::OutOfRange {
+            value: i128::from(value),
+            min: i128::from(min),
+            max: i128::from(u32::MAX),
+        };
+        Error::new(kind, start, name)
+    };
+    let mut d = 0i64;
+    if S::WRITING {
+        if *current > i64::from(u32::MAX) {
+            return Err(out_of_range(*current, 0));
+        }
+        if *current <= previous {
+            return Err(out_of_range(*current, previous.saturating_add(1)));
+        }
+        d = *current - previous;
+    }
+    let mut absolute = None;
+    s.scope(name, |t| {
+        let mut one = d == 1;
+        t.bool("d=1", &mut one)?;
+        if one {
+            d = 1;
+            return Ok(());
+        }
+        // Tier by tier with constant bounds (a loop over them stays a loop, with a computed
+        // width and mask for every value).
+        if relative_tier(t, &mut d, 2, 6)?
+            || relative_tier(t, &mut d, 7, 23)?
+            || relative_tier(t, &mut d, 24, 280)?
+            || relative_tier(t, &mut d, 281, 4377)?
+            || relative_tier(t, &mut d, 4378, 69914)?
+        {
+            return Ok(());
+        }
+        let mut v = *current as u64;
+        t.bits("value", &mut v, 32)?;
+        absolute = Some(v as i64);
+        Ok(())
+    })?;
+    if S::READING {
+        match absolute {
+            Some(v) => {
+                // Canonical: the writer uses the absolute form only past the last tier.
+                let min = previous.saturating_add(69915);
+                if v < min {
+                    return Err(out_of_range(v, min));
+                }
+                *current = v;
+            }
+            None => {
+                // A tier past u32::MAX is a value no writer can send.
+                let c = previous.saturating_add(d);
+                if c > i64::from(u32::MAX) {
+                    return Err(out_of_range(c, 0));
+                }
+                *current = c;
+            }
+        }
+    }
+    let value = *current;
+    s.annotate(|| Value::Int(i128::from(value)));
+    Ok(())
 }
 
 /// Flag names of the relative tiers, for traces: the tier's upper bound.
@@ -572,6 +625,40 @@ fn tier_name(hi: i64) -> &'static str {
         4377 => "d<=4377",
         _ => "d<=69914",
     }
+}
+
+/// [`Stream::compressed_f32`] built from [`Stream::int`]: the default, and the trace stream's
+/// path (a wrapper stream sees the code as an `int`). [`Encoder`] and [`ReadStream`] send and
+/// take the code directly, with the same bits and errors.
+#[inline(always)]
+fn compressed_f32_as_int<S: Stream>(
+    s: &mut S,
+    name: &str,
+    v: &mut f32,
+    spec: &CompressedFloat,
+) -> Result<()> {
+    let start = s.bit_position();
+    let mut code = if S::WRITING {
+        i64::from(spec.encode(*v))
+    } else {
+        0
+    };
+    s.int(name, &mut code, 0, i64::from(spec.steps()))?;
+    if S::READING {
+        if !spec.is_canonical(code as u32) {
+            return Err(non_canonical_code(start, name));
+        }
+        *v = spec.decode(code as u32);
+    }
+    let value = *v;
+    s.annotate(|| Value::F32(value));
+    Ok(())
+}
+
+#[cold]
+fn non_canonical_code(bit: usize, name: &str) -> Error {
+    let why = "compressed float code that no writer sends (its value re-encodes to another code)";
+    Error::new(ErrorKind::NonCanonical(why), bit, name)
 }
 
 #[cold]
@@ -611,6 +698,34 @@ fn out_of_range(value: i128, min: i128, max: i128, bit: usize, name: &str) -> Er
 #[inline(always)]
 fn span(min: i64, max: i64) -> u64 {
     (max as u64).wrapping_sub(min as u64)
+}
+
+/// Runs `f` on `home` moved into a local variable (`placeholder` stands in meanwhile), then moves
+/// it back.
+///
+/// The loop of an array then works on a stream whose address the rest of the program never sees,
+/// so the compiler keeps the bit position, scratch word and buffer bounds in registers across
+/// elements. Behind `&mut self` it cannot: any store the element closure makes (to the element,
+/// to a captured `previous` id) or any call it cannot see into (a `LazyLock`'s first-use check)
+/// might change them, so each field went back to memory after every value and was loaded again
+/// before the next.
+///
+/// No drop guard: unwinding would need the local's address, which is what this avoids. If `f`
+/// panics, `home` keeps the placeholder (a writer over no buffer, a reader of no data); a packet
+/// whose serialize function panicked has no meaningful bytes anyway.
+#[inline(always)]
+fn on_local<S, R>(home: &mut S, placeholder: S, f: impl FnOnce(&mut S) -> R) -> R {
+    let mut local = std::mem::replace(home, placeholder);
+    let r = f(&mut local);
+    *home = local;
+    r
+}
+
+/// A writer over no buffer: the stand-in of [`on_local`] while an array writes on a local copy.
+impl Default for BitWriter<'_> {
+    fn default() -> Self {
+        BitWriter::new(&mut [])
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -697,8 +812,27 @@ impl<K: BitSink> Encoder<K> {
     }
 }
 
-impl<K: BitSink> Stream for Encoder<K> {
+impl<K: BitSink + Default> Stream for Encoder<K> {
     const READING: bool = false;
+
+    /// As the default, on the stream moved into a local ([`on_local`]).
+    #[inline]
+    fn array<T: Default>(
+        &mut self,
+        name: &str,
+        v: &mut Vec<T>,
+        max_len: usize,
+        min_element_bits: usize,
+        f: impl FnMut(&mut Self, &mut T) -> Result<()>,
+    ) -> Result<()> {
+        let placeholder = Encoder {
+            sink: K::default(),
+            crc: None,
+        };
+        on_local(self, placeholder, |s| {
+            array_impl(s, name, v, max_len, min_element_bits, f)
+        })
+    }
 
     #[inline]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
@@ -725,6 +859,25 @@ impl<K: BitSink> Stream for Encoder<K> {
     #[inline(always)]
     fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
         self.put(name, u64::from(*v), 1)
+    }
+
+    /// The code in `spec.width()` bits, as [`Stream::int`]`(code, 0, M)` sends it: the code
+    /// never exceeds `M`, so there is no range to check.
+    #[inline(always)]
+    fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
+        self.put(name, u64::from(spec.encode(*v)), spec.width())
+    }
+
+    /// The smallest differences (1 to 6) in one access when they fit ([`relative_short`]); the
+    /// rest, a full buffer and every error flag by flag, as the default.
+    #[inline(always)]
+    fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
+        if let Some((bits, n)) = relative_short(previous, *current)
+            && n as usize <= self.sink.available()
+        {
+            return self.put(name, bits, n);
+        }
+        int_relative_as_flags(self, name, previous, current)
     }
 
     #[inline(always)]
@@ -1236,8 +1389,27 @@ impl<T: Tracer> Decoder<'_, T> {
     }
 }
 
-impl<T: Tracer> Stream for Decoder<'_, T> {
+impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     const READING: bool = true;
+
+    /// As the default, on the stream moved into a local ([`on_local`]).
+    #[inline]
+    fn array<E: Default>(
+        &mut self,
+        name: &str,
+        v: &mut Vec<E>,
+        max_len: usize,
+        min_element_bits: usize,
+        f: impl FnMut(&mut Self, &mut E) -> Result<()>,
+    ) -> Result<()> {
+        let placeholder = Decoder {
+            r: BitReader::new(&[]),
+            tracer: T::default(),
+        };
+        on_local(self, placeholder, |s| {
+            array_impl(s, name, v, max_len, min_element_bits, f)
+        })
+    }
 
     #[inline]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
@@ -1262,6 +1434,59 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         *v = self.take(name, 1)? != 0;
         let value = *v;
         self.record(name, bit, || Value::Bool(value), None);
+        Ok(())
+    }
+
+    /// Without a trace, the smallest differences in one read: the next 5 bits on a copy of the
+    /// reader, then the 1 or 5 bits they take consumed. Anything else (a larger tier, an
+    /// out-of-range value, a result past `u32::MAX`, fewer than 5 bits left) reads flag by flag
+    /// from the start, as the default, for its value or its error.
+    #[inline(always)]
+    fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
+        if !T::ACTIVE {
+            // The next 5 bits: 1 (d = 1), or 0, 1 and d - 2 in 3 bits. Which one by selects, not a
+            // branch (it follows the data); the check after it is almost always true.
+            let mut ahead = self.r.clone();
+            if let Ok(x) = ahead.read_bits(5) {
+                let one = x & 1 == 1;
+                let d = if one { 1 } else { 2 + i64::from(x >> 2) };
+                let c = previous.saturating_add(d);
+                if (one || (x & 0b10 != 0 && d <= 6))
+                    && c <= i64::from(u32::MAX)
+                    && self.r.read_bits(if one { 1 } else { 5 }).is_ok()
+                {
+                    *current = c;
+                    return Ok(());
+                }
+            }
+        }
+        int_relative_as_flags(self, name, previous, current)
+    }
+
+    /// Without a trace: the code in `spec.width()` (1..=32) bits, rejected above `M` with the
+    /// error [`Stream::int`] gives, then the canonical check. With one: through `int`.
+    #[inline(always)]
+    fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
+        if T::ACTIVE {
+            return compressed_f32_as_int(self, name, v, spec);
+        }
+        let bit = self.r.bits_read();
+        let code = self
+            .r
+            .read_bits(spec.width())
+            .map_err(|e| past_end(e, bit, name))?;
+        if code < spec.exact_limit() {
+            *v = spec.decode_exact(code);
+            return Ok(());
+        }
+        if code > spec.steps() {
+            let max = i128::from(spec.steps());
+            return Err(out_of_range(i128::from(code), 0, max, bit, name));
+        }
+        if !spec.is_canonical(code) {
+            return Err(non_canonical_code(bit, name));
+        }
+        *v = spec.decode(code);
         Ok(())
     }
 
@@ -1395,6 +1620,7 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         Ok(())
     }
 
+    #[inline(always)]
     fn scope<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         if T::ACTIVE {
             self.tracer.enter(Some(name), None, self.r.bits_read());
@@ -1406,6 +1632,7 @@ impl<T: Tracer> Stream for Decoder<'_, T> {
         }
     }
 
+    #[inline(always)]
     fn index<R>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         if T::ACTIVE {
             self.tracer.enter(None, Some(i), self.r.bits_read());

@@ -213,3 +213,194 @@ fn zero_bit_array_elements_are_bounded_by_the_data() {
     assert!(matches!(err.kind(), ErrorKind::PastEnd { .. }), "{err}");
     assert!(v.is_empty());
 }
+
+#[test]
+fn a_failed_array_element_leaves_the_elements_before_it() {
+    use bitlens_codec::{ReadStream, Stream, WriteStream};
+    // Count 3 in 2 bits, then 1, 2 and 7 in 3 bits each; the reader's range stops at 5.
+    let mut buf = [0u8; 4];
+    let mut w = WriteStream::new(&mut buf);
+    let mut values = vec![1i64, 2, 7];
+    w.array("a", &mut values, 3, 3, |s, e| s.int("", e, 0, 7))
+        .unwrap();
+    let n = w.finish();
+    for min_element_bits in [0, 3] {
+        let mut v: Vec<i64> = vec![9; 5];
+        let err = ReadStream::new(&buf[..n])
+            .array("a", &mut v, 3, min_element_bits, |s, e| s.int("", e, 0, 5))
+            .unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::OutOfRange { value: 7, .. }),
+            "{err}"
+        );
+        assert_eq!(err.field(), "a[2]");
+        assert_eq!(v, [1, 2], "min_element_bits {min_element_bits}");
+    }
+}
+
+/// A stream that passes every primitive to `S` and keeps the trait's default for everything
+/// else: the flag-by-flag reference for the streams' own faster paths (int_relative,
+/// compressed_f32, array).
+struct Defaults<S>(S);
+
+impl<S: bitlens_codec::Stream> bitlens_codec::Stream for Defaults<S> {
+    const READING: bool = S::READING;
+    fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> bitlens_codec::Result<()> {
+        self.0.bits(name, v, n)
+    }
+    fn bool(&mut self, name: &str, v: &mut bool) -> bitlens_codec::Result<()> {
+        self.0.bool(name, v)
+    }
+    fn int(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> bitlens_codec::Result<()> {
+        self.0.int(name, v, min, max)
+    }
+    fn u64(&mut self, name: &str, v: &mut u64) -> bitlens_codec::Result<()> {
+        self.0.u64(name, v)
+    }
+    fn f32(&mut self, name: &str, v: &mut f32) -> bitlens_codec::Result<()> {
+        self.0.f32(name, v)
+    }
+    fn f64(&mut self, name: &str, v: &mut f64) -> bitlens_codec::Result<()> {
+        self.0.f64(name, v)
+    }
+    fn align(&mut self, name: &str) -> bitlens_codec::Result<()> {
+        self.0.align(name)
+    }
+    fn bytes(&mut self, name: &str, buf: &mut [u8]) -> bitlens_codec::Result<()> {
+        self.0.bytes(name, buf)
+    }
+    fn check(&mut self, label: &str) -> bitlens_codec::Result<()> {
+        self.0.check(label)
+    }
+    fn end(&mut self) -> bitlens_codec::Result<()> {
+        self.0.end()
+    }
+    fn packet_crc(&mut self, id: bitlens_codec::ProtocolId) -> bitlens_codec::Result<()> {
+        self.0.packet_crc(id)
+    }
+    fn bit_position(&self) -> usize {
+        self.0.bit_position()
+    }
+    fn remaining_bits(&self) -> usize {
+        self.0.remaining_bits()
+    }
+}
+
+const PREVIOUS: [i64; 7] = [-1, 0, 1, 1000, 4_294_967_290, 4_294_967_294, 4_294_967_295];
+
+#[test]
+fn int_relative_reads_like_the_flag_by_flag_default() {
+    use bitlens_codec::{ReadStream, Stream};
+    // Every 2-byte input (and its 1-byte prefix): values, bits consumed and errors agree.
+    for x in 0..=u16::MAX {
+        let bytes = x.to_le_bytes();
+        for data in [&bytes[..1], &bytes[..]] {
+            for previous in PREVIOUS {
+                let (mut a, mut b) = (0i64, 0i64);
+                let mut fast = ReadStream::new(data);
+                let mut reference = Defaults(ReadStream::new(data));
+                let ra = fast.int_relative("id", previous, &mut a);
+                let rb = reference.int_relative("id", previous, &mut b);
+                assert_eq!(ra, rb, "{data:02x?} after {previous}");
+                assert_eq!(a, b, "{data:02x?} after {previous}");
+                assert_eq!(fast.bit_position(), reference.bit_position(), "{data:02x?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn int_relative_writes_like_the_flag_by_flag_default() {
+    use bitlens_codec::{Stream, WriteStream};
+    for previous in PREVIOUS {
+        let mut currents: Vec<i64> = (previous - 3..previous + 40).collect();
+        currents.extend([
+            previous + 69_914,
+            previous + 69_915,
+            4_294_967_295,
+            4_294_967_296,
+        ]);
+        for current in currents {
+            // Buffers of 0 to 6 bytes: every tier, and a full buffer at every flag.
+            for len in 0..=6 {
+                let (mut a, mut b) = ([0u8; 6], [0u8; 6]);
+                let (mut ca, mut cb) = (current, current);
+                let mut fast = WriteStream::new(&mut a[..len]);
+                let ra = fast.int_relative("id", previous, &mut ca);
+                let na = fast.finish();
+                let mut reference = Defaults(WriteStream::new(&mut b[..len]));
+                let rb = reference.int_relative("id", previous, &mut cb);
+                let nb = reference.0.finish();
+                assert_eq!(ra, rb, "{current} after {previous} in {len} bytes");
+                assert_eq!(
+                    (na, a),
+                    (nb, b),
+                    "{current} after {previous} in {len} bytes"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn compressed_floats_and_arrays_match_the_defaults() {
+    use bitlens_codec::{CompressedFloat, ReadStream, Stream, WriteStream};
+    // The entity range (exact), a range near 2^24 steps (inexact) and a 1-step range.
+    let ranges = [
+        CompressedFloat::new(-1000.0, 1000.0, 0.01).unwrap(),
+        CompressedFloat::new(1.0e6, 1.0e6 + 20.0, 1.0e-6).unwrap(),
+        CompressedFloat::new(0.0, 1.0, 1.0).unwrap(),
+    ];
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for q in &ranges {
+        // The codes at the edges of the range, and past it.
+        let top = (1u64 << q.width()) - 1;
+        let steps = u64::from(q.steps());
+        for code in [0, 1, steps.saturating_sub(1), steps, steps + 1, top] {
+            let bytes = code.min(top).to_le_bytes();
+            let (mut a, mut b) = (0.0f32, 0.0f32);
+            let mut fast = ReadStream::new(&bytes[..5]);
+            let mut reference = Defaults(ReadStream::new(&bytes[..5]));
+            let ra = fast.compressed_f32("x", &mut a, q);
+            let rb = reference.compressed_f32("x", &mut b, q);
+            assert_eq!(ra, rb, "code {code} of {}", q.steps());
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        for _ in 0..20_000 {
+            // Reading 0 to 4 random bytes: an array of up to 3 floats.
+            let bytes = next().to_le_bytes();
+            let data = &bytes[..(next() % 5) as usize];
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let mut fast = ReadStream::new(data);
+            let mut reference = Defaults(ReadStream::new(data));
+            let ra = fast.array("p", &mut a, 3, 1, |s, f| s.compressed_f32("x", f, q));
+            let rb = reference.array("p", &mut b, 3, 1, |s, f| s.compressed_f32("x", f, q));
+            assert_eq!(ra, rb, "{data:02x?}");
+            assert_eq!(
+                a.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+                b.iter().map(|f| f.to_bits()).collect::<Vec<_>>()
+            );
+            assert_eq!(fast.bit_position(), reference.bit_position());
+            // Writing up to 3 random floats (any bit pattern) into 0 to 12 bytes.
+            let mut values: Vec<f32> = (0..next() % 4)
+                .map(|_| f32::from_bits(next() as u32))
+                .collect();
+            let len = (next() % 13) as usize;
+            let (mut ba, mut bb) = ([0u8; 12], [0u8; 12]);
+            let mut fast = WriteStream::new(&mut ba[..len]);
+            let ra = fast.array("p", &mut values, 3, 1, |s, f| s.compressed_f32("x", f, q));
+            let na = fast.finish();
+            let mut reference = Defaults(WriteStream::new(&mut bb[..len]));
+            let rb = reference.array("p", &mut values, 3, 1, |s, f| s.compressed_f32("x", f, q));
+            let nb = reference.0.finish();
+            assert_eq!(ra, rb);
+            assert_eq!((na, ba), (nb, bb));
+        }
+    }
+}

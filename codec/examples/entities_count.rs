@@ -1,0 +1,148 @@
+//! Encodes or decodes the entity table of `benches/entities.rs` (1000 entities) 100 times: a
+//! fixed workload for instruction counting, which is repeatable where wall-clock time on a shared
+//! machine is not:
+//!
+//!     cargo build --release -p bitlens-codec --example entities_count
+//!     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!         target/release/examples/entities_count encode   # or: decode
+//!
+//! Instructions per entity = (total - baseline) / 100,000, where the baseline is `none`.
+
+use bitlens_codec::quantize::CompressedFloat;
+use bitlens_codec::{ReadStream, Result, Stream, WriteStream};
+use std::hint::black_box;
+use std::sync::LazyLock;
+
+const N: usize = 1000;
+const ROUNDS: usize = 100;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, bitcode::Encode, bitcode::Decode)]
+struct Entity {
+    x: f32,
+    y: f32,
+    z: f32,
+    health: u8,
+    flags: bool,
+    id: u32,
+}
+
+static POS: LazyLock<CompressedFloat> =
+    LazyLock::new(|| CompressedFloat::new(-1000.0, 1000.0, 0.01).unwrap());
+
+/// The bench's serialize function, word for word (the range in a `LazyLock`, as there).
+fn serialize_table<S: Stream>(s: &mut S, table: &mut Vec<Entity>) -> Result<()> {
+    let mut previous = -1i64;
+    s.array("entities", table, N, 63, |s, e| {
+        s.compressed_f32("x", &mut e.x, &POS)?;
+        s.compressed_f32("y", &mut e.y, &POS)?;
+        s.compressed_f32("z", &mut e.z, &POS)?;
+        s.int_as("health", &mut e.health, 0, 100)?;
+        s.bool("flags", &mut e.flags)?;
+        let mut id = i64::from(e.id);
+        s.int_relative("id", previous, &mut id)?;
+        e.id = id as u32;
+        previous = id;
+        Ok(())
+    })
+}
+
+/// The bench's table: the same generator and seed.
+fn table() -> Vec<Entity> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut id = 1000u32;
+    (0..N)
+        .map(|_| {
+            id += 1 + (next() % 3) as u32;
+            let mut coord = || POS.decode((next() % (u64::from(POS.steps()) + 1)) as u32);
+            let (x, y, z) = (coord(), coord(), coord());
+            Entity {
+                x,
+                y,
+                z,
+                health: (next() % 101) as u8,
+                flags: next() & 1 == 1,
+                id,
+            }
+        })
+        .collect()
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "none".into());
+    let mut data = table();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut w = WriteStream::new(&mut buf);
+    serialize_table(&mut w, &mut data).expect("fits");
+    let len = w.finish();
+    let packed = buf[..len].to_vec();
+    match mode.as_str() {
+        "encode" => {
+            for _ in 0..ROUNDS {
+                let mut w = WriteStream::new(&mut buf);
+                serialize_table(&mut w, black_box(&mut data)).expect("fits");
+                black_box(w.finish());
+            }
+        }
+        "decode" => {
+            let mut t = Vec::with_capacity(N);
+            for _ in 0..ROUNDS {
+                serialize_table(&mut ReadStream::new(black_box(&packed)), &mut t).expect("valid");
+                black_box(t.len());
+            }
+            assert_eq!(t, data);
+        }
+        "time" => {
+            // Best of 200 batches of 100 rounds each way, for bitlens and for bitcode on the same
+            // table: rough ns per entity and their ratio, for a quick look on a loaded machine
+            // (criterion is the measurement of record).
+            let mut best = [f64::MAX; 4];
+            let mut t = Vec::with_capacity(N);
+            let mut bc = bitcode::Buffer::new();
+            let bitcode_bytes = bitcode::encode(&data);
+            let time = |best: &mut f64, f: &mut dyn FnMut()| {
+                let start = std::time::Instant::now();
+                for _ in 0..ROUNDS {
+                    f();
+                }
+                *best = best.min(start.elapsed().as_secs_f64());
+            };
+            for _ in 0..200 {
+                time(&mut best[0], &mut || {
+                    let mut w = WriteStream::new(&mut buf);
+                    serialize_table(&mut w, black_box(&mut data)).expect("fits");
+                    black_box(w.finish());
+                });
+                time(&mut best[1], &mut || {
+                    serialize_table(&mut ReadStream::new(black_box(&packed)), &mut t)
+                        .expect("valid");
+                    black_box(t.len());
+                });
+                time(&mut best[2], &mut || {
+                    black_box(bc.encode(black_box(&data)).len());
+                });
+                time(&mut best[3], &mut || {
+                    let v: Vec<Entity> = bc.decode(black_box(&bitcode_bytes)).expect("valid");
+                    black_box(v.len());
+                });
+            }
+            let per = best.map(|s| s * 1e9 / (ROUNDS * N) as f64);
+            println!(
+                "bitlens encode {:.2} decode {:.2} ns/entity; bitcode encode {:.2} decode {:.2}; \
+                 ratio encode {:.2}x decode {:.2}x",
+                per[0],
+                per[1],
+                per[2],
+                per[3],
+                per[0] / per[2],
+                per[1] / per[3]
+            );
+        }
+        _ => {}
+    }
+}
