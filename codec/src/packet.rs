@@ -229,15 +229,27 @@ mod tests {
 
     #[test]
     fn crc_is_over_the_id_then_the_packet_with_a_zero_crc_field() {
-        for id in [ProtocolId::U32(0x1234_5678), ProtocolId::U64(0x0102_0304_0506_0708)] {
+        for id in [
+            ProtocolId::U32(0x1234_5678),
+            ProtocolId::U64(0x0102_0304_0506_0708),
+        ] {
             for len in 0..40usize {
                 let packet: Vec<u8> = (0..len as u8).map(|b| b.wrapping_mul(37)).collect();
                 let mut plain = match id {
                     ProtocolId::U32(v) => v.to_le_bytes().to_vec(),
                     ProtocolId::U64(v) => v.to_le_bytes().to_vec(),
                 };
-                plain.extend(packet.iter().enumerate().map(|(i, &b)| if i < 4 { 0 } else { b }));
-                assert_eq!(packet_crc(id, &packet), crc32fast::hash(&plain), "{id:?} {len}");
+                plain.extend(
+                    packet
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &b)| if i < 4 { 0 } else { b }),
+                );
+                assert_eq!(
+                    packet_crc(id, &packet),
+                    crc32fast::hash(&plain),
+                    "{id:?} {len}"
+                );
             }
         }
     }

@@ -1218,7 +1218,9 @@ impl Tracer for Recorder {
             // An array element that is a single unnamed value (`mice[3]`) needs no scope of its
             // own: keep the value, one level up.
             if i + 2 == self.fields.len() && self.fields[i + 1].path == self.fields[i].path {
-                self.fields.remove(i);
+                // The value is the last entry: it takes the scope's place (one fixed-size move,
+                // where `remove` shifted through a memmove call).
+                self.fields.swap_remove(i);
                 self.fields[i].depth -= 1;
             }
         }
