@@ -78,63 +78,44 @@ const fn low_mask(n: u32) -> u64 {
 /// whenever it fills (the same bytes as two 32-bit words: word size never shows on the wire).
 /// Call [`BitWriter::flush`] when done: it stores the partial last word and returns the number
 /// of bytes the packet occupies.
-///
-/// One comparison per value decides the common case: `limit` is 64 while the current word and the
-/// one after it lie wholly in the buffer, so a value that leaves the scratch below 64 bits neither
-/// completes a word nor can overflow, and needs no capacity check of its own. Only a full word
-/// (stored, the rest carried) or the last two words of the buffer (where the bits that remain are
-/// counted) leave that path.
 #[derive(Debug)]
 pub struct BitWriter<'a> {
     buf: &'a mut [u8],
     scratch: u64,
-    /// Bits in `scratch`: below `limit` (so below 64) between writes.
-    nbits: u32,
-    /// A write that leaves `nbits + n` below this takes the short path: 64 while the current word
-    /// and the next lie wholly in `buf`, else one more than the bits from the start of the
-    /// current word to the end of `buf`, at most 63.
-    limit: u32,
-    /// Byte offset of the current word.
-    word: usize,
-}
-
-/// [`BitWriter::limit`] for a word that starts `word` bytes into a buffer of `len` bytes.
-#[inline]
-fn word_limit(len: usize, word: usize) -> u32 {
-    let room = len - word;
-    // At most 63 unless the next word lies in the buffer too: the full-word path relies on it.
-    if room >= 16 {
-        64
-    } else {
-        (room * 8).min(62) as u32 + 1
-    }
+    /// Bits in `scratch` (0..64).
+    scratch_bits: u32,
+    /// Byte offset where the next full 64-bit word goes.
+    word_byte: usize,
+    /// Bits still free in `buf`.
+    bits_left: usize,
+    capacity_bits: usize,
 }
 
 impl<'a> BitWriter<'a> {
     /// A writer that packs into `buf`, starting at its first bit. Bytes of `buf` past what is
     /// written are left as they were; bytes written are fully defined (padding bits zero).
-    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let limit = word_limit(buf.len(), 0);
+        let capacity_bits = buf.len().saturating_mul(8);
         BitWriter {
             buf,
             scratch: 0,
-            nbits: 0,
-            limit,
-            word: 0,
+            scratch_bits: 0,
+            word_byte: 0,
+            bits_left: capacity_bits,
+            capacity_bits,
         }
     }
 
     /// Bits written so far.
     #[inline]
     pub fn bits_written(&self) -> usize {
-        self.word * 8 + self.nbits as usize
+        self.capacity_bits - self.bits_left
     }
 
     /// Bits still free in the buffer.
     #[inline]
     pub fn bits_available(&self) -> usize {
-        (self.buf.len() - self.word).saturating_mul(8) - self.nbits as usize
+        self.bits_left
     }
 
     /// Writes the low `n` bits of `value` (`n` in 1..=32; higher bits of `value` must be zero).
@@ -145,42 +126,29 @@ impl<'a> BitWriter<'a> {
     pub fn write_bits(&mut self, value: u32, n: u32) -> Result<(), Overflow> {
         debug_assert!((1..=32).contains(&n));
         debug_assert!(u64::from(value) <= low_mask(n));
-        let total = self.nbits + n;
-        if total < self.limit {
-            self.scratch |= u64::from(value) << self.nbits;
-            self.nbits = total;
-            return Ok(());
+        if n as usize > self.bits_left {
+            return Err(Overflow {
+                needed: n as usize,
+                available: self.bits_left,
+            });
         }
-        // total >= 64 with a full word in the buffer (a limit of 64 means 16 bytes remain from
-        // the word), or the last two words of the buffer, where the bits that remain are counted.
-        if self.limit == 64 || n as usize <= self.bits_available() {
-            if total < 64 {
-                self.scratch |= u64::from(value) << self.nbits;
-                self.nbits = total;
-                return Ok(());
+        self.bits_left -= n as usize;
+        let total = self.scratch_bits + n;
+        self.scratch |= u64::from(value) << self.scratch_bits;
+        if total >= 64 {
+            // The word is complete and lies wholly within the capacity checked above.
+            let end = self.word_byte + 8;
+            if let Some(word) = self.buf.get_mut(self.word_byte..end) {
+                word.copy_from_slice(&self.scratch.to_le_bytes());
             }
-            // The word is full and lies in the buffer: store it and carry the rest. n <= 32, so
-            // nbits >= 32 and the shift is 1..=32.
-            if let Some((dst, after)) = self
-                .buf
-                .get_mut(self.word..)
-                .and_then(|rest| rest.split_first_chunk_mut::<8>())
-            {
-                let full = self.scratch | (u64::from(value) << self.nbits);
-                *dst = full.to_le_bytes();
-                if after.len() < 16 {
-                    self.limit = word_limit(after.len(), 0);
-                }
-                self.scratch = u64::from(value) >> (64 - self.nbits);
-                self.nbits = total - 64;
-                self.word += 8;
-                return Ok(());
-            }
+            self.word_byte = end;
+            // total >= 64 with n <= 32 means scratch_bits >= 32: the shift is 1..=32.
+            self.scratch = u64::from(value) >> (64 - self.scratch_bits);
+            self.scratch_bits = total - 64;
+        } else {
+            self.scratch_bits = total;
         }
-        Err(Overflow {
-            needed: n as usize,
-            available: self.bits_available(),
-        })
+        Ok(())
     }
 
     /// Writes the low `n` bits of `value`, `n` in 1..=64: the low 32 bits, then the rest.
@@ -192,10 +160,10 @@ impl<'a> BitWriter<'a> {
         if n <= 32 {
             return self.write_bits(value as u32, n);
         }
-        if n as usize > self.bits_available() {
+        if n as usize > self.bits_left {
             return Err(Overflow {
                 needed: n as usize,
-                available: self.bits_available(),
+                available: self.bits_left,
             });
         }
         self.write_bits(value as u32, 32)?;
@@ -205,7 +173,7 @@ impl<'a> BitWriter<'a> {
     /// Zero bits needed to reach the next byte boundary (0 when aligned).
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        (8 - self.nbits % 8) % 8
+        ((8 - (self.bits_written() % 8)) % 8) as u32
     }
 
     /// Writes zero bits up to the next byte boundary.
@@ -227,10 +195,10 @@ impl<'a> BitWriter<'a> {
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         debug_assert_eq!(self.bits_written() % 8, 0);
         let needed = bytes.len().saturating_mul(8);
-        if needed > self.bits_available() {
+        if needed > self.bits_left {
             return Err(Overflow {
                 needed,
-                available: self.bits_available(),
+                available: self.bits_left,
             });
         }
         for &b in bytes {
@@ -247,14 +215,14 @@ impl<'a> BitWriter<'a> {
 
     /// Stores the partial last word and returns the bytes written: `ceil(bits / 8)`.
     /// Further writes continue where this left off.
-    #[inline]
     pub fn flush(&mut self) -> usize {
-        let tail = self.nbits.div_ceil(8) as usize;
+        let bytes = self.bits_written().div_ceil(8);
+        let tail = bytes - self.word_byte;
         let word = self.scratch.to_le_bytes();
-        if let Some(dst) = self.buf.get_mut(self.word..self.word + tail) {
+        if let Some(dst) = self.buf.get_mut(self.word_byte..bytes) {
             dst.copy_from_slice(&word[..tail]);
         }
-        self.word + tail
+        bytes
     }
 }
 
