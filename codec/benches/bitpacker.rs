@@ -12,106 +12,17 @@
 //! inside it (the sum of the values read, and every write's length).
 //! `cargo bench -p bitlens-codec --bench bitpacker`
 
-use bitlens_codec::{BitReader, BitWriter};
+use bitlens_codec::BitReader;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
-const N: usize = 1_000_000;
-const WIDTHS: [u32; 5] = [3, 10, 24, 1, 32];
-
-/// One serialized struct: the const-width shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Fields {
-    a: u32,
-    b: u32,
-    c: u32,
-    d: u32,
-    e: u32,
-}
-
-fn values() -> (Vec<u32>, Vec<u32>) {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let widths: Vec<u32> = (0..N).map(|i| WIDTHS[i % 5]).collect();
-    let vals = widths
-        .iter()
-        .map(|&w| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x as u32) & (if w == 32 { u32::MAX } else { (1 << w) - 1 })
-        })
-        .collect();
-    (vals, widths)
-}
-
-fn write_runtime(buf: &mut [u8], vals: &[u32], widths: &[u32]) -> usize {
-    let mut w = BitWriter::new(buf);
-    for (&v, &n) in vals.iter().zip(widths) {
-        w.write_bits(v, n).unwrap();
-    }
-    w.flush()
-}
-
-fn read_runtime(data: &[u8], widths: &[u32]) -> u32 {
-    let mut r = BitReader::new(data);
-    let mut acc = 0u32;
-    for &n in widths {
-        acc = acc.wrapping_add(r.read_bits(n).unwrap());
-    }
-    acc
-}
-
-fn write_const(buf: &mut [u8], items: &[Fields]) -> usize {
-    let mut w = BitWriter::new(buf);
-    for f in items {
-        w.write_bits(f.a, 3).unwrap();
-        w.write_bits(f.b, 10).unwrap();
-        w.write_bits(f.c, 24).unwrap();
-        w.write_bits(f.d, 1).unwrap();
-        w.write_bits(f.e, 32).unwrap();
-    }
-    w.flush()
-}
-
-#[inline(always)]
-fn read_fields(r: &mut BitReader<'_>) -> Fields {
-    Fields {
-        a: r.read_bits(3).unwrap(),
-        b: r.read_bits(10).unwrap(),
-        c: r.read_bits(24).unwrap(),
-        d: r.read_bits(1).unwrap(),
-        e: r.read_bits(32).unwrap(),
-    }
-}
-
-fn sum(f: Fields) -> u32 {
-    f.a.wrapping_add(f.b)
-        .wrapping_add(f.c)
-        .wrapping_add(f.d)
-        .wrapping_add(f.e)
-}
-
-fn read_const(data: &[u8], count: usize) -> u32 {
-    let mut r = BitReader::new(data);
-    let mut acc = 0u32;
-    for _ in 0..count {
-        acc = acc.wrapping_add(sum(read_fields(&mut r)));
-    }
-    acc
-}
+#[path = "common/bitpacker.rs"]
+mod common;
+use common::*;
 
 fn bench(c: &mut Criterion) {
     let (vals, widths) = values();
-    let items: Vec<Fields> = vals
-        .chunks_exact(5)
-        .map(|c| Fields {
-            a: c[0],
-            b: c[1],
-            c: c[2],
-            d: c[3],
-            e: c[4],
-        })
-        .collect();
+    let items = fields(&vals);
     let expected = vals.iter().fold(0u32, |a, &v| a.wrapping_add(v));
     let total_bits: usize = widths.iter().map(|&w| w as usize).sum();
     let bytes = total_bits.div_ceil(8);

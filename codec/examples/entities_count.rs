@@ -8,70 +8,14 @@
 //!
 //! Instructions per entity = (total - baseline) / 100,000, where the baseline is `none`.
 
-use bitlens_codec::quantize::CompressedFloat;
-use bitlens_codec::{ReadStream, Result, Stream, WriteStream};
+use bitlens_codec::{ReadStream, WriteStream};
 use std::hint::black_box;
-use std::sync::LazyLock;
 
-const N: usize = 1000;
 const ROUNDS: usize = 100;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, bitcode::Encode, bitcode::Decode)]
-struct Entity {
-    x: f32,
-    y: f32,
-    z: f32,
-    health: u8,
-    flags: bool,
-    id: u32,
-}
-
-static POS: LazyLock<CompressedFloat> =
-    LazyLock::new(|| CompressedFloat::new(-1000.0, 1000.0, 0.01).unwrap());
-
-/// The bench's serialize function, word for word (the range in a `LazyLock`, as there).
-fn serialize_table<S: Stream>(s: &mut S, table: &mut Vec<Entity>) -> Result<()> {
-    let mut previous = -1i64;
-    s.array("entities", table, N, 63, |s, e| {
-        s.compressed_f32("x", &mut e.x, &POS)?;
-        s.compressed_f32("y", &mut e.y, &POS)?;
-        s.compressed_f32("z", &mut e.z, &POS)?;
-        s.int_as("health", &mut e.health, 0, 100)?;
-        s.bool("flags", &mut e.flags)?;
-        let mut id = i64::from(e.id);
-        s.int_relative("id", previous, &mut id)?;
-        e.id = id as u32;
-        previous = id;
-        Ok(())
-    })
-}
-
-/// The bench's table: the same generator and seed.
-fn table() -> Vec<Entity> {
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut id = 1000u32;
-    (0..N)
-        .map(|_| {
-            id += 1 + (next() % 3) as u32;
-            let mut coord = || POS.decode((next() % (u64::from(POS.steps()) + 1)) as u32);
-            let (x, y, z) = (coord(), coord(), coord());
-            Entity {
-                x,
-                y,
-                z,
-                health: (next() % 101) as u8,
-                flags: next() & 1 == 1,
-                id,
-            }
-        })
-        .collect()
-}
+#[path = "../benches/common/entities.rs"]
+mod common;
+use common::{Entity, N, serialize_table, table};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "none".into());

@@ -424,17 +424,20 @@ mod tests {
         Ok(())
     }
 
+    /// Ranges of the kinds games send: positions, unit values, angles, fixed-point fractions.
+    const RANGES: [(f32, f32, f32); 7] = [
+        (-10.0, 10.0, 0.01),
+        (0.0, 1.0, 0.001),
+        (-2000.0, 2000.0, 0.1),
+        (-512.0, 512.0, 0.01),
+        (0.0, 360.0, 0.001),
+        (-1.0, 1.0, 1.0 / 65536.0),
+        (0.0, 4.0, 1.0 / (1 << 20) as f32),
+    ];
+
     #[test]
     fn compressed_float_codes_are_stable() {
-        for (min, max, res) in [
-            (-10.0, 10.0, 0.01),
-            (0.0, 1.0, 0.001),
-            (-2000.0, 2000.0, 0.1),
-            (-512.0, 512.0, 0.01),
-            (0.0, 360.0, 0.001),
-            (-1.0, 1.0, 1.0 / 65536.0),
-            (0.0, 4.0, 1.0 / (1 << 20) as f32),
-        ] {
+        for (min, max, res) in RANGES {
             assert_eq!(
                 all_codes_stable(min, max, res),
                 Ok(()),
@@ -595,19 +598,13 @@ mod tests {
     #[test]
     fn quantize_and_decode_match_the_reference() {
         let mut next = xorshift(0x2545_F491_4F6C_DD1D);
-        for (min, max, res) in [
+        let extremes = [
             (-1000.0, 1000.0, 0.01),
-            (-10.0, 10.0, 0.01),
-            (0.0, 1.0, 0.001),
-            (-2000.0, 2000.0, 0.1),
-            (-512.0, 512.0, 0.01),
-            (0.0, 360.0, 0.001),
-            (-1.0, 1.0, 1.0 / 65536.0),
-            (0.0, 4.0, 1.0 / (1 << 20) as f32),
             (0.0, 1.0, 1e-12),
             (1.0e-40, 3.0e-39, 1.0e-45),
             (-1.0e38, 1.0e38, 1.0e30),
-        ] {
+        ];
+        for (min, max, res) in RANGES.into_iter().chain(extremes) {
             let q = CompressedFloat::new(min, max, res).unwrap();
             for code in (0..=q.steps()).step_by((q.steps() / 100_000).max(1) as usize) {
                 let want = reference_decode(&q, code);

@@ -455,6 +455,24 @@ pub trait Stream: Sized {
     }
 }
 
+/// A reader's check that `len` elements of at least `min_element_bits` bits each (one at the
+/// least) fit in what remains, before anything is sized by `len`: a hostile length is a
+/// `past_end` error at the length field, never an allocation.
+///
+/// # Errors
+/// PastEnd naming `len`.
+pub(crate) fn check_len_fits<S: Stream>(s: &S, len: usize, min_element_bits: usize) -> Result<()> {
+    let needed = len.saturating_mul(min_element_bits.max(1));
+    if needed > s.remaining_bits() {
+        let kind = ErrorKind::PastEnd {
+            needed,
+            remaining: s.remaining_bits(),
+        };
+        return Err(Error::new(kind, s.bit_position(), "len"));
+    }
+    Ok(())
+}
+
 /// The body of [`Stream::array`].
 #[inline(always)]
 fn array_impl<S: Stream, T: Default>(
@@ -470,14 +488,7 @@ fn array_impl<S: Stream, T: Default>(
         s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
         if S::READING {
             let len = len as usize;
-            let needed = len.saturating_mul(min_element_bits.max(1));
-            if needed > s.remaining_bits() {
-                let kind = ErrorKind::PastEnd {
-                    needed,
-                    remaining: s.remaining_bits(),
-                };
-                return Err(Error::new(kind, s.bit_position(), "len"));
-            }
+            check_len_fits(s, len, min_element_bits)?;
             v.clear();
             if min_element_bits > 0 {
                 // Every element read in place: no capacity check, length update or copy per

@@ -601,14 +601,7 @@ impl Schema {
         }
         let len = len as usize;
         // As `Stream::array`: an element counts at least one bit against what remains.
-        let needed = len.saturating_mul(min_element_bits.max(1));
-        if needed > s.remaining_bits() {
-            let kind = ErrorKind::PastEnd {
-                needed,
-                remaining: s.remaining_bits(),
-            };
-            return Err(Error::new(kind, s.bit_position(), "len"));
-        }
+        crate::stream::check_len_fits(s, len, min_element_bits)?;
         let mut out = Vec::new();
         if min_element_bits > 0 {
             out.reserve(len);

@@ -1,0 +1,107 @@
+//! The 1M values of widths 3, 10, 24, 1, 32 and the loops that pack and unpack them, shared by
+//! `benches/bitpacker.rs` and `examples/bitpack_count.rs` so that the criterion times and the
+//! instruction counts measure the same code. The loops are `#[inline(never)]`, so callgrind can
+//! attribute them and the bench times exactly them.
+
+use bitlens_codec::{BitReader, BitWriter};
+
+pub const N: usize = 1_000_000;
+pub const WIDTHS: [u32; 5] = [3, 10, 24, 1, 32];
+
+/// One serialized struct: the const-width shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fields {
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+    pub d: u32,
+    pub e: u32,
+}
+
+pub fn values() -> (Vec<u32>, Vec<u32>) {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let widths: Vec<u32> = (0..N).map(|i| WIDTHS[i % 5]).collect();
+    let vals = widths
+        .iter()
+        .map(|&w| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x as u32) & (if w == 32 { u32::MAX } else { (1 << w) - 1 })
+        })
+        .collect();
+    (vals, widths)
+}
+
+/// The values as the const-width shape: one struct per five values.
+pub fn fields(vals: &[u32]) -> Vec<Fields> {
+    vals.chunks_exact(5)
+        .map(|c| Fields {
+            a: c[0],
+            b: c[1],
+            c: c[2],
+            d: c[3],
+            e: c[4],
+        })
+        .collect()
+}
+
+#[inline(never)]
+pub fn write_runtime(buf: &mut [u8], vals: &[u32], widths: &[u32]) -> usize {
+    let mut w = BitWriter::new(buf);
+    for (&v, &n) in vals.iter().zip(widths) {
+        w.write_bits(v, n).unwrap();
+    }
+    w.flush()
+}
+
+#[inline(never)]
+pub fn read_runtime(data: &[u8], widths: &[u32]) -> u32 {
+    let mut r = BitReader::new(data);
+    let mut acc = 0u32;
+    for &n in widths {
+        acc = acc.wrapping_add(r.read_bits(n).unwrap());
+    }
+    acc
+}
+
+#[inline(never)]
+pub fn write_const(buf: &mut [u8], items: &[Fields]) -> usize {
+    let mut w = BitWriter::new(buf);
+    for f in items {
+        w.write_bits(f.a, 3).unwrap();
+        w.write_bits(f.b, 10).unwrap();
+        w.write_bits(f.c, 24).unwrap();
+        w.write_bits(f.d, 1).unwrap();
+        w.write_bits(f.e, 32).unwrap();
+    }
+    w.flush()
+}
+
+#[inline(always)]
+pub fn read_fields(r: &mut BitReader<'_>) -> Fields {
+    Fields {
+        a: r.read_bits(3).unwrap(),
+        b: r.read_bits(10).unwrap(),
+        c: r.read_bits(24).unwrap(),
+        d: r.read_bits(1).unwrap(),
+        e: r.read_bits(32).unwrap(),
+    }
+}
+
+pub fn sum(f: Fields) -> u32 {
+    f.a.wrapping_add(f.b)
+        .wrapping_add(f.c)
+        .wrapping_add(f.d)
+        .wrapping_add(f.e)
+}
+
+#[inline(never)]
+pub fn read_const(data: &[u8], count: usize) -> u32 {
+    let mut r = BitReader::new(data);
+    let mut acc = 0u32;
+    for _ in 0..count {
+        acc = acc.wrapping_add(sum(read_fields(&mut r)));
+    }
+    acc
+}
