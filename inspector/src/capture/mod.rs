@@ -452,6 +452,41 @@ pub fn scan(
     })
 }
 
+/// Reads a pcap file once, front to back, in windows of about `window` bytes, handing each
+/// window's datagrams to `sink` with the index of the first and the window's bytes (their
+/// payloads are [`Datagram::payload`] of those bytes); `sink` keeps the bytes and returns a
+/// buffer for the next window. Memory stays at a few windows whatever the file's size, and their
+/// pages are faulted in once, not the whole file's.
+///
+/// Counts, frame numbers and damage are exactly those of [`Capture::open`]. `Ok(None)` when the
+/// file is not a pcap file (pcapng): read it whole and use [`scan`].
+///
+/// # Errors
+/// As [`Capture::open`].
+pub fn stream_pcap(
+    path: &Path,
+    window: usize,
+    mut sink: impl FnMut(usize, &[Datagram], Vec<u8>) -> Vec<u8>,
+) -> Result<Option<ScanSummary>, CaptureError> {
+    let name = path.display().to_string();
+    let mut file = std::fs::File::open(path).map_err(|error| CaptureError::Io {
+        file: name.clone(),
+        error,
+    })?;
+    let mut sent = 0;
+    let streamed = read::stream_pcap(&name, &mut file, window, &mut |first, datagrams, bytes| {
+        sent += datagrams.len();
+        sink(first, datagrams, bytes)
+    })?;
+    Ok(streamed.map(|indexed| ScanSummary {
+        format: indexed.format,
+        frames: indexed.frames,
+        datagrams: sent,
+        skipped: indexed.skipped,
+        damage: indexed.damage,
+    }))
+}
+
 impl Capture {
     /// Reads and indexes the capture file at `path`.
     ///
@@ -579,10 +614,34 @@ pub fn fuzz_ingest(data: &[u8]) {
     let nanos = selector & 0x80 != 0;
 
     touch(Capture::from_bytes("fuzz", data.to_vec()));
-    touch(Capture::from_bytes(
-        "fuzz.pcap",
-        [read::pcap_header(link, nanos).as_slice(), data].concat(),
-    ));
+    let as_pcap = [read::pcap_header(link, nanos).as_slice(), data].concat();
+    // The streamed walk (check's) must find exactly what the whole-file walk finds, with a
+    // window small enough that records straddle windows.
+    let whole = Capture::from_bytes("fuzz.pcap", as_pcap.clone());
+    let mut streamed = Vec::new();
+    let mut input = std::io::Cursor::new(&as_pcap[..]);
+    let summary = read::stream_pcap("fuzz.pcap", &mut input, 40, &mut |_, ds, window| {
+        streamed.extend(ds.iter().map(|d| (d.frame, d.payload(&window).to_vec())));
+        window
+    });
+    match (&whole, summary) {
+        (Ok(c), Ok(Some(s))) => {
+            let want: Vec<_> = c
+                .datagrams()
+                .iter()
+                .map(|d| (d.frame, c.payload(d).to_vec()))
+                .collect();
+            assert_eq!(streamed, want, "streamed datagrams differ");
+            assert_eq!(s.frames, c.frames());
+            assert_eq!(
+                s.damage.map(|d| d.to_string()),
+                c.damage().map(ToString::to_string)
+            );
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (a, b) => panic!("whole {:?} but streamed {:?}", a.as_ref().err(), b.err()),
+    }
+    touch(whole);
     touch(Capture::from_bytes(
         "fuzz.pcapng",
         [read::pcapng_prefix(link).as_slice(), data].concat(),

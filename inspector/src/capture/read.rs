@@ -17,6 +17,7 @@ use pcap_file::pcapng::{
     Block, BlockContentParseError, BlockConversionError, ContentValidationError, PcapNgFormatError,
     PcapNgParseError, PcapNgParser, StateUpdateError,
 };
+use std::io::Read;
 
 use super::{
     CaptureError, Datagram, FileFormat, Interface, LinkType, Location, MAX_RECORD_LEN, Skipped,
@@ -97,6 +98,114 @@ pub(crate) fn index_chunks(
     )
 }
 
+/// Reads from `input` until `buf` holds `want` bytes or the input ends; true at the end.
+fn fill(buf: &mut Vec<u8>, input: &mut dyn Read, want: usize) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 64 * 1024];
+    while buf.len() < want {
+        let n = match input.read(&mut chunk[..(want - buf.len()).min(64 * 1024)]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(true);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(false)
+}
+
+/// Where [`stream_pcap`] hands each window: the index of its first datagram, the datagrams, the
+/// window (kept); returns the buffer for the next window.
+pub(crate) type WindowSink<'s> = dyn FnMut(usize, &[Datagram], Vec<u8>) -> Vec<u8> + 's;
+
+/// Walks a pcap file read from `input` in windows of about `window` bytes, handing each
+/// window's datagrams to `sink` with the window itself (payload offsets are relative to it) and
+/// the index of its first datagram. `sink` keeps the window and gives back a buffer for the
+/// next one. Memory stays at a few windows whatever the file's size, and the windows' pages are
+/// faulted in once instead of the whole file's (`bitlens check`, BENCHMARKS.md section 5).
+///
+/// Records, damage and frame numbers are exactly those of [`index`] over the whole file: a
+/// record cut by a window's end is read again with the next window, and only a record cut by
+/// the end of the file is damage. Returns `Ok(None)`, having read only the start of `input`,
+/// when the file is not a pcap file (pcapng is walked whole, by [`index`]).
+pub(crate) fn stream_pcap(
+    name: &str,
+    input: &mut dyn Read,
+    window: usize,
+    sink: &mut WindowSink<'_>,
+) -> Result<Option<Indexed>, CaptureError> {
+    let io = |error| CaptureError::Io {
+        file: name.to_owned(),
+        error,
+    };
+    let mut buf = Vec::with_capacity(window);
+    let mut eof = fill(&mut buf, input, window.max(PCAP_HEADER_LEN)).map_err(io)?;
+    let magic = be32(&buf, 0).unwrap_or(0);
+    if !matches!(
+        magic,
+        PCAP_MICRO_BE | PCAP_MICRO_LE | PCAP_NANO_BE | PCAP_NANO_LE
+    ) {
+        return Ok(None);
+    }
+    let (mut frames, mut skipped, mut interfaces) = (0, Skipped::default(), Vec::new());
+    let mut datagrams = Vec::new();
+    let (mut base, mut from, mut sent) = (0usize, PCAP_HEADER_LEN, 0usize);
+    let mut parser_format = None;
+    let mut tail = Vec::new();
+    loop {
+        let mut ix = Indexer {
+            name,
+            data: &buf,
+            frames,
+            datagrams: std::mem::take(&mut datagrams),
+            skipped: std::mem::take(&mut skipped),
+            interfaces: std::mem::take(&mut interfaces),
+            chunked: None,
+            base,
+            eof,
+            stopped_at: None,
+        };
+        let (format, parser) = match parser_format.take() {
+            Some(known) => known,
+            None => ix.pcap_header()?,
+        };
+        let damage = ix.pcap_records(&parser, from);
+        let stopped = ix.stopped_at;
+        (frames, datagrams, skipped, interfaces) =
+            (ix.frames, ix.datagrams, ix.skipped, ix.interfaces);
+        // More to read: a record cut by the window's end, or a window that ended on a record
+        // boundary before the file did.
+        let more = damage.is_none() && (stopped.is_some() || !eof);
+        let keep = stopped.unwrap_or(buf.len());
+        tail.clear();
+        tail.extend_from_slice(&buf[keep..]);
+        let count = datagrams.len();
+        buf = sink(sent, &datagrams, buf);
+        sent += count;
+        datagrams.clear();
+        if !more {
+            return Ok(Some(Indexed {
+                format,
+                frames,
+                datagrams: Vec::new(),
+                skipped,
+                interfaces,
+                damage,
+            }));
+        }
+        // The cut record starts the next window; it grows past `window` only for a record
+        // longer than that (at most MAX_RECORD_LEN, checked before it is read).
+        base += keep;
+        from = 0;
+        buf.clear();
+        buf.extend_from_slice(&tail);
+        let want = buf.len() + window;
+        eof = fill(&mut buf, input, want).map_err(io)?;
+        parser_format = Some((format, parser));
+    }
+}
+
 /// Where an indexer streaming its datagrams sends them.
 struct Chunked<'s> {
     chunk: usize,
@@ -119,6 +228,9 @@ fn index_with(
         skipped: Skipped::default(),
         interfaces: Vec::new(),
         chunked,
+        base: 0,
+        eof: true,
+        stopped_at: None,
     };
     let (format, damage) = match magic {
         PCAP_MICRO_BE | PCAP_MICRO_LE | PCAP_NANO_BE | PCAP_NANO_LE => ix.pcap()?,
@@ -162,6 +274,13 @@ struct Indexer<'a, 's> {
     interfaces: Vec<Interface>,
     /// Set when the datagrams go to a sink in chunks instead of staying in `datagrams`.
     chunked: Option<Chunked<'s>>,
+    /// File offset of `data[0]` (not 0 for a window of a streamed file: [`stream_pcap`]).
+    base: usize,
+    /// Whether `data` runs to the end of the file. When it does not, a record cut by the end
+    /// of `data` stops the walk at its start (`stopped_at`) instead of being damage.
+    eof: bool,
+    /// Where a walk over a window stopped for more data.
+    stopped_at: Option<usize>,
 }
 
 impl Indexer<'_, '_> {
@@ -234,8 +353,14 @@ impl Indexer<'_, '_> {
 
     /// Walks a pcap file. The outer `Err` is a file header error; the inner option is damage.
     fn pcap(&mut self) -> Result<(FileFormat, Option<CaptureError>), CaptureError> {
+        let (format, parser) = self.pcap_header()?;
+        Ok((format, self.pcap_records(&parser, PCAP_HEADER_LEN)))
+    }
+
+    /// Reads the pcap file header at the start of `data`; its interface becomes interface 0.
+    fn pcap_header(&mut self) -> Result<(FileFormat, PcapParser), CaptureError> {
         let data = self.data;
-        let (mut rest, parser) = PcapParser::new(data).map_err(|e| match e {
+        let (_, parser) = PcapParser::new(data).map_err(|e| match e {
             PcapParseError::IncompleteBuffer(..) => CaptureError::TruncatedHeader {
                 at: self.at(0, None),
                 needed: PCAP_HEADER_LEN as u64,
@@ -259,42 +384,53 @@ impl Indexer<'_, '_> {
             snaplen: header.snaplen,
             name: None,
         });
-        let frac_unit: i128 = if nanos { 1 } else { 1000 };
+        Ok((format, parser))
+    }
 
+    /// Walks the pcap records of `data` from `from`; returns the damage that ends the file, if
+    /// any. Without `eof`, a record cut by the end of `data` sets `stopped_at` to its start.
+    fn pcap_records(&mut self, parser: &PcapParser, from: usize) -> Option<CaptureError> {
+        let data = self.data;
+        let header = parser.header();
+        let frac_unit: i128 = if header.ts_resolution == PcapTsResolution::NanoSecond {
+            1
+        } else {
+            1000
+        };
+        let mut rest = data.get(from..).unwrap_or(&[]);
         while !rest.is_empty() {
             let pos = data.len() - rest.len();
-            let at = location(self.name, pos, Some(self.frames + 1));
+            let at = location(self.name, self.base + pos, Some(self.frames + 1));
             let Some(incl_len) = u32_in(rest, 8, header.endianness) else {
+                if !self.eof {
+                    self.stopped_at = Some(pos);
+                    return None;
+                }
                 let (needed, available) = (PCAP_RECORD_HEADER_LEN as u64, rest.len() as u64);
-                return Ok((
-                    format,
-                    Some(CaptureError::TruncatedRecord {
-                        at: at(),
-                        needed,
-                        available,
-                    }),
-                ));
+                return Some(CaptureError::TruncatedRecord {
+                    at: at(),
+                    needed,
+                    available,
+                });
             };
             if u64::from(incl_len) > MAX_RECORD_LEN {
-                return Ok((
-                    format,
-                    Some(CaptureError::RecordTooLong {
-                        at: at(),
-                        claimed: u64::from(incl_len),
-                    }),
-                ));
+                return Some(CaptureError::RecordTooLong {
+                    at: at(),
+                    claimed: u64::from(incl_len),
+                });
             }
             let record_len = PCAP_RECORD_HEADER_LEN + incl_len as usize;
             if record_len > rest.len() {
+                if !self.eof {
+                    self.stopped_at = Some(pos);
+                    return None;
+                }
                 let (needed, available) = (record_len as u64, rest.len() as u64);
-                return Ok((
-                    format,
-                    Some(CaptureError::TruncatedRecord {
-                        at: at(),
-                        needed,
-                        available,
-                    }),
-                ));
+                return Some(CaptureError::TruncatedRecord {
+                    at: at(),
+                    needed,
+                    available,
+                });
             }
             // Raw: timestamps and lengths are taken as written, like Wireshark does, rather than
             // rejecting a fraction >= 1 s or a captured length above the snap length.
@@ -312,17 +448,14 @@ impl Indexer<'_, '_> {
                     rest = next;
                 }
                 Err(e) => {
-                    return Ok((
-                        format,
-                        Some(CaptureError::MalformedBlock {
-                            at: at(),
-                            detail: e.to_string(),
-                        }),
-                    ));
+                    return Some(CaptureError::MalformedBlock {
+                        at: at(),
+                        detail: e.to_string(),
+                    });
                 }
             }
         }
-        Ok((format, None))
+        None
     }
 
     /// Walks a pcapng file. The outer `Err` is a first-section-header error; the option is damage.

@@ -705,3 +705,80 @@ fn a_scan_hands_over_every_datagram_in_order_in_chunks() {
     );
     assert!(super::scan("x.pcap", b"not a capture", 64, |_, _| unreachable!()).is_err());
 }
+
+/// Streams `bytes` through `read::stream_pcap` in windows of `window` bytes and checks that it
+/// finds exactly what indexing the whole file finds.
+fn assert_streams_like_the_whole(bytes: &[u8], window: usize) {
+    let whole = Capture::from_bytes("x.pcap", bytes.to_vec()).unwrap();
+    let mut seen: Vec<(Datagram, Vec<u8>)> = Vec::new();
+    let mut input = std::io::Cursor::new(bytes);
+    let indexed = super::read::stream_pcap("x.pcap", &mut input, window, &mut |first, ds, w| {
+        assert_eq!(first, seen.len());
+        seen.extend(ds.iter().map(|d| (d.clone(), d.payload(&w).to_vec())));
+        w
+    })
+    .unwrap()
+    .expect("a pcap file");
+    assert_eq!(seen.len(), whole.datagrams().len(), "window {window}");
+    for ((d, payload), w) in seen.iter().zip(whole.datagrams()) {
+        assert_eq!(
+            (d.frame, d.time, d.src, d.dst, d.status, d.captured_len),
+            (w.frame, w.time, w.src, w.dst, w.status, w.captured_len)
+        );
+        assert_eq!(&payload[..], whole.payload(w), "frame {}", d.frame);
+    }
+    assert_eq!(indexed.frames, whole.frames(), "window {window}");
+    assert_eq!(&indexed.skipped, whole.skipped());
+    assert_eq!(
+        indexed.damage.map(|d| d.to_string()),
+        whole.damage().map(ToString::to_string),
+        "window {window}"
+    );
+}
+
+#[test]
+fn a_streamed_pcap_is_the_whole_pcap_whatever_the_window() {
+    let mut frames: Vec<Vec<u8>> = (0..300u32)
+        .map(|i| udp_frame(&vec![(i % 251) as u8; (i as usize * 7) % 400]))
+        .collect();
+    frames.insert(17, vec![0xFF; 60]); // not UDP: counted, skipped
+    let bytes = pcap_of(&frames);
+    for window in [
+        1,
+        7,
+        16,
+        24,
+        100,
+        1000,
+        4096,
+        bytes.len(),
+        bytes.len() + 1,
+        1 << 20,
+    ] {
+        assert_streams_like_the_whole(&bytes, window);
+        // Cut inside a record header, inside a record body, and right after the file header.
+        for cut in [bytes.len() - 3, bytes.len() - 300, 30, 24] {
+            assert_streams_like_the_whole(&bytes[..cut], window);
+        }
+    }
+    // Big-endian, and a record claiming more than MAX_RECORD_LEN.
+    let le = to_bytes(WriteFormat::PcapEthernet { nanos: false }, &sample()).unwrap();
+    assert_streams_like_the_whole(&to_big_endian(&le), 10);
+    let mut liar = pcap_of(&frames[..3]);
+    let at = liar.len();
+    liar.extend_from_slice(&pcap_of(&frames[..1])[24..]);
+    liar[at + 8..at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_streams_like_the_whole(&liar, 50);
+    // Not pcap: nothing is handed over.
+    let ng = to_bytes(
+        WriteFormat::PcapngEthernet {
+            resolution: PcapngResolution::Nano,
+            ts_offset_secs: 0,
+        },
+        &sample(),
+    )
+    .unwrap();
+    let mut input = std::io::Cursor::new(&ng[..]);
+    let none = super::read::stream_pcap("x", &mut input, 64, &mut |_, _, _| unreachable!());
+    assert!(none.unwrap().is_none());
+}

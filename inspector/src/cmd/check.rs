@@ -3,14 +3,14 @@
 //! Exit status: 0 when every datagram with a decoder decodes, 1 when any does not (or, with
 //! `--strict`, when any datagram has no decoder), 2 on a usage or file error.
 
-use super::common::{DecodeOpts, read_capture};
+use super::common::DecodeOpts;
 use crate::capture::{self, Datagram};
 use crate::decode::{Decoders, Status};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 /// The outcome of a check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +23,22 @@ pub struct Outcome {
     pub damage: Option<String>,
 }
 
+/// The bytes a job's datagrams point into: a window of a streamed pcap file (given back for
+/// reuse), or the whole file.
+enum Bytes {
+    Window(Vec<u8>),
+    File(Arc<Vec<u8>>),
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Window(w) => w,
+            Bytes::File(f) => f,
+        }
+    }
+}
+
 /// What one thread found in its chunks of the capture.
 #[derive(Debug, Default)]
 struct Tally<'d> {
@@ -30,8 +46,9 @@ struct Tally<'d> {
     rows: Vec<(&'d str, [usize; Status::ALL.len()])>,
     problems: usize,
     undecoded: usize,
-    /// The first datagram with each kind of problem, and its index in the capture.
-    first: BTreeMap<String, (usize, Datagram)>,
+    /// The first datagram with each kind of problem: its index in the capture, and its payload
+    /// (the window it came in is reused).
+    first: BTreeMap<String, (usize, Datagram, Vec<u8>)>,
 }
 
 impl<'d> Tally<'d> {
@@ -63,7 +80,9 @@ impl<'d> Tally<'d> {
                         Some(p) if status == Status::Error => format!("error/{}", p.kind),
                         _ => status.name().to_owned(),
                     };
-                    self.first.entry(kind).or_insert_with(|| (i, d.clone()));
+                    self.first
+                        .entry(kind)
+                        .or_insert_with(|| (i, d.clone(), d.payload(file).to_vec()));
                 }
             }
         }
@@ -82,11 +101,11 @@ impl<'d> Tally<'d> {
         }
         self.problems += other.problems;
         self.undecoded += other.undecoded;
-        for (kind, (i, d)) in other.first {
+        for (kind, (i, d, payload)) in other.first {
             match self.first.get(&kind) {
-                Some((mine, _)) if *mine <= i => {}
+                Some((mine, ..)) if *mine <= i => {}
                 _ => {
-                    self.first.insert(kind, (i, d));
+                    self.first.insert(kind, (i, d, payload));
                 }
             }
         }
@@ -99,39 +118,73 @@ impl<'d> Tally<'d> {
 /// When the capture cannot be opened or the options are invalid.
 pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcome> {
     let decoders = opts.decoders()?;
-    let (name, file) = read_capture(path)?;
-    // One pass: the indexer hands chunks of datagrams to worker threads as it finds them, so
-    // verdicts run while the rest of the file is indexed and no index of the whole capture is
-    // kept. Chunk buffers go back to the indexer for reuse.
+    if !path.exists() {
+        anyhow::bail!("{}: no such file", path.display());
+    }
+    let name = path.display().to_string();
+    // One pass. A pcap file is read in windows that go to one worker per core with their
+    // datagrams, and come back for reuse: verdicts run while the rest is read and indexed, and
+    // neither the file nor an index of it is ever whole in memory (its page faults were half of
+    // check's time). A pcapng file is read whole and its datagrams go out in chunks.
+    const WINDOW: usize = 2 << 20;
     const CHUNK: usize = 8192;
     let workers = crate::par::threads();
     let (summary, tallies) = std::thread::scope(|scope| {
-        let (give_back, returned) = mpsc::channel::<Vec<Datagram>>();
+        let (give_back, returned) = mpsc::channel::<(Vec<Datagram>, Bytes)>();
         let mut to_workers = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let (to_worker, chunks) = mpsc::sync_channel::<(usize, Vec<Datagram>)>(2);
+            let (to_worker, jobs) = mpsc::sync_channel::<(usize, Vec<Datagram>, Bytes)>(2);
             let give_back = give_back.clone();
-            let (decoders, file) = (&decoders, &file[..]);
+            let decoders = &decoders;
             handles.push(scope.spawn(move || {
                 let mut tally = Tally::default();
-                for (first, chunk) in chunks {
-                    tally.add(decoders, file, first, &chunk);
-                    let _ = give_back.send(chunk);
+                for (first, chunk, bytes) in jobs {
+                    tally.add(decoders, bytes.as_slice(), first, &chunk);
+                    let _ = give_back.send((chunk, bytes));
                 }
                 tally
             }));
             to_workers.push(to_worker);
         }
+        // Buffers the workers are done with, for the next jobs.
+        let (mut chunks, mut windows): (Vec<Vec<Datagram>>, Vec<Vec<u8>>) =
+            (Vec::new(), Vec::new());
         let mut next = 0;
-        let summary = capture::scan(&name, &file, CHUNK, |first, datagrams| {
-            let mut chunk = returned.try_recv().unwrap_or_default();
+        let mut send = |first: usize, datagrams: &[Datagram], bytes: Bytes| -> Vec<u8> {
+            while let Ok((chunk, bytes)) = returned.try_recv() {
+                chunks.push(chunk);
+                if let Bytes::Window(w) = bytes {
+                    windows.push(w);
+                }
+            }
+            let mut chunk = chunks.pop().unwrap_or_default();
             chunk.clear();
             chunk.extend_from_slice(datagrams);
             // A worker that panicked has hung up: its join below reports it.
-            let _ = to_workers[next % workers].send((first, chunk));
+            let _ = to_workers[next % workers].send((first, chunk, bytes));
             next += 1;
+            windows.pop().unwrap_or_default()
+        };
+        let streamed = capture::stream_pcap(path, WINDOW, |first, datagrams, window| {
+            send(first, datagrams, Bytes::Window(window))
         });
+        let summary = match streamed {
+            Ok(Some(summary)) => Ok(summary),
+            Ok(None) => match capture::read_file(path) {
+                Ok(file) => {
+                    let file = Arc::new(file);
+                    capture::scan(&name, &file, CHUNK, |first, datagrams| {
+                        send(first, datagrams, Bytes::File(Arc::clone(&file)));
+                    })
+                }
+                Err(error) => Err(capture::CaptureError::Io {
+                    file: name.clone(),
+                    error,
+                }),
+            },
+            Err(e) => Err(e),
+        };
         drop(to_workers);
         let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (summary, tallies)
@@ -159,8 +212,8 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
     // The first problem of each kind, traced in full (desync location and all).
     let first: BTreeMap<String, (u64, String)> = first
         .into_iter()
-        .map(|(kind, (_, d))| {
-            let payload = d.payload(&file);
+        .map(|(kind, (_, d, payload))| {
+            let payload = &payload[..];
             let decoded = decoders.decode_payload(d.status, decoders.for_datagram(&d), payload);
             let mut msg = match &decoded.problem {
                 Some(p) => p.message.clone(),
