@@ -99,20 +99,15 @@ pub(crate) fn index_chunks(
 }
 
 /// Reads from `input` until `buf` holds `want` bytes or the input ends; true at the end.
+/// (`read_to_end` through `take` reads straight into the vector's spare room.)
 fn fill(buf: &mut Vec<u8>, input: &mut dyn Read, want: usize) -> std::io::Result<bool> {
-    let mut chunk = [0u8; 64 * 1024];
-    while buf.len() < want {
-        let n = match input.read(&mut chunk[..(want - buf.len()).min(64 * 1024)]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            return Ok(true);
-        }
-        buf.extend_from_slice(&chunk[..n]);
+    let missing = want.saturating_sub(buf.len());
+    if missing == 0 {
+        return Ok(false);
     }
-    Ok(false)
+    buf.reserve(missing);
+    let got = input.take(missing as u64).read_to_end(buf)?;
+    Ok(got < missing)
 }
 
 /// Where [`stream_pcap`] hands each window: the index of its first datagram, the datagrams, the

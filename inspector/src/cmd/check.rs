@@ -126,7 +126,7 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
     // datagrams, and come back for reuse: verdicts run while the rest is read and indexed, and
     // neither the file nor an index of it is ever whole in memory (its page faults were half of
     // check's time). A pcapng file is read whole and its datagrams go out in chunks.
-    const WINDOW: usize = 2 << 20;
+    const WINDOW: usize = 1 << 20;
     const CHUNK: usize = 8192;
     let workers = crate::par::threads();
     let (summary, tallies) = std::thread::scope(|scope| {
