@@ -47,6 +47,8 @@ pub enum CaptureError {
         file: String,
         /// The first four bytes, big-endian (0 when the file is shorter).
         magic: u32,
+        /// The file's length, for a file too short to start with anything.
+        len: u64,
     },
     /// The file ends inside the pcap file header or the first pcapng section header.
     TruncatedHeader {
@@ -123,7 +125,21 @@ impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Io { file, error } => write!(f, "{file}: {error}"),
-            Self::NotACapture { file, magic } => write!(
+            Self::NotACapture { file, len: 0, .. } => write!(
+                f,
+                "{file}: not a pcap or pcapng file (it is empty); \
+                 save it from Wireshark or tcpdump as pcap or pcapng"
+            ),
+            Self::NotACapture {
+                file,
+                len: len @ 1..4,
+                ..
+            } => write!(
+                f,
+                "{file}: not a pcap or pcapng file (only {len} bytes long); \
+                 save it from Wireshark or tcpdump as pcap or pcapng"
+            ),
+            Self::NotACapture { file, magic, .. } => write!(
                 f,
                 "{file}: not a pcap or pcapng file (starts with {magic:#010x}); \
                  save it from Wireshark or tcpdump as pcap or pcapng"

@@ -234,6 +234,7 @@ fn index_with(
             return Err(CaptureError::NotACapture {
                 file: name.to_owned(),
                 magic,
+                len: data.len() as u64,
             });
         }
     };
@@ -364,6 +365,7 @@ impl Indexer<'_, '_> {
             PcapParseError::Validation(_) => CaptureError::NotACapture {
                 file: self.name.to_owned(),
                 magic: be32(data, 0).unwrap_or(0),
+                len: data.len() as u64,
             },
         })?;
         let header = parser.header();

@@ -301,6 +301,11 @@ fn not_a_capture_is_an_error() {
                 .starts_with("notes.txt: not a pcap or pcapng file")
         );
     }
+    // Too short to start with anything: the message says so rather than showing zero bytes.
+    let e = Capture::from_bytes("empty.pcap", vec![]).unwrap_err();
+    assert!(e.to_string().contains("(it is empty)"), "{e}");
+    let e = Capture::from_bytes("tiny.pcap", vec![0xD4, 0xC3]).unwrap_err();
+    assert!(e.to_string().contains("(only 2 bytes long)"), "{e}");
     let e = Capture::from_bytes("short.pcap", vec![0xD4, 0xC3, 0xB2, 0xA1, 2, 0]).unwrap_err();
     assert!(matches!(e, CaptureError::TruncatedHeader { .. }), "{e}");
     let e = Capture::open("/nonexistent/x.pcap").unwrap_err();
