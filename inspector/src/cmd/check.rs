@@ -3,7 +3,7 @@
 //! Exit status: 0 when every datagram with a decoder decodes, 1 when any does not (or, with
 //! `--strict`, when any datagram has no decoder), 2 on a usage or file error.
 
-use super::common::DecodeOpts;
+use super::common::{DecodeOpts, must_exist, read_capture};
 use crate::capture::{self, Datagram};
 use crate::decode::{Decoders, Status};
 use anyhow::Result;
@@ -118,9 +118,7 @@ impl<'d> Tally<'d> {
 /// When the capture cannot be opened or the options are invalid.
 pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcome> {
     let decoders = opts.decoders()?;
-    if !path.exists() {
-        anyhow::bail!("{}: no such file", path.display());
-    }
+    must_exist(path)?;
     let name = path.display().to_string();
     // One pass. A pcap file is read in windows that go to one worker per core with their
     // datagrams, and come back for reuse: verdicts run while the rest is read and indexed, and
@@ -171,25 +169,20 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
         });
         let summary = match streamed {
             Ok(Some(summary)) => Ok(summary),
-            Ok(None) => match capture::read_file(path) {
-                Ok(file) => {
-                    let file = Arc::new(file);
-                    capture::scan(&name, &file, CHUNK, |first, datagrams| {
-                        send(first, datagrams, Bytes::File(Arc::clone(&file)));
-                    })
-                }
-                Err(error) => Err(capture::CaptureError::Io {
-                    file: name.clone(),
-                    error,
-                }),
-            },
-            Err(e) => Err(e),
+            Ok(None) => read_capture(path).and_then(|(name, file)| {
+                let file = Arc::new(file);
+                capture::scan(&name, &file, CHUNK, |first, datagrams| {
+                    send(first, datagrams, Bytes::File(Arc::clone(&file)));
+                })
+                .map_err(|e| anyhow::anyhow!("{e}"))
+            }),
+            Err(e) => Err(anyhow::anyhow!("{e}")),
         };
         drop(to_workers);
         let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (summary, tallies)
     });
-    let summary = summary.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let summary = summary?;
     let mut total = Tally::default();
     for t in tallies {
         total.merge(t.map_err(|_| {

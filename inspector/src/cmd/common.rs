@@ -35,9 +35,7 @@ impl DecodeOpts {
     pub fn decoders(&self) -> Result<Decoders> {
         let mut d = Decoders::default();
         if let Some(path) = &self.schema {
-            if !path.exists() {
-                bail!("{}: no such file", path.display());
-            }
+            must_exist(path)?;
             d.set_schema(Schema::load(path).map_err(|e| anyhow::anyhow!("{e}"))?);
         }
         for arg in &self.decode {
@@ -68,14 +66,24 @@ pub fn parse_protocol_id(s: &str) -> Result<ProtocolId> {
     }
 }
 
+/// The one-line error for a path that does not exist (the OS's own message is less clear),
+/// shared by every command that takes a capture or a schema.
+///
+/// # Errors
+/// `FILE: no such file`.
+pub fn must_exist(path: &Path) -> Result<()> {
+    if !path.exists() {
+        bail!("{}: no such file", path.display());
+    }
+    Ok(())
+}
+
 /// Opens a capture, with a one-line error naming the file.
 ///
 /// # Errors
 /// When the file is missing, unreadable or not a capture.
 pub fn open_capture(path: &Path) -> Result<Capture> {
-    if !path.exists() {
-        bail!("{}: no such file", path.display());
-    }
+    must_exist(path)?;
     Capture::open(path).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
@@ -85,9 +93,7 @@ pub fn open_capture(path: &Path) -> Result<Capture> {
 /// # Errors
 /// A missing or unreadable file.
 pub fn read_capture(path: &Path) -> Result<(String, Vec<u8>)> {
-    if !path.exists() {
-        bail!("{}: no such file", path.display());
-    }
+    must_exist(path)?;
     let name = path.display().to_string();
     let file = crate::capture::read_file(path).map_err(|error| {
         anyhow::anyhow!(
