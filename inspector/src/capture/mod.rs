@@ -423,6 +423,19 @@ pub struct ScanSummary {
     pub damage: Option<CaptureError>,
 }
 
+impl ScanSummary {
+    /// What a pass found that handed `sent` datagrams to its sink.
+    fn new(indexed: read::Indexed, sent: usize) -> Self {
+        ScanSummary {
+            format: indexed.format,
+            frames: indexed.frames,
+            datagrams: sent,
+            skipped: indexed.skipped,
+            damage: indexed.damage,
+        }
+    }
+}
+
 /// Indexes the capture file in `data` and hands its datagrams to `sink` in chunks of up to
 /// `chunk`, in file order, each with the index of its first datagram, keeping none of them.
 ///
@@ -443,13 +456,7 @@ pub fn scan(
         sent += datagrams.len();
         sink(first, datagrams);
     })?;
-    Ok(ScanSummary {
-        format: indexed.format,
-        frames: indexed.frames,
-        datagrams: sent,
-        skipped: indexed.skipped,
-        damage: indexed.damage,
-    })
+    Ok(ScanSummary::new(indexed, sent))
 }
 
 /// Reads a pcap file once, front to back, in windows of about `window` bytes, handing each
@@ -478,13 +485,7 @@ pub fn stream_pcap(
         sent += datagrams.len();
         sink(first, datagrams, bytes)
     })?;
-    Ok(streamed.map(|indexed| ScanSummary {
-        format: indexed.format,
-        frames: indexed.frames,
-        datagrams: sent,
-        skipped: indexed.skipped,
-        damage: indexed.damage,
-    }))
+    Ok(streamed.map(|indexed| ScanSummary::new(indexed, sent)))
 }
 
 impl Capture {
