@@ -27,7 +27,7 @@ use std::net::SocketAddr;
 /// (BENCHMARKS.md, section 5). Strings go through [`Json::str`], floats through serde_json, so
 /// escaping and float formatting are serde_json's own.
 pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: &Decoded) {
-    let mut j = Json(buf);
+    let mut j = Json::new(buf);
     j.raw("{\"frame\":");
     j.uint(d.frame);
     j.raw(",\"time\":");
@@ -191,10 +191,69 @@ fn needs_escape(bytes: &[u8]) -> bool {
         .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
+/// Two decimal digits for each of 0..100: `DIGITS[2 * n..2 * n + 2]`.
+const DIGITS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/// Writes the decimal digits of `v` at the start of `out` and returns how many there are
+/// (1..=20). The digits are stored straight into `out` (the caller's buffer): building them in a
+/// local array and copying that made every number wait on a failed store-to-load forward.
+#[inline]
+fn write_decimal(out: &mut [u8; 20], mut v: u64) -> usize {
+    let len = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+    // Two digits at a time from the right: `i` stays within 2..=20 in the loop.
+    let mut i = len;
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        out[..2].copy_from_slice(&DIGITS[r..r + 2]);
+    } else {
+        out[0] = b'0' + v as u8;
+    }
+    len
+}
+
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
-struct Json<'a>(&'a mut Vec<u8>);
+///
+/// The short pieces (keys, digits, ranges) are appended as fixed-size arrays and the excess cut
+/// off again (`push_fixed`): a fixed-size copy is a few register moves, where appending a slice
+/// of runtime length calls libc's `memcpy`, which was a fifth of `decode --json` (BENCHMARKS.md,
+/// section 5).
+struct Json<'a>(&'a mut Vec<u8>, RangeCache);
+
+/// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
+/// range with the field before (256 full-range ints of one array, three floats of a vector).
+struct RangeCache {
+    range: Option<(i128, i128)>,
+    text: [u8; 64],
+    len: usize,
+}
+
+impl Default for RangeCache {
+    fn default() -> Self {
+        RangeCache {
+            range: None,
+            text: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl<'a> Json<'a> {
+    fn new(buf: &'a mut Vec<u8>) -> Self {
+        Json(buf, RangeCache::default())
+    }
+}
 
 impl Json<'_> {
+    /// Literal JSON text; inlined so that the length is a constant and the copy is a few moves.
+    #[inline(always)]
     fn raw(&mut self, s: &str) {
         self.0.extend_from_slice(s.as_bytes());
     }
@@ -205,9 +264,15 @@ impl Json<'_> {
         }
     }
 
+    #[inline]
     fn uint(&mut self, v: u64) {
-        self.0
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        let at = self.0.len();
+        self.0.extend_from_slice(&[0; 20]);
+        let mut len = 0;
+        if let Some(out) = self.0[at..].first_chunk_mut::<20>() {
+            len = write_decimal(out, v);
+        }
+        self.0.truncate(at + len);
     }
 
     fn int(&mut self, v: i128) {
@@ -357,11 +422,33 @@ impl Json<'_> {
         self.uint(f.bits as u64);
         self.raw(",\"value\":");
         self.value(&f.value);
-        self.raw(",\"min\":");
-        self.opt_int(f.range.map(|r| r.0));
-        self.raw(",\"max\":");
-        self.opt_int(f.range.map(|r| r.1));
-        self.raw("}");
+        match f.range {
+            None => self.raw(",\"min\":null,\"max\":null}"),
+            Some(r) => self.range_end(r),
+        }
+    }
+
+    /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
+    fn range_end(&mut self, r: (i128, i128)) {
+        if self.1.range != Some(r) {
+            let at = self.0.len();
+            self.raw(",\"min\":");
+            self.int(r.0);
+            self.raw(",\"max\":");
+            self.int(r.1);
+            self.raw("}");
+            let text = &self.0[at..];
+            // Two 64-bit ranges take at most 57 bytes; wider ones are not cached.
+            if let Some(dst) = self.1.text.get_mut(..text.len()) {
+                dst.copy_from_slice(text);
+                self.1.len = text.len();
+                self.1.range = Some(r);
+            }
+            return;
+        }
+        let at = self.0.len();
+        self.0.extend_from_slice(&self.1.text);
+        self.0.truncate(at + self.1.len);
     }
 
     fn problem(&mut self, p: &Problem) {
@@ -447,7 +534,7 @@ mod tests {
 
     fn written(f: impl FnOnce(&mut Json)) -> String {
         let mut buf = Vec::new();
-        f(&mut Json(&mut buf));
+        f(&mut Json::new(&mut buf));
         String::from_utf8(buf).unwrap()
     }
 
