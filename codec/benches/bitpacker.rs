@@ -1,11 +1,13 @@
 //! Bitpacker speed: 1M values of widths 3, 10, 24, 1, 32 repeating, written and read.
 //!
-//! Two shapes of the same values and bytes:
+//! Three shapes of the same values and bytes:
 //! - `runtime widths`: the width of each value comes from an array, as bitstream-io's
 //!   `write_var` / `read_var` take it: the fair comparison with that peer.
 //! - `const widths`: 200k structs of fields {3, 10, 24, 1, 32} bits, each written or read by its
 //!   own call with a constant width, as a `serialize` function does (bitstream-io's
 //!   `write::<BITS, _>` / `read::<BITS, _>` alongside).
+//! - `struct runs`: the same structs, each written or read by one `write_run` / `read_run` call
+//!   (one capacity or bounds check per struct, fields at constant offsets).
 //!
 //! memcpy of the same packed bytes is the physical limit. Every row is checked outside the
 //! timing (bytes equal to the reference, values read back equal to the values written) and
@@ -45,6 +47,9 @@ fn bench(c: &mut Criterion) {
     buf.fill(0);
     assert_eq!(write_const(&mut buf, &items), bytes);
     assert_eq!(&buf[..bytes], &packed[..]);
+    buf.fill(0);
+    assert_eq!(write_runs(&mut buf, &items), bytes);
+    assert_eq!(&buf[..bytes], &packed[..]);
     {
         let mut r = BitReader::new(&packed);
         for (&v, &n) in vals.iter().zip(&widths) {
@@ -53,6 +58,10 @@ fn bench(c: &mut Criterion) {
         let mut r = BitReader::new(&packed);
         for f in &items {
             assert_eq!(read_fields(&mut r), *f);
+        }
+        let mut r = BitReader::new(&packed);
+        for f in &items {
+            assert_eq!(r.read_run([3, 10, 24, 1, 32]), Ok([f.a, f.b, f.c, f.d, f.e]));
         }
     }
 
@@ -89,6 +98,24 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             assert_eq!(
                 read_const(black_box(&packed), black_box(items.len())),
+                expected
+            )
+        })
+    });
+
+    buf.fill(0);
+    g.bench_function(BenchmarkId::new("write struct runs", "bitlens"), |b| {
+        b.iter(|| {
+            let n = write_runs(&mut buf, black_box(&items));
+            assert_eq!(n, bytes);
+            black_box(&buf[..n]);
+        })
+    });
+    assert_eq!(&buf[..bytes], &packed[..]);
+    g.bench_function(BenchmarkId::new("read struct runs", "bitlens"), |b| {
+        b.iter(|| {
+            assert_eq!(
+                read_runs(black_box(&packed), black_box(items.len())),
                 expected
             )
         })

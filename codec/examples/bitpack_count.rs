@@ -3,12 +3,13 @@
 //!
 //!     cargo build --release -p bitlens-codec --example bitpack_count
 //!     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-//!         target/release/examples/bitpack_count write   # or: read, write-const, read-const
+//!         target/release/examples/bitpack_count write   # or: read, write-const, read-const, write-runs, read-runs
 //!
 //! Instructions per value = (total - baseline) / 1M, where the baseline is `none`.
 //! `write`/`read` take the widths from a runtime array (as the bench's row that compares with
 //! bitstream-io); `write-const`/`read-const` serialize 200k structs of fields {3, 10, 24, 1, 32}
 //! bits, whose widths are constants at each call site, as in a `serialize` function.
+//! `write-runs`/`read-runs` serialize the same structs with one `write_run`/`read_run` call each.
 //! `time` runs every mode 30 times and prints the fastest ns/value of each (a quick check, not a
 //! substitute for the criterion bench).
 
@@ -16,7 +17,9 @@ use std::hint::black_box;
 
 #[path = "../benches/common/bitpacker.rs"]
 mod common;
-use common::{N, fields, read_const, read_runtime, values, write_const, write_runtime};
+use common::{
+    N, fields, read_const, read_runs, read_runtime, values, write_const, write_runs, write_runtime,
+};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "none".into());
@@ -43,10 +46,25 @@ fn main() {
             read_const(black_box(&packed), black_box(items.len())),
             expected
         ),
+        "write-runs" => {
+            let n = write_runs(buf, black_box(&items));
+            assert_eq!(&buf[..n], &packed[..]);
+        }
+        "read-runs" => assert_eq!(
+            read_runs(black_box(&packed), black_box(items.len())),
+            expected
+        ),
         _ => {}
     };
     if mode == "time" {
-        for m in ["write", "read", "write-const", "read-const"] {
+        for m in [
+            "write",
+            "read",
+            "write-const",
+            "read-const",
+            "write-runs",
+            "read-runs",
+        ] {
             let mut best = f64::MAX;
             for _ in 0..30 {
                 let t = std::time::Instant::now();

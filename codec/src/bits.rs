@@ -151,6 +151,69 @@ impl<'a> BitWriter<'a> {
         Ok(())
     }
 
+    /// Writes a run of fields at once: `(value, width)` pairs, widths 1..=32, each value within
+    /// its width. The same bits as one [`BitWriter::write_bits`] per field, with one capacity
+    /// check for the run.
+    ///
+    /// Meant for widths that are constants at the call site (a struct's fixed-width fields):
+    /// the values are then gathered at constant offsets into chunks of up to 64 bits, and each
+    /// chunk takes one word-full test, where field-by-field writes take a capacity check and a
+    /// word-full test per field (BENCHMARKS.md, section 1).
+    ///
+    /// # Errors
+    /// [`Overflow`] (for the whole run) if the buffer has fewer free bits than the run needs;
+    /// nothing is written then.
+    #[inline(always)]
+    pub fn write_run<const K: usize>(&mut self, fields: [(u32, u32); K]) -> Result<(), Overflow> {
+        let total: u32 = fields.iter().map(|&(_, n)| n).sum();
+        if total as usize > self.bits_left {
+            return Err(Overflow {
+                needed: total as usize,
+                available: self.bits_left,
+            });
+        }
+        self.bits_left -= total as usize;
+        // Gather the fields into chunks of up to 64 bits; with constant widths the chunk
+        // boundaries fold, and each chunk is one append.
+        let (mut chunk, mut chunk_bits) = (0u64, 0u32);
+        for (value, n) in fields {
+            debug_assert!((1..=32).contains(&n));
+            debug_assert!(u64::from(value) <= low_mask(n));
+            if chunk_bits + n > 64 {
+                self.put_checked(chunk, chunk_bits);
+                (chunk, chunk_bits) = (0, 0);
+            }
+            chunk |= u64::from(value) << chunk_bits;
+            chunk_bits += n;
+        }
+        if chunk_bits > 0 {
+            self.put_checked(chunk, chunk_bits);
+        }
+        Ok(())
+    }
+
+    /// Appends the low `n` bits of `value` (`n` in 1..=64, higher bits zero) whose room in the
+    /// buffer was already checked and counted.
+    #[inline(always)]
+    fn put_checked(&mut self, value: u64, n: u32) {
+        let used = self.scratch_bits;
+        self.scratch |= value << used;
+        let total = used + n;
+        if total >= 64 {
+            let end = self.word_byte + 8;
+            if let Some(word) = self.buf.get_mut(self.word_byte..end) {
+                word.copy_from_slice(&self.scratch.to_le_bytes());
+            }
+            self.word_byte = end;
+            // The bits of `value` that did not fit: `value >> (64 - used)`, written as two
+            // shifts so that `used == 0` (all of `value` fitted) gives 0 instead of a shift by 64.
+            self.scratch = (value >> 1) >> (63 - used);
+            self.scratch_bits = total - 64;
+        } else {
+            self.scratch_bits = total;
+        }
+    }
+
     /// Writes the low `n` bits of `value`, `n` in 1..=64: the low 32 bits, then the rest.
     ///
     /// # Errors
@@ -314,6 +377,58 @@ impl<'a> BitReader<'a> {
         let value = read_near_end(self.data, pos, n)?;
         self.bits_read = pos + n as usize;
         Ok(value)
+    }
+
+    /// Reads a run of fields at once: widths 1..=32. The same values as one
+    /// [`BitReader::read_bits`] per width, with one bounds check for a run of up to 120 bits
+    /// (a longer run, or one in the last 16 bytes, is read field by field).
+    ///
+    /// Meant for widths that are constants at the call site (a struct's fixed-width fields):
+    /// the run's 16 bytes are checked once, a 64-bit window is loaded and shifted once per 57
+    /// bits or so, and each field is then a shift and a mask by constants (BENCHMARKS.md,
+    /// section 1).
+    ///
+    /// # Errors
+    /// [`PastEnd`] (for the whole run) if fewer bits remain than the run needs; nothing is
+    /// consumed then.
+    #[inline(always)]
+    pub fn read_run<const K: usize>(&mut self, widths: [u32; K]) -> Result<[u32; K], PastEnd> {
+        let total: u32 = widths.iter().sum();
+        let mut out = [0u32; K];
+        let pos = self.bits_read;
+        let byte = pos >> 3;
+        // 16 bytes from the byte holding `pos` hold at least 121 bits past it.
+        if let (true, Some(run)) = (total <= 120, self.data.get(byte..byte + 16)) {
+            let shift = (pos & 7) as u32;
+            // `window` holds the bits from `base` (relative to `pos`) on: at least 57 of them.
+            let (mut base, mut window) = (0u32, 0u64);
+            let mut at = 0u32;
+            for (i, (v, n)) in out.iter_mut().zip(widths).enumerate() {
+                debug_assert!((1..=32).contains(&n));
+                if i == 0 || at + n - base > 57 {
+                    // With constant widths this test folds: the loads happen at fixed fields.
+                    base = at;
+                    let from = ((shift + at) >> 3) as usize;
+                    let w = &run[from..from + 8];
+                    let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                    window = w >> ((shift + at) & 7);
+                }
+                *v = (window >> (at - base)) as u32 & MASKS[usize::from(n as u8)];
+                at += n;
+            }
+            self.bits_read = pos + total as usize;
+            return Ok(out);
+        }
+        if total as usize > self.bits_remaining() {
+            return Err(PastEnd {
+                needed: total as usize,
+                remaining: self.bits_remaining(),
+            });
+        }
+        for (v, n) in out.iter_mut().zip(widths) {
+            *v = self.read_bits(n)?;
+        }
+        Ok(out)
     }
 
     /// Reads `n` bits (1..=64): the low 32 bits, then the rest.
@@ -636,6 +751,88 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Runs against field-by-field writes and reads: every buffer size from 0 to 40 bytes, every
+    /// starting offset 0..8 bits, run shapes that fit one window, need two, and exceed the
+    /// reader's 120 bits. Same bytes, same errors (counted for the whole run), nothing written or
+    /// consumed by a refused run, and the values read back.
+    #[test]
+    fn runs_agree_with_field_by_field() {
+        fn check<const K: usize>(widths: [u32; K], x: &mut u64) {
+            for len in 0..=40usize {
+                for lead in 0..8u32 {
+                    let mut by_run = vec![0xA5u8; len + 3];
+                    let mut by_field = vec![0xA5u8; len + 3];
+                    let mut w_run = BitWriter::new(&mut by_run[..len]);
+                    let mut w_field = BitWriter::new(&mut by_field[..len]);
+                    if lead > 0 {
+                        if w_run.write_bits(1, lead).is_err() {
+                            continue;
+                        }
+                        w_field.write_bits(1, lead).unwrap();
+                    }
+                    let mut runs = Vec::new();
+                    for _ in 0..12 {
+                        let fields = widths.map(|n| {
+                            *x ^= *x << 13;
+                            *x ^= *x >> 7;
+                            *x ^= *x << 17;
+                            ((*x as u32) & (low_mask(n) as u32), n)
+                        });
+                        let before = w_run.bits_written();
+                        let r = w_run.write_run(fields);
+                        let total: u32 = widths.iter().sum();
+                        if total as usize > len * 8 - before {
+                            assert_eq!(
+                                r,
+                                Err(Overflow {
+                                    needed: total as usize,
+                                    available: len * 8 - before
+                                })
+                            );
+                            assert_eq!(w_run.bits_written(), before);
+                            break;
+                        }
+                        assert_eq!(r, Ok(()));
+                        for (v, n) in fields {
+                            w_field.write_bits(v, n).unwrap();
+                        }
+                        runs.push(fields);
+                    }
+                    let used = w_run.flush();
+                    assert_eq!(used, w_field.flush());
+                    assert_eq!(by_run, by_field, "len {len} lead {lead} {widths:?}");
+                    let mut r = BitReader::new(&by_run[..used]);
+                    if lead > 0 {
+                        r.read_bits(lead).unwrap();
+                    }
+                    for fields in &runs {
+                        assert_eq!(r.read_run(widths), Ok(fields.map(|(v, _)| v)));
+                    }
+                    let left = r.bits_remaining();
+                    let total: u32 = widths.iter().sum();
+                    if (total as usize) > left {
+                        assert_eq!(
+                            r.read_run(widths),
+                            Err(PastEnd {
+                                needed: total as usize,
+                                remaining: left
+                            })
+                        );
+                        assert_eq!(r.bits_remaining(), left);
+                    }
+                }
+            }
+        }
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        check([3, 10, 24, 1, 32], &mut x);
+        check([1], &mut x);
+        check([32, 32], &mut x);
+        check([17, 32, 5], &mut x);
+        check([32, 32, 32, 24], &mut x);
+        check([32, 32, 32, 32, 7], &mut x);
+        check([7; 9], &mut x);
     }
 
     #[test]

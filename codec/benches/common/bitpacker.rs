@@ -105,3 +105,25 @@ pub fn read_const(data: &[u8], count: usize) -> u32 {
     }
     acc
 }
+
+/// The const-width shape through the run API: each struct's five fields in one call.
+#[inline(never)]
+pub fn write_runs(buf: &mut [u8], items: &[Fields]) -> usize {
+    let mut w = BitWriter::new(buf);
+    for f in items {
+        w.write_run([(f.a, 3), (f.b, 10), (f.c, 24), (f.d, 1), (f.e, 32)])
+            .unwrap();
+    }
+    w.flush()
+}
+
+#[inline(never)]
+pub fn read_runs(data: &[u8], count: usize) -> u32 {
+    let mut r = BitReader::new(data);
+    let mut acc = 0u32;
+    for _ in 0..count {
+        let [a, b, c, d, e] = r.read_run([3, 10, 24, 1, 32]).unwrap();
+        acc = acc.wrapping_add(sum(Fields { a, b, c, d, e }));
+    }
+    acc
+}
