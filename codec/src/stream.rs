@@ -997,7 +997,7 @@ pub enum FieldKind {
     /// A check marker (or the packet CRC, labelled `crc32`).
     Check {
         /// The check's label.
-        label: String,
+        label: CompactString,
         /// The 32 bits the reader expected.
         expected: u32,
         /// The 32 bits found.
@@ -1382,7 +1382,7 @@ impl<T: Tracer> Decoder<'_, T> {
         let found = self.take(label, 32)? as u32;
         if T::ACTIVE {
             let kind = FieldKind::Check {
-                label: label.to_owned(),
+                label: label.into(),
                 expected,
                 found,
             };

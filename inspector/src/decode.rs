@@ -627,7 +627,7 @@ pub fn locate_desync(
                 && matches!(&f.kind, FieldKind::Check { expected, found, .. } if expected == found)
         })
         .filter_map(|f| match &f.kind {
-            FieldKind::Check { label, .. } if label != "crc32" => Some(label.clone()),
+            FieldKind::Check { label, .. } if label != "crc32" => Some(label.to_string()),
             _ => None,
         })
         .next_back();

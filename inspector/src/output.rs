@@ -169,26 +169,23 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
 
 /// Whether a JSON string needs escaping: a control character, `"` or `\\`. Eight bytes at a
 /// time (the classic "has a byte less than n" and "has a zero byte" word tricks, exact in what
-/// they report: a word with no such byte never reports one).
+/// they report: a word with no such byte never reports one); a string of 8 bytes or more ends
+/// with its last 8 bytes as one more word instead of a byte loop over the rest.
 fn needs_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH != 0;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0;
-        if control
+    let bad = |c: &[u8; 8]| {
+        let w = u64::from_le_bytes(*c);
+        w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0
             || has_zero(w ^ (ONES * u64::from(b'"')))
             || has_zero(w ^ (ONES * u64::from(b'\\')))
-        {
-            return true;
-        }
-    }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    };
+    let Some(last) = bytes.last_chunk::<8>() else {
+        return bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+    };
+    let (chunks, rest) = bytes.as_chunks::<8>();
+    chunks.iter().any(bad) || (!rest.is_empty() && bad(last))
 }
 
 /// Two decimal digits for each of 0..100: `DIGITS[2 * n..2 * n + 2]`.
@@ -266,6 +263,28 @@ impl Json<'_> {
 
     #[inline]
     fn uint(&mut self, v: u64) {
+        // Bit widths, octets, small counts: one or two digits without the general loop.
+        if v < 10 {
+            self.0.push(b'0' + v as u8);
+            return;
+        }
+        if v < 100 {
+            let r = v as usize * 2;
+            self.0.extend_from_slice(&[DIGITS[r], DIGITS[r + 1]]);
+            return;
+        }
+        // Bit positions and most values: three or four digits, two pairs.
+        if v < 10_000 {
+            let (hi, lo) = (v as usize / 100 * 2, v as usize % 100 * 2);
+            if v < 1000 {
+                self.0
+                    .extend_from_slice(&[DIGITS[hi + 1], DIGITS[lo], DIGITS[lo + 1]]);
+            } else {
+                self.0
+                    .extend_from_slice(&[DIGITS[hi], DIGITS[hi + 1], DIGITS[lo], DIGITS[lo + 1]]);
+            }
+            return;
+        }
         let at = self.0.len();
         self.0.extend_from_slice(&[0; 20]);
         let mut len = 0;
@@ -559,6 +578,24 @@ mod tests {
                 serde_json::to_string(s).unwrap(),
                 "{s:?}"
             );
+        }
+    }
+
+    /// The word-at-a-time test against a byte-by-byte one: every length up to 24, each byte that
+    /// must be escaped (and its harmless neighbours) at every position.
+    #[test]
+    fn needs_escape_finds_every_special_byte_anywhere() {
+        for len in 0..=24usize {
+            for at in 0..len.max(1) {
+                for b in [0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff] {
+                    let mut s = vec![b'a'; len];
+                    if let Some(x) = s.get_mut(at) {
+                        *x = b;
+                    }
+                    let naive = s.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\');
+                    assert_eq!(needs_escape(&s), naive, "{s:?}");
+                }
+            }
         }
     }
 
