@@ -587,7 +587,9 @@ mod tests {
     fn needs_escape_finds_every_special_byte_anywhere() {
         for len in 0..=24usize {
             for at in 0..len.max(1) {
-                for b in [0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff] {
+                for b in [
+                    0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
+                ] {
                     let mut s = vec![b'a'; len];
                     if let Some(x) = s.get_mut(at) {
                         *x = b;
