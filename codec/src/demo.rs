@@ -69,21 +69,23 @@ pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {
 });
 
 /// Rigid body position: ±512 at 0.01 (17 bits per axis).
-pub static POSITION: LazyLock<CompressedFloat> = LazyLock::new(|| cf(-512.0, 512.0, 0.01));
+pub const POSITION: CompressedFloat = cf(-512.0, 512.0, 0.01);
 /// Rigid body linear velocity: ±32 at 0.01 (13 bits per axis).
-pub static LINEAR_VELOCITY: LazyLock<CompressedFloat> = LazyLock::new(|| cf(-32.0, 32.0, 0.01));
+pub const LINEAR_VELOCITY: CompressedFloat = cf(-32.0, 32.0, 0.01);
 /// Rigid body angular velocity: ±16 at 0.01 (12 bits per axis).
-pub static ANGULAR_VELOCITY: LazyLock<CompressedFloat> = LazyLock::new(|| cf(-16.0, 16.0, 0.01));
+pub const ANGULAR_VELOCITY: CompressedFloat = cf(-16.0, 16.0, 0.01);
 /// Orientations: smallest three at 10 bits per component (32 bits).
 pub const ORIENTATION: SmallestThree = match SmallestThree::new_const(10) {
     Some(q) => q,
     None => unreachable!(),
 };
 
-fn cf(min: f32, max: f32, res: f32) -> CompressedFloat {
-    match CompressedFloat::new(min, max, res) {
-        Ok(c) => c,
-        Err(e) => unreachable!("demo range: {e}"),
+/// A demo range, checked at compile time: constants, so the compiler folds each range's width
+/// and factors into the serialize functions.
+const fn cf(min: f32, max: f32, res: f32) -> CompressedFloat {
+    match CompressedFloat::new_const(min, max, res) {
+        Some(c) => c,
+        None => panic!("a demo compressed-float range is invalid"),
     }
 }
 

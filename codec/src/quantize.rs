@@ -62,6 +62,14 @@ fn div(a: f32, inv_b: f64) -> f32 {
     (f64::from(a) * inv_b) as f32
 }
 
+/// Why [`CompressedFloat::new`] refused a range.
+enum Invalid {
+    NotFinite,
+    Empty,
+    Resolution,
+    Overflow,
+}
+
 /// Ranges of at most this many steps, each at least 4 ulps wide, keep every code through read
 /// then write whatever their bounds ([`CompressedFloat::is_exact`]).
 pub const EXACT_STEPS_ANY_RANGE: u32 = 1 << 20;
@@ -83,22 +91,43 @@ impl CompressedFloat {
     /// A description of the problem when a bound is not finite, `min >= max`, or `res` is not a
     /// positive finite number.
     pub fn new(min: f32, max: f32, res: f32) -> Result<Self, String> {
+        Self::build(min, max, res).map_err(|problem| match problem {
+            Invalid::NotFinite => {
+                format!("compressed float range {min}..={max} at {res} is not finite")
+            }
+            Invalid::Empty => format!("compressed float min {min} is not below max {max}"),
+            Invalid::Resolution => format!("compressed float resolution {res} is not positive"),
+            Invalid::Overflow => format!("compressed float range {min}..={max} overflows f32"),
+        })
+    }
+
+    /// [`CompressedFloat::new`] for constants: `None` where `new` gives an error.
+    ///
+    /// A range in a `const` lets the compiler fold its width, its exactness and its factors
+    /// into every `serialize` function that uses it, where a `static` built at run time (a
+    /// `LazyLock`) is checked and loaded again before every value (BENCHMARKS.md, section 2).
+    /// `const` evaluation rounds every `f32` and `f64` operation as run time does, so both
+    /// constructors build the same range (a test compares them).
+    pub const fn new_const(min: f32, max: f32, res: f32) -> Option<Self> {
+        match Self::build(min, max, res) {
+            Ok(range) => Some(range),
+            Err(_) => None,
+        }
+    }
+
+    const fn build(min: f32, max: f32, res: f32) -> Result<Self, Invalid> {
         if !(min.is_finite() && max.is_finite() && res.is_finite()) {
-            return Err(format!(
-                "compressed float range {min}..={max} at {res} is not finite"
-            ));
+            return Err(Invalid::NotFinite);
         }
         if min >= max {
-            return Err(format!("compressed float min {min} is not below max {max}"));
+            return Err(Invalid::Empty);
         }
         if res <= 0.0 {
-            return Err(format!("compressed float resolution {res} is not positive"));
+            return Err(Invalid::Resolution);
         }
         let delta = max - min;
         if !delta.is_finite() {
-            return Err(format!(
-                "compressed float range {min}..={max} overflows f32"
-            ));
+            return Err(Invalid::Overflow);
         }
         let values = delta / res;
         let values = if values.is_nan() {
@@ -118,10 +147,10 @@ impl CompressedFloat {
             delta,
             steps,
             steps_f: steps as f32,
-            width: bits_required(0, i64::from(steps)),
+            width: bits_required(0, steps as i64),
             exact,
-            inv_delta: 1.0 / f64::from(delta),
-            inv_steps: 1.0 / f64::from(steps as f32),
+            inv_delta: 1.0 / delta as f64,
+            inv_steps: 1.0 / (steps as f32) as f64,
             // An exact range has at most 2^20 steps: M + 1 does not overflow.
             exact_limit: if exact { steps + 1 } else { 0 },
         })
@@ -377,6 +406,43 @@ impl SmallestThree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Built at compile time: must equal the run-time constructor's range field for field.
+    const AT_COMPILE_TIME: [Option<CompressedFloat>; 6] = [
+        CompressedFloat::new_const(-1000.0, 1000.0, 0.01),
+        CompressedFloat::new_const(-512.0, 512.0, 0.01),
+        CompressedFloat::new_const(0.0, 1.0, 1e-12),
+        CompressedFloat::new_const(1e6, 1e6 + 1.0, 1e-3),
+        CompressedFloat::new_const(-3.3, 7.7, 0.0007),
+        CompressedFloat::new_const(2.0, 1.0, 0.1),
+    ];
+
+    #[test]
+    fn const_constructor_builds_what_new_builds() {
+        let at_run_time = [
+            (-1000.0, 1000.0, 0.01),
+            (-512.0, 512.0, 0.01),
+            (0.0, 1.0, 1e-12),
+            (1e6, 1e6 + 1.0, 1e-3),
+            (-3.3, 7.7, 0.0007),
+            (2.0, 1.0, 0.1),
+        ]
+        .map(|(min, max, res)| CompressedFloat::new(min, max, res).ok());
+        assert_eq!(AT_COMPILE_TIME, at_run_time);
+        assert!(AT_COMPILE_TIME[5].is_none());
+        // And over random ranges (run time on both sides, the same code path as const).
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let min = f32::from_bits(x as u32);
+            let max = f32::from_bits((x >> 32) as u32);
+            let res = f32::from_bits((x >> 16) as u32 & 0x7FFF_FFFF);
+            let built = CompressedFloat::new(min, max, res).ok();
+            assert_eq!(CompressedFloat::new_const(min, max, res), built);
+        }
+    }
 
     #[test]
     fn seed_range_has_2000_steps_in_11_bits() {

@@ -4,7 +4,6 @@
 
 use bitlens_codec::quantize::CompressedFloat;
 use bitlens_codec::{Result, Stream};
-use std::sync::LazyLock;
 
 pub const N: usize = 1000;
 
@@ -30,8 +29,12 @@ pub struct Entity {
     pub id: u32,
 }
 
-pub static POS: LazyLock<CompressedFloat> =
-    LazyLock::new(|| CompressedFloat::new(-1000.0, 1000.0, 0.01).unwrap());
+/// A constant, as a serialize function would declare its ranges (`CompressedFloat::new_const`):
+/// the compiler folds the range's width and factors into the serialize function.
+pub const POS: CompressedFloat = match CompressedFloat::new_const(-1000.0, 1000.0, 0.01) {
+    Some(range) => range,
+    None => panic!("invalid range"),
+};
 
 /// bitlens: one serialize function for the whole table.
 pub fn serialize_table<S: Stream>(s: &mut S, table: &mut Vec<Entity>) -> Result<()> {
