@@ -407,11 +407,15 @@ impl<'a> BitReader<'a> {
                 debug_assert!((1..=32).contains(&n));
                 if i == 0 || at + n - base > 57 {
                     // With constant widths this test folds: the loads happen at fixed fields.
+                    // The window starts at the byte holding bit `at`, or at the run's last 8
+                    // bytes when that byte is further on: those still hold every bit up to
+                    // `shift + 120`, all the rest of the run needs.
                     base = at;
-                    let from = ((shift + at) >> 3) as usize;
+                    let bit = shift + at;
+                    let from = ((bit >> 3) as usize).min(8);
                     let w = &run[from..from + 8];
                     let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-                    window = w >> ((shift + at) & 7);
+                    window = w >> (bit - 8 * from as u32);
                 }
                 *v = (window >> (at - base)) as u32 & MASKS[usize::from(n as u8)];
                 at += n;
@@ -826,6 +830,7 @@ mod tests {
             }
         }
         let mut x = 0x2545_F491_4F6C_DD1Du64;
+        check([1, 32, 32, 32, 23], &mut x);
         check([3, 10, 24, 1, 32], &mut x);
         check([1], &mut x);
         check([32, 32], &mut x);
@@ -833,6 +838,27 @@ mod tests {
         check([32, 32, 32, 24], &mut x);
         check([32, 32, 32, 32, 7], &mut x);
         check([7; 9], &mut x);
+        // Widths known only at run time, half of them 32 so that runs near the reader's 120
+        // bits (windows reloaded late in the run) come up often.
+        let mut width = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x & 1 == 0 {
+                32
+            } else {
+                1 + (x >> 8) as u32 % 32
+            }
+        };
+        let shapes5: Vec<[u32; 5]> = (0..150).map(|_| [(); 5].map(|()| width())).collect();
+        let shapes4: Vec<[u32; 4]> = (0..60).map(|_| [(); 4].map(|()| width())).collect();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for w in shapes5 {
+            check(w, &mut x);
+        }
+        for w in shapes4 {
+            check(w, &mut x);
+        }
     }
 
     #[test]
