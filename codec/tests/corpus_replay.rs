@@ -20,6 +20,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("packet_read", fuzzing::packet_read),
     ("packet_roundtrip", fuzzing::packet_roundtrip),
     ("stream_ops", fuzzing::stream_ops),
+    ("bit_runs", fuzzing::bits::bit_runs),
     ("hostile_lengths", fuzzing::hostile_lengths),
     ("tagged_read", ft::tagged_read),
     ("tagged_roundtrip", ft::tagged_roundtrip),
@@ -187,6 +188,23 @@ fn write_seeds() {
         Some(format!("ops_first_{kind}"))
     });
     write_all("stream_ops", &seeds);
+
+    // bit_runs: each run shape (1, 4, 5 fields), with and without hostile bytes after it.
+    let seeds = search(11, 20_000, 120, |data| {
+        let shape = ["one", "four", "five"][usize::from(*data.first()?) % 3];
+        let widths = match shape {
+            "one" => 1,
+            "four" => 4,
+            _ => 5,
+        };
+        let hostile = if data.len() > 1 + widths + 4 + widths * 4 * 2 {
+            "with_hostile_bytes"
+        } else {
+            "short"
+        };
+        Some(format!("run_of_{shape}_{hostile}"))
+    });
+    write_all("bit_runs", &seeds);
 
     // tagged_read: the savegame capture, documents of every test type, hostile sizes and nesting.
     let savegame = std::fs::read(replay::root().join("captures/savegame.tagged")).unwrap();

@@ -13,6 +13,7 @@ use crate::vectors::{Op, drive};
 use arbitrary::{Arbitrary, Unstructured};
 
 pub mod batch;
+pub mod bits;
 pub mod schema;
 pub mod tagged;
 
