@@ -400,7 +400,8 @@ impl<'a> BitReader<'a> {
         // 16 bytes from the byte holding `pos` hold at least 121 bits past it.
         if let (true, Some(run)) = (total <= 120, self.data.get(byte..byte + 16)) {
             let shift = (pos & 7) as u32;
-            // `window` holds the bits from `base` (relative to `pos`) on: at least 57 of them.
+            // `window` holds the bits from `base` (relative to `pos`) on: at least 57 of them,
+            // or (a window clamped to the last 8 bytes) every bit up to `shift + 120`.
             let (mut base, mut window) = (0u32, 0u64);
             let mut at = 0u32;
             for (i, (v, n)) in out.iter_mut().zip(widths).enumerate() {

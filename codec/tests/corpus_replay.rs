@@ -189,20 +189,20 @@ fn write_seeds() {
     });
     write_all("stream_ops", &seeds);
 
-    // bit_runs: each run shape (1, 4, 5 fields), with and without hostile bytes after it.
+    // bit_runs: each run shape (1, 4, 5 fields), with and without hostile bytes after the runs.
     let seeds = search(11, 20_000, 120, |data| {
-        let shape = ["one", "four", "five"][usize::from(*data.first()?) % 3];
-        let widths = match shape {
-            "one" => 1,
-            "four" => 4,
-            _ => 5,
+        let (fields, hostile) = fuzzing::bits::bit_runs_case(data)?;
+        let shape = match fields {
+            1 => "one",
+            4 => "four",
+            _ => "five",
         };
-        let hostile = if data.len() > 1 + widths + 4 + widths * 4 * 2 {
+        let rest = if hostile > 8 {
             "with_hostile_bytes"
         } else {
             "short"
         };
-        Some(format!("run_of_{shape}_{hostile}"))
+        Some(format!("run_of_{shape}_{rest}"))
     });
     write_all("bit_runs", &seeds);
 

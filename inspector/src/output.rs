@@ -218,10 +218,11 @@ fn write_decimal(out: &mut [u8; 20], mut v: u64) -> usize {
 
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
 ///
-/// The short pieces (keys, digits, ranges) are appended as fixed-size arrays and the excess cut
-/// off again (`push_fixed`): a fixed-size copy is a few register moves, where appending a slice
-/// of runtime length calls libc's `memcpy`, which was a fifth of `decode --json` (BENCHMARKS.md,
-/// section 5).
+/// Literal keys are appended with their length known at compile time ([`Json::raw`] is always
+/// inlined) and numbers are stored straight into the buffer ([`write_decimal`]): a copy of known
+/// length is a few register moves, where appending a slice of runtime length calls libc's
+/// `memcpy`, which was a fifth of `decode --json` (BENCHMARKS.md, section 5). The text of the
+/// last range written is kept ([`RangeCache`]) and appended whole for the fields that share it.
 struct Json<'a>(&'a mut Vec<u8>, RangeCache);
 
 /// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
@@ -599,6 +600,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The cached range text against a fresh write: the same range twice, ranges alternating, a
+    /// range too wide to cache between uses of a cached one, in every order.
+    #[test]
+    fn cached_ranges_are_written_as_fresh_ones() {
+        let ranges = [
+            (0, 5),
+            (-2_147_483_648, 2_147_483_647),
+            (0, i128::from(u64::MAX)),
+            (i128::MIN, i128::MAX),
+            (-1, 0),
+        ];
+        let fresh = |r: (i128, i128)| written(|j| j.range_end(r));
+        for a in ranges {
+            for b in ranges {
+                let mut buf = Vec::new();
+                let mut j = Json::new(&mut buf);
+                for r in [a, a, b, a, b, b] {
+                    j.range_end(r);
+                }
+                let expected: String = [a, a, b, a, b, b].map(fresh).concat();
+                assert_eq!(String::from_utf8(buf).unwrap(), expected, "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(fresh((-3, 7)), ",\"min\":-3,\"max\":7}");
     }
 
     #[test]

@@ -13,18 +13,24 @@ use arbitrary::Unstructured;
 /// - the rest of the input (hostile bytes) read run by run and field by field: the same values,
 ///   and a run past the end is refused whole (the run's counts, nothing consumed). Never a panic.
 pub fn bit_runs(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let Ok(shape) = u.int_in_range(0u8..=2) else {
-        return;
-    };
-    let _ = match shape {
-        0 => runs::<1>(&mut u),
-        1 => runs::<4>(&mut u),
-        _ => runs::<5>(&mut u),
-    };
+    bit_runs_case(data);
 }
 
-fn runs<const K: usize>(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
+/// [`bit_runs`], returning what the input exercised: the number of fields per run and how many
+/// hostile bytes were read (`None` when the input ended before the hostile part). Names the
+/// corpus seeds.
+pub fn bit_runs_case(data: &[u8]) -> Option<(usize, usize)> {
+    let mut u = Unstructured::new(data);
+    let shape = u.int_in_range(0u8..=2).ok()?;
+    match shape {
+        0 => runs::<1>(&mut u).ok().map(|h| (1, h)),
+        1 => runs::<4>(&mut u).ok().map(|h| (4, h)),
+        _ => runs::<5>(&mut u).ok().map(|h| (5, h)),
+    }
+}
+
+/// Returns the number of hostile bytes read.
+fn runs<const K: usize>(u: &mut Unstructured<'_>) -> arbitrary::Result<usize> {
     let mut widths = [0u32; K];
     for w in &mut widths {
         *w = 1 + u32::from(u.arbitrary::<u8>()?) % 32;
@@ -123,5 +129,5 @@ fn runs<const K: usize>(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(hostile.len())
 }
