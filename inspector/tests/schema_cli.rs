@@ -10,8 +10,10 @@ fn demo_schema() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../captures/demo.schema.toml")
 }
 
+/// A file in cargo's per-target scratch folder (`target/tmp`), not the system's temp folder,
+/// where a folder per test process used to stay behind.
 fn tmp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bitlens-schema-cli-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("schema-cli");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
     std::fs::write(&p, bytes).expect("temp file");
