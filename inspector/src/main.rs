@@ -212,10 +212,10 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Tagged { file, .. } if !file.exists() => {
-            fail(&anyhow::anyhow!("{}: no such file", file.display()))
-        }
         Command::Tagged { file, json } => {
+            if let Err(err) = cmd::common::must_exist(&file) {
+                return fail(&err);
+            }
             match cmd::tagged::run(&file, json, &mut std::io::stdout().lock()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {

@@ -184,6 +184,17 @@ fn missing_file_is_one_line_and_exit_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("captures/no-such.pcap"), "{err}");
     }
+    // A folder where a file belongs: the same one line, not the OS's "Is a directory".
+    for cmd in ["check", "decode", "inspect", "tagged"] {
+        let o = bitlens(&[cmd, "captures"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let err = stderr(&o);
+        assert_eq!(
+            err.trim(),
+            "bitlens: captures: is a folder, not a file",
+            "{cmd}"
+        );
+    }
 }
 
 #[test]

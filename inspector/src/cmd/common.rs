@@ -66,14 +66,18 @@ pub fn parse_protocol_id(s: &str) -> Result<ProtocolId> {
     }
 }
 
-/// The one-line error for a path that does not exist (the OS's own message is less clear),
-/// shared by every command that takes a capture or a schema.
+/// The one-line error for a path that does not exist or is a folder (the OS's own messages,
+/// "Is a directory (os error 21)", are less clear), shared by every command that takes a
+/// capture, a schema or a tagged file.
 ///
 /// # Errors
-/// `FILE: no such file`.
+/// `FILE: no such file`, `FILE: is a folder, not a file`.
 pub fn must_exist(path: &Path) -> Result<()> {
     if !path.exists() {
         bail!("{}: no such file", path.display());
+    }
+    if path.is_dir() {
+        bail!("{}: is a folder, not a file", path.display());
     }
     Ok(())
 }
