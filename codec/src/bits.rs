@@ -193,7 +193,9 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Appends the low `n` bits of `value` (`n` in 1..=64, higher bits zero) whose room in the
-    /// buffer was already checked and counted.
+    /// buffer was already checked and counted. [`BitWriter::write_bits`] keeps its own copy of
+    /// this logic: with `n <= 32` its carry is one shift, not the two this needs for `n = 64`,
+    /// and it is the per-value hot path.
     #[inline(always)]
     fn put_checked(&mut self, value: u64, n: u32) {
         let used = self.scratch_bits;

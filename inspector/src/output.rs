@@ -223,7 +223,10 @@ fn write_decimal(out: &mut [u8; 20], mut v: u64) -> usize {
 /// length is a few register moves, where appending a slice of runtime length calls libc's
 /// `memcpy`, which was a fifth of `decode --json` (BENCHMARKS.md, section 5). The text of the
 /// last range written is kept ([`RangeCache`]) and appended whole for the fields that share it.
-struct Json<'a>(&'a mut Vec<u8>, RangeCache);
+struct Json<'a> {
+    out: &'a mut Vec<u8>,
+    last_range: RangeCache,
+}
 
 /// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
 /// range with the field before (256 full-range ints of one array, three floats of a vector).
@@ -245,7 +248,10 @@ impl Default for RangeCache {
 
 impl<'a> Json<'a> {
     fn new(buf: &'a mut Vec<u8>) -> Self {
-        Json(buf, RangeCache::default())
+        Json {
+            out: buf,
+            last_range: RangeCache::default(),
+        }
     }
 }
 
@@ -253,12 +259,12 @@ impl Json<'_> {
     /// Literal JSON text; inlined so that the length is a constant and the copy is a few moves.
     #[inline(always)]
     fn raw(&mut self, s: &str) {
-        self.0.extend_from_slice(s.as_bytes());
+        self.out.extend_from_slice(s.as_bytes());
     }
 
     fn comma(&mut self, first: &mut bool) {
         if !std::mem::take(first) {
-            self.0.push(b',');
+            self.out.push(b',');
         }
     }
 
@@ -266,45 +272,49 @@ impl Json<'_> {
     fn uint(&mut self, v: u64) {
         // Bit widths, octets, small counts: one or two digits without the general loop.
         if v < 10 {
-            self.0.push(b'0' + v as u8);
+            self.out.push(b'0' + v as u8);
             return;
         }
         if v < 100 {
             let r = v as usize * 2;
-            self.0.extend_from_slice(&[DIGITS[r], DIGITS[r + 1]]);
+            self.out.extend_from_slice(&[DIGITS[r], DIGITS[r + 1]]);
             return;
         }
         // Bit positions and most values: three or four digits, two pairs.
         if v < 10_000 {
             let (hi, lo) = (v as usize / 100 * 2, v as usize % 100 * 2);
             if v < 1000 {
-                self.0
+                self.out
                     .extend_from_slice(&[DIGITS[hi + 1], DIGITS[lo], DIGITS[lo + 1]]);
             } else {
-                self.0
-                    .extend_from_slice(&[DIGITS[hi], DIGITS[hi + 1], DIGITS[lo], DIGITS[lo + 1]]);
+                self.out.extend_from_slice(&[
+                    DIGITS[hi],
+                    DIGITS[hi + 1],
+                    DIGITS[lo],
+                    DIGITS[lo + 1],
+                ]);
             }
             return;
         }
-        let at = self.0.len();
-        self.0.extend_from_slice(&[0; 20]);
+        let at = self.out.len();
+        self.out.extend_from_slice(&[0; 20]);
         let mut len = 0;
-        if let Some(out) = self.0[at..].first_chunk_mut::<20>() {
+        if let Some(out) = self.out[at..].first_chunk_mut::<20>() {
             len = write_decimal(out, v);
         }
-        self.0.truncate(at + len);
+        self.out.truncate(at + len);
     }
 
     fn int(&mut self, v: i128) {
         match u64::try_from(v.unsigned_abs()) {
             Ok(abs) => {
                 if v < 0 {
-                    self.0.push(b'-');
+                    self.out.push(b'-');
                 }
                 self.uint(abs);
             }
             Err(_) => self
-                .0
+                .out
                 .extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
         }
     }
@@ -329,9 +339,9 @@ impl Json<'_> {
         if needs_escape(s.as_bytes()) {
             self.serde(s);
         } else {
-            self.0.push(b'"');
-            self.0.extend_from_slice(s.as_bytes());
-            self.0.push(b'"');
+            self.out.push(b'"');
+            self.out.extend_from_slice(s.as_bytes());
+            self.out.push(b'"');
         }
     }
 
@@ -349,38 +359,38 @@ impl Json<'_> {
         self.uint(secs);
         let mut b = itoa::Buffer::new();
         let digits = b.format(nanos);
-        self.0.push(b'.');
-        self.0.extend_from_slice(&b"000000000"[digits.len()..]);
-        self.0.extend_from_slice(digits.as_bytes());
-        self.0.push(b'"');
+        self.out.push(b'.');
+        self.out.extend_from_slice(&b"000000000"[digits.len()..]);
+        self.out.extend_from_slice(digits.as_bytes());
+        self.out.push(b'"');
     }
 
     /// An address as a string, as `SocketAddr`'s `Display` writes it.
     fn addr(&mut self, a: &SocketAddr) {
-        self.0.push(b'"');
+        self.out.push(b'"');
         match a {
             SocketAddr::V4(v4) => {
                 for (i, octet) in v4.ip().octets().into_iter().enumerate() {
                     if i > 0 {
-                        self.0.push(b'.');
+                        self.out.push(b'.');
                     }
                     self.uint(u64::from(octet));
                 }
-                self.0.push(b':');
+                self.out.push(b':');
                 self.uint(u64::from(v4.port()));
             }
             SocketAddr::V6(v6) => {
                 use std::io::Write as _;
-                let _ = write!(self.0, "{v6}");
+                let _ = write!(self.out, "{v6}");
             }
         }
-        self.0.push(b'"');
+        self.out.push(b'"');
     }
 
     /// Anything serde_json formats (floats, strings that need escaping). Writing to a `Vec`
     /// cannot fail, and these values always serialize.
     fn serde<T: serde::Serialize + ?Sized>(&mut self, v: &T) {
-        let _ = serde_json::to_writer(&mut *self.0, v);
+        let _ = serde_json::to_writer(&mut *self.out, v);
     }
 
     fn value(&mut self, v: &Value) {
@@ -392,25 +402,25 @@ impl Json<'_> {
             // Floats as serde_json writes them (NaN and infinities become null).
             Value::Bytes(bytes) => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                self.0.reserve(bytes.len() * 2 + 2);
-                self.0.push(b'"');
+                self.out.reserve(bytes.len() * 2 + 2);
+                self.out.push(b'"');
                 for &b in bytes {
-                    self.0.push(HEX[usize::from(b >> 4)]);
-                    self.0.push(HEX[usize::from(b & 15)]);
+                    self.out.push(HEX[usize::from(b >> 4)]);
+                    self.out.push(HEX[usize::from(b & 15)]);
                 }
-                self.0.push(b'"');
+                self.out.push(b'"');
             }
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
             Value::Floats(xs) => {
-                self.0.push(b'[');
+                self.out.push(b'[');
                 for (i, x) in xs.iter().enumerate() {
                     if i > 0 {
-                        self.0.push(b',');
+                        self.out.push(b',');
                     }
                     self.f32(*x);
                 }
-                self.0.push(b']');
+                self.out.push(b']');
             }
         }
     }
@@ -450,25 +460,25 @@ impl Json<'_> {
 
     /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
     fn range_end(&mut self, r: (i128, i128)) {
-        if self.1.range != Some(r) {
-            let at = self.0.len();
+        if self.last_range.range != Some(r) {
+            let at = self.out.len();
             self.raw(",\"min\":");
             self.int(r.0);
             self.raw(",\"max\":");
             self.int(r.1);
             self.raw("}");
-            let text = &self.0[at..];
+            let text = &self.out[at..];
             // Two 64-bit ranges take at most 57 bytes; wider ones are not cached.
-            if let Some(dst) = self.1.text.get_mut(..text.len()) {
+            if let Some(dst) = self.last_range.text.get_mut(..text.len()) {
                 dst.copy_from_slice(text);
-                self.1.len = text.len();
-                self.1.range = Some(r);
+                self.last_range.len = text.len();
+                self.last_range.range = Some(r);
             }
             return;
         }
-        let at = self.0.len();
-        self.0.extend_from_slice(&self.1.text);
-        self.0.truncate(at + self.1.len);
+        let at = self.out.len();
+        self.out.extend_from_slice(&self.last_range.text);
+        self.out.truncate(at + self.last_range.len);
     }
 
     fn problem(&mut self, p: &Problem) {
