@@ -462,7 +462,9 @@ pub fn scan(
 /// Reads a pcap file once, front to back, in windows of about `window` bytes, handing each
 /// window's datagrams to `sink` with the index of the first and the window's bytes (their
 /// payloads are [`Datagram::payload`] of those bytes); `sink` keeps the bytes and returns a
-/// buffer for the next window. Memory stays at a few windows whatever the file's size, and their
+/// buffer for the next window. It may take the datagrams' vector too (`std::mem::replace` with
+/// an empty one, of any capacity: it is cleared and filled with the next window's) instead of
+/// copying them. Memory stays at a few windows whatever the file's size, and their
 /// pages are faulted in once, not the whole file's.
 ///
 /// Counts, frame numbers and damage are exactly those of [`Capture::open`]. `Ok(None)` when the
@@ -473,7 +475,7 @@ pub fn scan(
 pub fn stream_pcap(
     path: &Path,
     window: usize,
-    mut sink: impl FnMut(usize, &[Datagram], Vec<u8>) -> Vec<u8>,
+    mut sink: impl FnMut(usize, &mut Vec<Datagram>, Vec<u8>) -> Vec<u8>,
 ) -> Result<Option<ScanSummary>, CaptureError> {
     let name = path.display().to_string();
     let mut file = std::fs::File::open(path).map_err(|error| CaptureError::Io {

@@ -110,9 +110,10 @@ fn fill(buf: &mut Vec<u8>, input: &mut dyn Read, want: usize) -> std::io::Result
     Ok(got < missing)
 }
 
-/// Where [`stream_pcap`] hands each window: the index of its first datagram, the datagrams, the
-/// window (kept); returns the buffer for the next window.
-pub(crate) type WindowSink<'s> = dyn FnMut(usize, &[Datagram], Vec<u8>) -> Vec<u8> + 's;
+/// Where [`stream_pcap`] hands each window: the index of its first datagram, the datagrams (the
+/// sink may take the vector, leaving an empty one with any capacity in its place), the window
+/// (kept); returns the buffer for the next window.
+pub(crate) type WindowSink<'s> = dyn FnMut(usize, &mut Vec<Datagram>, Vec<u8>) -> Vec<u8> + 's;
 
 /// Walks a pcap file read from `input` in windows of about `window` bytes, handing each
 /// window's datagrams to `sink` with the window itself (payload offsets are relative to it) and
@@ -176,7 +177,7 @@ pub(crate) fn stream_pcap(
         tail.clear();
         tail.extend_from_slice(&buf[keep..]);
         let count = datagrams.len();
-        buf = sink(sent, &datagrams, buf);
+        buf = sink(sent, &mut datagrams, buf);
         sent += count;
         datagrams.clear();
         if !more {
