@@ -42,14 +42,12 @@ fn bench(c: &mut Criterion) {
         out
     };
     assert_eq!(packed.len(), bytes);
-    assert_eq!(write_runtime(&mut buf, &vals, &widths), bytes);
-    assert_eq!(&buf[..bytes], &packed[..]);
-    buf.fill(0);
-    assert_eq!(write_const(&mut buf, &items), bytes);
-    assert_eq!(&buf[..bytes], &packed[..]);
-    buf.fill(0);
-    assert_eq!(write_runs(&mut buf, &items), bytes);
-    assert_eq!(&buf[..bytes], &packed[..]);
+    let shapes = shapes(&vals, &widths, &items);
+    for shape in &shapes {
+        buf.fill(0);
+        assert_eq!((shape.write)(&mut buf), bytes, "{}", shape.name);
+        assert_eq!(&buf[..bytes], &packed[..], "{}", shape.name);
+    }
     {
         let mut r = BitReader::new(&packed);
         for (&v, &n) in vals.iter().zip(&widths) {
@@ -72,57 +70,24 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(20);
 
-    g.bench_function(BenchmarkId::new("write runtime widths", "bitlens"), |b| {
-        b.iter(|| {
-            let n = write_runtime(&mut buf, black_box(&vals), black_box(&widths));
-            assert_eq!(n, bytes);
-            black_box(&buf[..n]);
-        })
-    });
-    assert_eq!(&buf[..bytes], &packed[..]);
-    g.bench_function(BenchmarkId::new("read runtime widths", "bitlens"), |b| {
-        b.iter(|| {
-            assert_eq!(
-                read_runtime(black_box(&packed), black_box(&widths)),
-                expected
-            )
-        })
-    });
-    buf.fill(0);
-    g.bench_function(BenchmarkId::new("write const widths", "bitlens"), |b| {
-        b.iter(|| {
-            let n = write_const(&mut buf, black_box(&items));
-            assert_eq!(n, bytes);
-            black_box(&buf[..n]);
-        })
-    });
-    assert_eq!(&buf[..bytes], &packed[..]);
-    g.bench_function(BenchmarkId::new("read const widths", "bitlens"), |b| {
-        b.iter(|| {
-            assert_eq!(
-                read_const(black_box(&packed), black_box(items.len())),
-                expected
-            )
-        })
-    });
-
-    buf.fill(0);
-    g.bench_function(BenchmarkId::new("write struct runs", "bitlens"), |b| {
-        b.iter(|| {
-            let n = write_runs(&mut buf, black_box(&items));
-            assert_eq!(n, bytes);
-            black_box(&buf[..n]);
-        })
-    });
-    assert_eq!(&buf[..bytes], &packed[..]);
-    g.bench_function(BenchmarkId::new("read struct runs", "bitlens"), |b| {
-        b.iter(|| {
-            assert_eq!(
-                read_runs(black_box(&packed), black_box(items.len())),
-                expected
-            )
-        })
-    });
+    for shape in &shapes {
+        buf.fill(0);
+        g.bench_function(
+            BenchmarkId::new(format!("write {}", shape.name), "bitlens"),
+            |b| {
+                b.iter(|| {
+                    let n = (shape.write)(&mut buf);
+                    assert_eq!(n, bytes);
+                    black_box(&buf[..n]);
+                })
+            },
+        );
+        assert_eq!(&buf[..bytes], &packed[..]);
+        g.bench_function(
+            BenchmarkId::new(format!("read {}", shape.name), "bitlens"),
+            |b| b.iter(|| assert_eq!((shape.read)(black_box(&packed)), expected)),
+        );
+    }
 
     {
         use bitstream_io::{

@@ -17,9 +17,7 @@ use std::hint::black_box;
 
 #[path = "../benches/common/bitpacker.rs"]
 mod common;
-use common::{
-    N, fields, read_const, read_runs, read_runtime, values, write_const, write_runs, write_runtime,
-};
+use common::{N, fields, shapes, values, write_runtime};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "none".into());
@@ -29,49 +27,30 @@ fn main() {
     let mut buf = vec![0u8; N * 4 + 8];
     let len = write_runtime(&mut buf, &vals, &widths);
     let packed = buf[..len].to_vec();
-    let run = |mode: &str, buf: &mut [u8]| match mode {
-        "write" => {
-            let n = write_runtime(buf, black_box(&vals), black_box(&widths));
-            assert_eq!(&buf[..n], &packed[..]);
+    let shapes = shapes(&vals, &widths, &items);
+    let run = |mode: &str, buf: &mut [u8]| {
+        for shape in &shapes {
+            if mode.strip_prefix("write") == Some(shape.mode) {
+                let n = (shape.write)(buf);
+                assert_eq!(&buf[..n], &packed[..]);
+            } else if mode.strip_prefix("read") == Some(shape.mode) {
+                assert_eq!((shape.read)(black_box(&packed)), expected);
+            }
         }
-        "read" => assert_eq!(
-            read_runtime(black_box(&packed), black_box(&widths)),
-            expected
-        ),
-        "write-const" => {
-            let n = write_const(buf, black_box(&items));
-            assert_eq!(&buf[..n], &packed[..]);
-        }
-        "read-const" => assert_eq!(
-            read_const(black_box(&packed), black_box(items.len())),
-            expected
-        ),
-        "write-runs" => {
-            let n = write_runs(buf, black_box(&items));
-            assert_eq!(&buf[..n], &packed[..]);
-        }
-        "read-runs" => assert_eq!(
-            read_runs(black_box(&packed), black_box(items.len())),
-            expected
-        ),
-        _ => {}
     };
     if mode == "time" {
-        for m in [
-            "write",
-            "read",
-            "write-const",
-            "read-const",
-            "write-runs",
-            "read-runs",
-        ] {
-            let mut best = f64::MAX;
-            for _ in 0..30 {
-                let t = std::time::Instant::now();
-                run(m, &mut buf);
-                best = best.min(t.elapsed().as_secs_f64());
+        for shape in &shapes {
+            for dir in ["write", "read"] {
+                let m = format!("{dir}{}", shape.mode);
+                let mut best = f64::MAX;
+                for _ in 0..30 {
+                    let t = std::time::Instant::now();
+                    run(&m, &mut buf);
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                let ns = best * 1e9 / N as f64;
+                println!("{m:12} {ns:.3} ns/value  ({dir}, {})", shape.name);
             }
-            println!("{m:12} {:.3} ns/value", best * 1e9 / N as f64);
         }
     } else {
         run(&mode, &mut buf);

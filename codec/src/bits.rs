@@ -591,6 +591,14 @@ impl BitSink for BitCounter {
 mod tests {
     use super::*;
 
+    /// The next value of a fixed xorshift sequence: the same samples on every run.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
     #[test]
     fn bits_required_matches_wire_md() {
         assert_eq!(bits_required(0, 1000), 10);
@@ -719,10 +727,7 @@ mod tests {
                     let mut written = Vec::new();
                     for i in 0..200 {
                         let n = widths[(i + skip) % widths.len()];
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        let v = (x as u32) & (low_mask(n) as u32);
+                        let v = (next(&mut x) as u32) & (low_mask(n) as u32);
                         let free = len * 8 - bits;
                         assert_eq!(w.bits_available(), free);
                         let r = w.write_bits(v, n);
@@ -781,12 +786,7 @@ mod tests {
                     }
                     let mut runs = Vec::new();
                     for _ in 0..12 {
-                        let fields = widths.map(|n| {
-                            *x ^= *x << 13;
-                            *x ^= *x >> 7;
-                            *x ^= *x << 17;
-                            ((*x as u32) & (low_mask(n) as u32), n)
-                        });
+                        let fields = widths.map(|n| ((next(x) as u32) & (low_mask(n) as u32), n));
                         let before = w_run.bits_written();
                         let r = w_run.write_run(fields);
                         let total: u32 = widths.iter().sum();
@@ -844,9 +844,7 @@ mod tests {
         // Widths known only at run time, half of them 32 so that runs near the reader's 120
         // bits (windows reloaded late in the run) come up often.
         let mut width = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next(&mut x);
             if x & 1 == 0 {
                 32
             } else {

@@ -407,35 +407,39 @@ impl SmallestThree {
 mod tests {
     use super::*;
 
-    /// Built at compile time: must equal the run-time constructor's range field for field.
-    const AT_COMPILE_TIME: [Option<CompressedFloat>; 6] = [
-        CompressedFloat::new_const(-1000.0, 1000.0, 0.01),
-        CompressedFloat::new_const(-512.0, 512.0, 0.01),
-        CompressedFloat::new_const(0.0, 1.0, 1e-12),
-        CompressedFloat::new_const(1e6, 1e6 + 1.0, 1e-3),
-        CompressedFloat::new_const(-3.3, 7.7, 0.0007),
-        CompressedFloat::new_const(2.0, 1.0, 0.1),
+    /// Ranges (`min`, `max`, `res`) built at compile time and at run time; the last is invalid.
+    const CONST_RANGES: [(f32, f32, f32); 6] = [
+        (-1000.0, 1000.0, 0.01),
+        (-512.0, 512.0, 0.01),
+        (0.0, 1.0, 1e-12),
+        (1e6, 1e6 + 1.0, 1e-3),
+        (-3.3, 7.7, 0.0007),
+        (2.0, 1.0, 0.1),
     ];
+
+    /// [`CONST_RANGES`] built at compile time: must equal the run-time constructor's ranges field for
+    /// field.
+    const AT_COMPILE_TIME: [Option<CompressedFloat>; 6] = {
+        let mut out = [None; 6];
+        let mut i = 0;
+        while i < CONST_RANGES.len() {
+            let (min, max, res) = CONST_RANGES[i];
+            out[i] = CompressedFloat::new_const(min, max, res);
+            i += 1;
+        }
+        out
+    };
 
     #[test]
     fn const_constructor_builds_what_new_builds() {
-        let at_run_time = [
-            (-1000.0, 1000.0, 0.01),
-            (-512.0, 512.0, 0.01),
-            (0.0, 1.0, 1e-12),
-            (1e6, 1e6 + 1.0, 1e-3),
-            (-3.3, 7.7, 0.0007),
-            (2.0, 1.0, 0.1),
-        ]
-        .map(|(min, max, res)| CompressedFloat::new(min, max, res).ok());
+        let at_run_time =
+            CONST_RANGES.map(|(min, max, res)| CompressedFloat::new(min, max, res).ok());
         assert_eq!(AT_COMPILE_TIME, at_run_time);
         assert!(AT_COMPILE_TIME[5].is_none());
         // And over random ranges (run time on both sides, the same code path as const).
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let min = f32::from_bits(x as u32);
             let max = f32::from_bits((x >> 32) as u32);
             let res = f32::from_bits((x >> 16) as u32 & 0x7FFF_FFFF);

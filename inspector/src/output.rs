@@ -253,9 +253,7 @@ impl<'a> Json<'a> {
             last_range: RangeCache::default(),
         }
     }
-}
 
-impl Json<'_> {
     /// Literal JSON text; inlined so that the length is a constant and the copy is a few moves.
     #[inline(always)]
     fn raw(&mut self, s: &str) {

@@ -4,6 +4,7 @@
 //! attribute them and the bench times exactly them.
 
 use bitlens_codec::{BitReader, BitWriter};
+use std::hint::black_box;
 
 pub const N: usize = 1_000_000;
 pub const WIDTHS: [u32; 5] = [3, 10, 24, 1, 32];
@@ -126,4 +127,45 @@ pub fn read_runs(data: &[u8], count: usize) -> u32 {
         acc = acc.wrapping_add(sum(Fields { a, b, c, d, e }));
     }
     acc
+}
+
+/// Packs the values into a buffer and returns the bytes used.
+pub type WriteLoop<'a> = Box<dyn Fn(&mut [u8]) -> usize + 'a>;
+/// Unpacks the values and returns their wrapping sum.
+pub type ReadLoop<'a> = Box<dyn Fn(&[u8]) -> u32 + 'a>;
+
+/// One shape of the workload: its name in the bench's rows (`write {name}`), its suffix in
+/// `bitpack_count`'s modes (`write{mode}`), and its write and read loops over the shared values
+/// (the values and widths behind `black_box`, so the loops cannot be specialised to them).
+pub struct Shape<'a> {
+    pub name: &'static str,
+    /// Read by `bitpack_count` only (this file is compiled into the bench too).
+    #[allow(dead_code)]
+    pub mode: &'static str,
+    pub write: WriteLoop<'a>,
+    pub read: ReadLoop<'a>,
+}
+
+/// The three shapes: runtime widths, const widths, struct runs.
+pub fn shapes<'a>(vals: &'a [u32], widths: &'a [u32], items: &'a [Fields]) -> [Shape<'a>; 3] {
+    [
+        Shape {
+            name: "runtime widths",
+            mode: "",
+            write: Box::new(|buf| write_runtime(buf, black_box(vals), black_box(widths))),
+            read: Box::new(|data| read_runtime(data, black_box(widths))),
+        },
+        Shape {
+            name: "const widths",
+            mode: "-const",
+            write: Box::new(|buf| write_const(buf, black_box(items))),
+            read: Box::new(|data| read_const(data, black_box(items.len()))),
+        },
+        Shape {
+            name: "struct runs",
+            mode: "-runs",
+            write: Box::new(|buf| write_runs(buf, black_box(items))),
+            read: Box::new(|data| read_runs(data, black_box(items.len()))),
+        },
+    ]
 }
