@@ -83,10 +83,7 @@ pub const ORIENTATION: SmallestThree = match SmallestThree::new_const(10) {
 /// A demo range, checked at compile time: constants, so the compiler folds each range's width
 /// and factors into the serialize functions.
 const fn cf(min: f32, max: f32, res: f32) -> CompressedFloat {
-    match CompressedFloat::new_const(min, max, res) {
-        Some(c) => c,
-        None => panic!("a demo compressed-float range is invalid"),
-    }
+    CompressedFloat::new_const(min, max, res).expect("a valid demo range")
 }
 
 /// Seed 000's first example: three integers.

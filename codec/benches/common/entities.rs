@@ -31,10 +31,8 @@ pub struct Entity {
 
 /// A constant, as a serialize function would declare its ranges (`CompressedFloat::new_const`):
 /// the compiler folds the range's width and factors into the serialize function.
-pub const POS: CompressedFloat = match CompressedFloat::new_const(-1000.0, 1000.0, 0.01) {
-    Some(range) => range,
-    None => panic!("invalid range"),
-};
+pub const POS: CompressedFloat =
+    CompressedFloat::new_const(-1000.0, 1000.0, 0.01).expect("a valid range");
 
 /// bitlens: one serialize function for the whole table.
 pub fn serialize_table<S: Stream>(s: &mut S, table: &mut Vec<Entity>) -> Result<()> {
