@@ -1,4 +1,4 @@
-//! The entity table of `benches/entities.rs`, shared with `examples/entities_count.rs` so that
+//! The entity table of `benches/entities.rs`, shared with `examples/entities_count/` so that
 //! the instruction counts and the criterion times measure the same serialize function on the
 //! same data.
 
