@@ -1,12 +1,25 @@
 //! The floor: the entity table's bytes written and read by hand on the bit layer, with one
 //! capacity or bounds check per entity for its five fixed-width fields
-//! (`BitWriter::write_run`, `BitReader::read_run`) instead of the streams' one per field, and
-//! nothing the wire promises left out (reference-exact floats, every code and the health
-//! range-checked, the relative id's tiers and canonical checks). No `Stream`, no field names, no
-//! error context: what any serialize API on this wire could reach at best.
+//! (`BitWriter::write_run`, `BitReader::read_run`) instead of the streams' one per field (the
+//! relative id keeps its own), and nothing the wire promises left out: the length's range and
+//! the reader's length-fits check, reference-exact floats, every code and the health
+//! range-checked, the relative id's tiers, range and canonical checks. No `Stream`, no field
+//! names, no error context: what a scalar serialize function for this table, written by hand,
+//! reaches on this wire.
+//!
+//! Written for the bench's range only: 18-bit codes of an exact range, so that every code up to
+//! `M` is canonical (`main` asserts both before anything runs).
 
 use super::common::{Entity, N, POS};
+use bitlens_codec::bits::{Overflow, PastEnd};
 use bitlens_codec::{BitReader, BitWriter, bits_required};
+
+/// Bits per float code (`POS.width()`, asserted in `main`).
+pub const CODE_BITS: u32 = 18;
+/// The widths of an entity's fixed fields: x, y, z, health (0..=100), flags.
+const FIXED: [u32; 5] = [CODE_BITS, CODE_BITS, CODE_BITS, 7, 1];
+/// The fewest bits an entity takes (its fixed fields and a 1-bit id), as the stream's array has it.
+const MIN_ENTITY_BITS: usize = 63;
 
 /// The relative id's tiers after `d = 1` (`Stream::int_relative`).
 const TIERS: [(i64, i64); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
@@ -16,44 +29,63 @@ const LEN_BITS: u32 = bits_required(0, N as i64);
 #[derive(Debug)]
 pub struct Bad;
 
+impl From<Overflow> for Bad {
+    fn from(_: Overflow) -> Self {
+        Bad
+    }
+}
+
+impl From<PastEnd> for Bad {
+    fn from(_: PastEnd) -> Self {
+        Bad
+    }
+}
+
 #[inline(always)]
 fn write_relative(w: &mut BitWriter<'_>, previous: i64, current: i64) -> Result<(), Bad> {
     if current > i64::from(u32::MAX) || current <= previous {
         return Err(Bad);
     }
     match current - previous {
-        1 => w.write_bits(1, 1).map_err(|_| Bad),
-        d @ 2..=6 => w
-            .write_bits(0b10 | ((d - 2) as u32) << 2, 5)
-            .map_err(|_| Bad),
-        d => write_relative_long(w, current, d),
+        1 => w.write_bits(1, 1)?,
+        d @ 2..=6 => w.write_bits(0b10 | ((d - 2) as u32) << 2, 5)?,
+        d => write_relative_long(w, current, d)?,
     }
+    Ok(())
 }
 
 #[cold]
 #[inline(never)]
 fn write_relative_long(w: &mut BitWriter<'_>, current: i64, d: i64) -> Result<(), Bad> {
-    w.write_bits(0, 1).map_err(|_| Bad)?;
+    w.write_bits(0, 1)?;
     for (lo, hi) in TIERS {
-        w.write_bits(u32::from(d <= hi), 1).map_err(|_| Bad)?;
+        w.write_bits(u32::from(d <= hi), 1)?;
         if d <= hi {
-            return w
-                .write_bits((d - lo) as u32, bits_required(lo, hi))
-                .map_err(|_| Bad);
+            w.write_bits((d - lo) as u32, bits_required(lo, hi))?;
+            return Ok(());
         }
     }
-    w.write_bits(current as u32, 32).map_err(|_| Bad)
+    w.write_bits(current as u32, 32)?;
+    Ok(())
+}
+
+/// `previous + d` where it fits 32 bits (a larger result is no value a writer can send).
+fn relative_result(previous: i64, d: i64) -> Result<i64, Bad> {
+    let c = previous.saturating_add(d);
+    if c > i64::from(u32::MAX) {
+        return Err(Bad);
+    }
+    Ok(c)
 }
 
 #[inline(always)]
 fn read_relative(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> {
-    let x = r.clone().read_bits(5);
-    if let Ok(x) = x {
+    if let Ok(x) = r.clone().read_bits(5) {
         let one = x & 1 == 1;
         let d = if one { 1 } else { 2 + i64::from(x >> 2) };
         let c = previous.saturating_add(d);
         if (one || (x & 0b10 != 0 && d <= 6)) && c <= i64::from(u32::MAX) {
-            r.read_bits(if one { 1 } else { 5 }).map_err(|_| Bad)?;
+            r.read_bits(if one { 1 } else { 5 })?;
             return Ok(c);
         }
     }
@@ -63,25 +95,21 @@ fn read_relative(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> {
 #[cold]
 #[inline(never)]
 fn read_relative_long(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> {
-    if r.read_bits(1).map_err(|_| Bad)? == 1 {
-        return Ok(previous.saturating_add(1));
+    if r.read_bits(1)? == 1 {
+        return relative_result(previous, 1);
     }
     for (lo, hi) in TIERS {
-        if r.read_bits(1).map_err(|_| Bad)? == 1 {
-            let d = lo + i64::from(r.read_bits(bits_required(lo, hi)).map_err(|_| Bad)?);
+        if r.read_bits(1)? == 1 {
+            let d = lo + i64::from(r.read_bits(bits_required(lo, hi))?);
             if d > hi {
                 return Err(Bad);
             }
-            let c = previous.saturating_add(d);
-            return if c > i64::from(u32::MAX) {
-                Err(Bad)
-            } else {
-                Ok(c)
-            };
+            return relative_result(previous, d);
         }
     }
-    let v = i64::from(r.read_bits(32).map_err(|_| Bad)?);
-    if v < previous.saturating_add(69915) {
+    let v = i64::from(r.read_bits(32)?);
+    // Canonical: the absolute form only past the last tier.
+    if v < previous.saturating_add(TIERS[4].1 + 1) {
         return Err(Bad);
     }
     Ok(v)
@@ -101,28 +129,26 @@ pub fn encode_raw(buf: &mut [u8], table: &[Entity]) -> Result<usize, Bad> {
 }
 
 fn raw_bits(v: f32) -> u32 {
-    v.to_bits() & 0x3_ffff
+    v.to_bits() & ((1 << CODE_BITS) - 1)
 }
 
 /// The writer with the float coder as a parameter: [`POS`]'s (the wire), or [`raw_bits`].
 #[inline(always)]
 fn encode_with(buf: &mut [u8], table: &[Entity], code: impl Fn(f32) -> u32) -> Result<usize, Bad> {
     let mut w = BitWriter::new(buf);
-    w.write_bits(table.len() as u32, LEN_BITS)
-        .map_err(|_| Bad)?;
+    w.write_bits(table.len() as u32, LEN_BITS)?;
     let mut previous = -1i64;
     for e in table {
         if e.health > 100 {
             return Err(Bad);
         }
         w.write_run([
-            (code(e.x), 18),
-            (code(e.y), 18),
-            (code(e.z), 18),
-            (u32::from(e.health), 7),
-            (u32::from(e.flags), 1),
-        ])
-        .map_err(|_| Bad)?;
+            (code(e.x), FIXED[0]),
+            (code(e.y), FIXED[1]),
+            (code(e.z), FIXED[2]),
+            (u32::from(e.health), FIXED[3]),
+            (u32::from(e.flags), FIXED[4]),
+        ])?;
         let id = i64::from(e.id);
         write_relative(&mut w, previous, id)?;
         previous = id;
@@ -136,27 +162,37 @@ fn encode_with(buf: &mut [u8], table: &[Entity], code: impl Fn(f32) -> u32) -> R
 #[inline(never)]
 pub fn decode(data: &[u8], out: &mut Vec<Entity>) -> Result<(), Bad> {
     let mut r = BitReader::new(data);
-    let len = r.read_bits(LEN_BITS).map_err(|_| Bad)? as usize;
-    if len > N || len * 63 > r.bits_remaining() {
+    let len = r.read_bits(LEN_BITS)? as usize;
+    if len > N || len * MIN_ENTITY_BITS > r.bits_remaining() {
         return Err(Bad);
     }
     out.clear();
     out.resize(len, Entity::default());
-    let steps = POS.steps();
     let mut previous = -1i64;
-    for e in out.iter_mut() {
-        let [x, y, z, health, flags] = r.read_run([18, 18, 18, 7, 1]).map_err(|_| Bad)?;
-        if x > steps || y > steps || z > steps || health > 100 {
-            return Err(Bad);
+    for i in 0..len {
+        if let Err(bad) = read_entity(&mut r, &mut out[i], &mut previous) {
+            // As the stream: the vector keeps the elements read before the error.
+            out.truncate(i);
+            return Err(bad);
         }
-        e.x = POS.decode(x);
-        e.y = POS.decode(y);
-        e.z = POS.decode(z);
-        e.health = health as u8;
-        e.flags = flags == 1;
-        let id = read_relative(&mut r, previous)?;
-        e.id = id as u32;
-        previous = id;
     }
+    Ok(())
+}
+
+#[inline(always)]
+fn read_entity(r: &mut BitReader<'_>, e: &mut Entity, previous: &mut i64) -> Result<(), Bad> {
+    let steps = POS.steps();
+    let [x, y, z, health, flags] = r.read_run(FIXED)?;
+    if x > steps || y > steps || z > steps || health > 100 {
+        return Err(Bad);
+    }
+    e.x = POS.decode(x);
+    e.y = POS.decode(y);
+    e.z = POS.decode(z);
+    e.health = health as u8;
+    e.flags = flags == 1;
+    let id = read_relative(r, *previous)?;
+    e.id = id as u32;
+    *previous = id;
     Ok(())
 }

@@ -10,8 +10,9 @@
 //!
 //! Modes: `encode` and `decode` run the bench's serialize function; `floor-encode`,
 //! `floor-decode` and `floor-encode-raw` run the hand-written floor of `floor.rs` (the same
-//! bytes with one check per entity; `-raw` puts each float's raw low 18 bits where its code goes,
-//! which is not the wire, to show what the quantization costs). `time` prints the fastest of 200
+//! bytes, with one check per entity for its five fixed-width fields where the stream has one
+//! per field; `-raw` puts each float's raw low 18 bits where its code goes, which is not the
+//! wire, to show what the quantization costs); `none` only sets up. `time` prints the fastest of 200
 //! batches of each, and of bitcode on the same table, in one process:
 //!
 //!     cargo run --release -p bitlens-codec --example entities_count -- time
@@ -47,7 +48,7 @@ fn main() {
     let packed = buf[..len].to_vec();
 
     assert!(
-        POS.is_exact() && POS.width() == 18,
+        POS.is_exact() && POS.width() == floor::CODE_BITS,
         "the floor is written for the bench's range"
     );
     let mut floor_buf = vec![0u8; 64 * 1024];
@@ -93,7 +94,10 @@ fn main() {
         }
         "floor-encode" => (0..ROUNDS).for_each(|_| floor_encode(false)),
         "floor-encode-raw" => (0..ROUNDS).for_each(|_| floor_encode(true)),
-        "floor-decode" => (0..ROUNDS).for_each(|_| floor_decode(&mut t)),
+        "floor-decode" => {
+            (0..ROUNDS).for_each(|_| floor_decode(&mut t));
+            assert_eq!(t, data);
+        }
         "time" => {
             // Rough ns per entity and ratios to bitcode, for a quick look on a loaded machine
             // (criterion is the measurement of record).
@@ -127,6 +131,10 @@ fn main() {
                 raw_enc / bc_enc
             );
         }
-        _ => {}
+        "none" => {}
+        other => panic!(
+            "unknown mode {other:?}: none, encode, decode, floor-encode, floor-decode, \
+             floor-encode-raw or time"
+        ),
     }
 }
