@@ -135,6 +135,9 @@ fn raw_bits(v: f32) -> u32 {
 /// The writer with the float coder as a parameter: [`POS`]'s (the wire), or [`raw_bits`].
 #[inline(always)]
 fn encode_with(buf: &mut [u8], table: &[Entity], code: impl Fn(f32) -> u32) -> Result<usize, Bad> {
+    if table.len() > N {
+        return Err(Bad);
+    }
     let mut w = BitWriter::new(buf);
     w.write_bits(table.len() as u32, LEN_BITS)?;
     let mut previous = -1i64;

@@ -12,14 +12,15 @@
 //! `floor-decode` and `floor-encode-raw` run the hand-written floor of `floor.rs` (the same
 //! bytes, with one check per entity for its five fixed-width fields where the stream has one
 //! per field; `-raw` puts each float's raw low 18 bits where its code goes, which is not the
-//! wire, to show what the quantization costs); `none` only sets up. `time` prints the fastest of 200
-//! batches of each, and of bitcode on the same table, in one process:
+//! wire, to show what the quantization costs); `none` only sets up. `time` prints the fastest of
+//! 200 batches of each, and of bitcode on the same table, in one process:
 //!
 //!     cargo run --release -p bitlens-codec --example entities_count -- time
 //!
-//! Every mode first checks that the floor writes the stream's bytes and reads the table back.
+//! Every mode first checks that the floor writes the stream's bytes, reads the table back, and
+//! rejects what the stream rejects at the edges its hand-written checks cover.
 
-use bitlens_codec::{ReadStream, WriteStream};
+use bitlens_codec::{BitWriter, ReadStream, WriteStream, bits_required};
 use std::hint::black_box;
 
 const ROUNDS: usize = 100;
@@ -36,6 +37,42 @@ fn time(best: &mut f64, f: &mut dyn FnMut()) {
         f();
     }
     *best = best.min(start.elapsed().as_secs_f64());
+}
+
+/// The floor refuses what the stream refuses: a table longer than `N` on write, and on read an
+/// id one past `u32::MAX` (an absolute `u32::MAX`, then `d = 1`).
+fn check_rejections(data: &[Entity]) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut long = data.to_vec();
+    long.push(Entity {
+        id: u32::MAX,
+        ..Entity::default()
+    });
+    assert!(serialize_table(&mut WriteStream::new(&mut buf), &mut long).is_err());
+    assert!(
+        floor::encode(&mut buf, &long).is_err(),
+        "the floor's length check"
+    );
+
+    let mut w = BitWriter::new(&mut buf);
+    w.write_bits(2, bits_required(0, N as i64)).expect("fits");
+    for last in [false, true] {
+        w.write_run([(0, 31), (0, 31)]).expect("fits"); // x, y, z, health and flags: 62 zero bits
+        if last {
+            w.write_bits(1, 1).expect("fits"); // d = 1
+        } else {
+            w.write_bits(0, 6).expect("fits"); // no d = 1, no tier
+            w.write_bits(u32::MAX, 32).expect("fits"); // absolute
+        }
+    }
+    let n = w.flush();
+    let mut t = Vec::new();
+    let stream = serialize_table(&mut ReadStream::new(&buf[..n]), &mut t);
+    assert!(stream.is_err());
+    assert!(
+        floor::decode(&buf[..n], &mut t).is_err(),
+        "the floor's id range check"
+    );
 }
 
 fn main() {
@@ -61,6 +98,7 @@ fn main() {
     let mut t = Vec::with_capacity(N);
     floor::decode(&packed, &mut t).expect("valid");
     assert_eq!(t, data, "the floor reads the table back");
+    check_rejections(&data);
 
     // The write side of a serialize function takes the table as `&mut`: its own copy.
     let mut written = data.clone();
