@@ -258,3 +258,29 @@ fn bit_view_follows_the_selected_field_on_a_small_terminal() {
         d.bits_offset
     );
 }
+
+#[test]
+fn capture_damaged_before_its_first_datagram_says_so_in_the_list() {
+    let (datagrams, _) = bitlens::synth::generate(3, 7, false);
+    let mut bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &datagrams).unwrap();
+    // The first record's captured length (after the 24-byte file header and two timestamp
+    // words) claims 2 GiB.
+    bytes[32..36].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    let capture = Capture::from_bytes("damaged.pcap", bytes).unwrap();
+    assert!(capture.datagrams().is_empty() && capture.damage().is_some());
+    let app = App::new(
+        Arc::new(capture),
+        Arc::new(Decoders::default()),
+        false,
+        SIZE,
+    );
+    let t = render(&app);
+    let buf = t.backend().buffer();
+    let list_line: String = (0..SIZE.0)
+        .map(|x| buf[(x, 2)].symbol().to_owned())
+        .collect();
+    assert!(
+        list_line.contains("no UDP datagrams before the damage: damaged.pcap: frame 1 at byte 24"),
+        "{list_line}"
+    );
+}

@@ -325,10 +325,12 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             a.list.width.saturating_sub(4),
             1,
         );
-        let msg = if app.capture.datagrams().is_empty() {
-            "no UDP datagrams in this capture"
-        } else {
-            "no packet matches the filter (/ to change it)"
+        // A capture damaged before its first datagram says so here, where the status line's
+        // copy of the damage may be cut off on the right.
+        let msg = match (app.capture.datagrams().is_empty(), app.capture.damage()) {
+            (true, Some(damage)) => format!("no UDP datagrams before the damage: {damage}"),
+            (true, None) => "no UDP datagrams in this capture".to_owned(),
+            (false, _) => "no packet matches the filter (/ to change it)".to_owned(),
         };
         f.render_widget(Paragraph::new(msg).style(t.dim()), inner);
     }
