@@ -424,9 +424,9 @@ pub trait Stream: Sized {
 
     /// The reference library's relative integer (`serialize_int_relative`): `d = current -
     /// previous >= 1` as a 1 flag for `d = 1`; else flags and `d` in `[2,6]`, `[7,23]`,
-    /// `[24,280]`, `[281,4377]`, `[4378,69914]` (each tier's flag is 1, after as many 0 flags as
-    /// tiers before it); after six 0 flags, `current` itself in 32 bits. `current` must fit in a
-    /// `u32`.
+    /// `[24,280]`, `[281,4377]`, `[4378,69914]` ([`RELATIVE_TIERS`]; each tier's flag is 1,
+    /// after as many 0 flags as tiers before it); after six 0 flags, `current` itself in 32
+    /// bits. `current` must fit in a `u32`.
     ///
     /// # Errors
     /// Out_of_range when `current <= previous`, when `current` does not fit 32 bits, or when a
@@ -584,11 +584,12 @@ fn int_relative_as_flags<S: Stream>(
         }
         // Tier by tier with constant bounds (a loop over them stays a loop, with a computed
         // width and mask for every value).
-        if relative_tier(t, &mut d, 2, 6)?
-            || relative_tier(t, &mut d, 7, 23)?
-            || relative_tier(t, &mut d, 24, 280)?
-            || relative_tier(t, &mut d, 281, 4377)?
-            || relative_tier(t, &mut d, 4378, 69914)?
+        let [t0, t1, t2, t3, t4] = RELATIVE_TIERS;
+        if relative_tier(t, &mut d, t0.0, t0.1)?
+            || relative_tier(t, &mut d, t1.0, t1.1)?
+            || relative_tier(t, &mut d, t2.0, t2.1)?
+            || relative_tier(t, &mut d, t3.0, t3.1)?
+            || relative_tier(t, &mut d, t4.0, t4.1)?
         {
             return Ok(());
         }
@@ -601,7 +602,7 @@ fn int_relative_as_flags<S: Stream>(
         match absolute {
             Some(v) => {
                 // Canonical: the writer uses the absolute form only past the last tier.
-                let min = previous.saturating_add(69915);
+                let min = previous.saturating_add(RELATIVE_TIERS[4].1 + 1);
                 if v < min {
                     return Err(out_of_range(v, min));
                 }
@@ -621,6 +622,11 @@ fn int_relative_as_flags<S: Stream>(
     s.annotate(|| Value::Int(i128::from(value)));
     Ok(())
 }
+
+/// The tiers of [`Stream::int_relative`] after `d = 1`, in wire order: `(lo, hi)` of `d`, sent as
+/// `int(d, lo, hi)` after the tier's flag. Past the last one, the value goes absolute.
+pub const RELATIVE_TIERS: [(i64, i64); 5] =
+    [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
 
 /// Flag names of the relative tiers, for traces: the tier's upper bound.
 fn tier_name(hi: i64) -> &'static str {

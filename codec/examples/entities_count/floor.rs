@@ -12,6 +12,7 @@
 
 use super::common::{Entity, N, POS};
 use bitlens_codec::bits::{Overflow, PastEnd};
+use bitlens_codec::stream::RELATIVE_TIERS;
 use bitlens_codec::{BitReader, BitWriter, bits_required};
 
 /// Bits per float code (`POS.width()`, asserted in `main`).
@@ -21,8 +22,6 @@ const FIXED: [u32; 5] = [CODE_BITS, CODE_BITS, CODE_BITS, 7, 1];
 /// The fewest bits an entity takes (its fixed fields and a 1-bit id), as the stream's array has it.
 const MIN_ENTITY_BITS: usize = 63;
 
-/// The relative id's tiers after `d = 1` (`Stream::int_relative`).
-const TIERS: [(i64, i64); 5] = [(2, 6), (7, 23), (24, 280), (281, 4377), (4378, 69914)];
 const LEN_BITS: u32 = bits_required(0, N as i64);
 
 /// Anything the wire rejects (the floor names no field).
@@ -58,7 +57,7 @@ fn write_relative(w: &mut BitWriter<'_>, previous: i64, current: i64) -> Result<
 #[inline(never)]
 fn write_relative_long(w: &mut BitWriter<'_>, current: i64, d: i64) -> Result<(), Bad> {
     w.write_bits(0, 1)?;
-    for (lo, hi) in TIERS {
+    for (lo, hi) in RELATIVE_TIERS {
         w.write_bits(u32::from(d <= hi), 1)?;
         if d <= hi {
             w.write_bits((d - lo) as u32, bits_required(lo, hi))?;
@@ -98,7 +97,7 @@ fn read_relative_long(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> 
     if r.read_bits(1)? == 1 {
         return relative_result(previous, 1);
     }
-    for (lo, hi) in TIERS {
+    for (lo, hi) in RELATIVE_TIERS {
         if r.read_bits(1)? == 1 {
             let d = lo + i64::from(r.read_bits(bits_required(lo, hi))?);
             if d > hi {
@@ -109,7 +108,7 @@ fn read_relative_long(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> 
     }
     let v = i64::from(r.read_bits(32)?);
     // Canonical: the absolute form only past the last tier.
-    if v < previous.saturating_add(TIERS[4].1 + 1) {
+    if v < previous.saturating_add(RELATIVE_TIERS[4].1 + 1) {
         return Err(Bad);
     }
     Ok(v)
