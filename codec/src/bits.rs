@@ -765,70 +765,18 @@ mod tests {
         }
     }
 
-    /// Runs against field-by-field writes and reads: every buffer size from 0 to 40 bytes, every
-    /// starting offset 0..8 bits, run shapes that fit one window, need two, and exceed the
-    /// reader's 120 bits. Same bytes, same errors (counted for the whole run), nothing written or
-    /// consumed by a refused run, and the values read back.
+    /// Runs against field-by-field writes and reads ([`crate::fuzzing::bits::check_runs`], the
+    /// fuzz harness's checker): every buffer size from 0 to 40 bytes, every starting offset 0..8
+    /// bits, run shapes that fit one window, need two, and exceed the reader's 120 bits.
     #[test]
     fn runs_agree_with_field_by_field() {
         fn check<const K: usize>(widths: [u32; K], x: &mut u64) {
             for len in 0..=40usize {
                 for lead in 0..8u32 {
-                    let mut by_run = vec![0xA5u8; len + 3];
-                    let mut by_field = vec![0xA5u8; len + 3];
-                    let mut w_run = BitWriter::new(&mut by_run[..len]);
-                    let mut w_field = BitWriter::new(&mut by_field[..len]);
-                    if lead > 0 {
-                        if w_run.write_bits(1, lead).is_err() {
-                            continue;
-                        }
-                        w_field.write_bits(1, lead).unwrap();
-                    }
-                    let mut runs = Vec::new();
-                    for _ in 0..12 {
-                        let fields = widths.map(|n| ((next(x) as u32) & (low_mask(n) as u32), n));
-                        let before = w_run.bits_written();
-                        let r = w_run.write_run(fields);
-                        let total: u32 = widths.iter().sum();
-                        if total as usize > len * 8 - before {
-                            assert_eq!(
-                                r,
-                                Err(Overflow {
-                                    needed: total as usize,
-                                    available: len * 8 - before
-                                })
-                            );
-                            assert_eq!(w_run.bits_written(), before);
-                            break;
-                        }
-                        assert_eq!(r, Ok(()));
-                        for (v, n) in fields {
-                            w_field.write_bits(v, n).unwrap();
-                        }
-                        runs.push(fields);
-                    }
-                    let used = w_run.flush();
-                    assert_eq!(used, w_field.flush());
-                    assert_eq!(by_run, by_field, "len {len} lead {lead} {widths:?}");
-                    let mut r = BitReader::new(&by_run[..used]);
-                    if lead > 0 {
-                        r.read_bits(lead).unwrap();
-                    }
-                    for fields in &runs {
-                        assert_eq!(r.read_run(widths), Ok(fields.map(|(v, _)| v)));
-                    }
-                    let left = r.bits_remaining();
-                    let total: u32 = widths.iter().sum();
-                    if (total as usize) > left {
-                        assert_eq!(
-                            r.read_run(widths),
-                            Err(PastEnd {
-                                needed: total as usize,
-                                remaining: left
-                            })
-                        );
-                        assert_eq!(r.bits_remaining(), left);
-                    }
+                    let values: Vec<[u32; K]> = (0..12)
+                        .map(|_| widths.map(|n| (next(x) as u32) & (low_mask(n) as u32)))
+                        .collect();
+                    crate::fuzzing::bits::check_runs(widths, len, lead, &values);
                 }
             }
         }

@@ -4,12 +4,11 @@
 use crate::bits::{BitReader, BitWriter, Overflow, PastEnd};
 use arbitrary::Unstructured;
 
-/// A run of 1, 4 or 5 fields of arbitrary widths (known only at run time here; the constant
-/// widths the runs are made for are pinned by the unit tests and the bench's checks):
-/// - written as runs and field by field into buffers of 0..=48 bytes after 0..=7 lead bits:
-///   the same bytes, and a run that does not fit is refused whole, with the run's counts and
-///   nothing written;
-/// - what was written reads back run by run;
+/// A run of 1, 4 or 5 fields of arbitrary widths (known only at run time here; constant widths,
+/// which the runs are made for and the compiler folds, are checked in release builds by the
+/// bitpacker bench's byte comparison and the entity floor's):
+/// - written as runs and field by field into buffers of 0..=48 bytes after 0..=7 lead bits, and
+///   read back ([`check_runs`]);
 /// - the rest of the input (hostile bytes) read run by run and field by field: the same values,
 ///   and a run past the end is refused whole (the run's counts, nothing consumed). Never a panic.
 pub fn bit_runs(data: &[u8]) {
@@ -39,62 +38,15 @@ fn runs<const K: usize>(u: &mut Unstructured<'_>) -> arbitrary::Result<usize> {
     let len = u.int_in_range(0..=48usize)?;
     let lead = u.int_in_range(0..=7u32)?;
     let count = u.int_in_range(0..=16usize)?;
-
-    let (mut by_run, mut by_field) = (vec![0u8; len], vec![0u8; len]);
-    let mut wr = BitWriter::new(&mut by_run);
-    let mut wf = BitWriter::new(&mut by_field);
-    let lead = if lead > 0 && wr.write_bits(0, lead).is_ok() {
-        wf.write_bits(0, lead).expect("the same lead fits both");
-        lead
-    } else {
-        0
-    };
-    let mut written = Vec::new();
+    let mut values = Vec::with_capacity(count);
     for _ in 0..count {
-        let mut fields = [(0u32, 0u32); K];
-        for (f, &n) in fields.iter_mut().zip(&widths) {
-            let mask = if n == 32 { u32::MAX } else { (1 << n) - 1 };
-            *f = (u.arbitrary::<u32>()? & mask, n);
+        let mut run = [0u32; K];
+        for (v, &n) in run.iter_mut().zip(&widths) {
+            *v = u.arbitrary::<u32>()? & (u32::MAX >> (32 - n));
         }
-        let before = wr.bits_written();
-        match wr.write_run(fields) {
-            Ok(()) => {
-                for (v, n) in fields {
-                    wf.write_bits(v, n)
-                        .expect("a field of a run that fitted fits");
-                }
-                written.push(fields.map(|(v, _)| v));
-            }
-            Err(e) => {
-                let available = len * 8 - before;
-                assert_eq!(
-                    e,
-                    Overflow {
-                        needed: total,
-                        available
-                    }
-                );
-                assert!(total > available, "a run that fits was refused");
-                assert_eq!(wr.bits_written(), before, "a refused run wrote bits");
-                break;
-            }
-        }
+        values.push(run);
     }
-    let used = wr.flush();
-    assert_eq!(used, wf.flush());
-    assert_eq!(by_run, by_field, "runs and fields wrote different bytes");
-
-    let mut r = BitReader::new(&by_run[..used]);
-    if lead > 0 {
-        r.read_bits(lead).expect("the lead reads back");
-    }
-    for values in &written {
-        assert_eq!(
-            r.read_run(widths).as_ref(),
-            Ok(values),
-            "a run did not read back"
-        );
-    }
+    check_runs(widths, len, lead, &values);
 
     let hostile = u.bytes(u.len())?;
     let mut rr = BitReader::new(hostile);
@@ -130,4 +82,91 @@ fn runs<const K: usize>(u: &mut Unstructured<'_>) -> arbitrary::Result<usize> {
         }
     }
     Ok(hostile.len())
+}
+
+/// Writes `values` (each within its width) run by run and field by field into a buffer of `len`
+/// bytes after `lead` bits, until the first run that does not fit, and checks:
+/// - the same bytes, and none past `len` touched;
+/// - a refused run is refused whole, with the run's counts, and writes nothing;
+/// - what was written reads back run by run, and a run past the end is then refused whole, with
+///   the run's counts, consuming nothing.
+///
+/// Shared by the fuzz harness above and the bit layer's unit test. Returns the runs written.
+pub(crate) fn check_runs<const K: usize>(
+    widths: [u32; K],
+    len: usize,
+    lead: u32,
+    values: &[[u32; K]],
+) -> usize {
+    let total: usize = widths.iter().map(|&n| n as usize).sum();
+    // Three bytes past the buffer, filled like it, must come out untouched.
+    let (mut by_run, mut by_field) = (vec![0xA5u8; len + 3], vec![0xA5u8; len + 3]);
+    let mut wr = BitWriter::new(&mut by_run[..len]);
+    let mut wf = BitWriter::new(&mut by_field[..len]);
+    let lead = if lead > 0 && wr.write_bits(1, lead).is_ok() {
+        wf.write_bits(1, lead).expect("the same lead fits both");
+        lead
+    } else {
+        0
+    };
+    let mut written = 0;
+    for run in values {
+        let mut fields = [(0u32, 0u32); K];
+        for ((f, &v), &n) in fields.iter_mut().zip(run).zip(&widths) {
+            *f = (v, n);
+        }
+        let before = wr.bits_written();
+        match wr.write_run(fields) {
+            Ok(()) => {
+                for (v, n) in fields {
+                    wf.write_bits(v, n)
+                        .expect("a field of a run that fitted fits");
+                }
+                written += 1;
+            }
+            Err(e) => {
+                let available = len * 8 - before;
+                assert_eq!(
+                    e,
+                    Overflow {
+                        needed: total,
+                        available
+                    }
+                );
+                assert!(total > available, "a run that fits was refused");
+                assert_eq!(wr.bits_written(), before, "a refused run wrote bits");
+                break;
+            }
+        }
+    }
+    let used = wr.flush();
+    assert_eq!(used, wf.flush());
+    assert_eq!(
+        by_run, by_field,
+        "runs and fields wrote different bytes (len {len}, lead {lead}, widths {widths:?})"
+    );
+
+    let mut r = BitReader::new(&by_run[..used]);
+    if lead > 0 {
+        r.read_bits(lead).expect("the lead reads back");
+    }
+    for run in &values[..written] {
+        assert_eq!(
+            r.read_run(widths).as_ref(),
+            Ok(run),
+            "a run did not read back"
+        );
+    }
+    let left = r.bits_remaining();
+    if total > left {
+        assert_eq!(
+            r.read_run(widths),
+            Err(PastEnd {
+                needed: total,
+                remaining: left
+            })
+        );
+        assert_eq!(r.bits_remaining(), left, "a refused run consumed bits");
+    }
+    written
 }
