@@ -59,10 +59,7 @@ fn bench(c: &mut Criterion) {
         }
         let mut r = BitReader::new(&packed);
         for f in &items {
-            assert_eq!(
-                r.read_run([3, 10, 24, 1, 32]),
-                Ok([f.a, f.b, f.c, f.d, f.e])
-            );
+            assert_eq!(read_fields_run(&mut r), *f);
         }
     }
 

@@ -17,7 +17,7 @@ use std::hint::black_box;
 
 #[path = "../benches/common/bitpacker.rs"]
 mod common;
-use common::{N, fields, shapes, values, write_runtime};
+use common::{N, Shape, fields, shapes, values, write_runtime};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "none".into());
@@ -28,31 +28,43 @@ fn main() {
     let len = write_runtime(&mut buf, &vals, &widths);
     let packed = buf[..len].to_vec();
     let shapes = shapes(&vals, &widths, &items);
-    let run = |mode: &str, buf: &mut [u8]| {
-        for shape in &shapes {
-            if mode.strip_prefix("write") == Some(shape.mode) {
-                let n = (shape.write)(buf);
-                assert_eq!(&buf[..n], &packed[..]);
-            } else if mode.strip_prefix("read") == Some(shape.mode) {
-                assert_eq!((shape.read)(black_box(&packed)), expected);
-            }
-        }
+    let write = |shape: &Shape<'_>, buf: &mut [u8]| {
+        let n = (shape.write)(buf);
+        assert_eq!(&buf[..n], &packed[..]);
     };
+    let read = |shape: &Shape<'_>| assert_eq!((shape.read)(black_box(&packed)), expected);
     if mode == "time" {
         for shape in &shapes {
             for dir in ["write", "read"] {
-                let m = format!("{dir}{}", shape.mode);
                 let mut best = f64::MAX;
                 for _ in 0..30 {
                     let t = std::time::Instant::now();
-                    run(&m, &mut buf);
+                    if dir == "write" {
+                        write(shape, &mut buf);
+                    } else {
+                        read(shape);
+                    }
                     best = best.min(t.elapsed().as_secs_f64());
                 }
                 let ns = best * 1e9 / N as f64;
+                let m = format!("{dir}{}", shape.mode);
                 println!("{m:12} {ns:.3} ns/value  ({dir}, {})", shape.name);
             }
         }
+        return;
+    }
+    if mode == "none" {
+        return;
+    }
+    let find = |suffix: Option<&str>| shapes.iter().find(|s| suffix == Some(s.mode));
+    if let Some(shape) = find(mode.strip_prefix("write")) {
+        write(shape, &mut buf);
+    } else if let Some(shape) = find(mode.strip_prefix("read")) {
+        read(shape);
     } else {
-        run(&mode, &mut buf);
+        panic!(
+            "unknown mode {mode:?}: none, time, write, read, write-const, read-const, \
+             write-runs or read-runs"
+        );
     }
 }

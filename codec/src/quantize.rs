@@ -157,26 +157,26 @@ impl CompressedFloat {
     }
 
     /// Smallest value.
-    pub fn min(&self) -> f32 {
+    pub const fn min(&self) -> f32 {
         self.min
     }
     /// Largest value.
-    pub fn max(&self) -> f32 {
+    pub const fn max(&self) -> f32 {
         self.max
     }
     /// `M`: the largest code.
-    pub fn steps(&self) -> u32 {
+    pub const fn steps(&self) -> u32 {
         self.steps
     }
     /// Bits per code on the wire.
-    pub fn width(&self) -> u32 {
+    pub const fn width(&self) -> u32 {
         self.width
     }
 
     /// Whether every code of this range survives read then write, so that a reader need not
     /// check: at most 2^20 steps, each at least 4 ulps of the largest magnitude in the range
     /// (a sufficient condition, pinned by a property test over random ranges).
-    pub fn is_exact(&self) -> bool {
+    pub const fn is_exact(&self) -> bool {
         self.exact
     }
 

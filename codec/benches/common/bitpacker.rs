@@ -90,6 +90,13 @@ pub fn read_fields(r: &mut BitReader<'_>) -> Fields {
     }
 }
 
+/// One struct through the run API: its five fields in one call.
+#[inline(always)]
+pub fn read_fields_run(r: &mut BitReader<'_>) -> Fields {
+    let [a, b, c, d, e] = r.read_run(WIDTHS).unwrap();
+    Fields { a, b, c, d, e }
+}
+
 pub fn sum(f: Fields) -> u32 {
     f.a.wrapping_add(f.b)
         .wrapping_add(f.c)
@@ -112,7 +119,8 @@ pub fn read_const(data: &[u8], count: usize) -> u32 {
 pub fn write_runs(buf: &mut [u8], items: &[Fields]) -> usize {
     let mut w = BitWriter::new(buf);
     for f in items {
-        w.write_run([(f.a, 3), (f.b, 10), (f.c, 24), (f.d, 1), (f.e, 32)])
+        let [a, b, c, d, e] = WIDTHS;
+        w.write_run([(f.a, a), (f.b, b), (f.c, c), (f.d, d), (f.e, e)])
             .unwrap();
     }
     w.flush()
@@ -123,8 +131,7 @@ pub fn read_runs(data: &[u8], count: usize) -> u32 {
     let mut r = BitReader::new(data);
     let mut acc = 0u32;
     for _ in 0..count {
-        let [a, b, c, d, e] = r.read_run([3, 10, 24, 1, 32]).unwrap();
-        acc = acc.wrapping_add(sum(Fields { a, b, c, d, e }));
+        acc = acc.wrapping_add(sum(read_fields_run(&mut r)));
     }
     acc
 }

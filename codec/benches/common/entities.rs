@@ -34,10 +34,14 @@ pub struct Entity {
 pub const POS: CompressedFloat =
     CompressedFloat::new_const(-1000.0, 1000.0, 0.01).expect("a valid range");
 
+/// The fewest bits an entity takes: three 18-bit codes, 7 bits of health, the flag and a 1-bit
+/// relative id (the array's `min_element_bits`).
+pub const MIN_ENTITY_BITS: usize = 3 * POS.width() as usize + 7 + 1 + 1;
+
 /// bitlens: one serialize function for the whole table.
 pub fn serialize_table<S: Stream>(s: &mut S, table: &mut Vec<Entity>) -> Result<()> {
     let mut previous = -1i64;
-    s.array("entities", table, N, 63, |s, e| {
+    s.array("entities", table, N, MIN_ENTITY_BITS, |s, e| {
         s.compressed_f32("x", &mut e.x, &POS)?;
         s.compressed_f32("y", &mut e.y, &POS)?;
         s.compressed_f32("z", &mut e.z, &POS)?;

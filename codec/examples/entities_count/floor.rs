@@ -7,22 +7,25 @@
 //! names, no error context: what a scalar serialize function for this table, written by hand,
 //! reaches on this wire.
 //!
-//! Written for the bench's range only: 18-bit codes of an exact range, so that every code up to
-//! `M` is canonical (`main` asserts both before anything runs).
+//! Written for an exact range (asserted at compile time), so that every code up to `M` is
+//! canonical and the reader skips that check as the stream's exact-range path does.
 
-use super::common::{Entity, N, POS};
+use super::common::{Entity, MIN_ENTITY_BITS, N, POS};
 use bitlens_codec::bits::{Overflow, PastEnd};
 use bitlens_codec::stream::RELATIVE_TIERS;
 use bitlens_codec::{BitReader, BitWriter, bits_required};
 
-/// Bits per float code (`POS.width()`, asserted in `main`).
-pub const CODE_BITS: u32 = 18;
+/// Bits per float code.
+pub const CODE_BITS: u32 = POS.width();
+const _: () = assert!(
+    POS.is_exact(),
+    "every code up to M is canonical: no check needed"
+);
 /// The widths of an entity's fixed fields: x, y, z, health (0..=100), flags.
-const FIXED: [u32; 5] = [CODE_BITS, CODE_BITS, CODE_BITS, 7, 1];
-/// The fewest bits an entity takes (its fixed fields and a 1-bit id), as the stream's array has it.
-const MIN_ENTITY_BITS: usize = 63;
+pub const FIXED: [u32; 5] = [CODE_BITS, CODE_BITS, CODE_BITS, 7, 1];
 
-const LEN_BITS: u32 = bits_required(0, N as i64);
+/// Bits of the table's length.
+pub const LEN_BITS: u32 = bits_required(0, N as i64);
 
 /// Anything the wire rejects (the floor names no field).
 #[derive(Debug)]
