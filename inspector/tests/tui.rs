@@ -17,15 +17,31 @@ const SIZE: (u16, u16) = (120, 40);
 fn app(color: bool) -> App {
     let (datagrams, _) = bitlens::synth::generate(60, 7, true);
     let bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &datagrams).unwrap();
-    let capture = Capture::from_bytes("synth.pcap", bytes).unwrap();
+    app_for(
+        Capture::from_bytes("synth.pcap", bytes).unwrap(),
+        color,
+        SIZE,
+    )
+}
+
+/// The TUI on `capture` with the shipped decoders, every datagram summarized.
+fn app_for(capture: Capture, color: bool, size: (u16, u16)) -> App {
     let mut app = App::new(
         Arc::new(capture),
         Arc::new(Decoders::default()),
         color,
-        SIZE,
+        size,
     );
     app.summarize_all();
     app
+}
+
+/// Row `y` of the rendered screen as text.
+fn screen_row(t: &Terminal<TestBackend>, y: u16) -> String {
+    let buf = t.backend().buffer();
+    (0..buf.area.width)
+        .map(|x| buf[(x, y)].symbol().to_owned())
+        .collect()
 }
 
 fn render(app: &App) -> Terminal<TestBackend> {
@@ -260,7 +276,7 @@ fn bit_view_follows_the_selected_field_on_a_small_terminal() {
 }
 
 #[test]
-fn capture_damaged_before_its_first_datagram_says_so_in_the_list() {
+fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
     let (datagrams, _) = bitlens::synth::generate(3, 7, false);
     let mut bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &datagrams).unwrap();
     // The first record's captured length (after the 24-byte file header and two timestamp
@@ -268,19 +284,24 @@ fn capture_damaged_before_its_first_datagram_says_so_in_the_list() {
     bytes[32..36].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
     let capture = Capture::from_bytes("damaged.pcap", bytes).unwrap();
     assert!(capture.datagrams().is_empty() && capture.damage().is_some());
-    let app = App::new(
-        Arc::new(capture),
-        Arc::new(Decoders::default()),
-        false,
-        SIZE,
-    );
+    // A narrow terminal: the damage does not fit one line.
+    let size = (80, 30);
+    let app = app_for(capture, false, size);
     let t = render(&app);
-    let buf = t.backend().buffer();
-    let list_line: String = (0..SIZE.0)
-        .map(|x| buf[(x, 2)].symbol().to_owned())
+    let areas = ui::Areas::new(size);
+    let list: String = (areas.list.y + 2..areas.list.y + 5)
+        .map(|y| screen_row(&t, y).replace('│', " ").trim().to_owned() + " ")
         .collect();
     assert!(
-        list_line.contains("no UDP datagrams before the damage: damaged.pcap: frame 1 at byte 24"),
-        "{list_line}"
+        list.contains(
+            "no UDP datagrams before the damage: damaged.pcap: frame 1 at byte 24: record claims \
+             2147483647 bytes, more than the 16 MiB limit"
+        ),
+        "{list}"
+    );
+    let status = screen_row(&t, areas.status.y);
+    assert!(
+        status.starts_with(" damaged.pcap │ damaged: damaged.pcap: frame 1"),
+        "{status}"
     );
 }

@@ -323,16 +323,19 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             a.list.x + 2,
             a.list.y + 2,
             a.list.width.saturating_sub(4),
-            1,
+            a.list.height.saturating_sub(3).min(3),
         );
-        // A capture damaged before its first datagram says so here, where the status line's
-        // copy of the damage may be cut off on the right.
+        // A capture damaged before its first datagram says why here, in full (wrapped), as
+        // well as on the status line, which a narrow terminal cuts off.
         let msg = match (app.capture.datagrams().is_empty(), app.capture.damage()) {
             (true, Some(damage)) => format!("no UDP datagrams before the damage: {damage}"),
             (true, None) => "no UDP datagrams in this capture".to_owned(),
             (false, _) => "no packet matches the filter (/ to change it)".to_owned(),
         };
-        f.render_widget(Paragraph::new(msg).style(t.dim()), inner);
+        f.render_widget(
+            Paragraph::new(msg).style(t.dim()).wrap(Wrap { trim: true }),
+            inner,
+        );
     }
 }
 
@@ -616,6 +619,9 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!("│ {m} "), t.fg(Color::Yellow)));
     }
+    if let Some(dmg) = app.capture.damage() {
+        spans.push(Span::styled(format!("│ damaged: {dmg} "), t.bad()));
+    }
     spans.push(Span::raw(format!(
         "│ {} datagrams ",
         app.capture.datagrams().len()
@@ -647,9 +653,6 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             ),
             t.fg(Color::Cyan),
         ));
-    }
-    if let Some(dmg) = app.capture.damage() {
-        spans.push(Span::styled(format!("│ damaged: {dmg} "), t.bad()));
     }
     spans.push(Span::styled("│ ? help  q quit", t.dim()));
     f.render_widget(Paragraph::new(Line::from(spans)), a.status);
