@@ -198,6 +198,37 @@ fn missing_file_is_one_line_and_exit_2() {
 }
 
 #[test]
+fn every_command_names_a_missing_file_or_a_folder_in_one_line() {
+    let schema = "captures/demo.schema.toml";
+    for (bad, why) in [
+        ("captures/no-such", "no such file"),
+        ("captures", "is a folder, not a file"),
+    ] {
+        for args in [
+            vec![
+                "encode", "--schema", bad, "--type", "PacketA", "--json", schema,
+            ],
+            vec![
+                "encode", "--schema", schema, "--type", "PacketA", "--json", bad,
+            ],
+            vec!["decode-bytes", "--schema", bad, schema],
+            vec!["decode-bytes", "--schema", schema, bad],
+            vec!["decode", "--schema", bad, "captures/demo.pcap"],
+            vec!["vectors", bad],
+            vec!["tagged", bad],
+        ] {
+            let o = bitlens(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            assert_eq!(
+                stderr(&o).trim(),
+                format!("bitlens: {bad}: {why}"),
+                "{args:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn corrupt_capture_shows_packets_before_the_damage() {
     let dir = std::env::temp_dir().join(format!("bitlens-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

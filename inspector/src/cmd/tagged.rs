@@ -36,7 +36,7 @@ const JSON_EXACT_MAX: u64 = 1 << 53;
 /// The file cannot be read, or the document is malformed: the message names the file, the byte
 /// offset and the field id, on one line.
 pub fn run(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = super::common::read_input(path)?;
     let fields = raw::parse_document(&bytes).with_context(|| path.display().to_string())?;
     let text = if json {
         let mut s = serde_json::to_string_pretty(&json_document(&fields))?;

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 pub fn run(files: &[PathBuf]) -> ExitCode {
     let (mut passed, mut failed, mut broken) = (0usize, 0usize, false);
     for file in files {
-        let text = match std::fs::read_to_string(file) {
+        let text = match super::common::read_text(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("bitlens: {}: {e}", file.display());
+                eprintln!("bitlens: {e}");
                 broken = true;
                 continue;
             }
