@@ -461,11 +461,10 @@ pub fn scan(
 
 /// Reads a pcap file once, front to back, in windows of about `window` bytes, handing each
 /// window's datagrams to `sink` with the index of the first and the window's bytes (their
-/// payloads are [`Datagram::payload`] of those bytes); `sink` keeps the bytes and returns a
-/// buffer for the next window. It may take the datagrams' vector too (`std::mem::replace` with
-/// an empty one, of any capacity: it is cleared and filled with the next window's) instead of
-/// copying them. Memory stays at a few windows whatever the file's size, and their
-/// pages are faulted in once, not the whole file's.
+/// payloads are [`Datagram::payload`] of those bytes); `sink` keeps both and returns a vector
+/// and a buffer for the next window (of any contents and capacity: they are cleared). Memory
+/// stays at a few windows whatever the file's size, and their pages are faulted in once, not
+/// the whole file's.
 ///
 /// Counts, frame numbers and damage are exactly those of [`Capture::open`]. `Ok(None)` when the
 /// file is not a pcap file (pcapng): read it whole and use [`scan`].
@@ -475,7 +474,7 @@ pub fn scan(
 pub fn stream_pcap(
     path: &Path,
     window: usize,
-    mut sink: impl FnMut(usize, &mut Vec<Datagram>, Vec<u8>) -> Vec<u8>,
+    mut sink: impl FnMut(usize, Vec<Datagram>, Vec<u8>) -> (Vec<Datagram>, Vec<u8>),
 ) -> Result<Option<ScanSummary>, CaptureError> {
     let name = path.display().to_string();
     let mut file = std::fs::File::open(path).map_err(|error| CaptureError::Io {
@@ -625,7 +624,7 @@ pub fn fuzz_ingest(data: &[u8]) {
     let mut input = std::io::Cursor::new(&as_pcap[..]);
     let summary = read::stream_pcap("fuzz.pcap", &mut input, 40, &mut |_, ds, window| {
         streamed.extend(ds.iter().map(|d| (d.frame, d.payload(&window).to_vec())));
-        window
+        (ds, window)
     });
     match (&whole, summary) {
         (Ok(c), Ok(Some(s))) => {

@@ -110,10 +110,11 @@ fn fill(buf: &mut Vec<u8>, input: &mut dyn Read, want: usize) -> std::io::Result
     Ok(got < missing)
 }
 
-/// Where [`stream_pcap`] hands each window: the index of its first datagram, the datagrams (the
-/// sink may take the vector, leaving an empty one with any capacity in its place), the window
-/// (kept); returns the buffer for the next window.
-pub(crate) type WindowSink<'s> = dyn FnMut(usize, &mut Vec<Datagram>, Vec<u8>) -> Vec<u8> + 's;
+/// Where [`stream_pcap`] hands each window: the index of its first datagram, the datagrams and
+/// the window, both kept; returns a vector and a buffer for the next window (any contents: they
+/// are cleared).
+pub(crate) type WindowSink<'s> =
+    dyn FnMut(usize, Vec<Datagram>, Vec<u8>) -> (Vec<Datagram>, Vec<u8>) + 's;
 
 /// Walks a pcap file read from `input` in windows of about `window` bytes, handing each
 /// window's datagrams to `sink` with the window itself (payload offsets are relative to it) and
@@ -176,9 +177,9 @@ pub(crate) fn stream_pcap(
         let keep = stopped.unwrap_or(buf.len());
         tail.clear();
         tail.extend_from_slice(&buf[keep..]);
-        let count = datagrams.len();
-        buf = sink(sent, &mut datagrams, buf);
-        sent += count;
+        let first = sent;
+        sent += datagrams.len();
+        (datagrams, buf) = sink(first, datagrams, buf);
         datagrams.clear();
         if !more {
             return Ok(Some(Indexed {
