@@ -24,8 +24,8 @@ use std::net::SocketAddr;
 ///
 /// Written straight into the buffer rather than through serde structs: a million datagrams make
 /// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
-/// (BENCHMARKS.md, section 5). Strings go through [`Json::str`], floats through serde_json, so
-/// escaping and float formatting are serde_json's own.
+/// (BENCHMARKS.md, section 5). Strings go through [`Json::str`] (serde_json's escaping rules)
+/// and floats through zmij, serde_json's own float formatter.
 pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: &Decoded) {
     let mut j = Json::new(buf);
     j.raw("{\"frame\":");
@@ -296,10 +296,10 @@ impl<'a> Json<'a> {
         }
         let at = self.out.len();
         self.out.extend_from_slice(&[0; 20]);
-        let mut len = 0;
-        if let Some(out) = self.out[at..].first_chunk_mut::<20>() {
-            len = write_decimal(out, v);
-        }
+        let out = self.out[at..]
+            .first_chunk_mut::<20>()
+            .expect("20 bytes were just pushed");
+        let len = write_decimal(out, v);
         self.out.truncate(at + len);
     }
 
@@ -397,7 +397,6 @@ impl<'a> Json<'a> {
             Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
             Value::Int(i) => self.int(*i),
             Value::Str(s) => self.str(s),
-            // Floats as serde_json writes them (NaN and infinities become null).
             Value::Bytes(bytes) => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 self.out.reserve(bytes.len() * 2 + 2);
@@ -408,6 +407,7 @@ impl<'a> Json<'a> {
                 }
                 self.out.push(b'"');
             }
+            // Floats as serde_json writes them (NaN and infinities become null).
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
             Value::Floats(xs) => {
@@ -427,7 +427,8 @@ impl<'a> Json<'a> {
     /// formatter), `null` for NaN and infinities.
     fn f32(&mut self, x: f32) {
         if x.is_finite() {
-            self.raw(zmij::Buffer::new().format_finite(x));
+            let mut text = zmij::Buffer::new();
+            self.out.extend_from_slice(text.format_finite(x).as_bytes());
         } else {
             self.raw("null");
         }
@@ -435,7 +436,8 @@ impl<'a> Json<'a> {
 
     fn f64(&mut self, x: f64) {
         if x.is_finite() {
-            self.raw(zmij::Buffer::new().format_finite(x));
+            let mut text = zmij::Buffer::new();
+            self.out.extend_from_slice(text.format_finite(x).as_bytes());
         } else {
             self.raw("null");
         }
