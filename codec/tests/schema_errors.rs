@@ -192,6 +192,34 @@ fn batch_section_errors_say_what_to_change() {
 }
 
 #[test]
+fn batch_array_of_elements_that_take_no_bytes() {
+    // The reliability issue's hostile datagram: 171 three-byte messages claiming 65529
+    // zero-byte elements each took 2.2 GB in `check`. Every zero-byte element shape is refused
+    // when the schema loads, with the fix.
+    for element in [
+        "\"E\"",
+        "{ type = \"bytes\", len = 0 }",
+        "{ type = \"pod\", element = \"u32\", len = 0 }",
+    ] {
+        let got = batch_error(&format!(
+            "{MSGS}[batch.struct.M]\nfields = [{{ name = \"a\", type = \"array\", max_len = 65529, element = {element} }}]\n[batch.struct.E]\nfields = []\n"
+        ));
+        assert!(got.starts_with("game.toml:11:"), "{element}: {got}");
+        assert!(
+            got.contains(
+                "an array element that can take no bytes cannot be bounded by the message's size"
+            ) && got.contains("give the element a field that takes bytes"),
+            "{element}: {got}"
+        );
+    }
+    // An element of one byte or more still loads.
+    let text = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"a\", type = \"bool\" }}]\n{MSGS}[batch.struct.M]\nfields = [{{ name = \"a\", type = \"array\", max_len = 65529, element = {{ type = \"bytes\", len = 1 }} }}]\n"
+    );
+    Schema::from_toml(&text, "game.toml").unwrap();
+}
+
+#[test]
 fn array_of_elements_that_take_no_bits() {
     let got = error(
         "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 1000000, element = { type = \"int\", min = 7, max = 7 } }]\n",

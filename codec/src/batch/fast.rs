@@ -68,8 +68,8 @@ pub trait ByteStream: Sized {
     /// Buffer full / past_end; invalid_varint.
     fn varint(&mut self, name: &'static str, v: &mut u64) -> Result<()>;
 
-    /// A length as a varint in `0..=max`; a reader also checks `len * unit` against the bytes
-    /// that remain, before the caller sizes anything by it.
+    /// A length as a varint in `0..=max`; a reader also checks `len * max(unit, 1)` against the
+    /// bytes that remain, before the caller sizes anything by it.
     ///
     /// # Errors
     /// Out_of_range (written or read), past_end, invalid_varint.
@@ -762,12 +762,12 @@ impl<T: Tracer> ByteStream for FastReader<'_, T> {
         // x <= max fits in usize.
         let n = x as usize;
         let remaining = self.remaining();
-        if n.saturating_mul(unit) > remaining {
+        // An element that can take no bytes still counts one, as in the bit-packed
+        // `Stream::array`: a count can never claim more elements than bytes remain.
+        let needed = n.saturating_mul(unit.max(1));
+        if needed > remaining {
             self.range_record(name, at, x, max, true);
-            let kind = BatchErrorKind::PastEnd {
-                needed: n.saturating_mul(unit),
-                remaining,
-            };
+            let kind = BatchErrorKind::PastEnd { needed, remaining };
             return Err(BatchError::new(kind, at, name));
         }
         self.range_record(name, at, x, max, false);
@@ -984,6 +984,36 @@ mod tests {
             .byte_vec("v", &mut v2, 100)
             .unwrap_err();
         assert!(matches!(e.kind(), BatchErrorKind::PastEnd { .. }));
+    }
+
+    #[test]
+    fn a_count_of_elements_that_take_no_bytes_is_bounded_by_the_bytes_that_remain() {
+        // 65529 as a varint (3 bytes) and nothing after it: even elements that take no bytes
+        // count one each, so the count cannot claim a long loop (reliability issue: a 3-byte
+        // body grew an array to 65529 elements).
+        let mut buf = [0u8; 3];
+        let mut w = FastWriter::new(&mut buf);
+        w.varint("n", &mut 65529).unwrap();
+        let n = w.finish();
+        let mut len = 0;
+        let e = FastReader::new(&buf[..n])
+            .length("n", &mut len, 65529, 0)
+            .unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                BatchErrorKind::PastEnd {
+                    needed: 65529,
+                    remaining: 0
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(len, 0);
+        // Zero elements always fit.
+        FastReader::new(&[0])
+            .length("n", &mut len, 65529, 0)
+            .unwrap();
     }
 
     #[test]

@@ -1170,9 +1170,21 @@ impl<'a> Ctx<'a, '_> {
                         ));
                     }
                 };
+                // The reader bounds a count by `count x fewest bytes <= what remains`: an
+                // element that can take no bytes would let a 3-byte body claim max_len of them
+                // (the bit-packed loader refuses the same shape).
+                let unit = self.min_size(&element);
+                if unit == 0 {
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element that can take no bytes cannot be bounded by the \
+                         message's size (a few bytes could claim max_len elements): give the \
+                         element a field that takes bytes",
+                    ));
+                }
                 BKind::Array {
                     max_len,
-                    unit: self.min_size(&element),
+                    unit,
                     element: Box::new(element),
                 }
             }
