@@ -58,18 +58,21 @@
 
 pub mod batch;
 pub mod bits;
+pub mod checksum;
 pub mod demo;
-
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod link;
 pub mod packet;
 pub mod quantize;
+pub mod read;
 pub mod schema;
 pub mod stream;
 pub mod tagged;
+pub mod trace;
 pub mod vectors;
+pub mod write;
 
 pub use bits::{BitReader, BitWriter, bits_required};
 pub use error::{Error, ErrorKind, Result};
@@ -77,7 +80,7 @@ pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
 };
 pub use quantize::{CompressedFloat, SmallestThree};
-pub use stream::{
-    FieldKind, MeasureStream, ReadStream, Stream, Trace, TraceField, TraceStream, Value,
-    WriteStream,
-};
+pub use read::{ReadStream, TraceStream};
+pub use stream::Stream;
+pub use trace::{FieldKind, Trace, TraceField, Value};
+pub use write::{MeasureStream, WriteStream};

@@ -316,7 +316,8 @@ pub fn serialize_id_bytes<S: ByteStream>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::{ReadStream, WriteStream};
+    use crate::read::ReadStream;
+    use crate::write::WriteStream;
 
     fn id(n: u32) -> NetworkId {
         NetworkId::new(n).unwrap()

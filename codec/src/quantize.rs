@@ -33,7 +33,7 @@ pub struct CompressedFloat {
     steps_f: f32,
     width: u32,
     exact: bool,
-    /// `1 / delta` and `1 / M` in `f64`: [`div`] divides by them with a multiplication, with
+    /// `1 / delta` and `1 / M` in `f64`: `div` divides by them with a multiplication, with
     /// the same result as the `f32` division.
     inv_delta: f64,
     inv_steps: f64,
@@ -213,7 +213,7 @@ impl CompressedFloat {
 
     /// The reference quantization: `min(floor(clamp((v - min) / delta, 0, 1) * M + 0.5), M)`.
     ///
-    /// The division is [`div`] (the same `f32` quotient, or one that gives the same code: below
+    /// The division is `div` (the same `f32` quotient, or one that gives the same code: below
     /// 2^-126 both give code 0). The clamp is folded into the saturating cast and the final
     /// `min`: for `n <= 0` or NaN, `n * M + 0.5` is at most 0.5 or NaN, which the cast turns into
     /// 0, the code of `n = 0`; for `n > 1`, `n * M >= M` (rounding is monotone and `M` is an
@@ -231,7 +231,7 @@ impl CompressedFloat {
     }
 
     /// The value the reader produces for `code` (which must be at most [`Self::steps`]):
-    /// `(code / M) * delta + min`, each step rounded to `f32` (the division by [`div`]; the
+    /// `(code / M) * delta + min`, each step rounded to `f32` (the division by `div`; the
     /// quotient is 0 or at least 2^-32, a normal number).
     #[inline(always)]
     pub fn decode(&self, code: u32) -> f32 {

@@ -1,24 +1,26 @@
 //! The [`Stream`] trait and its four streams: one `serialize` function per message drives them all.
 //!
-//! - [`WriteStream`]: packs into a caller-owned buffer; out-of-range values are errors.
-//! - [`ReadStream`]: unpacks from a slice; every value is range-checked, every length bounded by
+//! - [`WriteStream`](crate::WriteStream): packs into a caller-owned buffer; out-of-range values are errors.
+//! - [`ReadStream`](crate::ReadStream): unpacks from a slice; every value is range-checked, every length bounded by
 //!   what remains before anything is allocated, and the first violation aborts the read.
-//! - [`MeasureStream`]: counts the exact bits a write would take, alignment included.
-//! - [`TraceStream`]: reads like [`ReadStream`] and records every field (path, bit offset, width,
-//!   value, allowed range) and every check marker into a [`Trace`].
+//! - [`MeasureStream`](crate::MeasureStream): counts the exact bits a write would take, alignment included.
+//! - [`TraceStream`](crate::TraceStream): reads like [`ReadStream`](crate::ReadStream) and records every field (path, bit offset, width,
+//!   value, allowed range) and every check marker into a [`Trace`](crate::Trace).
 //!
-//! The write side is one implementation ([`Encoder`]) over a [`BitSink`]; the read side is one
-//! implementation ([`Decoder`]) over a [`Tracer`], so read and trace cannot disagree.
+//! The write side is one implementation ([`Encoder`](crate::write::Encoder)) over a [`BitSink`](crate::bits::BitSink); the read side is one
+//! implementation ([`Decoder`](crate::read::Decoder)) over a [`Tracer`](crate::trace::Tracer), so read and trace cannot disagree.
 //!
 //! Names cost reads nothing: a failing primitive names its own field, and each enclosing
 //! [`Stream::scope`] and [`Stream::index`] prefixes its part of the path while the error unwinds.
+//!
+//! This module holds the trait, its typed conveniences and the helpers both directions share;
+//! [`crate::write`] and [`crate::read`] implement it, [`crate::trace`] records what a read saw.
 
-use crate::bits::{BitCounter, BitReader, BitSink, BitWriter, Overflow, PastEnd, bits_required};
+use crate::bits::{Overflow, PastEnd};
+use crate::checksum::ProtocolId;
 use crate::error::{Error, ErrorKind, Result};
-use crate::packet::{ProtocolId, check_hash, packet_crc};
 use crate::quantize::{CompressedFloat, SmallestThree};
-pub use compact_str::CompactString;
-use serde::Serialize;
+use crate::trace::Value;
 
 /// Integers that [`Stream::int_as`] can send: every primitive integer up to 64 bits except `u64`
 /// (whose values above `i64::MAX` need [`Stream::u64`]).
@@ -40,61 +42,6 @@ macro_rules! integer {
     )*};
 }
 integer!(i8, i16, i32, i64, u8, u16, u32, usize, isize);
-
-/// A decoded value as the trace records it (and as the schema interpreter represents data).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Value {
-    /// No value of its own (a struct or array scope).
-    None,
-    /// A bool.
-    Bool(bool),
-    /// Any integer (i64 and u64 both fit).
-    Int(i128),
-    /// A 32-bit float (also compressed floats, after decoding).
-    F32(f32),
-    /// A 64-bit float.
-    F64(f64),
-    /// A string.
-    Str(String),
-    /// Raw bytes (serialized as a hex string).
-    Bytes(#[serde(serialize_with = "hex_string")] Vec<u8>),
-    /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
-    Floats(Vec<f32>),
-}
-
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::None => Ok(()),
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::F32(x) => write!(f, "{x}"),
-            Value::F64(x) => write!(f, "{x}"),
-            Value::Str(s) => write!(f, "{s:?}"),
-            Value::Bytes(b) => {
-                for byte in b {
-                    write!(f, "{byte:02x}")?;
-                }
-                Ok(())
-            }
-            Value::Floats(v) => {
-                write!(f, "(")?;
-                for (i, x) in v.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{x}")?;
-                }
-                write!(f, ")")
-            }
-        }
-    }
-}
-
-fn hex_string<S: serde::Serializer>(bytes: &[u8], s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.collect_str(&Value::Bytes(bytes.to_vec()))
-}
 
 /// One serialize function drives every stream through this trait.
 ///
@@ -157,7 +104,7 @@ pub trait Stream: Sized {
     /// Nonzero_padding, buffer full / past_end.
     fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()>;
 
-    /// A serialization check marker: aligns, then 32 bits of [`check_hash`]`(label)`.
+    /// A serialization check marker: aligns, then 32 bits of [`check_hash`](crate::check_hash)`(label)`.
     ///
     /// # Errors
     /// Check_mismatch when the reader finds another value (reader and writer desynced),
@@ -172,7 +119,7 @@ pub trait Stream: Sized {
     fn end(&mut self) -> Result<()>;
 
     /// The 32-bit CRC of packet framing (WIRE.md): must be the first field. Writers reserve 32
-    /// bits that [`WriteStream::finish`] fills in; readers verify the CRC over the whole data
+    /// bits that [`WriteStream::finish`](crate::WriteStream::finish) fills in; readers verify the CRC over the whole data
     /// (with `protocol_id` folded in) before reading anything else.
     ///
     /// # Errors
@@ -475,7 +422,7 @@ pub(crate) fn check_len_fits<S: Stream>(s: &S, len: usize, min_element_bits: usi
 
 /// The body of [`Stream::array`].
 #[inline(always)]
-fn array_impl<S: Stream, T: Default>(
+pub(crate) fn array_impl<S: Stream, T: Default>(
     s: &mut S,
     name: &str,
     v: &mut Vec<T>,
@@ -533,7 +480,7 @@ fn relative_tier<S: Stream>(s: &mut S, d: &mut i64, lo: i64, hi: i64) -> Result<
 /// the value from bit 2). `None` for anything else (larger differences, and everything the writer
 /// rejects), which goes flag by flag.
 #[inline(always)]
-fn relative_short(previous: i64, current: i64) -> Option<(u64, u32)> {
+pub(crate) fn relative_short(previous: i64, current: i64) -> Option<(u64, u32)> {
     if current > i64::from(u32::MAX) || current <= previous {
         return None;
     }
@@ -549,7 +496,7 @@ fn relative_short(previous: i64, current: i64) -> Option<(u64, u32)> {
 /// encoder's and reader's path for all but the smallest differences (so every error is this
 /// function's).
 #[inline(always)]
-fn int_relative_as_flags<S: Stream>(
+pub(crate) fn int_relative_as_flags<S: Stream>(
     s: &mut S,
     name: &str,
     previous: i64,
@@ -648,7 +595,7 @@ fn tier_name(hi: i64) -> &'static str {
 /// path (a wrapper stream sees the code as an `int`). [`Encoder`] and [`ReadStream`] send and
 /// take the code directly, with the same bits and errors.
 #[inline(always)]
-fn compressed_f32_as_int<S: Stream>(
+pub(crate) fn compressed_f32_as_int<S: Stream>(
     s: &mut S,
     name: &str,
     v: &mut f32,
@@ -673,13 +620,13 @@ fn compressed_f32_as_int<S: Stream>(
 }
 
 #[cold]
-fn non_canonical_code(bit: usize, name: &str) -> Error {
+pub(crate) fn non_canonical_code(bit: usize, name: &str) -> Error {
     let why = "compressed float code that no writer sends (its value re-encodes to another code)";
     Error::new(ErrorKind::NonCanonical(why), bit, name)
 }
 
 #[cold]
-fn overflow(e: Overflow, bit: usize, name: &str) -> Error {
+pub(crate) fn overflow(e: Overflow, bit: usize, name: &str) -> Error {
     Error::new(
         ErrorKind::BufferFull {
             needed: e.needed,
@@ -691,7 +638,7 @@ fn overflow(e: Overflow, bit: usize, name: &str) -> Error {
 }
 
 #[cold]
-fn past_end(e: PastEnd, bit: usize, name: &str) -> Error {
+pub(crate) fn past_end(e: PastEnd, bit: usize, name: &str) -> Error {
     Error::new(
         ErrorKind::PastEnd {
             needed: e.needed,
@@ -703,17 +650,17 @@ fn past_end(e: PastEnd, bit: usize, name: &str) -> Error {
 }
 
 #[cold]
-fn invalid(why: String, bit: usize, name: &str) -> Error {
+pub(crate) fn invalid(why: String, bit: usize, name: &str) -> Error {
     Error::new(ErrorKind::InvalidArgument(why), bit, name)
 }
 
 #[cold]
-fn out_of_range(value: i128, min: i128, max: i128, bit: usize, name: &str) -> Error {
+pub(crate) fn out_of_range(value: i128, min: i128, max: i128, bit: usize, name: &str) -> Error {
     Error::new(ErrorKind::OutOfRange { value, min, max }, bit, name)
 }
 
 #[inline(always)]
-fn span(min: i64, max: i64) -> u64 {
+pub(crate) fn span(min: i64, max: i64) -> u64 {
     (max as u64).wrapping_sub(min as u64)
 }
 
@@ -731,952 +678,9 @@ fn span(min: i64, max: i64) -> u64 {
 /// panics, `home` keeps the placeholder (a writer over no buffer, a reader of no data); a packet
 /// whose serialize function panicked has no meaningful bytes anyway.
 #[inline(always)]
-fn on_local<S, R>(home: &mut S, placeholder: S, f: impl FnOnce(&mut S) -> R) -> R {
+pub(crate) fn on_local<S, R>(home: &mut S, placeholder: S, f: impl FnOnce(&mut S) -> R) -> R {
     let mut local = std::mem::replace(home, placeholder);
     let r = f(&mut local);
     *home = local;
     r
-}
-
-/// A writer over no buffer: the stand-in of [`on_local`] while an array writes on a local copy.
-impl Default for BitWriter<'_> {
-    fn default() -> Self {
-        BitWriter::new(&mut [])
-    }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Write side
-// ------------------------------------------------------------------------------------------------
-
-/// The write-side stream over any [`BitSink`]: [`WriteStream`] stores bits, [`MeasureStream`]
-/// only counts them. Both check every value exactly the same way.
-#[derive(Debug)]
-pub struct Encoder<K: BitSink> {
-    sink: K,
-    crc: Option<ProtocolId>,
-}
-
-/// Writes a packet into a caller-owned buffer.
-pub type WriteStream<'a> = Encoder<BitWriter<'a>>;
-
-/// Counts the bits a write would produce, alignment included: measure == bits written.
-pub type MeasureStream = Encoder<BitCounter>;
-
-impl<'a> WriteStream<'a> {
-    /// A write stream over `buf`.
-    pub fn new(buf: &'a mut [u8]) -> Self {
-        Encoder {
-            sink: BitWriter::new(buf),
-            crc: None,
-        }
-    }
-
-    /// Bits written so far.
-    pub fn bits_written(&self) -> usize {
-        self.sink.position()
-    }
-
-    /// Flushes the last partial word, fills in the packet CRC if [`Stream::packet_crc`] was
-    /// written, and returns the bytes used.
-    pub fn finish(self) -> usize {
-        let crc = self.crc;
-        let bytes = self.sink.finish();
-        if let Some(id) = crc
-            && bytes.len() >= 4
-        {
-            let c = packet_crc(id, bytes);
-            bytes[..4].copy_from_slice(&c.to_le_bytes());
-        }
-        bytes.len()
-    }
-}
-
-impl MeasureStream {
-    /// A measuring stream with no size limit.
-    pub fn new() -> Self {
-        Encoder {
-            sink: BitCounter::new(),
-            crc: None,
-        }
-    }
-
-    /// A measuring stream that fails like a writer over a buffer of `limit_bits` would.
-    pub fn with_limit(limit_bits: usize) -> Self {
-        Encoder {
-            sink: BitCounter::with_limit(limit_bits),
-            crc: None,
-        }
-    }
-
-    /// Bits counted so far.
-    pub fn bits(&self) -> usize {
-        self.sink.position()
-    }
-}
-
-impl Default for MeasureStream {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<K: BitSink> Encoder<K> {
-    #[inline(always)]
-    fn put(&mut self, name: &str, value: u64, n: u32) -> Result<()> {
-        let bit = self.sink.position();
-        self.sink.put(value, n).map_err(|e| overflow(e, bit, name))
-    }
-}
-
-impl<K: BitSink + Default> Stream for Encoder<K> {
-    const READING: bool = false;
-
-    /// As the default, on the stream moved into a local ([`on_local`]).
-    #[inline]
-    fn array<T: Default>(
-        &mut self,
-        name: &str,
-        v: &mut Vec<T>,
-        max_len: usize,
-        min_element_bits: usize,
-        f: impl FnMut(&mut Self, &mut T) -> Result<()>,
-    ) -> Result<()> {
-        let placeholder = Encoder {
-            sink: K::default(),
-            crc: None,
-        };
-        on_local(self, placeholder, |s| {
-            array_impl(s, name, v, max_len, min_element_bits, f)
-        })
-    }
-
-    #[inline]
-    fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
-        if n == 0 || n > 64 {
-            return Err(invalid(
-                format!("bit width {n} is outside 1..=64"),
-                self.sink.position(),
-                name,
-            ));
-        }
-        if n < 64 && *v >> n != 0 {
-            let max = (1i128 << n) - 1;
-            return Err(out_of_range(
-                i128::from(*v),
-                0,
-                max,
-                self.sink.position(),
-                name,
-            ));
-        }
-        self.put(name, *v, n)
-    }
-
-    #[inline(always)]
-    fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
-        self.put(name, u64::from(*v), 1)
-    }
-
-    /// The code in `spec.width()` bits, as [`Stream::int`]`(code, 0, M)` sends it: the code
-    /// never exceeds `M`, so there is no range to check.
-    #[inline(always)]
-    fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
-        self.put(name, u64::from(spec.encode(*v)), spec.width())
-    }
-
-    /// The smallest differences (1 to 6) in one access when they fit ([`relative_short`]); the
-    /// rest, a full buffer and every error flag by flag, as the default.
-    #[inline(always)]
-    fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
-        if let Some((bits, n)) = relative_short(previous, *current)
-            && n as usize <= self.sink.available()
-        {
-            return self.put(name, bits, n);
-        }
-        int_relative_as_flags(self, name, previous, current)
-    }
-
-    #[inline(always)]
-    fn int(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> Result<()> {
-        if min > max {
-            return Err(invalid(
-                format!("range {min}..={max} is empty"),
-                self.sink.position(),
-                name,
-            ));
-        }
-        if *v < min || *v > max {
-            let bit = self.sink.position();
-            return Err(out_of_range(
-                i128::from(*v),
-                i128::from(min),
-                i128::from(max),
-                bit,
-                name,
-            ));
-        }
-        let width = bits_required(min, max);
-        if width == 0 {
-            return Ok(());
-        }
-        self.put(name, span(min, *v), width)
-    }
-
-    #[inline]
-    fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
-        self.put(name, *v, 64)
-    }
-
-    #[inline]
-    fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
-        self.put(name, u64::from(v.to_bits()), 32)
-    }
-
-    #[inline]
-    fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
-        self.put(name, v.to_bits(), 64)
-    }
-
-    #[inline]
-    fn align(&mut self, name: &str) -> Result<()> {
-        let pad = ((8 - self.sink.position() % 8) % 8) as u32;
-        if pad == 0 {
-            Ok(())
-        } else {
-            self.put(name, 0, pad)
-        }
-    }
-
-    fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
-        self.align(name)?;
-        let bit = self.sink.position();
-        self.sink.put_bytes(buf).map_err(|e| overflow(e, bit, name))
-    }
-
-    fn check(&mut self, label: &str) -> Result<()> {
-        self.align(label)?;
-        self.put(label, u64::from(check_hash(label)), 32)
-    }
-
-    fn end(&mut self) -> Result<()> {
-        Ok(())
-    }
-
-    fn packet_crc(&mut self, protocol_id: ProtocolId) -> Result<()> {
-        if self.sink.position() != 0 {
-            return Err(invalid(
-                "the CRC must be the first field".into(),
-                self.sink.position(),
-                "crc32",
-            ));
-        }
-        self.crc = Some(protocol_id);
-        self.put("crc32", 0, 32)
-    }
-
-    #[inline(always)]
-    fn bit_position(&self) -> usize {
-        self.sink.position()
-    }
-
-    #[inline(always)]
-    fn remaining_bits(&self) -> usize {
-        self.sink.available()
-    }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Read side
-// ------------------------------------------------------------------------------------------------
-
-/// What a field is, in a [`Trace`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum FieldKind {
-    /// A value.
-    Value,
-    /// A struct or array: the fields after it with a greater depth are inside it.
-    Scope,
-    /// Alignment padding.
-    Padding,
-    /// A check marker (or the packet CRC, labelled `crc32`).
-    Check {
-        /// The check's label.
-        label: CompactString,
-        /// The 32 bits the reader expected.
-        expected: u32,
-        /// The 32 bits found.
-        found: u32,
-    },
-}
-
-/// One recorded field of a [`Trace`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TraceField {
-    /// Full path, outermost first: `objects[17].position.x`. Inline up to 24 bytes: a trace
-    /// records a path per field, and most fit without an allocation.
-    pub path: CompactString,
-    /// Nesting depth: 0 at the top.
-    pub depth: usize,
-    /// First bit.
-    pub bit: usize,
-    /// Width in bits (for a scope: everything inside it).
-    pub bits: usize,
-    /// The value (for compressed encodings: the decoded value).
-    pub value: Value,
-    /// The integer sent on the wire, where it differs from `value` (a compressed float's code).
-    pub raw: Option<i128>,
-    /// The allowed range of the wire integer, for ranged fields.
-    pub range: Option<(i128, i128)>,
-    /// What the field is.
-    #[serde(flatten)]
-    pub kind: FieldKind,
-    /// The read stopped at this field: its value is what was found, not an accepted value.
-    pub failed: bool,
-}
-
-impl TraceField {
-    /// True for a check marker whose found bits differ from the expected ones.
-    pub fn check_failed(&self) -> bool {
-        matches!(&self.kind, FieldKind::Check { expected, found, .. } if expected != found)
-    }
-}
-
-/// Everything a [`TraceStream`] saw: the fields in stream order, and how the read ended.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Trace {
-    /// Fields, scopes, padding and checks in the order they were read.
-    pub fields: Vec<TraceField>,
-    /// The error that stopped the read, if any.
-    pub error: Option<Error>,
-    /// Bits consumed.
-    pub bits_read: usize,
-    /// Bits in the data.
-    pub total_bits: usize,
-}
-
-impl Trace {
-    /// The check markers (and CRC) that were read.
-    pub fn checks(&self) -> impl Iterator<Item = &TraceField> {
-        self.fields
-            .iter()
-            .filter(|f| matches!(f.kind, FieldKind::Check { .. }))
-    }
-
-    /// The field at `path`, if it was read.
-    pub fn get(&self, path: &str) -> Option<&TraceField> {
-        self.fields.iter().find(|f| f.path == path)
-    }
-}
-
-/// What a [`Decoder`] does with what it reads: nothing ([`NoTrace`]) or record it ([`Recorder`]).
-pub trait Tracer {
-    /// False when every hook is a no-op, so that values for them are never built.
-    const ACTIVE: bool;
-    /// A field was read (or failed: `failed`).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call per primitive; a struct would only be unpacked again"
-    )]
-    fn field(
-        &mut self,
-        name: &str,
-        bit: usize,
-        bits: usize,
-        value: Value,
-        range: Option<(i128, i128)>,
-        kind: FieldKind,
-        failed: bool,
-    );
-    /// A scope (`Some(name)`) or array element (`index`) begins.
-    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize);
-    /// The innermost scope ends at `bit`.
-    fn exit(&mut self, bit: usize);
-    /// Replaces the display value of the entry that ended last.
-    fn annotate(&mut self, value: Value);
-}
-
-/// The tracer of [`ReadStream`]: records nothing and costs nothing.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoTrace;
-
-impl Tracer for NoTrace {
-    const ACTIVE: bool = false;
-    #[inline(always)]
-    fn field(
-        &mut self,
-        _: &str,
-        _: usize,
-        _: usize,
-        _: Value,
-        _: Option<(i128, i128)>,
-        _: FieldKind,
-        _: bool,
-    ) {
-    }
-    #[inline(always)]
-    fn enter(&mut self, _: Option<&str>, _: Option<usize>, _: usize) {}
-    #[inline(always)]
-    fn exit(&mut self, _: usize) {}
-    #[inline(always)]
-    fn annotate(&mut self, _: Value) {}
-}
-
-/// The tracer of [`TraceStream`]: builds the [`Trace`].
-#[derive(Debug, Default, Clone)]
-pub struct Recorder {
-    fields: Vec<TraceField>,
-    /// Open scopes: index into `fields` and the length of `path` before the scope.
-    open: Vec<(usize, usize)>,
-    path: String,
-    last_ended: Option<usize>,
-    /// Depth of the top-level entries (a batch message's fields sit under its scope).
-    depth_base: usize,
-}
-
-impl Recorder {
-    /// A recorder whose top-level entries have depth `depth`.
-    pub fn at_depth(depth: usize) -> Self {
-        Recorder {
-            depth_base: depth,
-            ..Self::default()
-        }
-    }
-
-    /// The recorded entries, in read order.
-    pub fn into_fields(self) -> Vec<TraceField> {
-        self.fields
-    }
-
-    fn child_path(&mut self, name: &str) -> CompactString {
-        // Extend the current path in place and copy it once (inline, no allocation, up to 24
-        // bytes): traces build a path for every field.
-        if name.is_empty() {
-            return CompactString::from(self.path.as_str());
-        }
-        let before = self.path.len();
-        if before > 0 {
-            self.path.push('.');
-        }
-        self.path.push_str(name);
-        let path = CompactString::from(self.path.as_str());
-        self.path.truncate(before);
-        path
-    }
-}
-
-impl Tracer for Recorder {
-    const ACTIVE: bool = true;
-
-    #[allow(clippy::too_many_arguments, reason = "mirrors the trait")]
-    fn field(
-        &mut self,
-        name: &str,
-        bit: usize,
-        bits: usize,
-        value: Value,
-        range: Option<(i128, i128)>,
-        kind: FieldKind,
-        failed: bool,
-    ) {
-        let path = self.child_path(name);
-        self.fields.push(TraceField {
-            path,
-            depth: self.depth_base + self.open.len(),
-            bit,
-            bits,
-            value,
-            raw: None,
-            range,
-            kind,
-            failed,
-        });
-        self.last_ended = Some(self.fields.len() - 1);
-    }
-
-    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
-        let before = self.path.len();
-        // Extend the current path in place; the scope entry gets one exact-size copy.
-        match (name, index) {
-            (_, Some(i)) => {
-                self.path.push('[');
-                self.path.push_str(itoa::Buffer::new().format(i));
-                self.path.push(']');
-            }
-            (Some(n), None) if !n.is_empty() => {
-                if before > 0 {
-                    self.path.push('.');
-                }
-                self.path.push_str(n);
-            }
-            _ => {}
-        }
-        let path = CompactString::from(self.path.as_str());
-        self.fields.push(TraceField {
-            path,
-            depth: self.depth_base + self.open.len(),
-            bit,
-            bits: 0,
-            value: Value::None,
-            raw: None,
-            range: None,
-            kind: FieldKind::Scope,
-            failed: false,
-        });
-        self.open.push((self.fields.len() - 1, before));
-    }
-
-    fn exit(&mut self, bit: usize) {
-        if let Some((i, before)) = self.open.pop() {
-            self.fields[i].bits = bit - self.fields[i].bit;
-            self.path.truncate(before);
-            self.last_ended = Some(i);
-            // An array element that is a single unnamed value (`mice[3]`) needs no scope of its
-            // own: keep the value, one level up.
-            if i + 2 == self.fields.len() && self.fields[i + 1].path == self.fields[i].path {
-                // The value is the last entry: it takes the scope's place (one fixed-size move,
-                // where `remove` shifted through a memmove call).
-                self.fields.swap_remove(i);
-                self.fields[i].depth -= 1;
-            }
-        }
-    }
-
-    fn annotate(&mut self, value: Value) {
-        if let Some(f) = self.last_ended.and_then(|i| self.fields.get_mut(i)) {
-            if let Value::Int(raw) = f.value
-                && f.kind == FieldKind::Value
-            {
-                f.raw = Some(raw);
-            }
-            f.value = value;
-        }
-    }
-}
-
-/// The read-side stream over a [`Tracer`]: [`ReadStream`] and [`TraceStream`] are one
-/// implementation, so a trace always reaches the read's verdict.
-#[derive(Debug, Clone)]
-pub struct Decoder<'a, T: Tracer> {
-    r: BitReader<'a>,
-    tracer: T,
-}
-
-/// Reads a packet from a byte slice with every value range-checked.
-pub type ReadStream<'a> = Decoder<'a, NoTrace>;
-
-/// Reads like [`ReadStream`] and records every field into a [`Trace`].
-pub type TraceStream<'a> = Decoder<'a, Recorder>;
-
-impl<'a> ReadStream<'a> {
-    /// A read stream over `data`.
-    pub fn new(data: &'a [u8]) -> Self {
-        Decoder {
-            r: BitReader::new(data),
-            tracer: NoTrace,
-        }
-    }
-}
-
-thread_local! {
-    /// Field storage given back by [`Trace::recycle`], for this thread's next trace.
-    static SPARE_FIELDS: std::cell::Cell<Vec<TraceField>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-impl Trace {
-    /// Gives the trace's field storage back for the next [`TraceStream`] on this thread, so that
-    /// tracing datagram after datagram allocates it once (storage for more than 64K fields is
-    /// freed instead: one huge packet should not pin its memory).
-    pub fn recycle(self) {
-        let mut fields = self.fields;
-        if fields.capacity() <= 1 << 16 {
-            fields.clear();
-            SPARE_FIELDS.with(|spare| spare.set(fields));
-        }
-    }
-}
-
-impl<'a> TraceStream<'a> {
-    /// A trace stream over `data`.
-    pub fn new(data: &'a [u8]) -> Self {
-        let mut fields = SPARE_FIELDS.with(std::cell::Cell::take);
-        fields.reserve(64);
-        Decoder {
-            r: BitReader::new(data),
-            tracer: Recorder {
-                fields,
-                path: String::with_capacity(64),
-                ..Recorder::default()
-            },
-        }
-    }
-
-    /// The trace, closed with the result the serialize function returned.
-    pub fn into_trace(mut self, result: Result<()>) -> Trace {
-        let end = self.r.bits_read();
-        while !self.tracer.open.is_empty() {
-            self.tracer.exit(end);
-        }
-        Trace {
-            fields: self.tracer.fields,
-            error: result.err(),
-            bits_read: end,
-            total_bits: self.r.data().len() * 8,
-        }
-    }
-}
-
-impl<T: Tracer> Decoder<'_, T> {
-    /// Bits consumed so far.
-    pub fn bits_read(&self) -> usize {
-        self.r.bits_read()
-    }
-
-    #[inline(always)]
-    fn take(&mut self, name: &str, n: u32) -> Result<u64> {
-        let bit = self.r.bits_read();
-        self.r.read_wide(n).map_err(|e| past_end(e, bit, name))
-    }
-
-    #[inline(always)]
-    fn record(
-        &mut self,
-        name: &str,
-        bit: usize,
-        value: impl FnOnce() -> Value,
-        range: Option<(i128, i128)>,
-    ) {
-        if T::ACTIVE {
-            let bits = self.r.bits_read() - bit;
-            self.tracer
-                .field(name, bit, bits, value(), range, FieldKind::Value, false);
-        }
-    }
-
-    /// Aligns, insisting on zero padding; records the padding when tracing.
-    #[inline]
-    fn read_padding(&mut self, name: &str) -> Result<()> {
-        let bit = self.r.bits_read();
-        let pad = self.r.align().map_err(|e| past_end(e, bit, name))?;
-        let width = self.r.bits_read() - bit;
-        if T::ACTIVE && width > 0 {
-            self.tracer.field(
-                name,
-                bit,
-                width,
-                Value::Int(i128::from(pad)),
-                None,
-                FieldKind::Padding,
-                pad != 0,
-            );
-        }
-        if pad != 0 {
-            return Err(Error::new(
-                ErrorKind::NonzeroPadding { padding: pad },
-                bit,
-                name,
-            ));
-        }
-        Ok(())
-    }
-
-    /// The read side of [`Stream::check`] with the label's hash already computed.
-    fn check_hashed(&mut self, label: &str, expected: u32) -> Result<()> {
-        self.read_padding(label)?;
-        let bit = self.r.bits_read();
-        let found = self.take(label, 32)? as u32;
-        if T::ACTIVE {
-            let kind = FieldKind::Check {
-                label: label.into(),
-                expected,
-                found,
-            };
-            let value = Value::Int(i128::from(found));
-            self.tracer
-                .field(label, bit, 32, value, None, kind, found != expected);
-        }
-        if found != expected {
-            let kind = ErrorKind::CheckMismatch {
-                label: label.to_owned(),
-                expected,
-                found,
-            };
-            return Err(Error::new(kind, bit, label));
-        }
-        Ok(())
-    }
-}
-
-impl<T: Tracer + Default> Stream for Decoder<'_, T> {
-    const READING: bool = true;
-
-    /// As the default, on the stream moved into a local ([`on_local`]).
-    #[inline]
-    fn array<E: Default>(
-        &mut self,
-        name: &str,
-        v: &mut Vec<E>,
-        max_len: usize,
-        min_element_bits: usize,
-        f: impl FnMut(&mut Self, &mut E) -> Result<()>,
-    ) -> Result<()> {
-        let placeholder = Decoder {
-            r: BitReader::new(&[]),
-            tracer: T::default(),
-        };
-        on_local(self, placeholder, |s| {
-            array_impl(s, name, v, max_len, min_element_bits, f)
-        })
-    }
-
-    #[inline]
-    fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
-        let bit = self.r.bits_read();
-        if n == 0 || n > 64 {
-            return Err(invalid(
-                format!("bit width {n} is outside 1..=64"),
-                bit,
-                name,
-            ));
-        }
-        *v = self.take(name, n)?;
-        let value = *v;
-        let max = (1i128 << n) - 1;
-        self.record(name, bit, || Value::Int(i128::from(value)), Some((0, max)));
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
-        let bit = self.r.bits_read();
-        *v = self.take(name, 1)? != 0;
-        let value = *v;
-        self.record(name, bit, || Value::Bool(value), None);
-        Ok(())
-    }
-
-    /// Without a trace, the smallest differences in one read: the next 5 bits on a copy of the
-    /// reader, then the 1 or 5 bits they take consumed. Anything else (a larger tier, an
-    /// out-of-range value, a result past `u32::MAX`, fewer than 5 bits left) reads flag by flag
-    /// from the start, as the default, for its value or its error.
-    #[inline(always)]
-    fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
-        if !T::ACTIVE {
-            // The next 5 bits: 1 (d = 1), or 0, 1 and d - 2 in 3 bits. Which one by selects, not a
-            // branch (it follows the data); the check after it is almost always true.
-            let mut ahead = self.r.clone();
-            if let Ok(x) = ahead.read_bits(5) {
-                let one = x & 1 == 1;
-                let d = if one { 1 } else { 2 + i64::from(x >> 2) };
-                let c = previous.saturating_add(d);
-                if (one || (x & 0b10 != 0 && d <= 6))
-                    && c <= i64::from(u32::MAX)
-                    && self.r.read_bits(if one { 1 } else { 5 }).is_ok()
-                {
-                    *current = c;
-                    return Ok(());
-                }
-            }
-        }
-        int_relative_as_flags(self, name, previous, current)
-    }
-
-    /// Without a trace: the code in `spec.width()` (1..=32) bits, rejected above `M` with the
-    /// error [`Stream::int`] gives, then the canonical check. With one: through `int`.
-    #[inline(always)]
-    fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
-        if T::ACTIVE {
-            return compressed_f32_as_int(self, name, v, spec);
-        }
-        let bit = self.r.bits_read();
-        let code = self
-            .r
-            .read_bits(spec.width())
-            .map_err(|e| past_end(e, bit, name))?;
-        if code < spec.exact_limit() {
-            *v = spec.decode_exact(code);
-            return Ok(());
-        }
-        if code > spec.steps() {
-            let max = i128::from(spec.steps());
-            return Err(out_of_range(i128::from(code), 0, max, bit, name));
-        }
-        if !spec.is_canonical(code) {
-            return Err(non_canonical_code(bit, name));
-        }
-        *v = spec.decode(code);
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn int(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> Result<()> {
-        let bit = self.r.bits_read();
-        if min > max {
-            return Err(invalid(format!("range {min}..={max} is empty"), bit, name));
-        }
-        let width = bits_required(min, max);
-        let raw = if width == 0 {
-            0
-        } else {
-            self.take(name, width)?
-        };
-        let range = (i128::from(min), i128::from(max));
-        if raw > span(min, max) {
-            let value = i128::from(min) + i128::from(raw);
-            if T::ACTIVE {
-                let kind = FieldKind::Value;
-                self.tracer.field(
-                    name,
-                    bit,
-                    width as usize,
-                    Value::Int(value),
-                    Some(range),
-                    kind,
-                    true,
-                );
-            }
-            return Err(out_of_range(value, range.0, range.1, bit, name));
-        }
-        *v = min.wrapping_add(raw as i64);
-        let value = *v;
-        self.record(name, bit, || Value::Int(i128::from(value)), Some(range));
-        Ok(())
-    }
-
-    #[inline]
-    fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
-        let bit = self.r.bits_read();
-        *v = self.take(name, 64)?;
-        let value = *v;
-        self.record(name, bit, || Value::Int(i128::from(value)), None);
-        Ok(())
-    }
-
-    #[inline]
-    fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
-        let bit = self.r.bits_read();
-        *v = f32::from_bits(self.take(name, 32)? as u32);
-        let value = *v;
-        self.record(name, bit, || Value::F32(value), None);
-        Ok(())
-    }
-
-    #[inline]
-    fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
-        let bit = self.r.bits_read();
-        *v = f64::from_bits(self.take(name, 64)?);
-        let value = *v;
-        self.record(name, bit, || Value::F64(value), None);
-        Ok(())
-    }
-
-    #[inline]
-    fn align(&mut self, name: &str) -> Result<()> {
-        self.read_padding(name)
-    }
-
-    fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
-        self.read_padding(name)?;
-        let bit = self.r.bits_read();
-        self.r.read_bytes(buf).map_err(|e| past_end(e, bit, name))?;
-        self.record(name, bit, || Value::Bytes(buf.to_vec()), None);
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn check(&mut self, label: &str) -> Result<()> {
-        // Inlined so that the hash of a literal label folds to a constant.
-        self.check_hashed(label, check_hash(label))
-    }
-
-    fn end(&mut self) -> Result<()> {
-        let bit = self.r.bits_read();
-        let pad = self.r.align().map_err(|e| past_end(e, bit, "end"))?;
-        if pad != 0 {
-            return Err(Error::new(ErrorKind::TrailingData { bytes: 0 }, bit, "end"));
-        }
-        let left = self.r.bits_remaining() / 8;
-        if left > 0 {
-            let bit = self.r.bits_read();
-            return Err(Error::new(
-                ErrorKind::TrailingData { bytes: left },
-                bit,
-                "end",
-            ));
-        }
-        Ok(())
-    }
-
-    fn packet_crc(&mut self, protocol_id: ProtocolId) -> Result<()> {
-        let bit = self.r.bits_read();
-        if bit != 0 {
-            return Err(invalid(
-                "the CRC must be the first field".into(),
-                bit,
-                "crc32",
-            ));
-        }
-        let found = self.take("crc32", 32)? as u32;
-        let expected = packet_crc(protocol_id, self.r.data());
-        if T::ACTIVE {
-            let kind = FieldKind::Check {
-                label: "crc32".into(),
-                expected,
-                found,
-            };
-            let value = Value::Int(i128::from(found));
-            self.tracer
-                .field("crc32", 0, 32, value, None, kind, found != expected);
-        }
-        if found != expected {
-            return Err(Error::new(
-                ErrorKind::CrcMismatch { expected, found },
-                0,
-                "crc32",
-            ));
-        }
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn scope<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
-        if T::ACTIVE {
-            self.tracer.enter(Some(name), None, self.r.bits_read());
-            let r = f(self);
-            self.tracer.exit(self.r.bits_read());
-            r.map_err(|e| e.within(name))
-        } else {
-            f(self).map_err(|e| e.within(name))
-        }
-    }
-
-    #[inline(always)]
-    fn index<R>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
-        if T::ACTIVE {
-            self.tracer.enter(None, Some(i), self.r.bits_read());
-            let r = f(self);
-            self.tracer.exit(self.r.bits_read());
-            r.map_err(|e| e.at_index(i))
-        } else {
-            f(self).map_err(|e| e.at_index(i))
-        }
-    }
-
-    #[inline(always)]
-    fn bit_position(&self) -> usize {
-        self.r.bits_read()
-    }
-
-    #[inline(always)]
-    fn remaining_bits(&self) -> usize {
-        self.r.bits_remaining()
-    }
-
-    #[inline(always)]
-    fn annotate(&mut self, value: impl FnOnce() -> Value) {
-        if T::ACTIVE {
-            self.tracer.annotate(value());
-        }
-    }
 }

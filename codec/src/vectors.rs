@@ -8,7 +8,9 @@
 use crate::error::{Error, Result};
 use crate::packet::{Protocol, ProtocolId, frame};
 use crate::quantize::CompressedFloat;
-use crate::stream::{MeasureStream, ReadStream, Stream, TraceStream, WriteStream};
+use crate::read::{ReadStream, TraceStream};
+use crate::stream::Stream;
+use crate::write::{MeasureStream, WriteStream};
 use serde_json::{Map, Value as Json};
 
 /// One operation of a vector: a primitive and its arguments and value.

@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 ///
 /// Written straight into the buffer rather than through serde structs: a million datagrams make
 /// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
-/// (BENCHMARKS.md, section 5). Strings go through [`Json::str`] (serde_json's escaping rules)
+/// (BENCHMARKS.md, section 5). Strings go through `Json::str` (serde_json's escaping rules)
 /// and floats through zmij, serde_json's own float formatter.
 pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: &Decoded) {
     let mut j = Json::new(buf);

@@ -737,7 +737,7 @@ pub fn sample_batch() -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::batch::read_batch;
-    use crate::stream::{FieldKind, Value};
+    use crate::trace::{FieldKind, Value};
 
     /// A batch: a ping (stage 4) and a chat "hi" from player 2 (stage 4).
     const PING_CHAT: [u8; 33] = [

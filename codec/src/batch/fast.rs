@@ -21,10 +21,10 @@
 //! slice: a write that does not fit is [`BatchErrorKind::BufferFull`], never a panic.
 
 use super::error::{BatchError, BatchErrorKind, Result};
-use crate::stream::{FieldKind, NoTrace, Tracer, Value};
 use crate::tagged::varint::{
     MAX_VARINT_LEN, VarintRead, encode_varint, read_varint, unzigzag, varint_len, zigzag,
 };
+use crate::trace::{FieldKind, NoTrace, Tracer, Value};
 
 /// How the bytes of [`ByteStream::slice`] are checked and shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use super::error::{BatchError, BatchErrorKind, MessageRef, Result};
 use super::fast::{ByteStream, FastReader, FastWriter};
-use crate::stream::Tracer;
+use crate::trace::Tracer;
 use std::fmt;
 
 /// Bytes of the batch header: `[u16 LE total batch length, header included]`.
@@ -422,7 +422,7 @@ impl<'a> RawMessage<'a> {
     /// # Errors
     /// As [`RawMessage::decode`].
     pub fn decode_into<M: Message>(&self, m: &mut M) -> Result<()> {
-        self.decode_traced(m, crate::stream::NoTrace)
+        self.decode_traced(m, crate::trace::NoTrace)
             .map(|_| ())
             .map_err(|(e, _)| e)
     }

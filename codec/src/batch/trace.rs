@@ -3,7 +3,7 @@
 
 use super::error::BatchError;
 use super::message::{BATCH_HEADER_LEN, MESSAGE_HEADER_LEN, RawMessage, read_batch};
-use crate::stream::{FieldKind, Recorder, TraceField, Value};
+use crate::trace::{FieldKind, Recorder, TraceField, Value};
 use serde::Serialize;
 
 /// Records the fields a [`super::FastReader`] reads, with paths relative to the message and bit

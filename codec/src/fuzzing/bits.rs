@@ -8,7 +8,7 @@ use arbitrary::Unstructured;
 /// which the runs are made for and the compiler folds, are checked in release builds by the
 /// bitpacker bench's byte comparison and the entity floor's):
 /// - written as runs and field by field into buffers of 0..=48 bytes after 0..=7 lead bits, and
-///   read back ([`check_runs`]);
+///   read back (`check_runs`);
 /// - the rest of the input (hostile bytes) read run by run and field by field: the same values,
 ///   and a run past the end is refused whole (the run's counts, nothing consumed). Never a panic.
 pub fn bit_runs(data: &[u8]) {

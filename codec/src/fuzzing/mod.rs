@@ -8,8 +8,10 @@ use crate::demo::{DemoPacket, MTU, PROTOCOL_ID};
 use crate::error::ErrorKind;
 use crate::packet::{Packet, measure_packet, packet_crc, read_packet, trace_packet, write_packet};
 use crate::quantize::CompressedFloat;
-use crate::stream::{FieldKind, MeasureStream, ReadStream, TraceStream, WriteStream};
+use crate::read::{ReadStream, TraceStream};
+use crate::trace::FieldKind;
 use crate::vectors::{Op, drive};
+use crate::write::{MeasureStream, WriteStream};
 use arbitrary::{Arbitrary, Unstructured};
 
 pub mod batch;

@@ -9,7 +9,7 @@ use crate::link::NetworkId;
 use crate::packet::{Packet, trace_packet, write_packet};
 use crate::schema::batch::BatchSchema;
 use crate::schema::{DynStruct, DynValue, Schema};
-use crate::stream::Trace;
+use crate::trace::Trace;
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Value as Json, json};
 use std::sync::LazyLock;

@@ -258,7 +258,7 @@ impl BatchSchema {
         if self.def(raw.header.message_type).is_none() {
             return Ok(None);
         }
-        let mut r = FastReader::with_tracer(raw.body, raw.body_offset(), crate::stream::NoTrace);
+        let mut r = FastReader::with_tracer(raw.body, raw.body_offset(), crate::trace::NoTrace);
         let mut v = DynValue::Null;
         self.serialize_body(&mut r, raw.header.message_type, &mut v)
             .and_then(|()| r.finish())
@@ -469,7 +469,7 @@ impl BatchSchema {
                 if S::READING {
                     // The bytes were read and traced as one field; their elements are read
                     // again, untraced, by the same primitives.
-                    let mut r = FastReader::with_tracer(&bytes, at, crate::stream::NoTrace);
+                    let mut r = FastReader::with_tracer(&bytes, at, crate::trace::NoTrace);
                     let mut items = vec![DynValue::Null; *len];
                     for item in &mut items {
                         prim(&mut r, *element, name, item)?;
@@ -487,7 +487,7 @@ impl BatchSchema {
                 }
                 s.slice(name, &mut bytes, crate::batch::SliceKind::Bytes)?;
                 if S::READING {
-                    let mut r = FastReader::with_tracer(&bytes, at, crate::stream::NoTrace);
+                    let mut r = FastReader::with_tracer(&bytes, at, crate::trace::NoTrace);
                     self.struct_body(&mut r, *sid, v)?;
                 }
                 Ok(())

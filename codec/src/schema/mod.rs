@@ -55,7 +55,10 @@ pub use value::{DynStruct, DynValue};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::packet::{Protocol, frame};
-use crate::stream::{MeasureStream, ReadStream, Stream, Trace, TraceStream, Value, WriteStream};
+use crate::read::{ReadStream, TraceStream};
+use crate::stream::Stream;
+use crate::trace::{Trace, Value};
+use crate::write::{MeasureStream, WriteStream};
 use parse::{EnumDef, Field, Kind, Prev, StructDef};
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -4,8 +4,10 @@
 
 use super::{DynStruct, DynValue, Schema};
 use crate::quantize::CompressedFloat;
-use crate::stream::{MeasureStream, ReadStream, Stream, TraceStream, WriteStream};
+use crate::read::{ReadStream, TraceStream};
+use crate::stream::Stream;
 use crate::vectors::{Expect, Op, Vector, blank, drive, expected_after_read, to_hex};
+use crate::write::{MeasureStream, WriteStream};
 use std::fmt::Write as _;
 
 /// A resolution that rebuilds exactly `spec` (the vector's own is not kept once parsed).
@@ -148,7 +150,7 @@ fn run_on<S: Stream>(
 }
 
 /// The compiled runner's trace of the vector's bytes, to compare with the interpreter's.
-fn compiled_trace(v: &Vector) -> crate::stream::Trace {
+fn compiled_trace(v: &Vector) -> crate::trace::Trace {
     let mut ops = blank(&v.ops);
     let mut s = TraceStream::new(&v.bytes);
     let mut t = 0;

@@ -1,0 +1,367 @@
+//! What a read saw, for people: a [`Trace`] of every field (path, bit offset, width, value,
+//! allowed range), check marker and padding, in stream order, and how the read ended.
+//!
+//! [`TraceStream`](crate::TraceStream) fills one through a [`Recorder`]; [`ReadStream`](crate::ReadStream)
+//! reads through [`NoTrace`], whose hooks cost nothing.
+
+use crate::error::Error;
+pub use compact_str::CompactString;
+use serde::Serialize;
+
+/// A decoded value as the trace records it (and as the schema interpreter represents data).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// No value of its own (a struct or array scope).
+    None,
+    /// A bool.
+    Bool(bool),
+    /// Any integer (i64 and u64 both fit).
+    Int(i128),
+    /// A 32-bit float (also compressed floats, after decoding).
+    F32(f32),
+    /// A 64-bit float.
+    F64(f64),
+    /// A string.
+    Str(String),
+    /// Raw bytes (serialized as a hex string).
+    Bytes(#[serde(serialize_with = "hex_string")] Vec<u8>),
+    /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
+    Floats(Vec<f32>),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::None => Ok(()),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::F32(x) => write!(f, "{x}"),
+            Value::F64(x) => write!(f, "{x}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => {
+                for byte in b {
+                    write!(f, "{byte:02x}")?;
+                }
+                Ok(())
+            }
+            Value::Floats(v) => {
+                write!(f, "(")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+fn hex_string<S: serde::Serializer>(bytes: &[u8], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&Value::Bytes(bytes.to_vec()))
+}
+
+/// What a field is, in a [`Trace`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum FieldKind {
+    /// A value.
+    Value,
+    /// A struct or array: the fields after it with a greater depth are inside it.
+    Scope,
+    /// Alignment padding.
+    Padding,
+    /// A check marker (or the packet CRC, labelled `crc32`).
+    Check {
+        /// The check's label.
+        label: CompactString,
+        /// The 32 bits the reader expected.
+        expected: u32,
+        /// The 32 bits found.
+        found: u32,
+    },
+}
+
+/// One recorded field of a [`Trace`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceField {
+    /// Full path, outermost first: `objects[17].position.x`. Inline up to 24 bytes: a trace
+    /// records a path per field, and most fit without an allocation.
+    pub path: CompactString,
+    /// Nesting depth: 0 at the top.
+    pub depth: usize,
+    /// First bit.
+    pub bit: usize,
+    /// Width in bits (for a scope: everything inside it).
+    pub bits: usize,
+    /// The value (for compressed encodings: the decoded value).
+    pub value: Value,
+    /// The integer sent on the wire, where it differs from `value` (a compressed float's code).
+    pub raw: Option<i128>,
+    /// The allowed range of the wire integer, for ranged fields.
+    pub range: Option<(i128, i128)>,
+    /// What the field is.
+    #[serde(flatten)]
+    pub kind: FieldKind,
+    /// The read stopped at this field: its value is what was found, not an accepted value.
+    pub failed: bool,
+}
+
+impl TraceField {
+    /// True for a check marker whose found bits differ from the expected ones.
+    pub fn check_failed(&self) -> bool {
+        matches!(&self.kind, FieldKind::Check { expected, found, .. } if expected != found)
+    }
+}
+
+/// Everything a [`TraceStream`](crate::TraceStream) saw: the fields in stream order, and how the read ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trace {
+    /// Fields, scopes, padding and checks in the order they were read.
+    pub fields: Vec<TraceField>,
+    /// The error that stopped the read, if any.
+    pub error: Option<Error>,
+    /// Bits consumed.
+    pub bits_read: usize,
+    /// Bits in the data.
+    pub total_bits: usize,
+}
+
+impl Trace {
+    /// The check markers (and CRC) that were read.
+    pub fn checks(&self) -> impl Iterator<Item = &TraceField> {
+        self.fields
+            .iter()
+            .filter(|f| matches!(f.kind, FieldKind::Check { .. }))
+    }
+
+    /// The field at `path`, if it was read.
+    pub fn get(&self, path: &str) -> Option<&TraceField> {
+        self.fields.iter().find(|f| f.path == path)
+    }
+}
+
+/// What a [`Decoder`](crate::read::Decoder) does with what it reads: nothing ([`NoTrace`]) or record it ([`Recorder`]).
+pub trait Tracer {
+    /// False when every hook is a no-op, so that values for them are never built.
+    const ACTIVE: bool;
+    /// A field was read (or failed: `failed`).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per primitive; a struct would only be unpacked again"
+    )]
+    fn field(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: Value,
+        range: Option<(i128, i128)>,
+        kind: FieldKind,
+        failed: bool,
+    );
+    /// A scope (`Some(name)`) or array element (`index`) begins.
+    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize);
+    /// The innermost scope ends at `bit`.
+    fn exit(&mut self, bit: usize);
+    /// Replaces the display value of the entry that ended last.
+    fn annotate(&mut self, value: Value);
+}
+
+/// The tracer of [`ReadStream`](crate::ReadStream): records nothing and costs nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoTrace;
+
+impl Tracer for NoTrace {
+    const ACTIVE: bool = false;
+    #[inline(always)]
+    fn field(
+        &mut self,
+        _: &str,
+        _: usize,
+        _: usize,
+        _: Value,
+        _: Option<(i128, i128)>,
+        _: FieldKind,
+        _: bool,
+    ) {
+    }
+    #[inline(always)]
+    fn enter(&mut self, _: Option<&str>, _: Option<usize>, _: usize) {}
+    #[inline(always)]
+    fn exit(&mut self, _: usize) {}
+    #[inline(always)]
+    fn annotate(&mut self, _: Value) {}
+}
+
+/// The tracer of [`TraceStream`](crate::TraceStream): builds the [`Trace`].
+#[derive(Debug, Default, Clone)]
+pub struct Recorder {
+    fields: Vec<TraceField>,
+    /// Open scopes: index into `fields` and the length of `path` before the scope.
+    open: Vec<(usize, usize)>,
+    path: String,
+    last_ended: Option<usize>,
+    /// Depth of the top-level entries (a batch message's fields sit under its scope).
+    depth_base: usize,
+}
+
+impl Recorder {
+    /// A recorder whose top-level entries have depth `depth`.
+    pub fn at_depth(depth: usize) -> Self {
+        Recorder {
+            depth_base: depth,
+            ..Self::default()
+        }
+    }
+
+    /// The recorded entries, in read order.
+    pub fn into_fields(self) -> Vec<TraceField> {
+        self.fields
+    }
+
+    /// A recorder whose field storage is the one [`Trace::recycle`] gave back on this thread.
+    pub fn recycled() -> Self {
+        let mut fields = SPARE_FIELDS.with(std::cell::Cell::take);
+        fields.reserve(64);
+        Recorder {
+            fields,
+            path: String::with_capacity(64),
+            ..Recorder::default()
+        }
+    }
+
+    /// Closes every scope still open at bit `end` (a read that stopped inside them) and returns
+    /// the entries.
+    pub fn close(mut self, end: usize) -> Vec<TraceField> {
+        while !self.open.is_empty() {
+            self.exit(end);
+        }
+        self.fields
+    }
+
+    fn child_path(&mut self, name: &str) -> CompactString {
+        // Extend the current path in place and copy it once (inline, no allocation, up to 24
+        // bytes): traces build a path for every field.
+        if name.is_empty() {
+            return CompactString::from(self.path.as_str());
+        }
+        let before = self.path.len();
+        if before > 0 {
+            self.path.push('.');
+        }
+        self.path.push_str(name);
+        let path = CompactString::from(self.path.as_str());
+        self.path.truncate(before);
+        path
+    }
+}
+
+impl Tracer for Recorder {
+    const ACTIVE: bool = true;
+
+    #[allow(clippy::too_many_arguments, reason = "mirrors the trait")]
+    fn field(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: Value,
+        range: Option<(i128, i128)>,
+        kind: FieldKind,
+        failed: bool,
+    ) {
+        let path = self.child_path(name);
+        self.fields.push(TraceField {
+            path,
+            depth: self.depth_base + self.open.len(),
+            bit,
+            bits,
+            value,
+            raw: None,
+            range,
+            kind,
+            failed,
+        });
+        self.last_ended = Some(self.fields.len() - 1);
+    }
+
+    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
+        let before = self.path.len();
+        // Extend the current path in place; the scope entry gets one exact-size copy.
+        match (name, index) {
+            (_, Some(i)) => {
+                self.path.push('[');
+                self.path.push_str(itoa::Buffer::new().format(i));
+                self.path.push(']');
+            }
+            (Some(n), None) if !n.is_empty() => {
+                if before > 0 {
+                    self.path.push('.');
+                }
+                self.path.push_str(n);
+            }
+            _ => {}
+        }
+        let path = CompactString::from(self.path.as_str());
+        self.fields.push(TraceField {
+            path,
+            depth: self.depth_base + self.open.len(),
+            bit,
+            bits: 0,
+            value: Value::None,
+            raw: None,
+            range: None,
+            kind: FieldKind::Scope,
+            failed: false,
+        });
+        self.open.push((self.fields.len() - 1, before));
+    }
+
+    fn exit(&mut self, bit: usize) {
+        if let Some((i, before)) = self.open.pop() {
+            self.fields[i].bits = bit - self.fields[i].bit;
+            self.path.truncate(before);
+            self.last_ended = Some(i);
+            // An array element that is a single unnamed value (`mice[3]`) needs no scope of its
+            // own: keep the value, one level up.
+            if i + 2 == self.fields.len() && self.fields[i + 1].path == self.fields[i].path {
+                // The value is the last entry: it takes the scope's place (one fixed-size move,
+                // where `remove` shifted through a memmove call).
+                self.fields.swap_remove(i);
+                self.fields[i].depth -= 1;
+            }
+        }
+    }
+
+    fn annotate(&mut self, value: Value) {
+        if let Some(f) = self.last_ended.and_then(|i| self.fields.get_mut(i)) {
+            if let Value::Int(raw) = f.value
+                && f.kind == FieldKind::Value
+            {
+                f.raw = Some(raw);
+            }
+            f.value = value;
+        }
+    }
+}
+
+thread_local! {
+    /// Field storage given back by [`Trace::recycle`], for this thread's next trace.
+    static SPARE_FIELDS: std::cell::Cell<Vec<TraceField>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Trace {
+    /// Gives the trace's field storage back for the next [`TraceStream`](crate::TraceStream) on this thread, so that
+    /// tracing datagram after datagram allocates it once (storage for more than 64K fields is
+    /// freed instead: one huge packet should not pin its memory).
+    pub fn recycle(self) {
+        let mut fields = self.fields;
+        if fields.capacity() <= 1 << 16 {
+            fields.clear();
+            SPARE_FIELDS.with(|spare| spare.set(fields));
+        }
+    }
+}
