@@ -22,7 +22,8 @@
 //!
 //! This crate is the core: the bit layer ([`bits`]), the streams ([`stream`], [`write`](mod@write),
 //! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
-//! and network ids ([`link`]). Its default build depends on `crc32fast`, `itoa` and
+//! and network ids ([`link`]), and the one interface every tool reads a protocol through
+//! ([`dissect`]: a verdict at read speed, or a full dissection). Its default build depends on `crc32fast`, `itoa` and
 //! `compact_str` only: a game that wants only the bit packer compiles only this. Optional
 //! features: `serde` (serialize traces) and `arbitrary` (arbitrary values for fuzzing).
 //!
@@ -70,6 +71,7 @@
 
 pub mod bits;
 pub mod checksum;
+pub mod dissect;
 pub mod error;
 pub mod link;
 pub mod packet;

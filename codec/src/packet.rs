@@ -12,7 +12,7 @@
 //! A reader checks, in order: at most MTU bytes, at least 4 bytes, the CRC, the type range, the body, the end check,
 //! and that nothing follows. Every packet a reader accepts re-encodes to the identical bytes.
 
-pub use crate::checksum::{ProtocolId, check_hash, packet_crc};
+pub use crate::checksum::{ProtocolId, check_hash, packet_crc, seal_crc};
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::{ReadStream, TraceStream};
 use crate::stream::Stream;
@@ -100,6 +100,13 @@ pub trait Packet: Sized {
     /// # Errors
     /// Whatever the stream reports.
     fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()>;
+
+    /// The protocol described in the schema language (SCHEMA.md), when the packet set can give
+    /// it (a derived packet set can): what `bitlens export-wireshark` and `--schema` read.
+    /// `None` by default.
+    fn schema_text() -> Option<String> {
+        None
+    }
 }
 
 /// Serializes `packet` with its framing on any stream.
@@ -107,8 +114,25 @@ pub trait Packet: Sized {
 /// # Errors
 /// As [`frame`]; unknown_packet_type when the type read has no packet.
 pub fn serialize_packet<P: Packet, S: Stream>(s: &mut S, packet: &mut P) -> Result<()> {
+    serialize_packet_with(s, P::protocol(), packet, &mut None)
+}
+
+/// [`serialize_packet`] framed with `protocol` instead of `P::protocol()`: the same packet
+/// types checked under another protocol id (`bitlens --protocol-id`). On read, `seen` receives
+/// the packet type as soon as it is known, even when the body then fails, and `packet` becomes a
+/// packet of that type.
+///
+/// # Errors
+/// As [`serialize_packet`].
+pub fn serialize_packet_with<P: Packet, S: Stream>(
+    s: &mut S,
+    protocol: &Protocol,
+    packet: &mut P,
+    seen: &mut Option<u32>,
+) -> Result<()> {
     let mut t = packet.packet_type();
-    frame(s, P::protocol(), &mut t, |s, t| {
+    frame(s, protocol, &mut t, |s, t| {
+        *seen = Some(t);
         if S::READING {
             let bit = s.bit_position();
             *packet = P::empty(t)

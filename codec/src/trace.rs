@@ -93,8 +93,10 @@ pub enum FieldKind {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TraceField {
     /// Full path, outermost first: `objects[17].position.x`. Inline up to 24 bytes: a trace
-    /// records a path per field, and most fit without an allocation.
-    pub path: CompactString,
+    /// records a path per field, and most fit without an allocation. Read it through
+    /// [`TraceField::path`] and [`TraceField::name`]: how a trace stores names may change (issue
+    /// 20: record positions, build names only when they are shown).
+    path: CompactString,
     /// Nesting depth: 0 at the top.
     pub depth: usize,
     /// First bit.
@@ -115,6 +117,19 @@ pub struct TraceField {
 }
 
 impl TraceField {
+    /// The field's full path, outermost first: `objects[17].position.x`, `mice[3]`, `crc32`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The last segment of the path: `x` of `objects[17].position.x`, `[3]` of `mice[3]`.
+    pub fn name(&self) -> &str {
+        let path = self.path.as_str();
+        let dot = path.rfind('.').map_or(0, |i| i + 1);
+        let bracket = path.rfind('[').unwrap_or(0);
+        &path[dot.max(bracket)..]
+    }
+
     /// True for a check marker whose found bits differ from the expected ones.
     pub fn check_failed(&self) -> bool {
         matches!(&self.kind, FieldKind::Check { expected, found, .. } if expected != found)
@@ -236,6 +251,23 @@ impl Recorder {
             path: String::with_capacity(64),
             ..Recorder::default()
         }
+    }
+
+    /// How many entries have been recorded so far (the index the next one gets).
+    pub fn recorded(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// Entry `i` of those recorded so far, to mark it after the fact (a batch message's length
+    /// is marked failed once its body turns out not to fit it).
+    pub fn entry_mut(&mut self, i: usize) -> Option<&mut TraceField> {
+        self.fields.get_mut(i)
+    }
+
+    /// How many scopes are open: a caller that records several readers' fields into one tree
+    /// (a batch's messages) closes what a failed read left open down to its own level.
+    pub fn open_scopes(&self) -> usize {
+        self.open.len()
     }
 
     /// Closes every scope still open at bit `end` (a read that stopped inside them) and returns

@@ -565,7 +565,7 @@ impl ByteStream for ByteCounter {
 /// The fast reader: byte-aligned, over a borrowed slice, every read bounds-checked first.
 ///
 /// Over a [`Tracer`] like the bit-packed decoder: [`NoTrace`] costs nothing; a recording tracer
-/// (see `batch::trace`) sees every field with its byte offset in the datagram.
+/// (see [`crate::dissect`]) sees every field with its byte offset in the datagram.
 #[derive(Debug, Clone)]
 pub struct ByteReader<'a, T: Tracer = NoTrace> {
     data: &'a [u8],

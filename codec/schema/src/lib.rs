@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+pub mod dissect;
 mod json;
 mod parse;
 mod source;
@@ -56,7 +57,7 @@ mod value;
 pub use value::{DynStruct, DynValue};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
-use bitlens_codec::packet::{Protocol, frame};
+use bitlens_codec::packet::{Protocol, ProtocolId, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{Trace, Value};
@@ -104,6 +105,8 @@ pub struct Schema {
     struct_ids: HashMap<String, usize>,
     /// The `[batch]` section: message batches with schema-described bodies.
     batch: Option<batch::BatchSchema>,
+    /// The TOML text it was parsed from.
+    source: Arc<str>,
 }
 
 static NULL: DynValue = DynValue::Null;
@@ -136,6 +139,19 @@ impl Schema {
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
     pub fn protocol(&self) -> &Protocol {
         &self.protocol
+    }
+
+    /// The TOML text the schema was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The same schema framing its packets with another protocol id (`bitlens --protocol-id`):
+    /// the CRCs of packets of another version or build are checked against that id.
+    pub fn with_protocol_id(&self, id: ProtocolId) -> Schema {
+        let mut s = self.clone();
+        s.protocol.id = id;
+        s
     }
 
     /// The `[batch]` section, when the schema has one: message types and their byte-aligned

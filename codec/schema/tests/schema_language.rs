@@ -76,7 +76,7 @@ fn the_schema_md_example_round_trips() {
             {"index": 7, "health": 0, "position": [0.0, 1024.0, 0.0], "dead": true, "respawn_ticks": 180}]}),
     );
     let (_, trace) = s.trace(&bytes);
-    let paths: Vec<&str> = trace.fields.iter().map(|f| f.path.as_str()).collect();
+    let paths: Vec<&str> = trace.fields.iter().map(|f| f.path()).collect();
     for p in [
         "players[1].index",
         "players[1].respawn_ticks",

@@ -14,6 +14,7 @@
 //! of the larger packets, and `"end of packet"` closes every one.
 
 use arbitrary::{Arbitrary, Unstructured};
+use bitlens_codec::dissect::PacketDissector;
 use bitlens_codec::error::{Error, ErrorKind, Result};
 use bitlens_codec::link::{self, AnyId, Links, NetworkId};
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId};
@@ -50,6 +51,11 @@ pub const MAX_NETWORK_ID: u32 = 65535;
 
 /// Fixed-point location bound: ±2000 game units at 0.1, as tenths.
 pub const LOCATION_LIMIT: i32 = 20000;
+
+/// The dissector of the demo protocol's packets, named `demo` (`--decode PORT=demo`).
+pub fn dissector() -> PacketDissector<DemoPacket> {
+    PacketDissector::new("demo")
+}
 
 /// The framing parameters of the demo protocol.
 pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {

@@ -1,4 +1,7 @@
-//! The subcommands of `bitlens`, one module each.
+//! The subcommands, one module each: a `#[derive(clap::Parser)]` struct of arguments and a
+//! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check` and
+//! `decode-bytes` come with every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors`,
+//! `tagged` and `encode`.
 
 pub mod check;
 pub mod common;

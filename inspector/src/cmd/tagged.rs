@@ -1,4 +1,4 @@
-//! `bitlens tagged FILE [--json]`: dump a tagged document (seed 001) without knowing its type,
+//! `tagged FILE [--json]`: dump a tagged document (seed 001) without knowing its type,
 //! like `protoc --decode_raw`.
 //!
 //! The walk itself is the codec's [`bitlens_tagged::raw`]; this module only renders it.
@@ -19,11 +19,32 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use super::common::{Context, Exit, Rejected};
 use bitlens_tagged::raw::{self, RawField, RawValue};
+use clap::Parser;
 use serde_json::{Map, Value, json};
+
+/// Dump a tagged document (save file) without knowing its type, like `protoc --decode_raw`
+/// (exit status 1 when the document is malformed).
+#[derive(Parser, Debug)]
+pub struct TaggedArgs {
+    /// The document to dump.
+    pub file: PathBuf,
+    /// Print `{"fields": [...]}` JSON instead of the indented text tree.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The subcommand: the field tree on stdout.
+///
+/// # Errors
+/// As [`run`].
+pub fn command(args: TaggedArgs, _: &Context<'_>) -> anyhow::Result<Exit> {
+    run(&args.file, args.json, &mut std::io::stdout().lock())?;
+    Ok(Exit::Ok)
+}
 
 /// Largest integer a JSON number holds exactly (2^53); larger values are written as strings.
 const JSON_EXACT_MAX: u64 = 1 << 53;
@@ -33,11 +54,13 @@ const JSON_EXACT_MAX: u64 = 1 << 53;
 /// The whole output is built before anything is written, so a malformed document writes nothing.
 ///
 /// # Errors
-/// The file cannot be read, or the document is malformed: the message names the file, the byte
-/// offset and the field id, on one line.
+/// The file cannot be read (a file error); a [`Rejected`] document that is malformed: the
+/// message names the file, the byte offset and the field id, on one line.
 pub fn run(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    super::common::must_exist(path)?;
     let bytes = super::common::read_input(path)?;
-    let fields = raw::parse_document(&bytes).with_context(|| path.display().to_string())?;
+    let fields = raw::parse_document(&bytes)
+        .map_err(|e| Rejected::new(format!("{}: {e}", path.display())))?;
     let text = if json {
         let mut s = serde_json::to_string_pretty(&json_document(&fields))?;
         s.push('\n');
