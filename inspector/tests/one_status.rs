@@ -70,7 +70,11 @@ fn text_statuses(capture: &str) -> Vec<(String, String)> {
 fn check_table(capture: &str) -> (Option<i32>, BTreeMap<(String, String), usize>) {
     let (code, out) = bitlens(&["check", capture]);
     let mut lines = out.lines().skip_while(|l| !l.starts_with("packet type"));
-    let header: Vec<&str> = lines.next().expect("the table").split_whitespace().collect();
+    let header: Vec<&str> = lines
+        .next()
+        .expect("the table")
+        .split_whitespace()
+        .collect();
     let statuses = &header[2..];
     assert_eq!(statuses.len(), Status::ALL.len());
     let mut table = BTreeMap::new();
@@ -113,7 +117,10 @@ fn tui_statuses(capture: &Path) -> Vec<(String, String)> {
         let detail = app.detail.as_ref().expect("a packet is open");
         assert_eq!(detail.datagram, i);
         assert_eq!(
-            (detail.dissection.status, detail.dissection.packet_type.as_deref()),
+            (
+                detail.dissection.status,
+                detail.dissection.packet_type.as_deref()
+            ),
             (s.status, (t != "-").then_some(t)),
             "datagram {i}: the list and the detail pane disagree"
         );
@@ -130,12 +137,14 @@ fn one_status(capture: &str) -> Vec<(String, String)> {
     assert_eq!(text_statuses(capture), json, "{capture}: text and JSON");
     let (code, table) = check_table(capture);
     assert_eq!(table, tally(&json), "{capture}: check's table and JSON");
-    let problems = json.iter().any(|(_, s)| {
-        Status::from_name(s)
-            .expect("a known status")
-            .is_problem()
-    });
-    assert_eq!(code, Some(i32::from(problems)), "{capture}: check's exit status");
+    let problems = json
+        .iter()
+        .any(|(_, s)| Status::from_name(s).expect("a known status").is_problem());
+    assert_eq!(
+        code,
+        Some(i32::from(problems)),
+        "{capture}: check's exit status"
+    );
     let path = root().join(capture);
     assert_eq!(tui_statuses(&path), json, "{capture}: the TUI and JSON");
     json
@@ -153,10 +162,7 @@ fn every_shipped_capture_has_one_status_per_datagram() {
     let mut captures: Vec<String> = std::fs::read_dir(root().join("captures"))
         .expect("captures/")
         .map(|e| e.expect("an entry").path())
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| e == "pcap" || e == "pcapng")
-        })
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
         .map(|p| format!("captures/{}", p.file_name().unwrap().to_string_lossy()))
         .collect();
     captures.sort();
