@@ -54,7 +54,7 @@
 //! let tiny = PacketDissector::<Hello>::new("tiny");
 //! assert_eq!(tiny.verdict(&buf[..n]).status, Status::Ok);
 //! let d = tiny.dissect(&buf[..n]);
-//! assert_eq!(d.packet_type.as_deref(), Some("Hello"));
+//! assert_eq!(d.packet_type, Some("Hello"));
 //! assert_eq!(d.trace.get("health").map(|f| f.bit), Some(32));
 //!
 //! // A flipped bit breaks the CRC; under another protocol id every packet does.
@@ -69,13 +69,14 @@
 //! ```
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::packet::{Packet, Protocol, ProtocolId, seal_crc, serialize_packet_with};
+use crate::packet::{Packet, Protocol, ProtocolId, seal_crc, verify_packet};
 use crate::read::{ReadStream, TraceStream};
-use crate::trace::{FieldKind, Trace};
+use crate::trace::{FieldKind, Trace, TraceField};
+use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// How a datagram decoded: one status per datagram, everywhere (text, JSON, `check`, TUI).
 ///
@@ -321,6 +322,15 @@ impl<'d> Verdict<'d> {
     }
 }
 
+/// `path` without the message scope `scope` and the dot after it.
+#[inline]
+fn relative<'p>(path: &'p str, scope: &str) -> &'p str {
+    match path.strip_prefix(scope) {
+        Some(rest) => rest.strip_prefix('.').unwrap_or(rest),
+        None => path,
+    }
+}
+
 fn status_of(e: &Error) -> Status {
     match e.kind() {
         ErrorKind::CheckMismatch { .. } => Status::Desync,
@@ -386,8 +396,9 @@ pub struct MessageView {
 pub struct Dissection {
     /// The status.
     pub status: Status,
-    /// The packet type's name, when the read got that far (`Batch` for batch formats).
-    pub packet_type: Option<String>,
+    /// The packet type's name, when the read got that far (`Batch` for batch formats); names
+    /// live as long as the process ([`intern`]), so a dissection allocates none.
+    pub packet_type: Option<&'static str>,
     /// Every field, scope, check marker and padding the codec recorded, in datagram bit offsets
     /// (empty when nothing was decoded). A batch's messages are scopes of this tree.
     pub trace: Trace,
@@ -411,7 +422,7 @@ impl Dissection {
 
     /// Classifies a finished bit-packed trace (ok, desync, error) and locates a desync in
     /// `payload`.
-    pub fn of_trace(packet_type: Option<String>, trace: Trace, payload: &[u8]) -> Self {
+    pub fn of_trace(packet_type: Option<&'static str>, trace: Trace, payload: &[u8]) -> Self {
         let (status, desync) = match &trace.error {
             None => (Status::Ok, None),
             Some(e) => match e.kind() {
@@ -448,14 +459,29 @@ impl Dissection {
         let Some(f) = self.trace.fields.get(i) else {
             return "";
         };
-        let Some(m) = self.message_of(i).filter(|m| m.entries.start != i) else {
-            return f.path();
-        };
-        let scope = self.trace.fields[m.entries.start].path();
-        match f.path().strip_prefix(scope) {
-            Some(rest) => rest.strip_prefix('.').unwrap_or(rest),
+        match self.message_of(i).filter(|m| m.entries.start != i) {
+            Some(m) => relative(f.path(), self.scope_path(m)),
             None => f.path(),
         }
+    }
+
+    /// The entries of message `m`'s body, each with its path relative to the message (`text`
+    /// for `[1].text`), in stream order: what JSON lists as the message's fields.
+    pub fn body_of<'a>(
+        &'a self,
+        m: &'a MessageView,
+    ) -> impl Iterator<Item = (&'a str, &'a TraceField)> + 'a {
+        let scope = self.scope_path(m);
+        let body = self.trace.fields.get(m.body.clone()).unwrap_or_default();
+        body.iter().map(move |f| (relative(f.path(), scope), f))
+    }
+
+    /// The path of message `m`'s scope (`[2]`).
+    fn scope_path(&self, m: &MessageView) -> &str {
+        self.trace
+            .fields
+            .get(m.entries.start)
+            .map_or("", TraceField::path)
     }
 
     /// Gives the trace's storage back for the next dissection on this thread
@@ -463,6 +489,21 @@ impl Dissection {
     pub fn recycle(self) {
         self.trace.recycle();
     }
+}
+
+/// `name` as a `&'static str`, stored once per distinct name for the life of the process: the
+/// names a dissection carries (packet types, message types) are a protocol's, a handful, and a
+/// dissection then allocates none of them.
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let names = names.get_or_insert_with(HashSet::new);
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(n);
+    n
 }
 
 /// How a format lays out a datagram: what `--schema` replaces in the inspector, and whether a
@@ -527,10 +568,12 @@ pub trait Dissector: Send + Sync {
 pub struct PacketDissector<P> {
     name: String,
     protocol: Protocol,
+    /// The packet type names, [`intern`]ed.
+    types: Vec<&'static str>,
     packets: PhantomData<fn() -> P>,
 }
 
-impl<P: Packet + Default> PacketDissector<P> {
+impl<P: Packet> PacketDissector<P> {
     /// The dissector of `P`, named `name`, framed with `P::protocol()`.
     pub fn new(name: impl Into<String>) -> Self {
         Self::with_protocol(name, P::protocol().clone())
@@ -539,15 +582,17 @@ impl<P: Packet + Default> PacketDissector<P> {
     /// The dissector of `P` framed with `protocol` (the packet types must be `P`'s; the id and
     /// MTU may differ).
     pub fn with_protocol(name: impl Into<String>, protocol: Protocol) -> Self {
+        let types = protocol.packet_types.iter().map(|t| intern(t)).collect();
         PacketDissector {
             name: name.into(),
             protocol,
+            types,
             packets: PhantomData,
         }
     }
 
-    fn type_name(&self, seen: Option<u32>) -> Option<&str> {
-        seen.and_then(|t| self.protocol.type_name(t))
+    fn type_name(&self, seen: Option<u32>) -> Option<&'static str> {
+        self.types.get(usize::try_from(seen?).ok()?).copied()
     }
 }
 
@@ -556,6 +601,7 @@ impl<P> Clone for PacketDissector<P> {
         PacketDissector {
             name: self.name.clone(),
             protocol: self.protocol.clone(),
+            types: self.types.clone(),
             packets: PhantomData,
         }
     }
@@ -570,7 +616,7 @@ impl<P> fmt::Debug for PacketDissector<P> {
     }
 }
 
-impl<P: Packet + Default + 'static> Dissector for PacketDissector<P> {
+impl<P: Packet + 'static> Dissector for PacketDissector<P> {
     fn name(&self) -> &str {
         &self.name
     }
@@ -582,16 +628,16 @@ impl<P: Packet + Default + 'static> Dissector for PacketDissector<P> {
     fn verdict(&self, payload: &[u8]) -> Verdict<'_> {
         let mut s = ReadStream::new(payload);
         let mut seen = None;
-        let r = serialize_packet_with(&mut s, &self.protocol, &mut P::default(), &mut seen);
+        let r = verify_packet::<P, _>(&mut s, &self.protocol, &mut seen);
         Verdict::of_read(self.type_name(seen), r)
     }
 
     fn dissect(&self, payload: &[u8]) -> Dissection {
         let mut s = TraceStream::new(payload);
         let mut seen = None;
-        let r = serialize_packet_with(&mut s, &self.protocol, &mut P::default(), &mut seen);
+        let r = verify_packet::<P, _>(&mut s, &self.protocol, &mut seen);
         let trace = s.into_trace(r);
-        Dissection::of_trace(self.type_name(seen).map(str::to_owned), trace, payload)
+        Dissection::of_trace(self.type_name(seen), trace, payload)
     }
 
     fn protocol(&self) -> Option<&Protocol> {

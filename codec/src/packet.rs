@@ -114,32 +114,37 @@ pub trait Packet: Sized {
 /// # Errors
 /// As [`frame`]; unknown_packet_type when the type read has no packet.
 pub fn serialize_packet<P: Packet, S: Stream>(s: &mut S, packet: &mut P) -> Result<()> {
-    serialize_packet_with(s, P::protocol(), packet, &mut None)
-}
-
-/// [`serialize_packet`] framed with `protocol` instead of `P::protocol()`: the same packet
-/// types checked under another protocol id (`bitlens --protocol-id`). On read, `seen` receives
-/// the packet type as soon as it is known, even when the body then fails, and `packet` becomes a
-/// packet of that type.
-///
-/// # Errors
-/// As [`serialize_packet`].
-pub fn serialize_packet_with<P: Packet, S: Stream>(
-    s: &mut S,
-    protocol: &Protocol,
-    packet: &mut P,
-    seen: &mut Option<u32>,
-) -> Result<()> {
     let mut t = packet.packet_type();
-    frame(s, protocol, &mut t, |s, t| {
-        *seen = Some(t);
+    frame(s, P::protocol(), &mut t, |s, t| {
         if S::READING {
-            let bit = s.bit_position();
-            *packet = P::empty(t)
-                .ok_or_else(|| Error::new(ErrorKind::UnknownPacketType(t), bit, "packet_type"))?;
+            *packet = empty_packet(t, s.bit_position())?;
         }
         packet.serialize_body(s)
     })
+}
+
+/// Reads a framed packet of `P` on a read (or trace) stream and keeps nothing: the verdict on
+/// the bytes, as [`serialize_packet`] would read them, but framed with `protocol` (`P::protocol()`,
+/// or the same packet types under another protocol id: `bitlens --protocol-id`). `seen` receives
+/// the packet type as soon as it is known, even when the body then fails. What the dissector of a
+/// compiled packet set runs ([`crate::dissect::PacketDissector`]).
+///
+/// # Errors
+/// As [`serialize_packet`].
+pub fn verify_packet<P: Packet, S: Stream>(
+    s: &mut S,
+    protocol: &Protocol,
+    seen: &mut Option<u32>,
+) -> Result<()> {
+    frame(s, protocol, &mut 0, |s, t| {
+        *seen = Some(t);
+        empty_packet::<P>(t, s.bit_position())?.serialize_body(s)
+    })
+}
+
+/// The packet of type `t` to read into, or unknown_packet_type at `bit`.
+fn empty_packet<P: Packet>(t: u32, bit: usize) -> Result<P> {
+    P::empty(t).ok_or_else(|| Error::new(ErrorKind::UnknownPacketType(t), bit, "packet_type"))
 }
 
 /// Writes `packet` into `buf` (at most the protocol's MTU of it) and returns the bytes used.

@@ -118,11 +118,13 @@ pub struct TraceField {
 
 impl TraceField {
     /// The field's full path, outermost first: `objects[17].position.x`, `mice[3]`, `crc32`.
+    #[inline]
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// The last segment of the path: `x` of `objects[17].position.x`, `[3]` of `mice[3]`.
+    #[inline]
     pub fn name(&self) -> &str {
         let path = self.path.as_str();
         let dot = path.rfind('.').map_or(0, |i| i + 1);
@@ -246,9 +248,13 @@ impl Recorder {
     pub fn recycled() -> Self {
         let mut fields = SPARE_FIELDS.with(std::cell::Cell::take);
         fields.reserve(64);
+        // The path and the open scopes are scratch space: the last recycled recorder's.
+        let (mut path, open) = SPARE_SCRATCH.with(std::cell::Cell::take);
+        path.reserve(64);
         Recorder {
             fields,
-            path: String::with_capacity(64),
+            path,
+            open,
             ..Recorder::default()
         }
     }
@@ -275,6 +281,12 @@ impl Recorder {
     pub fn close(mut self, end: usize) -> Vec<TraceField> {
         while !self.open.is_empty() {
             self.exit(end);
+        }
+        // Keep the scratch space for this thread's next recorder (not a path or a nesting
+        // that one hostile packet made huge).
+        if self.path.capacity() <= 1 << 12 && self.open.capacity() <= 1 << 12 {
+            self.path.clear();
+            SPARE_SCRATCH.with(|spare| spare.set((self.path, self.open)));
         }
         self.fields
     }
@@ -388,6 +400,9 @@ impl Tracer for Recorder {
 thread_local! {
     /// Field storage given back by [`Trace::recycle`], for this thread's next trace.
     static SPARE_FIELDS: std::cell::Cell<Vec<TraceField>> = const { std::cell::Cell::new(Vec::new()) };
+    /// A closed recorder's path and scope stack (both empty), for this thread's next one.
+    static SPARE_SCRATCH: std::cell::Cell<(String, Vec<(usize, usize)>)> =
+        const { std::cell::Cell::new((String::new(), Vec::new())) };
 }
 
 impl Trace {

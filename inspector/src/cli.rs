@@ -102,7 +102,7 @@ impl Cli {
 
     /// Reads UDP port `port` as packets of the compiled packet set `P`, framed with
     /// `P::protocol()` (a [`PacketDissector`] named `name`).
-    pub fn packets<P: Packet + Default + 'static>(self, port: u16, name: &str) -> Self {
+    pub fn packets<P: Packet + 'static>(self, port: u16, name: &str) -> Self {
         self.dissector(port, PacketDissector::<P>::new(name))
     }
 

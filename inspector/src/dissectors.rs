@@ -188,12 +188,18 @@ impl Dissectors {
         }
     }
 
-    /// The full dissection of a datagram whose payload is `payload`.
-    pub fn dissect(&self, d: &Datagram, payload: &[u8]) -> Dissection {
-        match self.before_reading(d) {
-            Ok(dissector) => dissector.dissect(payload),
-            Err(status) => Dissection::not_decoded(status),
-        }
+    /// The full dissection of a datagram whose payload is `payload`, and the name of the
+    /// dissector that made it (`none` without one), as JSON's `decoder` shows it.
+    pub fn dissect(&self, d: &Datagram, payload: &[u8]) -> (&str, Dissection) {
+        let Some(dissector) = self.for_datagram(d) else {
+            return ("none", Dissection::not_decoded(Status::Undecoded));
+        };
+        let dissection = match d.status {
+            CaptureStatus::Truncated => Dissection::not_decoded(Status::Truncated),
+            CaptureStatus::Fragment => Dissection::not_decoded(Status::Fragment),
+            CaptureStatus::Whole => dissector.dissect(payload),
+        };
+        (dissector.name(), dissection)
     }
 
     /// `port=name` pairs, for the status bar and summaries.

@@ -66,7 +66,7 @@ pub fn write_json(
     j.raw(",\"status\":");
     j.str(dissection.status.name());
     j.raw(",\"packet_type\":");
-    j.opt_str(dissection.packet_type.as_deref());
+    j.opt_str(dissection.packet_type);
     j.raw(",\"fields\":[");
     if dissection.messages.is_none() {
         let mut first = true;
@@ -152,12 +152,9 @@ pub fn write_json(
             }
             j.raw(",\"fields\":[");
             let mut first_field = true;
-            for i in m.body.clone() {
-                let f = &fields[i];
-                if shown(f) {
-                    j.comma(&mut first_field);
-                    j.field(dissection.path_in_message(i), f);
-                }
+            for (path, f) in dissection.body_of(m).filter(|(_, f)| shown(f)) {
+                j.comma(&mut first_field);
+                j.field(path, f);
             }
             j.raw("]}");
         }
@@ -504,7 +501,7 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
         d.dst,
         d.payload_len(),
         decoder,
-        dissection.packet_type.as_deref().unwrap_or("-"),
+        dissection.packet_type.unwrap_or("-"),
         dissection.status
     );
     if let Some(p) = &dissection.problem {

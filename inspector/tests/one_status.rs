@@ -119,7 +119,7 @@ fn tui_statuses(capture: &Path) -> Vec<(String, String)> {
         assert_eq!(
             (
                 detail.dissection.status,
-                detail.dissection.packet_type.as_deref()
+                detail.dissection.packet_type
             ),
             (s.status, (t != "-").then_some(t)),
             "datagram {i}: the list and the detail pane disagree"

@@ -71,7 +71,7 @@ fn field_tree_of_a_robocat() {
     app.handle_key(Key::Tab);
     assert_eq!(app.focus, Pane::Tree);
     let d = app.detail.as_ref().unwrap();
-    assert_eq!(d.dissection.packet_type.as_deref(), Some("RoboCat"));
+    assert_eq!(d.dissection.packet_type, Some("RoboCat"));
     insta::assert_snapshot!(render(&app).backend());
 }
 

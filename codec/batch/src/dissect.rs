@@ -179,7 +179,7 @@ pub fn dissect_batch<M: MessageSet>(set: &M, data: &[u8]) -> Dissection {
         } else {
             Status::Ok
         },
-        packet_type: Some(BATCH.to_owned()),
+        packet_type: Some(BATCH),
         trace: Trace {
             fields,
             error: None,

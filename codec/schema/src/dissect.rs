@@ -39,7 +39,7 @@ use crate::Schema;
 use crate::batch::BatchSchema;
 use bitlens_batch::dissect::{BatchDissector, MessageSet};
 use bitlens_batch::message::RawMessage;
-use bitlens_codec::dissect::{Dissection, Dissector, Layout, Verdict};
+use bitlens_codec::dissect::{Dissection, Dissector, Layout, Verdict, intern};
 use bitlens_codec::packet::{Protocol, ProtocolId, seal_crc};
 use bitlens_codec::trace::Tracer;
 use std::sync::Arc;
@@ -49,6 +49,8 @@ use std::sync::Arc;
 pub struct SchemaDissector {
     name: String,
     schema: Arc<Schema>,
+    /// The packet type names, interned.
+    types: Vec<&'static str>,
 }
 
 impl SchemaDissector {
@@ -59,9 +61,16 @@ impl SchemaDissector {
 
     /// The dissector of `schema`'s packets, named `name`.
     pub fn named(name: impl Into<String>, schema: Arc<Schema>) -> Self {
+        let types = schema
+            .protocol()
+            .packet_types
+            .iter()
+            .map(|t| intern(t))
+            .collect();
         SchemaDissector {
             name: name.into(),
             schema,
+            types,
         }
     }
 
@@ -70,8 +79,8 @@ impl SchemaDissector {
         &self.schema
     }
 
-    fn type_name(&self, seen: Option<u32>) -> Option<&str> {
-        seen.and_then(|t| self.schema.protocol().type_name(t))
+    fn type_name(&self, seen: Option<u32>) -> Option<&'static str> {
+        self.types.get(usize::try_from(seen?).ok()?).copied()
     }
 }
 
@@ -91,7 +100,7 @@ impl Dissector for SchemaDissector {
 
     fn dissect(&self, payload: &[u8]) -> Dissection {
         let (seen, trace) = self.schema.trace(payload);
-        Dissection::of_trace(self.type_name(seen).map(str::to_owned), trace, payload)
+        Dissection::of_trace(self.type_name(seen), trace, payload)
     }
 
     fn protocol(&self) -> Option<&Protocol> {

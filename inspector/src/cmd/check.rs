@@ -247,7 +247,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     let first: BTreeMap<String, (u64, String)> = first
         .into_iter()
         .map(|(kind, (_, d, payload))| {
-            let dissection = dissectors.dissect(&d, &payload);
+            let (_, dissection) = dissectors.dissect(&d, &payload);
             let mut msg = match &dissection.problem {
                 Some(p) => p.message.clone(),
                 None => format!("{} bytes, {}", payload.len(), dissection.status),

@@ -54,8 +54,7 @@ fn render(
 ) {
     for d in datagrams {
         let payload = d.payload(file);
-        let dissection = dissectors.dissect(d, payload);
-        let decoder = dissectors.decoder_name(d);
+        let (decoder, dissection) = dissectors.dissect(d, payload);
         if json {
             output::write_json(buf, d, payload.len(), decoder, &dissection);
             buf.push(b'\n');

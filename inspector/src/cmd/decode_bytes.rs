@@ -234,7 +234,7 @@ fn text(d: &Dissection) -> String {
             let _ = writeln!(
                 s,
                 "accepted: {}, {} bits",
-                d.packet_type.as_deref().unwrap_or("?"),
+                d.packet_type.unwrap_or("?"),
                 d.trace.bits_read
             );
         }

@@ -18,9 +18,8 @@ impl App {
             return;
         }
         let d = &self.capture.datagrams()[i];
-        let dissection = self.dissectors.dissect(d, self.capture.payload(d));
-        let decoder = self.dissectors.decoder_name(d).to_owned();
-        self.detail = Some(Detail::new(i, decoder, dissection));
+        let (decoder, dissection) = self.dissectors.dissect(d, self.capture.payload(d));
+        self.detail = Some(Detail::new(i, decoder.to_owned(), dissection));
         // Scroll the tree so the cursor (the failing field, if any) is on screen.
         let cursor = self.detail.as_ref().map_or(0, |d| d.cursor) as isize;
         self.move_tree(cursor);

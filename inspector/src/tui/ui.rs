@@ -374,7 +374,7 @@ fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     }
     let title = format!(
         " Fields: {} {} ",
-        d.dissection.packet_type.as_deref().unwrap_or("?"),
+        d.dissection.packet_type.unwrap_or("?"),
         if d.visible.is_empty() {
             String::new()
         } else {

@@ -33,7 +33,7 @@ pub fn batch_read(data: &[u8]) {
             verdict.packet_type,
             verdict.problem.as_ref()
         ),
-        (d.status, d.packet_type.as_deref(), d.problem.as_ref()),
+        (d.status, d.packet_type, d.problem.as_ref()),
         "verdict and dissection disagree"
     );
     let views = d
