@@ -99,8 +99,10 @@
 //! - [`cmd`]: one module per subcommand; [`cli`]: the command line that registers protocols
 //!   and subcommands and dispatches.
 //!
-//! The demo traffic generator ([`synth`]) and the `bitlens` binary use the demo protocol of
-//! the unpublished `bitlens-testkit`.
+//! The demo traffic generator (`synth`), the `synth` and `vectors` subcommands and the
+//! `bitlens` binary use the demo protocol of the unpublished `bitlens-testkit`: they are the
+//! default feature `demo`. A game's own inspector depends on `bitlens` with
+//! `default-features = false` and compiles none of it.
 
 pub mod capture;
 pub mod cli;
@@ -108,6 +110,7 @@ pub mod cmd;
 pub mod dissectors;
 pub mod output;
 pub mod pipeline;
+#[cfg(feature = "demo")]
 pub mod synth;
 pub mod tui;
 

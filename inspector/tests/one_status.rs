@@ -117,10 +117,7 @@ fn tui_statuses(capture: &Path) -> Vec<(String, String)> {
         let detail = app.detail.as_ref().expect("a packet is open");
         assert_eq!(detail.datagram, i);
         assert_eq!(
-            (
-                detail.dissection.status,
-                detail.dissection.packet_type
-            ),
+            (detail.dissection.status, detail.dissection.packet_type),
             (s.status, (t != "-").then_some(t)),
             "datagram {i}: the list and the detail pane disagree"
         );

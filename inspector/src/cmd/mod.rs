@@ -1,7 +1,7 @@
 //! The subcommands, one module each: a `#[derive(clap::Parser)]` struct of arguments and a
 //! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check` and
-//! `decode-bytes` come with every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors`,
-//! `tagged` and `encode`.
+//! `decode-bytes` come with every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors`
+//! (feature `demo`), `tagged` and `encode`.
 
 pub mod check;
 pub mod common;
@@ -9,6 +9,8 @@ pub mod decode;
 pub mod decode_bytes;
 pub mod encode;
 pub mod inspect;
+#[cfg(feature = "demo")]
 pub mod synth;
 pub mod tagged;
+#[cfg(feature = "demo")]
 pub mod vectors;
