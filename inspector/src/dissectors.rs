@@ -159,9 +159,13 @@ impl Dissectors {
 
     /// The dissector for a datagram: its destination port's first, then its source port's.
     pub fn for_datagram(&self, d: &Datagram) -> Option<&Arc<dyn Dissector>> {
-        self.by_port
-            .get(&d.dst.port())
-            .or_else(|| self.by_port.get(&d.src.port()))
+        self.for_ports(d.src.port(), d.dst.port())
+    }
+
+    /// The dissector for a datagram from UDP port `src` to UDP port `dst` (a live one, say):
+    /// the destination port's first, then the source port's.
+    pub fn for_ports(&self, src: u16, dst: u16) -> Option<&Arc<dyn Dissector>> {
+        self.by_port.get(&dst).or_else(|| self.by_port.get(&src))
     }
 
     /// The name of a datagram's dissector (`none` without one), as JSON's `decoder` shows it.
@@ -240,6 +244,12 @@ mod tests {
         );
         d.apply_override("40000=none").unwrap();
         assert_eq!(d.describe(), "5000=demo 40001=batch");
+        // The destination port first, then the source port.
+        let name = |src, dst| d.for_ports(src, dst).map(|x| x.name().to_owned());
+        assert_eq!(name(40001, 5000).as_deref(), Some("demo"));
+        assert_eq!(name(5000, 40001).as_deref(), Some("batch"));
+        assert_eq!(name(5000, 7).as_deref(), Some("demo"));
+        assert_eq!(name(40000, 7), None);
         assert!(
             d.apply_override("7=schema")
                 .unwrap_err()
