@@ -495,3 +495,91 @@ fn capture_agrees_with_tshark() {
 
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tshark`'s `udp.length - 8` and `data.len` (the payload bytes in the frame) per frame.
+fn tshark_lengths(file: &Path) -> BTreeMap<u64, (u64, u64)> {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(file)
+        .args(["-o", "ip.defragment:FALSE", "-Y", "udp", "-T", "fields"])
+        .args(["-e", "frame.number", "-e", "udp.length", "-e", "data.len"])
+        .output()
+        .expect("tshark runs");
+    assert!(out.status.success(), "tshark on {}", file.display());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let udp_len: u64 = f[1].parse().unwrap();
+            // No payload bytes in the frame: no `data` at all.
+            let present = if f[2].is_empty() {
+                0
+            } else {
+                f[2].parse().unwrap()
+            };
+            (f[0].parse().unwrap(), (udp_len - 8, present))
+        })
+        .collect()
+}
+
+/// `decode --json` gives `len` as the UDP header declares it and `captured` (only when it
+/// differs) as the bytes in the frame, as tshark does, on a capture with fragments and snap
+/// length cuts and on the demo capture cut by `editcap -s` (inside the payload, and right after
+/// the UDP header).
+#[test]
+fn decode_len_and_captured_agree_with_tshark() {
+    if !tools_or_skip() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("bitlens-len-tshark-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let captures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures");
+    let mut files = vec![captures.join("faults.pcap")];
+    for snap in ["60", "42"] {
+        let cut = dir.join(format!("demo-s{snap}.pcap"));
+        run(Command::new("editcap")
+            .args(["-s", snap])
+            .arg(captures.join("demo.pcap"))
+            .arg(&cut));
+        files.push(cut);
+    }
+    for file in &files {
+        let theirs = tshark_lengths(file);
+        let out = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+            .args(["decode", "--json"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (mut compared, mut cut) = (0, 0);
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let frame = v["frame"].as_u64().unwrap();
+            let len = v["len"].as_u64().unwrap();
+            let captured = v.get("captured").map(|c| c.as_u64().unwrap());
+            assert_ne!(captured, Some(len), "{}: frame {frame}", file.display());
+            match theirs.get(&frame) {
+                Some(&want) => {
+                    assert_eq!(
+                        (len, captured.unwrap_or(len)),
+                        want,
+                        "{}: frame {frame}: {line}",
+                        file.display()
+                    );
+                    compared += 1;
+                    cut += usize::from(captured.is_some());
+                }
+                // A later IP fragment has no UDP header: ours without ports, not tshark's `udp`.
+                None => assert_eq!(v["status"], "undecoded", "{}: {line}", file.display()),
+            }
+        }
+        assert_eq!(compared, theirs.len(), "{}", file.display());
+        assert!(cut > 0, "{}: nothing was cut", file.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,6 +113,38 @@ fn every_labelled_fault_gets_its_expected_status() {
 }
 
 #[test]
+fn a_cut_datagram_shows_its_udp_length_and_what_was_captured() {
+    // Frame 188 of faults.pcap: a 52-byte snap length keeps 10 of its 37 payload bytes (the
+    // UDP header says 45); frame 213, the first of three IP fragments, 56 of 170.
+    let text = stdout(&bitlens(&["decode", "captures/faults.pcap"]));
+    let line = |frame: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{frame} ")))
+            .unwrap_or_else(|| panic!("no frame {frame}"))
+            .to_owned()
+    };
+    assert!(
+        line("188").contains("   37 B (10 captured)  demo - truncated"),
+        "{}",
+        line("188")
+    );
+    assert!(
+        line("213").contains("  170 B (56 captured)  demo - fragment"),
+        "{}",
+        line("213")
+    );
+    assert!(line("1").contains(" B  demo"), "{}", line("1"));
+    let json = stdout(&bitlens(&["decode", "--json", "captures/faults.pcap"]));
+    let v: serde_json::Value = serde_json::from_str(json.lines().nth(187).unwrap()).unwrap();
+    assert_eq!(
+        (&v["frame"], &v["len"], &v["captured"]),
+        (&188.into(), &37.into(), &10.into())
+    );
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert!(v.get("captured").is_none(), "{v}");
+}
+
+#[test]
 fn decode_json_has_the_documented_keys() {
     let o = bitlens(&["decode", "--json", "captures/faults.pcap"]);
     let first = stdout(&o).lines().next().unwrap().to_owned();

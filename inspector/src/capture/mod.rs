@@ -342,6 +342,8 @@ pub struct Datagram {
     pub link_type: LinkType,
     payload_start: usize,
     payload_len: u32,
+    /// The UDP header's length field (header included), 0 without a UDP header.
+    udp_len: u16,
 }
 
 impl Datagram {
@@ -359,6 +361,19 @@ impl Datagram {
     /// Bytes of UDP payload present in the capture.
     pub fn payload_len(&self) -> usize {
         self.payload_len as usize
+    }
+
+    /// The UDP payload length its UDP header declares (the header's length field less its 8
+    /// bytes), what `decode` reports as `len`: more than [`Datagram::payload_len`] for a
+    /// datagram cut short or the first fragment of one. Without a usable length field (cut
+    /// inside the UDP header, a later fragment, a field below 8, which IPv6 jumbograms set to
+    /// 0) it is the bytes present.
+    pub fn declared_len(&self) -> usize {
+        if self.udp_len >= 8 {
+            usize::from(self.udp_len) - 8
+        } else {
+            self.payload_len()
+        }
     }
 }
 

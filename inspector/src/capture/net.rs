@@ -22,6 +22,8 @@ pub(crate) struct Udp {
     pub(crate) dst: SocketAddr,
     pub(crate) payload: Range<usize>,
     pub(crate) status: Status,
+    /// The UDP header's length field (header included); 0 when there is no UDP header.
+    pub(crate) udp_len: u16,
 }
 
 /// Byte offset of `inner` inside `outer`, when `inner` is a sub-slice of it.
@@ -58,6 +60,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
             dst: SocketAddr::new(dst_ip, 0),
             payload: ip_payload,
             status: Status::Fragment,
+            udp_len: 0,
         });
     }
 
@@ -72,6 +75,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
             } else {
                 Status::Truncated
             },
+            udp_len: 0,
         });
     };
     let src = SocketAddr::new(src_ip, header.source_port());
@@ -86,6 +90,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
             dst,
             payload: start..ip_payload.end,
             status: Status::Fragment,
+            udp_len: header.length(),
         });
     }
 
@@ -114,6 +119,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize) -> Result<Udp, SkipReason> {
         dst,
         payload: start..start + len,
         status,
+        udp_len: header.length(),
     })
 }
 

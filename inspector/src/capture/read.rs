@@ -337,6 +337,7 @@ impl Indexer<'_, '_> {
                 link_type,
                 payload_start: start + udp.payload.start,
                 payload_len: u32::try_from(udp.payload.len()).unwrap_or(0),
+                udp_len: udp.udp_len,
             }),
             Err(reason) => self.skipped.add(reason),
         }
