@@ -19,12 +19,15 @@ use std::net::SocketAddr;
 ///  "desync":{"label","expected_bit","found_bit","after_check","behind_min","behind_max",
 ///            "message"}|null,
 ///  "messages":[{"index","offset","type","name","stage","stage_name","len","status","error",
-///               "fields"}]}          (batch datagrams only)
+///               "fields"}],          (batch datagrams only)
+///  "flaw":{"field","offset","claimed","room","message"}}   (only with a malformed length)
 /// ```
 ///
 /// `len` is the UDP payload length the UDP header declares ([`Datagram::declared_len`]);
 /// `captured`, the bytes of it in the capture (`payload_len`), is there only when they differ:
-/// a datagram cut by the snap length, or an IP fragment.
+/// a datagram cut by the snap length, or an IP fragment. `flaw` is there only for an IP or UDP
+/// length that claims more than an uncut frame holds ([`Datagram::flaw`]): its Wireshark field
+/// name (`udp.length`), file offset, value and the bytes there are.
 ///
 /// Written straight into the buffer rather than through serde structs: a million datagrams make
 /// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
@@ -171,6 +174,19 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
             j.raw("]}");
         }
         j.raw("]");
+    }
+    if let Some(flaw) = &d.flaw {
+        j.raw(",\"flaw\":{\"field\":");
+        j.str(flaw.field.name());
+        j.raw(",\"offset\":");
+        j.uint(flaw.offset);
+        j.raw(",\"claimed\":");
+        j.uint(u64::from(flaw.claimed));
+        j.raw(",\"room\":");
+        j.uint(u64::from(flaw.room));
+        j.raw(",\"message\":");
+        j.str(&flaw.to_string());
+        j.raw("}");
     }
     j.raw("}");
 }

@@ -145,6 +145,64 @@ fn a_cut_datagram_shows_its_udp_length_and_what_was_captured() {
 }
 
 #[test]
+fn lying_ip_and_udp_lengths_are_named_by_decode_and_check() {
+    let dir = std::env::temp_dir().join(format!("bitlens-lies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bytes = std::fs::read(root().join("captures/demo.pcap")).unwrap();
+    // Frame 1's UDP length and frame 2's IPv4 total length (Ethernet, IPv4 without options).
+    let udp_len_at = 24 + 16 + 14 + 20 + 4;
+    bytes[udp_len_at..udp_len_at + 2].copy_from_slice(&2000u16.to_be_bytes());
+    let first_len = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    let ip_len_at = 24 + 16 + first_len + 16 + 14 + 2;
+    bytes[ip_len_at..ip_len_at + 2].copy_from_slice(&3000u16.to_be_bytes());
+    let lies = dir.join("lies.pcap");
+    std::fs::write(&lies, &bytes).unwrap();
+    let lies = lies.to_str().unwrap();
+
+    let text = stdout(&bitlens(&["decode", lies]));
+    let mut lines = text.lines();
+    let first = lines.next().unwrap();
+    assert!(first.contains(" demo - truncated  "), "{first}");
+    assert!(
+        first.ends_with(&format!(
+            "{lies}: frame 1 at byte {udp_len_at}: UDP length 2000 is more than the 23 bytes the \
+             IP header leaves for the datagram (a malformed UDP header, not a snap-length cut)"
+        )),
+        "{first}"
+    );
+    let second = lines.next().unwrap();
+    assert!(
+        second.contains(" ok  "),
+        "the datagram itself is whole: {second}"
+    );
+    assert!(
+        second.contains(&format!(
+            "{lies}: frame 2 at byte {ip_len_at}: IPv4 total length 3000"
+        )),
+        "{second}"
+    );
+
+    let o = bitlens(&["check", lies]);
+    assert_eq!(o.status.code(), Some(1), "frame 1 cannot be decoded");
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!(
+            "flaw/udp.length  frame 1: at byte {udp_len_at}: UDP length 2000 is more than"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "flaw/ip.len      frame 2: at byte {ip_len_at}: IPv4 total length 3000"
+        )),
+        "{out}"
+    );
+    // The truncation is the flaw's: no separate "truncated" kind blames the snap length.
+    assert!(!out.contains("captured (cut by the snap length)"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn decode_json_has_the_documented_keys() {
     let o = bitlens(&["decode", "--json", "captures/faults.pcap"]);
     let first = stdout(&o).lines().next().unwrap().to_owned();

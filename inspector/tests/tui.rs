@@ -295,7 +295,7 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
     assert!(
         list.contains(
             "no UDP datagrams before the damage: damaged.pcap: frame 1 at byte 24: record claims \
-             2147483647 bytes, more than the 16 MiB limit"
+             2147483663 bytes with its header, more than the 16 MiB limit"
         ),
         "{list}"
     );
@@ -344,4 +344,29 @@ fn len_column_shows_captured_of_declared_for_a_cut_datagram() {
         "{}",
         rows.join("\n")
     );
+}
+
+#[test]
+fn a_lying_udp_length_is_named_under_the_list_not_blamed_on_the_snap_length() {
+    let datagram = SynthDatagram::new(
+        Timestamp::from_nanos(1_700_000_000_000_000_000),
+        "10.0.0.1:5000".parse().unwrap(),
+        "10.0.0.2:40000".parse().unwrap(),
+        &b"hello"[..],
+    );
+    let mut bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &[datagram]).unwrap();
+    // The UDP length field: file header, record header, Ethernet, IPv4, ports.
+    let at = 24 + 16 + 14 + 20 + 4;
+    bytes[at..at + 2].copy_from_slice(&300u16.to_be_bytes());
+    let app = app_for(Capture::from_bytes("lie.pcap", bytes).unwrap(), false, SIZE);
+    let rows: Vec<String> = (0..SIZE.1).map(|y| screen_row(&render(&app), y)).collect();
+    let text = rows.join("\n");
+    assert!(text.contains("5/292"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "✗ lie.pcap: frame 1 at byte {at}: UDP length 300 is more than the 13 bytes"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("snap length):"), "{text}");
 }

@@ -376,10 +376,13 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
                 t.status(d.decoded.status),
             ),
         ]));
-        let second = match (&d.decoded.desync, &d.decoded.problem) {
-            (Some(ds), _) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
-            (None, Some(p)) => Line::from(Span::styled(format!(" ✗ {}", p.message), t.bad())),
-            (None, None) => match d.decoded.status {
+        // A lying IP or UDP length, rather than a snap-length cut or a clean verdict.
+        let flaw = dg.flaw.map(|f| f.message(app.capture.name(), dg.frame));
+        let second = match (&d.decoded.desync, &d.decoded.problem, flaw) {
+            (Some(ds), ..) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
+            (None, Some(p), _) => Line::from(Span::styled(format!(" ✗ {}", p.message), t.bad())),
+            (None, None, Some(flaw)) => Line::from(Span::styled(format!(" ✗ {flaw}"), t.bad())),
+            (None, None, None) => match d.decoded.status {
                 Status::Ok if d.decoded.batch.is_some() => {
                     let n = d.decoded.batch.as_ref().map_or(0, |b| b.messages.len());
                     Line::from(Span::styled(
