@@ -440,6 +440,69 @@ fn synth_is_deterministic() {
         std::fs::read(root().join("captures/demo.pcap")).unwrap(),
         "captures/demo.pcap is stale: re-run the command in captures/README.md"
     );
+    // And the fault capture with its labels, written as they are made.
+    let f = dir.join("faults.pcap");
+    let args = ["--packets", "1000", "--seed", "2", "--faults"];
+    assert!(
+        bitlens(&[&["synth", f.to_str().unwrap()], &args[..]].concat())
+            .status
+            .success()
+    );
+    for (ours, shipped) in [
+        (f.clone(), "captures/faults.pcap"),
+        (
+            dir.join("faults.labels.json"),
+            "captures/faults.labels.json",
+        ),
+    ] {
+        assert_eq!(
+            std::fs::read(&ours).unwrap(),
+            std::fs::read(root().join(shipped)).unwrap(),
+            "{shipped} is stale: re-run the command in captures/README.md"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Peak resident memory of `bitlens ARGS` in KiB, by GNU time (`None` without it).
+fn peak_rss_kib(args: &[&str]) -> Option<u64> {
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_bitlens"))
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    stderr(&o).lines().last()?.trim().parse().ok()
+}
+
+#[test]
+fn synth_memory_does_not_grow_with_the_packet_count() {
+    let dir = std::env::temp_dir().join(format!("bitlens-synth-rss-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("x.pcap");
+    let run = |packets: &str| {
+        peak_rss_kib(&[
+            "synth",
+            out.to_str().unwrap(),
+            "--packets",
+            packets,
+            "--faults",
+        ])
+    };
+    let (Some(small), Some(large)) = (run("5000"), run("50000")) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/bin/time (GNU time) is missing"
+        );
+        eprintln!("skipped: no /usr/bin/time");
+        return;
+    };
+    // Holding every datagram took about 1.4 KiB each: 60 MiB more for the larger run.
+    assert!(
+        large < small + 8 * 1024,
+        "5000 datagrams: {small} KiB, 50000: {large} KiB"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
