@@ -210,7 +210,7 @@ pub fn run(args: &ProxyArgs) -> Result<()> {
         signal_hook::flag::register(signal, Arc::clone(&stop)).context("cannot catch Ctrl-C")?;
     }
     let report = if args.tui {
-        bail!("--tui: not built yet")
+        crate::tui::live::run(proxy, outputs, stop, &summary)?
     } else {
         eprintln!(
             "bitlens proxy: listening on {}, forwarding to {}; {summary}",

@@ -126,6 +126,11 @@ impl Proxy {
         self.local
     }
 
+    /// The server's address.
+    pub fn upstream(&self) -> SocketAddr {
+        self.config.upstream
+    }
+
     /// The decoding of the session.
     pub fn dissector(&self) -> Arc<SessionDissector> {
         Arc::clone(&self.dis)
