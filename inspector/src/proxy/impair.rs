@@ -6,7 +6,9 @@
 //! change when a delay is added. The order of application is drop (nothing else happens to a
 //! dropped datagram), duplicate (the copy follows the original at once), delay (both copies),
 //! reorder (held back until the next datagram of its client and direction has gone, at most
-//! `hold_ms`).
+//! `hold_ms`). A delayed datagram is not also held back, and a flow holds one datagram at a
+//! time (a second draw while one is held sends at once, and releases the held one behind it);
+//! the NDJSON lines list what was drawn.
 //!
 //! Delayed and held datagrams wait in a [`Scheduler`] bounded in count and bytes: when it is
 //! full a datagram that should wait is dropped and counted, never queued without bound.
