@@ -5,6 +5,8 @@
 //! reads through [`NoTrace`], whose hooks cost nothing.
 
 use crate::error::Error;
+use crate::fixed::Fixed;
+use crate::float_text::{f32_text, f64_text};
 pub use compact_str::CompactString;
 use serde::Serialize;
 
@@ -16,18 +18,36 @@ pub enum Value {
     None,
     /// A bool.
     Bool(bool),
-    /// Any integer (i64 and u64 both fit).
+    /// Any integer that fits `i128` (every `i64`, `u64` and `int128`, and a `u128` up to
+    /// `i128::MAX`).
     Int(i128),
-    /// A 32-bit float (also compressed floats, after decoding).
-    F32(f32),
-    /// A 64-bit float.
-    F64(f64),
+    /// A 32-bit float (also compressed floats, after decoding). Serialized as a JSON number,
+    /// or as `"nan"`, `"inf"`, `"-inf"`, `"nan:0x..."` ([`crate::float_text`]).
+    F32(#[serde(serialize_with = "crate::float_text::serialize_f32")] f32),
+    /// A 64-bit float, serialized as [`Value::F32`] is.
+    F64(#[serde(serialize_with = "crate::float_text::serialize_f64")] f64),
     /// A string.
     Str(String),
     /// Raw bytes (serialized as a hex string).
     Bytes(#[serde(serialize_with = "hex_string")] Vec<u8>),
     /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
-    Floats(Vec<f32>),
+    Floats(#[serde(serialize_with = "crate::float_text::serialize_f32s")] Vec<f32>),
+    /// A `u128` above `i128::MAX` (smaller ones are [`Value::Int`], so every integer has one
+    /// form: build with [`Value::from_u128`]). Printed and serialized as its decimal digits.
+    U128(u128),
+    /// A fixed-point value (decoded; the raw integer is the field's `raw`). Printed as its
+    /// exact decimal, serialized as [`Fixed`] says.
+    Fixed(Fixed),
+}
+
+impl Value {
+    /// An unsigned 128-bit integer: [`Value::Int`] when it fits `i128`, else [`Value::U128`].
+    pub fn from_u128(v: u128) -> Value {
+        match i128::try_from(v) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::U128(v),
+        }
+    }
 }
 
 impl std::fmt::Display for Value {
@@ -36,8 +56,16 @@ impl std::fmt::Display for Value {
             Value::None => Ok(()),
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
-            Value::F32(x) => write!(f, "{x}"),
-            Value::F64(x) => write!(f, "{x}"),
+            Value::U128(i) => write!(f, "{i}"),
+            Value::Fixed(x) => write!(f, "{x}"),
+            Value::F32(x) => match f32_text(*x) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, "{x}"),
+            },
+            Value::F64(x) => match f64_text(*x) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, "{x}"),
+            },
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Bytes(b) => {
                 for byte in b {
@@ -51,7 +79,10 @@ impl std::fmt::Display for Value {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    write!(f, "{x}")?;
+                    match f32_text(*x) {
+                        Some(text) => f.write_str(&text)?,
+                        None => write!(f, "{x}")?,
+                    }
                 }
                 write!(f, ")")
             }

@@ -396,6 +396,14 @@ impl<'a> Json<'a> {
             Value::None => self.raw("null"),
             Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
             Value::Int(i) => self.int(*i),
+            Value::U128(i) => self
+                .out
+                .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
+            // As `Fixed` serializes: a number when f64 holds it exactly, else its decimal text.
+            Value::Fixed(x) => match x.exact_f64() {
+                Some(f) => self.f64(f),
+                None => self.str(&x.to_string()),
+            },
             Value::Str(s) => self.str(s),
             Value::Bytes(bytes) => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -683,6 +691,10 @@ mod tests {
             Value::F64(f64::MIN_POSITIVE / 4.0),
             Value::F64(-1e300),
             Value::F64(f64::INFINITY),
+            Value::U128(u128::MAX),
+            Value::Fixed(bitlens_codec::Fixed::new(-832, 8)),
+            Value::Fixed(bitlens_codec::Fixed::new(1, 64)),
+            Value::Fixed(bitlens_codec::Fixed::new(i128::MIN, 0)),
             Value::Str("a\"b".into()),
             Value::Bytes(vec![0, 0xab, 0xff]),
             Value::Floats(vec![1.5, -0.0, f32::NAN]),
