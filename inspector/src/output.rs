@@ -3,6 +3,7 @@
 use crate::capture::{Datagram, Timestamp};
 use crate::decode::{Decoded, Problem};
 use bitlens_codec::batch::{FramingStatus, MessageStatus};
+use bitlens_codec::float_text::{f32_text, f64_text};
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -415,7 +416,7 @@ impl<'a> Json<'a> {
                 }
                 self.out.push(b'"');
             }
-            // Floats as serde_json writes them (NaN and infinities become null).
+            // Floats as `Value` serializes them (NaN and infinities as strings).
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
             Value::Floats(xs) => {
@@ -431,23 +432,26 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// A float as serde_json writes it: shortest round-trip form by zmij (serde_json's own
-    /// formatter), `null` for NaN and infinities.
+    /// A float as the codec's `Value` serializes it: shortest round-trip form by zmij
+    /// (serde_json's own formatter), and NaN and infinities as the strings SCHEMA.md gives
+    /// (`"nan"`, `"inf"`, `"-inf"`, `"nan:0x..."` for other NaN bit patterns).
     fn f32(&mut self, x: f32) {
-        if x.is_finite() {
-            let mut text = zmij::Buffer::new();
-            self.out.extend_from_slice(text.format_finite(x).as_bytes());
-        } else {
-            self.raw("null");
+        match f32_text(x) {
+            None => {
+                let mut text = zmij::Buffer::new();
+                self.out.extend_from_slice(text.format_finite(x).as_bytes());
+            }
+            Some(text) => self.str(&text),
         }
     }
 
     fn f64(&mut self, x: f64) {
-        if x.is_finite() {
-            let mut text = zmij::Buffer::new();
-            self.out.extend_from_slice(text.format_finite(x).as_bytes());
-        } else {
-            self.raw("null");
+        match f64_text(x) {
+            None => {
+                let mut text = zmij::Buffer::new();
+                self.out.extend_from_slice(text.format_finite(x).as_bytes());
+            }
+            Some(text) => self.str(&text),
         }
     }
 
@@ -698,6 +702,8 @@ mod tests {
             Value::Str("a\"b".into()),
             Value::Bytes(vec![0, 0xab, 0xff]),
             Value::Floats(vec![1.5, -0.0, f32::NAN]),
+            Value::F32(f32::from_bits(0xffc00001)),
+            Value::F64(-f64::NAN),
         ] {
             assert_eq!(
                 written(|j| j.value(&v)),
@@ -705,6 +711,17 @@ mod tests {
                 "{v:?}"
             );
         }
+        // SCHEMA.md's spellings, not serde_json's null.
+        let floats = Value::Floats(vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0]);
+        assert_eq!(
+            written(|j| j.value(&floats)),
+            r#"["nan","inf","-inf",-0.0]"#
+        );
+        let payload = Value::F64(f64::from_bits(0x7ff0000000000001));
+        assert_eq!(
+            written(|j| j.value(&payload)),
+            r#""nan:0x7ff0000000000001""#
+        );
     }
 
     #[test]
