@@ -19,8 +19,9 @@ pub enum Value {
     /// A bool.
     Bool(bool),
     /// Any integer that fits `i128` (every `i64`, `u64` and `int128`, and a `u128` up to
-    /// `i128::MAX`).
-    Int(i128),
+    /// `i128::MAX`). Serialized as a JSON number within the range of `i64` and `u64`, where
+    /// JSON readers get it back exactly, else as a string of its digits ([`JsonInt`]).
+    Int(#[serde(serialize_with = "serialize_int")] i128),
     /// A 32-bit float (also compressed floats, after decoding). Serialized as a JSON number,
     /// or as `"nan"`, `"inf"`, `"-inf"`, `"nan:0x..."` ([`crate::float_text`]).
     F32(#[serde(serialize_with = "crate::float_text::serialize_f32")] f32),
@@ -33,8 +34,9 @@ pub enum Value {
     /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
     Floats(#[serde(serialize_with = "crate::float_text::serialize_f32s")] Vec<f32>),
     /// A `u128` above `i128::MAX` (smaller ones are [`Value::Int`], so every integer has one
-    /// form: build with [`Value::from_u128`]). Printed and serialized as its decimal digits.
-    U128(u128),
+    /// form: build with [`Value::from_u128`]). Printed as its decimal digits, serialized as a
+    /// string of them.
+    U128(#[serde(serialize_with = "serialize_u128")] u128),
     /// A fixed-point value (decoded; the raw integer is the field's `raw`). Printed as its
     /// exact decimal, serialized as [`Fixed`] says.
     Fixed(Fixed),
@@ -87,6 +89,34 @@ impl std::fmt::Display for Value {
                 write!(f, ")")
             }
         }
+    }
+}
+
+/// An integer as JSON: a number within the range of `i64` and `u64` (which every JSON reader
+/// holds exactly), else a string of its decimal digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonInt(pub i128);
+
+impl Serialize for JsonInt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        serialize_int(&self.0, s)
+    }
+}
+
+fn serialize_int<S: serde::Serializer>(v: &i128, s: S) -> std::result::Result<S::Ok, S::Error> {
+    if let Ok(x) = i64::try_from(*v) {
+        s.serialize_i64(x)
+    } else if let Ok(x) = u64::try_from(*v) {
+        s.serialize_u64(x)
+    } else {
+        s.collect_str(v)
+    }
+}
+
+fn serialize_u128<S: serde::Serializer>(v: &u128, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match u64::try_from(*v) {
+        Ok(x) => s.serialize_u64(x),
+        Err(_) => s.collect_str(v),
     }
 }
 

@@ -304,17 +304,22 @@ impl<'a> Json<'a> {
         self.out.truncate(at + len);
     }
 
+    /// An integer as the codec's `JsonInt` serializes it: a number within the range of `i64`
+    /// and `u64`, else a string of its digits (a 128-bit value JSON readers would round).
     fn int(&mut self, v: i128) {
         match u64::try_from(v.unsigned_abs()) {
-            Ok(abs) => {
+            Ok(abs) if v >= 0 || abs <= 1 << 63 => {
                 if v < 0 {
                     self.out.push(b'-');
                 }
                 self.uint(abs);
             }
-            Err(_) => self
-                .out
-                .extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            _ => {
+                self.out.push(b'"');
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+                self.out.push(b'"');
+            }
         }
     }
 
@@ -397,9 +402,12 @@ impl<'a> Json<'a> {
             Value::None => self.raw("null"),
             Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
             Value::Int(i) => self.int(*i),
-            Value::U128(i) => self
-                .out
-                .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
+            Value::U128(i) => {
+                self.out.push(b'"');
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes());
+                self.out.push(b'"');
+            }
             // As `Fixed` serializes: a number when f64 holds it exactly, else its decimal text.
             Value::Fixed(x) => match x.exact_f64() {
                 Some(f) => self.f64(f),
@@ -572,6 +580,7 @@ pub fn leaf_name(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bitlens_codec::trace::JsonInt;
     use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV6};
 
     fn written(f: impl FnOnce(&mut Json)) -> String {
@@ -660,14 +669,32 @@ mod tests {
         for v in cases {
             assert_eq!(written(|j| j.uint(v)), v.to_string());
             let i = -i128::from(v);
-            assert_eq!(written(|j| j.int(i)), i.to_string());
+            let text = if i < i128::from(i64::MIN) {
+                format!("\"{i}\"")
+            } else {
+                i.to_string()
+            };
+            assert_eq!(written(|j| j.int(i)), text);
+            assert_eq!(
+                written(|j| j.int(i)),
+                serde_json::to_string(&JsonInt(i)).unwrap()
+            );
         }
+        // Beyond 64 bits: the digits in a string, as `JsonInt` serializes them.
         for i in [
             i128::MIN,
             i128::MAX,
             i128::from(u64::MAX) + 1,
+            i128::from(i64::MIN) - 1,
             -i128::from(u64::MAX) - 1,
         ] {
+            assert_eq!(written(|j| j.int(i)), format!("\"{i}\""));
+            assert_eq!(
+                written(|j| j.int(i)),
+                serde_json::to_string(&JsonInt(i)).unwrap()
+            );
+        }
+        for i in [i128::from(i64::MIN), i128::from(u64::MAX), 0] {
             assert_eq!(written(|j| j.int(i)), i.to_string());
         }
     }
