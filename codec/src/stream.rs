@@ -480,6 +480,7 @@ pub trait Stream: Sized {
     /// Buffer full / past_end.
     #[inline]
     fn u128(&mut self, name: &str, v: &mut u128) -> Result<()> {
+        need_bits(self, name, 128)?;
         let mut lo = *v as u64;
         let mut hi = (*v >> 64) as u64;
         self.bits(name, &mut lo, 64)?;
@@ -905,6 +906,7 @@ pub(crate) fn int128_as_bits<S: Stream>(
         return Ok(());
     }
     let bit = s.bit_position();
+    need_bits(s, name, width)?;
     let offset = if S::WRITING {
         (*v as u128).wrapping_sub(min as u128)
     } else {
@@ -927,6 +929,30 @@ pub(crate) fn int128_as_bits<S: Stream>(
         *v = (min as u128).wrapping_add(offset) as i128;
     }
     Ok(())
+}
+
+/// A field of `n` bits fits what remains (to read, or free to write): checked once for a field
+/// sent in pieces, so that its error names the field's first bit and its whole width.
+///
+/// # Errors
+/// Past_end (reading) or buffer_full (writing).
+pub(crate) fn need_bits<S: Stream>(s: &S, name: &str, n: u32) -> Result<()> {
+    let (needed, left) = (n as usize, s.remaining_bits());
+    if needed <= left {
+        return Ok(());
+    }
+    let kind = if S::READING {
+        ErrorKind::PastEnd {
+            needed,
+            remaining: left,
+        }
+    } else {
+        ErrorKind::BufferFull {
+            needed,
+            available: left,
+        }
+    };
+    Err(Error::new(kind, s.bit_position(), name))
 }
 
 /// The body of [`Stream::wstring`].
