@@ -23,6 +23,10 @@ use std::net::SocketAddr;
 ///               "fields"}]}          (batch datagrams only)
 /// ```
 ///
+/// Values are written as SCHEMA.md gives them: NaN and infinities as `"nan"`, `"inf"`,
+/// `"-inf"`, `"nan:0x<bits>"`; integers beyond the range of `i64`/`u64` (and such `min`/`max`) as
+/// strings of their digits; fixed-point values as numbers where `f64` holds them exactly.
+///
 /// Written straight into the buffer rather than through serde structs: a million datagrams make
 /// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
 /// (BENCHMARKS.md, section 5). Strings go through `Json::str` (serde_json's escaping rules)
