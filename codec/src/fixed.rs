@@ -469,6 +469,7 @@ impl fmt::Display for Fixed {
     }
 }
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for Fixed {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.exact_f64() {

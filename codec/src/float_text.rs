@@ -74,6 +74,7 @@ pub fn parse_f64(s: &str) -> Option<f64> {
     }
 }
 
+#[cfg(feature = "serde")]
 /// Serializes an `f32` as a JSON number, or as its module-table string when it is not finite.
 ///
 /// # Errors
@@ -85,6 +86,7 @@ pub fn serialize_f32<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Er
     }
 }
 
+#[cfg(feature = "serde")]
 /// Serializes an `f64` as a JSON number, or as its module-table string when it is not finite.
 ///
 /// # Errors
@@ -96,6 +98,7 @@ pub fn serialize_f64<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Er
     }
 }
 
+#[cfg(feature = "serde")]
 /// Serializes `f32`s as a JSON array, each as [`serialize_f32`] does.
 ///
 /// # Errors
@@ -109,20 +112,24 @@ pub fn serialize_f32s<S: serde::Serializer>(xs: &[f32], s: S) -> Result<S::Ok, S
     seq.end()
 }
 
+#[cfg(feature = "serde")]
 /// An `f32` that serializes as [`serialize_f32`] does.
 #[derive(Debug, Clone, Copy)]
 pub struct F32(pub f32);
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for F32 {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         serialize_f32(&self.0, s)
     }
 }
 
+#[cfg(feature = "serde")]
 /// An `f64` that serializes as [`serialize_f64`] does.
 #[derive(Debug, Clone, Copy)]
 pub struct F64(pub f64);
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for F64 {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         serialize_f64(&self.0, s)
@@ -184,6 +191,7 @@ mod tests {
         assert_eq!(parse_f32("x"), None);
     }
 
+    #[cfg(feature = "serde")]
     #[test]
     fn json_spells_them_as_strings() {
         let v = [F32(f32::NAN), F32(f32::INFINITY), F32(-0.0), F32(1.5)];

@@ -5,8 +5,9 @@
 
 use bitlens_codec::{
     FieldKind, Fixed, FixedPoint, ProtocolId, ReadStream, Result, Stream, TraceStream, Value,
-    WriteStream, fuzzing,
+    WriteStream,
 };
+use bitlens_testkit::fuzzing;
 
 /// A stream that passes the primitives to `S` and keeps the trait's defaults for the rest.
 struct Defaults<S>(S);

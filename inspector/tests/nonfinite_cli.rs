@@ -8,7 +8,7 @@ use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
 use bitlens::capture::{Capture, Timestamp};
 use bitlens::decode::Decoders;
 use bitlens::tui::{App, Key, ui};
-use bitlens_codec::schema::Schema;
+use bitlens_schema::Schema;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::{Path, PathBuf};

@@ -17,9 +17,9 @@
 //! file, the bit and the field, and exit status 1.
 
 use super::common::{must_exist, read_input};
-use bitlens_codec::schema::{DynValue, Schema};
 use bitlens_codec::trace::JsonInt;
 use bitlens_codec::{FieldKind, Trace, TraceField, Value};
+use bitlens_schema::{DynValue, Schema};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write;
