@@ -8,7 +8,7 @@
 use std::alloc::System;
 use std::io::Write;
 
-use bitlens_codec::tagged::varint::write_varint;
+use bitlens_tagged::varint::write_varint;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
