@@ -50,8 +50,10 @@ mod json;
 mod parse;
 mod value;
 pub mod vectors;
+pub mod wireshark;
 
 pub use value::{DynStruct, DynValue};
+pub use wireshark::{WiresharkError, WiresharkOptions};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::packet::{Protocol, frame};
