@@ -122,10 +122,10 @@ end
 
 -- Runs body(R, ...) dry inside a scope at `path`: true and its results when it reads through,
 -- false when it stops at a violation. The position and path are restored either way.
-local function dry(R, path, body, a, b, c, d)
+local function dry(R, path, body, ...)
   local pos, path0, depth = R.pos, R.path, R.depth
   R.dry, R.path = true, path
-  local ok, v, w = pcall(body, R, a, b, c, d)
+  local ok, v, w = pcall(body, R, ...)
   R.dry, R.pos, R.path, R.depth = false, pos, path0, depth
   if not ok and getmetatable(v) ~= FAIL then error(v, 0) end
   return ok, v, w
