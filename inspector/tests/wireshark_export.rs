@@ -1329,3 +1329,134 @@ fn every_construct_agrees_with_decode() {
     assert!(n > 3500, "{n} datagrams decoded");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_ports_the_dissectors_claim_what_their_guards_accept() {
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("heuristic");
+    let schema = repo().join("captures/demo.schema.toml");
+    let lua = export(&dir, &schema, &[]);
+    let capture = repo().join("captures/faults.pcap");
+    let trees = tshark(&lua, &capture);
+    let mut claimed = [0usize; 2];
+    for d in decode_json(&schema, &capture, &[]) {
+        let items = trees.get(&d.frame).map_or(&[][..], Vec::as_slice);
+        let has = |name: &str| items.iter().any(|p| p.name == name);
+        // A packet: its CRC holds (it is whole and within the MTU). A batch: whole, and its
+        // lengths add up (an error inside a message body does not matter).
+        let packet =
+            d.decoder == "schema" && d.checks.first().is_some_and(|c| c.label == "crc32" && c.ok);
+        let batch = d.decoder == "schema-batch" && d.status == "ok";
+        assert_eq!(has("demo"), packet, "frame {}: {d:?}", d.frame);
+        assert_eq!(has("demo_batch"), batch, "frame {}: {d:?}", d.frame);
+        claimed[0] += usize::from(packet);
+        claimed[1] += usize::from(batch);
+    }
+    assert!(claimed[0] > 500 && claimed[1] > 100, "{claimed:?}");
+    // What they claim, they decode as bitlens does.
+    agree(
+        &lua,
+        &schema,
+        &repo().join("captures/demo.pcap"),
+        "demo",
+        &[],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn export_errors_say_what_to_change() {
+    let schema = repo().join("captures/demo.schema.toml");
+    let every = repo().join("captures/every.schema.toml");
+    let out = bitlens(&[
+        "export-wireshark",
+        "--schema",
+        schema.to_str().unwrap(),
+        "--name",
+        "Demo",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("protocol name \"Demo\" cannot be a Wireshark filter name"),
+        "{err}"
+    );
+    let tiny = tmp_dir("errors").join("tiny.toml");
+    std::fs::write(
+        &tiny,
+        "[protocol]\nname = \"tiny\"\nid = 1\nmtu = 100\npackets = [\"A\"]\n[struct.A]\nfields = [{ name = \"x\", type = \"u8\" }]\n",
+    )
+    .unwrap();
+    let out = bitlens(&[
+        "export-wireshark",
+        "--schema",
+        tiny.to_str().unwrap(),
+        "--batch-port",
+        "9",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--batch-port needs a schema with a [batch] section"),
+        "{err}"
+    );
+    let out = bitlens(&["export-wireshark", "--schema", "no-such.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such.toml: no such file"));
+    // The name given is the filter prefix of every field; a one-type protocol has no type field.
+    let out = bitlens(&[
+        "export-wireshark",
+        "--schema",
+        every.to_str().unwrap(),
+        "--name",
+        "ev2",
+    ]);
+    let lua = String::from_utf8(out.stdout).unwrap();
+    assert!(lua.contains("ProtoField.int32(\"ev2.small\", \"small\", base.DEC)"));
+    assert!(lua.contains("ProtoField.uint32(\"ev2.status_int\", \"status\", base.DEC)"));
+    assert!(lua.contains("ProtoField.bool(\"ev2.name_bool\", \"name\")"));
+    assert!(lua.contains("Proto(\"ev2_batch\""));
+    let out = bitlens(&["export-wireshark", "--schema", tiny.to_str().unwrap()]);
+    let lua = String::from_utf8(out.stdout).unwrap();
+    assert!(lua.contains("FRAME.ntypes = 1") && lua.contains("FRAME.ptype = false"));
+    assert!(lua.contains("PROTO:register_heuristic(\"udp\", heuristic_packet)"));
+    assert!(!lua.contains("BPROTO"));
+    let _ = std::fs::remove_dir_all(tiny.parent().unwrap());
+}
+
+#[test]
+fn a_protocol_of_one_packet_type_has_no_type_field() {
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("one-type");
+    let path = dir.join("one.toml");
+    std::fs::write(
+        &path,
+        "[protocol]\nname = \"One\"\nid = 0x51\nmtu = 64\npackets = [\"Only\"]\n\
+         [struct.Only]\nfields = [{ name = \"x\", type = \"int\", min = -5, max = 900 }, \
+         { name = \"tag\", type = \"string\", max_len = 7 }]\n",
+    )
+    .unwrap();
+    let schema = bitlens_codec::schema::Schema::load(&path).unwrap();
+    let mut traffic = Vec::new();
+    for (x, tag) in [(-5, ""), (17, "seven77"), (900, "é")] {
+        let v = schema
+            .value_from_json("Only", &serde_json::json!({"x": x, "tag": tag}))
+            .unwrap();
+        let mut buf = [0u8; 64];
+        let n = schema.write("Only", &v, &mut buf).unwrap();
+        traffic.push((40000, buf[..n].to_vec()));
+        let mut bad = buf[..n].to_vec();
+        bad[4] ^= 0xFF;
+        reseal(&schema, &mut bad);
+        traffic.push((40000, bad));
+    }
+    let capture = dir.join("one.pcap");
+    write_every(&capture, &traffic);
+    let lua = export(&dir, &path, &["--port", "40000"]);
+    assert_eq!(agree(&lua, &path, &capture, "one", &[]), 6);
+    let _ = std::fs::remove_dir_all(&dir);
+}
