@@ -1460,3 +1460,110 @@ fn a_protocol_of_one_packet_type_has_no_type_field() {
     assert_eq!(agree(&lua, &path, &capture, "one", &[]), 6);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn strip_indices(path: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in path.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The frames tshark's display filter `filter` keeps, listed without a shown tree (the path
+/// Wireshark's packet list and a plain `tshark -Y` take: values only, no labels).
+fn filtered(lua: &Path, capture: &Path, filter: &str) -> Vec<u64> {
+    let out = Command::new("tshark")
+        .arg("-X")
+        .arg(format!("lua_script:{}", lua.display()))
+        .args(["-o", "ip.defragment:FALSE", "-r"])
+        .arg(capture)
+        .args(["-Y", filter])
+        .output()
+        .expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "{filter}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn display_filters_select_what_decode_reports() {
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("filters");
+    let schema = repo().join("captures/demo.schema.toml");
+    let lua = export(&dir, &schema, &["--port", "40000", "--batch-port", "40001"]);
+    let capture = repo().join("captures/faults.pcap");
+    let json = decode_json(&schema, &capture, &[]);
+    // The numeric values at `path` (array indices left out): of the packet, or of its messages.
+    fn values<'a>(fields: impl Iterator<Item = &'a JField>, path: &str) -> Vec<f64> {
+        fields
+            .filter(|f| strip_indices(&f.path) == path)
+            .filter_map(|f| f.value.get().parse().ok())
+            .collect()
+    }
+    let value = |d: &JDatagram, path: &str| values(d.fields.iter(), path);
+    let batch_value = |d: &JDatagram, path: &str| {
+        values(d.messages.iter().flatten().flat_map(|m| &m.fields), path)
+    };
+    type Pick = Box<dyn Fn(&JDatagram) -> bool>;
+    let cases: Vec<(&str, Pick)> = vec![
+        (
+            "demo.status == \"error\"",
+            Box::new(|d| d.decoder == "schema" && d.status == "error"),
+        ),
+        (
+            "demo.status == \"desync\"",
+            Box::new(|d| d.status == "desync"),
+        ),
+        (
+            "demo.status == \"truncated\"",
+            Box::new(|d| d.decoder == "schema" && d.status == "truncated"),
+        ),
+        (
+            "demo.packet == \"RoboCat\"",
+            Box::new(|d| d.packet_type.as_deref() == Some("RoboCat")),
+        ),
+        (
+            "demo.health > 90",
+            Box::new(move |d| value(d, "health").iter().any(|&h| h > 90.0)),
+        ),
+        (
+            "demo.objects.position.x > 100",
+            Box::new(move |d| value(d, "objects.position.x").iter().any(|&x| x > 100.0)),
+        ),
+        (
+            "demo.expert.out_of_range",
+            Box::new(|d| {
+                d.decoder == "schema" && d.error.as_ref().is_some_and(|e| e.kind == "out_of_range")
+            }),
+        ),
+        (
+            "demo_batch.status == \"error\"",
+            Box::new(|d| d.decoder == "schema-batch" && d.status == "error"),
+        ),
+        (
+            "demo_batch.health < 30",
+            Box::new(move |d| batch_value(d, "health").iter().any(|&h| h < 30.0)),
+        ),
+    ];
+    for (filter, pick) in cases {
+        let expected: Vec<u64> = json.iter().filter(|d| pick(d)).map(|d| d.frame).collect();
+        assert!(!expected.is_empty(), "{filter}: no frame to find");
+        assert_eq!(filtered(&lua, &capture, filter), expected, "{filter}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,16 +27,22 @@ end
 -- Adds a field item "name: text [byte B, N bytes, extra]" (a failed one is marked).
 local BSTOP = "  <- read stopped here"
 local function bput(B, pf, name, at, n, value, text, extra, failed)
+  if not B.vis and not failed then
+    if value == nil then B.tree:add(pf, B.tvb(at, n)) else B.tree:add(pf, value) end
+    return
+  end
   local label = name
   if text then label = label .. ": " .. text end
   label = label .. " [byte " .. at .. ", " .. n .. " bytes" .. (extra or "") .. "]"
+  if failed then label = label .. BSTOP end
   local ti
-  if value == nil then ti = B.tree:add(pf, B.tvb(at, n)) else ti = B.tree:add(pf, B.tvb(at, n), value) end
-  if failed then
-    label = label .. BSTOP
-    B.fail_item = ti
+  if value == nil then
+    ti = B.tree:add(pf, B.tvb(at, n))
+    ti:set_text(label)
+  else
+    ti = B.tree:add(pf, B.tvb(at, n), value, label)
   end
-  ti:set_text(label)
+  if failed then B.fail_item = ti end
 end
 
 -- n bytes, consumed: their offset. Past the body's end: a failed field, then past_end.
@@ -143,12 +149,12 @@ local function bprim(B, pf, name, P, K, err)
   local at = btake(B, name, SIZE[P])
   local v = prim_value(B, P, at)
   if P == "bool" then
-    local text = v == 0 and "false" or v == 1 and "true" or sfmt("%d", v)
+    local text = v == 0 and "false" or v == 1 and "true" or sfmt("%d", v) -- a bad byte shows
     bput(B, pf, bname(B, name), at, 1, v ~= 0, text)
     if v > 1 then braise("out_of_range", at, name, v .. " out of range 0..=1") end
     return v == 1
   end
-  bput(B, pf, bname(B, name), at, SIZE[P], ival(pf, v), prim_text(P, v))
+  bput(B, pf, bname(B, name), at, SIZE[P], ival(pf, v), B.vis and prim_text(P, v))
   bcheck(K, v, at, err)
   return v
 end
@@ -175,9 +181,9 @@ local function bpacked(B, pf, name, kind, K, err)
   local v = x
   if kind == "i32" or kind == "i64" then
     v = unzigzag(x)
-    extra = ", zig-zag of " .. dec(v)
+    extra = B.vis and ", zig-zag of " .. dec(v)
   end
-  bput(B, pf, bname(B, name), at, why, ival(pf, x), dec(x), extra)
+  bput(B, pf, bname(B, name), at, why, ival(pf, x), B.vis and dec(x), extra)
   if kind == "u32" and bigger(x, 4294967295) then
     braise("out_of_range", at, name, dec(x) .. " out of range 0..=4294967295")
   end
@@ -204,7 +210,7 @@ local function blength(B, pf, name, max, unit)
     bput(B, pf, bname(B, name), at, why, x, dec(x), extra, true)
     braise("past_end", at, name, "read past end: needs " .. (x * unit) .. " bytes, " .. left .. " remain")
   end
-  bput(B, pf, bname(B, name), at, why, x, dec(x), extra)
+  bput(B, pf, bname(B, name), at, why, x, B.vis and dec(x), extra)
   return x
 end
 
@@ -214,13 +220,13 @@ local function bslice(B, pf, name, n, utf8)
   if utf8 then
     if utf8_ok(B.s, at + 1, at + n) then
       local text = B.s:sub(at + 1, at + n)
-      bput(B, pf, bname(B, name), at, n, text, quote(text))
+      bput(B, pf, bname(B, name), at, n, text, B.vis and quote(text))
       return text
     end
     bput(B, B.X.missing, bname(B, name), at, n, nil, hex(B.s, at + 1, at + n), nil, true)
     braise("invalid_utf8", at, name, "string is not valid UTF-8")
   end
-  bput(B, pf, bname(B, name), at, n, nil, hex(B.s, at + 1, at + n))
+  bput(B, pf, bname(B, name), at, n, nil, B.vis and hex(B.s, at + 1, at + n))
 end
 
 local function bstring(B, N, name, max)
@@ -300,8 +306,10 @@ end
 local function bclose(B)
   local d = B.depth
   local ti, start = B.s_ti[d], B.s_start[d]
-  ti:set_len(B.pos - start)
-  ti:set_text(B.s_name[d] .. " [byte " .. start .. ", " .. (B.pos - start) .. " bytes]")
+  if B.vis then
+    ti:set_len(B.pos - start)
+    ti:set_text(B.s_name[d] .. " [byte " .. start .. ", " .. (B.pos - start) .. " bytes]")
+  end
   B.tree, B.path = B.s_tree[d], B.s_path[d]
   B.depth = d - 1
 end
@@ -358,7 +366,7 @@ local function dissect_batch(tvb, pinfo, tree)
   end
   local s, len = tvb:raw(), tvb:len()
   local B = {
-    s = s, len = len, tvb = tvb, X = X, depth = 0, idx = "",
+    s = s, len = len, tvb = tvb, X = X, depth = 0, idx = "", vis = root.visible,
     s_ti = {}, s_start = {}, s_name = {}, s_tree = {}, s_path = {},
   }
   local framing, names = nil, {}

@@ -56,21 +56,29 @@ local function rng(R, bit, bits)
   return R.tvb(b0, floor((bit + bits - 1) / 8) + 1 - b0)
 end
 
--- Adds a field item "name: text [bit B, N bits, extra]" (a failed one is marked).
+-- Adds a field item "name: text [bit B, N bits, extra]" (a failed one is marked). When the tree
+-- is not shown (R.vis false: Wireshark's packet list, tshark without -V or -T), only the value
+-- is added, for filters and columns; callers then pass no text.
 local STOP = "  <- read stopped here"
 local function put(R, pf, name, bit, bits, value, text, extra, failed)
   if R.dry then return end
+  if pf ~= X.pad then R.vend = bit + bits end
+  if not R.vis and not failed then
+    if value == nil then R.tree:add(pf, rng(R, bit, bits)) else R.tree:add(pf, value) end
+    return
+  end
   local label = name
   if text then label = label .. ": " .. text end
   label = label .. " [bit " .. bit .. ", " .. bits .. " bits" .. (extra or "") .. "]"
+  if failed then label = label .. STOP end
   local ti
-  if value == nil then ti = R.tree:add(pf, rng(R, bit, bits)) else ti = R.tree:add(pf, rng(R, bit, bits), value) end
-  if failed then
-    label = label .. STOP
-    R.fail_item = ti
+  if value == nil then
+    ti = R.tree:add(pf, rng(R, bit, bits))
+    ti:set_text(label)
+  else
+    ti = R.tree:add(pf, rng(R, bit, bits), value, label)
   end
-  ti:set_text(label)
-  if pf ~= X.pad then R.vend = bit + bits end
+  if failed then R.fail_item = ti end
 end
 
 -- The value of an integer field converted for its ProtoField (64-bit fields take objects).
@@ -94,8 +102,13 @@ local function open(R, pf, name, path, value)
   local d = R.depth + 1
   R.depth = d
   local ti = false
-  if not R.dry then
-    if value == nil then ti = R.tree:add(pf, rng(R, R.pos, 0)) else ti = R.tree:add(pf, rng(R, R.pos, 0), value) end
+  if R.dry then
+  elseif not R.vis then
+    if value == nil then ti = R.tree:add(pf) else ti = R.tree:add(pf, value) end
+  elseif value == nil then
+    ti = R.tree:add(pf, rng(R, R.pos, 0))
+  else
+    ti = R.tree:add(pf, rng(R, R.pos, 0), value)
   end
   R.s_ti[d], R.s_start[d], R.s_name[d], R.s_tree[d], R.s_path[d] = ti, R.pos, name, R.tree, R.path
   if ti then R.tree = ti end
@@ -105,7 +118,7 @@ end
 local function close(R, text)
   local d = R.depth
   local ti, start = R.s_ti[d], R.s_start[d]
-  if ti then
+  if ti and R.vis then
     local bits = R.pos - start
     if bits > 0 then ti:set_len(floor((R.pos - 1) / 8) + 1 - floor(start / 8)) end
     local label = R.s_name[d]
@@ -151,18 +164,21 @@ local function int(R, pf, leaf, min, max, w, names)
     raw = take(R, leaf, w)
   end
   local v = min + raw
-  if R.dry and raw <= max - min then return v end
-  local extra = ", " .. sfmt("%d", min) .. "..=" .. sfmt("%d", max)
   if raw > max - min then
-    put(R, pf, name_of(R, leaf), bit, w, ival(pf, v), sfmt("%d", v), extra, true)
+    put(R, pf, name_of(R, leaf), bit, w, ival(pf, v), sfmt("%d", v), sfmt(", %d..=%d", min, max), true)
     raise(R, "out_of_range", bit, leaf, sfmt("%d out of range %d..=%d", v, min, max))
+  end
+  if R.dry then return v end
+  if not R.vis then
+    put(R, pf, nil, bit, w, ival(pf, v))
+    return v
   end
   local text = sfmt("%d", v)
   if names then
     local n = names[v]
     if n then text = n .. " (" .. text .. ")" end
   end
-  put(R, pf, name_of(R, leaf), bit, w, ival(pf, v), text, extra)
+  put(R, pf, name_of(R, leaf), bit, w, ival(pf, v), text, sfmt(", %d..=%d", min, max))
   return v
 end
 
@@ -186,8 +202,8 @@ local function int_big(R, pf, leaf, B, w, names)
     put(R, pf, name_of(R, leaf), bit, w, ival(pf, v), text, extra, true)
     raise(R, "out_of_range", bit, leaf, text .. " out of range " .. B.min .. "..=" .. B.max)
   end
-  local text = tostring(v)
-  if names and v >= Int64(-9007199254740991) and v <= Int64(9007199254740991) then
+  local text = R.vis and tostring(v)
+  if text and names and v >= Int64(-9007199254740991) and v <= Int64(9007199254740991) then
     local n = names[v:tonumber()]
     if n then text = n .. " (" .. text .. ")" end
   end
@@ -200,28 +216,29 @@ local function rbits(R, pf, leaf, n, maxtext)
   local bit = R.pos
   local v
   if n > 32 then v = UInt64(take_wide(R, leaf, n)) else v = take(R, leaf, n) end
-  put(R, pf, name_of(R, leaf), bit, n, ival(pf, v), dec(v), ", 0..=" .. maxtext)
+  if R.vis then put(R, pf, name_of(R, leaf), bit, n, ival(pf, v), dec(v), ", 0..=" .. maxtext)
+  else put(R, pf, nil, bit, n, ival(pf, v)) end
   return v
 end
 
 local function ru64(R, pf, leaf)
   local bit = R.pos
   local v = UInt64(take_wide(R, leaf, 64))
-  put(R, pf, name_of(R, leaf), bit, 64, ival(pf, v), tostring(v))
+  put(R, pf, name_of(R, leaf), bit, 64, ival(pf, v), R.vis and tostring(v))
   return v
 end
 
 local function rf32(R, pf, leaf)
   local bit = R.pos
   local v = f32_bits(take(R, leaf, 32))
-  put(R, pf, name_of(R, leaf), bit, 32, v, show32(v))
+  put(R, pf, name_of(R, leaf), bit, 32, v, R.vis and show32(v))
   return v
 end
 
 local function rf64(R, pf, leaf)
   local bit = R.pos
   local v = f64_bits(take_wide(R, leaf, 64))
-  put(R, pf, name_of(R, leaf), bit, 64, v, show64(v))
+  put(R, pf, name_of(R, leaf), bit, 64, v, R.vis and show64(v))
   return v
 end
 
@@ -258,6 +275,10 @@ local function cf(R, pf, leaf, C)
   end
   local v = cf_decode(C, code)
   if R.dry then return v end
+  if not R.vis then
+    put(R, pf, nil, bit, C.w, v)
+    return v
+  end
   local text = show32(v)
   put(R, pf, name_of(R, leaf), bit, C.w, v, text, C.rng .. ", code " .. code)
   return v, text
@@ -268,7 +289,7 @@ local function vec(R, N, leaf, C)
   local _, x = cf(R, N.x, "x", C)
   local _, y = cf(R, N.y, "y", C)
   local _, z = cf(R, N.z, "z", C)
-  close(R, not R.dry and ("(" .. x .. ", " .. y .. ", " .. z .. ")"))
+  close(R, x and ("(" .. x .. ", " .. y .. ", " .. z .. ")"))
 end
 
 -- Smallest-three quaternions, `Q` = { bits, max, maxf }: largest in 2 bits, then three codes;
@@ -307,7 +328,7 @@ local function quat(R, N, leaf, Q)
       q[i + 1] = s
     end
   end
-  close(R, "(" .. show32(q[1]) .. ", " .. show32(q[2]) .. ", " .. show32(q[3]) .. ", " .. show32(q[4]) .. ")")
+  close(R, R.vis and ("(" .. show32(q[1]) .. ", " .. show32(q[2]) .. ", " .. show32(q[3]) .. ", " .. show32(q[4]) .. ")"))
 end
 
 -- Padding before align, bytes and checks: recorded when there is any, refused when not zero.
@@ -333,9 +354,13 @@ local function check(R, label, expected)
     if not ok then raise(R, "check_mismatch", bit, label, "") end
     return
   end
-  local ti = R.tree:add(X.check, rng(R, bit, 32), label)
-  ti:set_text(sfmt("check %s %s expected 0x%08x found 0x%08x [bit %d, 32 bits]",
-    ok and "\226\156\147" or "\226\156\151", quote(label), expected, found, bit) .. (ok and "" or STOP))
+  local ti
+  if R.vis or not ok then
+    ti = R.tree:add(X.check, rng(R, bit, 32), label, sfmt("check %s %s expected 0x%08x found 0x%08x [bit %d, 32 bits]",
+      ok and "\226\156\147" or "\226\156\151", quote(label), expected, found, bit) .. (ok and "" or STOP))
+  else
+    R.tree:add(X.check, label)
+  end
   if not ok then
     R.fail_item, R.vend = ti, bit + 32
     R.desync = { label = label, expected = expected, bit = bit, after = R.last_check, reader_end = R.reader_end }
@@ -384,7 +409,7 @@ local function raw_bytes(R, pf, leaf, len)
   padding(R, leaf)
   local bit = R.pos
   R.pos = bit + n * 8
-  if not R.dry then put(R, pf, name_of(R, leaf), bit, n * 8, nil, hex(R.s, bit / 8 + 1, bit / 8 + n)) end
+  if not R.dry then put(R, pf, name_of(R, leaf), bit, n * 8, nil, R.vis and hex(R.s, bit / 8 + 1, bit / 8 + n)) end
   return bit / 8 + 1, n
 end
 
@@ -409,7 +434,7 @@ local function str(R, N, leaf, L)
   if not R.dry then ok, text = dry(R, path, str_body, N, L) end
   if ok then open(R, N.pf, name_of(R, leaf), path, text) else open(R, X.partial, name_of(R, leaf), path) end
   text = str_body(R, N, L)
-  close(R, quote(text))
+  close(R, R.vis and quote(text))
   return text
 end
 
@@ -441,7 +466,7 @@ local function oidx(R, N, leaf, prev, maxo, wtop)
   if value then open(R, N.pf, name_of(R, leaf), path, ival(N.pf, value))
   else open(R, X.partial, name_of(R, leaf), path) end
   local c = prev + oidx_body(R, N, prev, maxo, wtop, start, leaf)
-  close(R, value and sfmt("%d", value))
+  close(R, R.vis and value and sfmt("%d", value))
   if c > maxo then raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=%d", c, prev + 1, maxo)) end
   return c
 end
@@ -479,7 +504,7 @@ local function rel(R, N, leaf, prev)
   if value then open(R, N.pf, name_of(R, leaf), path, ival(N.pf, value))
   else open(R, X.partial, name_of(R, leaf), path) end
   local c, bad, min = rel_value(prev, rel_body(R, N))
-  close(R, value and sfmt("%d", value))
+  close(R, R.vis and value and sfmt("%d", value))
   if not c then
     raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=4294967295", bad, min))
   end
@@ -631,7 +656,7 @@ local function dissect_packet(tvb, pinfo, tree)
   end
   local R = {
     s = tvb:raw(), len = tvb:len(), tvb = tvb, tree = root, path = "", idx = "", pos = 0, depth = 0,
-    vend = 0, s_ti = {}, s_start = {}, s_name = {}, s_tree = {}, s_path = {},
+    vend = 0, s_ti = {}, s_start = {}, s_name = {}, s_tree = {}, s_path = {}, vis = root.visible,
   }
   R.n = R.len * 8
   local ok, e = pcall(read_packet, R)
