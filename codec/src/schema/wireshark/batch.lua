@@ -450,13 +450,15 @@ local function dissect_batch(tvb, pinfo, tree)
     bmeta(root, X.error, tvb, message, "error: " .. message)
     if not framing.shown then root:add_proto_expert_info(BEXPERT[framing.kind], message) end
     summary = "error: " .. message
+    root:append_text(": error (" .. framing.kind .. " at byte " .. framing.at .. ")")
   else
     status = "ok"
     bmeta(root, X.status, tvb, status, "status: " .. status)
-    summary = #names .. " messages (" .. table.concat(names, ", ") .. ")"
-    if bad > 0 then summary = summary .. ", " .. bad .. " corrupt" end
+    local count = #names .. (#names == 1 and " message" or " messages")
+    if bad > 0 then count = count .. ", " .. bad .. " corrupt" end
+    summary = count .. " (" .. table.concat(names, ", ") .. ")"
+    root:append_text(": " .. count)
   end
-  root:append_text(": " .. summary)
   pinfo.cols.info = summary
 end
 

@@ -27,6 +27,26 @@
 //!
 //! A new field type is one arm in `packet.rs` (its node and its call) and, when it reads in a
 //! new way, one Lua function in `packet.lua`.
+//!
+//! ```
+//! use bitlens_codec::schema::{Schema, WiresharkOptions};
+//!
+//! let schema = Schema::from_toml(r#"
+//!     [protocol]
+//!     name = "tiny"
+//!     id = 0x1234
+//!     mtu = 1200
+//!     packets = ["Hello"]
+//!
+//!     [struct.Hello]
+//!     fields = [{ name = "health", type = "int", min = 0, max = 100 }]
+//! "#, "tiny.toml")?;
+//! let options = WiresharkOptions { ports: vec![5000], ..WiresharkOptions::default() };
+//! let lua = schema.wireshark_lua(&options)?;
+//! assert!(lua.contains(r#"ProtoField.uint32("tiny.health", "health", base.DEC)"#));
+//! assert!(lua.contains(r#"DissectorTable.get("udp.port"):add(5000, PROTO)"#));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod batch;
 mod packet;

@@ -677,17 +677,19 @@ local function dissect_packet(tvb, pinfo, tree)
   if tname then meta(root, X.packet, tvb, tname, "packet type: " .. tname) end
   meta(root, X.status, tvb, status, "status: " .. status)
   local summary = (tname or "?") .. " " .. status
+  local short = summary
   if message then
     meta(root, X.error, tvb, message, "error: " .. message)
     ;(R.fail_item or root):add_proto_expert_info(EXPERT[e.kind], message)
     summary = summary .. ": " .. message
+    short = short .. " (" .. e.kind .. " at bit " .. e.bit .. ")"
   end
   if status == "desync" and R.desync then
     local d = desync_text(R, R.desync)
     meta(root, X.desync, tvb, d, "desync: " .. d)
     summary = summary .. "; " .. d
   end
-  root:append_text(": " .. summary)
+  root:append_text(": " .. short)
   pinfo.cols.info = summary
 end
 
