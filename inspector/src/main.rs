@@ -107,7 +107,8 @@ enum Command {
         /// that claims the datagrams whose batch and message lengths add up.
         #[arg(long = "batch-port", value_name = "PORT")]
         batch_ports: Vec<u16>,
-        /// The protocol's filter name (default: the schema's protocol name).
+        /// The protocol's filter name (default: the schema's protocol name; give another one
+        /// when Wireshark already has a protocol of that name).
         #[arg(long)]
         name: Option<String>,
     },

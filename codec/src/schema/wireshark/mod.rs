@@ -501,6 +501,32 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_of_too_many_field_paths_is_refused() {
+        // Each level doubles the paths: 2^17 leaves.
+        let mut text = String::from(
+            "[protocol]\nname = \"deep\"\nid = 1\nmtu = 100\npackets = [\"L17\"]\n\
+             [struct.L0]\nfields = [{ name = \"x\", type = \"bool\" }]\n",
+        );
+        for i in 1..=17 {
+            let _ = write!(
+                text,
+                "[struct.L{i}]\nfields = [{{ name = \"a\", type = \"L{j}\" }}, \
+                 {{ name = \"b\", type = \"L{j}\" }}]\n",
+                j = i - 1
+            );
+        }
+        let schema = Schema::from_toml(&text, "deep.toml").unwrap();
+        let err = schema
+            .wireshark_lua(&WiresharkOptions::default())
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("more than 65536 distinct field paths"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn fields_of_one_name_share_a_class_and_the_others_get_a_suffix() {
         let mut r = Registry::new("demo", "PF");
         let int = |min, max| Spec::Int {
