@@ -104,9 +104,10 @@ end
 -- { abs = true, max, maxt } (|v| <= max) or { min, max, mint, maxt }; 64-bit bounds are UInt64.
 local function magnitude(v)
   if type(v) == "number" then return v < 0 and -v or v end
-  if getmetatable(v) == getmetatable(Int64(0)) then
-    if v < Int64(0) then return UInt64(0) - UInt64(v:lower(), v:higher()) end
-    return UInt64(v:lower(), v:higher())
+  if typeof(v) == "Int64" then
+    local u = UInt64.fromhex(v:tohex())
+    if v < Int64(0) then return UInt64(0) - u end
+    return u
   end
   return v
 end

@@ -1,7 +1,7 @@
 //! The `[batch]` half of the export: a second protocol (`NAME_batch`) for the byte-aligned
 //! message batches, with one Lua function per batch struct calling `batch.lua`'s primitives.
 //!
-//! Each batch field kind is one arm of [`Gen::node`] and one arm of [`Gen::call`], beside the
+//! Each batch field kind is one arm of [`Gen::node_of`] and one arm of [`Gen::call`], beside the
 //! interpreter's arm in `schema/batch.rs`.
 
 use super::{Registry, Spec, WiresharkError, lua_str, segment};

@@ -240,12 +240,16 @@ local function crc32(prev, s, i, j)
   return bxor(c, 0xFFFFFFFF)
 end
 
--- A value converted for a 64-bit ProtoField (numbers and the other 64-bit type are accepted).
+-- A value converted for a 64-bit ProtoField (numbers and the other 64-bit type are accepted,
+-- as the same 64 bits: through hex, because Int64:lower() and :higher() give the parts of the
+-- magnitude of a negative value, not of its two's complement).
 local function to_i64(v)
   if type(v) == "number" then return Int64(v) end
-  return Int64(v:lower(), v:higher())
+  if typeof(v) == "Int64" then return v end
+  return Int64.fromhex(v:tohex())
 end
 local function to_u64(v)
   if type(v) == "number" then return UInt64(v) end
-  return UInt64(v:lower(), v:higher())
+  if typeof(v) == "UInt64" then return v end
+  return UInt64.fromhex(v:tohex())
 end

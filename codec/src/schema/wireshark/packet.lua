@@ -199,6 +199,10 @@ local function int_big(R, pf, leaf, B, w, names)
   local extra = ", " .. B.min .. "..=" .. B.max
   if raw > B.span then
     local text = dec_add(B.min, tostring(raw))
+    -- Past i64::MAX the field's value stays at i64::MAX (its label shows the exact one).
+    if text:sub(1, 1) ~= "-" and (#text > 19 or (#text == 19 and text > "9223372036854775807")) then
+      v = Int64(4294967295, 2147483647)
+    end
     put(R, pf, name_of(R, leaf), bit, w, ival(pf, v), text, extra, true)
     raise(R, "out_of_range", bit, leaf, text .. " out of range " .. B.min .. "..=" .. B.max)
   end

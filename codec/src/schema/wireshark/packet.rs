@@ -1,7 +1,7 @@
 //! The bit-packed half of the export: a `ProtoField` tree per packet type and one Lua function
 //! per struct, calling `packet.lua`'s primitives in field order with the constants of each field.
 //!
-//! Each field kind is one arm of [`Gen::node`] (the `ProtoField`s it shows) and one arm of
+//! Each field kind is one arm of [`Gen::node_of`] (the `ProtoField`s it shows) and one arm of
 //! [`Gen::call`] (the runtime call that reads it), beside the interpreter's own arm in
 //! `schema/mod.rs`.
 
