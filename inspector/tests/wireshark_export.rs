@@ -905,7 +905,7 @@ fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
             "u8": rng.range(0, 255), "u16": rng.range(0, 65535), "u32": rng.range(0, u32::MAX.into()),
             "u64": rng.next(), "wide": rng.range(-1_000_000_000_000_000, 1_000_000_000_000_000),
             "huge": rng.range(-9_000_000_000_000_000_000, 9_000_000_000_000_000_000),
-            "near_top": rng.range(9_223_372_036_854_775_800, 9_223_372_036_854_775_806),
+            "near_top": rng.range(9_223_372_036_854_775_802, 9_223_372_036_854_775_806),
             "b5": rng.range(0, 31), "b40": rng.range(0, (1 << 40) - 1), "b64": rng.next(),
             "team": team(rng), "weapon": WEAPONS[rng.below(4)],
             "status": rng.range(0, 255),
@@ -1109,6 +1109,110 @@ fn reseal(schema: &bitlens_codec::schema::Schema, p: &mut [u8]) {
     }
 }
 
+/// Sets the bits of the field at `path` (as the trace places it) to `value`, and re-signs.
+fn patch(schema: &bitlens_codec::schema::Schema, p: &mut [u8], path: &str, value: u64) {
+    let (_, trace) = schema.trace(p);
+    let f = trace.get(path).unwrap_or_else(|| {
+        panic!(
+            "no field {path} in {:?}",
+            trace.fields.iter().map(|f| &f.path).collect::<Vec<_>>()
+        )
+    });
+    for i in 0..f.bits.min(64) {
+        let b = f.bit + i;
+        if value >> i & 1 == 1 {
+            p[b / 8] |= 1 << (b % 8);
+        } else {
+            p[b / 8] &= !(1 << (b % 8));
+        }
+    }
+    reseal(schema, p);
+}
+
+/// Datagrams made for the readers' rarest paths: lengths and counts near 2^61 (a needed bit
+/// count that saturates at 2^64 - 1), values out of range past i64::MAX, a relative integer
+/// sent absolute below its tier, an i64::MIN against an `abs_max`, varints out of a 32-bit range.
+fn every_edges(schema: &bitlens_codec::schema::Schema) -> Vec<(u16, Vec<u8>)> {
+    use bitlens_codec::batch::{BatchWriter, UpdateStage};
+    use bitlens_codec::tagged::varint::encode_varint;
+    let packet = |t: &str, json: serde_json::Value| {
+        let v = schema.value_from_json(t, &json).unwrap();
+        let mut buf = vec![0; schema.protocol().mtu];
+        let n = schema.write(t, &v, &mut buf).unwrap();
+        buf.truncate(n);
+        buf
+    };
+    let mut rng = Rng(7);
+    let mut out = Vec::new();
+    let texts = every_value(&mut rng, "Texts");
+    for (path, value) in [
+        ("vast.len", 1u64 << 60),
+        ("note.len", (1 << 40) - 1),
+        ("name.len", 31),
+    ] {
+        let mut p = packet("Texts", texts.clone());
+        patch(schema, &mut p, path, value);
+        out.push((40000, p));
+    }
+    let mut lists = every_value(&mut rng, "Lists");
+    lists["vast"] = serde_json::json!([]);
+    let mut p = packet("Lists", lists);
+    patch(schema, &mut p, "vast.len", 1 << 60);
+    out.push((40000, p));
+    let scalars = every_value(&mut rng, "Scalars");
+    for (path, value) in [
+        ("near_top", 7u64),
+        ("huge", u64::MAX),
+        ("odd", 4095),
+        ("small", 255),
+    ] {
+        let mut p = packet("Scalars", scalars.clone());
+        patch(schema, &mut p, path, value);
+        out.push((40000, p));
+    }
+    // seq: six 0 flags, then the value 5 (below previous + 69915).
+    let mut relatives = every_value(&mut rng, "Relatives");
+    relatives["seq"] = serde_json::json!(500_000);
+    relatives["seq2"] = serde_json::json!(600_000);
+    let mut p = packet("Relatives", relatives);
+    patch(schema, &mut p, "seq.value", 5);
+    out.push((40000, p));
+
+    let batch = schema.batch().unwrap();
+    let mut batches = Vec::new();
+    // Prims with i64 = i64::MIN (|v| = 2^63 > abs_max) and u64 below its min.
+    let prims = every_message(&mut rng, 1);
+    let mut body = vec![0u8; 64];
+    let n = batch.encode_body(1, &prims, &mut body).unwrap();
+    body.truncate(n);
+    let mut b1 = body.clone();
+    b1[23..31].copy_from_slice(&i64::MIN.to_le_bytes());
+    let mut b2 = body.clone();
+    b2[8..16].copy_from_slice(&4u64.to_le_bytes());
+    batches.push((1, b1));
+    batches.push((1, b2));
+    // Packed: pi32 = zig-zag 2^32 (out of i32), pu32 = 2^32 (out of u32), a varint of 11 bytes.
+    let varint = |x: u64| {
+        let (b, n) = encode_varint(x);
+        b[b.len() - n..].to_vec()
+    };
+    let packed =
+        |a: u64, b: u64, c: u64, d: u64| [varint(a), varint(b), varint(c), varint(d)].concat();
+    batches.push((2, packed(7, 1, 1 << 32, 3)));
+    batches.push((2, packed(1 << 32, 1, 2, 3)));
+    batches.push((2, packed(7, u64::MAX, 2, u64::MAX)));
+    batches.push((2, [varint(7), vec![0xFF; 11]].concat()));
+    for (t, body) in batches {
+        let mut buf = vec![0u8; 200];
+        let mut w = BatchWriter::new(&mut buf).unwrap();
+        w.push_raw(t, UpdateStage(1), &body).unwrap();
+        let n = w.finish();
+        buf.truncate(n);
+        out.push((40001, buf));
+    }
+    out
+}
+
 /// `n` datagrams of the every-construct protocol: valid packets and batches of every type, and
 /// the same damaged every way a reader must notice (bits flipped, cut, lengthened, another id,
 /// a corrupt CRC, oversized; batch bodies flipped, batches cut with and without a fixed length).
@@ -1118,7 +1222,7 @@ fn every_traffic(n: usize, seed: u64) -> Vec<(u16, Vec<u8>)> {
         bitlens_codec::schema::Schema::load(&repo().join("captures/every.schema.toml")).unwrap();
     let batch = schema.batch().unwrap();
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let mut out = Vec::with_capacity(n);
+    let mut out = every_edges(&schema);
     while out.len() < n {
         if rng.chance(70) {
             let t = EVERY_TYPES[rng.below(EVERY_TYPES.len())];
@@ -1558,6 +1662,43 @@ fn display_filters_select_what_decode_reports() {
         (
             "demo_batch.health < 30",
             Box::new(move |d| batch_value(d, "health").iter().any(|&h| h < 30.0)),
+        ),
+    ];
+    for (filter, pick) in cases {
+        let expected: Vec<u64> = json.iter().filter(|d| pick(d)).map(|d| d.frame).collect();
+        assert!(!expected.is_empty(), "{filter}: no frame to find");
+        assert_eq!(filtered(&lua, &capture, filter), expected, "{filter}");
+    }
+    // 64-bit fields: negative values and values past i64::MAX filter by their value too.
+    let schema = repo().join("captures/every.schema.toml");
+    let lua = export(&dir, &schema, &["--port", "40000", "--batch-port", "40001"]);
+    let capture = repo().join("captures/every.pcap");
+    let json = decode_json(&schema, &capture, &[]);
+    let big = 9.3e18;
+    let cases: Vec<(&str, Pick)> = vec![
+        (
+            "every.huge < 0",
+            Box::new(move |d| value(d, "huge").iter().any(|&v| v < 0.0)),
+        ),
+        (
+            "every.i64 < 0",
+            Box::new(move |d| value(d, "i64").iter().any(|&v| v < 0.0)),
+        ),
+        (
+            "every.u64 > 9300000000000000000",
+            Box::new(move |d| value(d, "u64").iter().any(|&v| v > big)),
+        ),
+        (
+            "every.b64 > 9300000000000000000",
+            Box::new(move |d| value(d, "b64").iter().any(|&v| v > big)),
+        ),
+        (
+            "every_batch.i64 < 0",
+            Box::new(move |d| batch_value(d, "i64").iter().any(|&v| v < 0.0)),
+        ),
+        (
+            "every_batch.u64 > 9300000000000000000",
+            Box::new(move |d| batch_value(d, "u64").iter().any(|&v| v > big)),
         ),
     ];
     for (filter, pick) in cases {
