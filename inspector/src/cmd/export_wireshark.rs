@@ -2,7 +2,7 @@
 //! writes a Lua dissector for Wireshark 4.x from a schema (`Schema::wireshark_lua`).
 
 use super::common::must_exist;
-use bitlens_codec::schema::{Schema, WiresharkOptions};
+use bitlens_schema::{Schema, WiresharkOptions};
 use std::path::Path;
 
 /// Loads the schema and returns the dissector's Lua text.

@@ -7,6 +7,7 @@ pub mod decode_bytes;
 pub mod encode;
 pub mod export_wireshark;
 pub mod inspect;
+pub mod proxy;
 pub mod synth;
 pub mod tagged;
 pub mod vectors;
