@@ -454,7 +454,25 @@ fn quoted(s: &str) -> String {
     out
 }
 
+/// The exact decimal expansion of a double (no trailing zeros).
+fn exact_decimal(x: f64) -> String {
+    let s = format!("{x:.1100}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 fn same_value(raw: &str, text: Option<&str>) -> bool {
+    // A value too long for Wireshark's 240-byte label is shown cut, ending in "…": its start
+    // must be the value's start.
+    if let Some(prefix) = text.and_then(|t| t.strip_suffix('\u{2026}')) {
+        return if raw.starts_with('"') {
+            let s: String = serde_json::from_str(raw).unwrap();
+            quoted(&s).starts_with(prefix) || s.starts_with(prefix)
+        } else if raw.contains(['.', 'e', 'E']) {
+            exact_decimal(raw.parse().unwrap()).starts_with(prefix)
+        } else {
+            raw.starts_with(prefix)
+        };
+    }
     match (raw, text) {
         ("null", None) => true,
         (_, None) | ("null", Some(_)) => false,
@@ -509,9 +527,10 @@ fn compare_fields(
         return;
     }
     for (j, (path, l)) in json.iter().zip(shown) {
+        // Bounds past 64 bits are JSON strings; the label shows the digits.
         let range = match (j.min.get(), j.max.get()) {
             ("null", "null") => None,
-            (a, b) => Some(format!("{a}..={b}")),
+            (a, b) => Some(format!("{}..={}", a.trim_matches('"'), b.trim_matches('"'))),
         };
         let ok = j.path == *path
             && j.bit == l.bit
@@ -990,6 +1009,42 @@ fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
                 "after": rng.range(6, 100_000),
             })
         }
+        "Wide" => {
+            let i128_in = |rng: &mut Rng, lo: i128, hi: i128| {
+                let span = (hi as u128).wrapping_sub(lo as u128);
+                let r = u128::from(rng.next()) << 64 | u128::from(rng.next());
+                let r = match span.checked_add(1) {
+                    Some(n) => r % n,
+                    None => r,
+                };
+                (lo as u128).wrapping_add(r).cast_signed().to_string()
+            };
+            let wtext = |rng: &mut Rng, max: usize| {
+                const UNITS: [&str; 6] = ["a", "é", "мир", "\u{FFFD}", "🦀", "Z"];
+                let mut s = String::new();
+                loop {
+                    let p = UNITS[rng.below(UNITS.len())];
+                    if s.encode_utf16().count() + p.encode_utf16().count() > rng.below(max + 1) {
+                        return s;
+                    }
+                    s.push_str(p);
+                }
+            };
+            json!({
+                "narrow": rng.range(-5, 1000),
+                "mid": rng.range(-9_000_000_000_000_000_000, 9_000_000_000_000_000_000),
+                "full": i128_in(rng, i128::MIN, i128::MAX),
+                "odd": i128_in(rng, -1_180_591_620_717_411_303_424, 1_180_591_620_717_411_303_000),
+                "top": i128_in(rng, 1, i128::MAX),
+                "u": (u128::from(rng.next()) << 64 | u128::from(rng.next())).to_string(),
+                "q8": rng.range(-25600, 25600) as f64 / 256.0,
+                "q64": rng.float(-1e6, 1e6),
+                "uq": rng.float(0.0, 60000.0),
+                "unit": rng.float(-1.0, 0.0),
+                "w": wtext(rng, 12),
+                "ws": (0..rng.below(3)).map(|_| wtext(rng, 4)).collect::<Vec<_>>(),
+            })
+        }
         _ => json!({
             "version": rng.range(1, 3), "a": inner(rng), "b": inner(rng),
             "deep": {"inner": inner(rng), "pts": (0..rng.below(3)).map(|_| point(rng)).collect::<Vec<_>>()},
@@ -1169,6 +1224,31 @@ fn every_edges(schema: &bitlens_schema::Schema) -> Vec<(u16, Vec<u8>)> {
     relatives["seq2"] = serde_json::json!(600_000);
     let mut p = packet("Relatives", relatives);
     patch(schema, &mut p, "seq.value", 5);
+    out.push((40000, p));
+
+    // Wide: an int128 offset of all ones past i128::MAX ("1 + offset"), an odd range's offset
+    // past its span, wide-string code units that are not text.
+    let wide = every_value(&mut rng, "Wide");
+    for (path, value) in [("top", u64::MAX), ("odd", u64::MAX)] {
+        let mut p = packet("Wide", wide.clone());
+        let (_, trace) = schema.trace(&p);
+        let f = trace.get(path).unwrap();
+        for i in 0..f.bits {
+            let b = f.bit + i;
+            p[b / 8] |= u8::from(value >> (i % 64) & 1 == 1) << (b % 8);
+        }
+        reseal(schema, &mut p);
+        out.push((40000, p));
+    }
+    let mut w = wide.clone();
+    w["w"] = serde_json::json!("abcd");
+    for unit in [0xD800u64, 0xDC00, 0, 0x1_0000] {
+        let mut p = packet("Wide", w.clone());
+        patch(schema, &mut p, "w.utf16[1]", unit);
+        out.push((40000, p));
+    }
+    let mut p = packet("Wide", w.clone());
+    patch(schema, &mut p, "w.utf16[3]", 0xDBFF);
     out.push((40000, p));
 
     let batch = schema.batch().unwrap();
@@ -1390,6 +1470,8 @@ fn every_construct_agrees_with_decode() {
         "trailing_data",
         "too_long",
         "non_canonical",
+        "invalid_utf16",
+        "interior_nul",
     ] {
         missing.push(format!("schema:{k}"));
     }
@@ -1687,6 +1769,10 @@ fn display_filters_select_what_decode_reports() {
         (
             "every_batch.i64 < 0",
             Box::new(move |d| batch_value(d, "i64").iter().any(|&v| v < 0.0)),
+        ),
+        (
+            "every.q8 > 50",
+            Box::new(move |d| value(d, "q8").iter().any(|&v| v > 50.0)),
         ),
         (
             "every_batch.u64 > 9300000000000000000",

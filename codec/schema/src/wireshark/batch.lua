@@ -31,10 +31,8 @@ local function bput(B, pf, name, at, n, value, text, extra, failed)
     if value == nil then B.tree:add(pf, B.tvb(at, n)) else B.tree:add(pf, value) end
     return
   end
-  local label = name
-  if text then label = label .. ": " .. text end
-  label = label .. " [byte " .. at .. ", " .. n .. " bytes" .. (extra or "") .. "]"
-  if failed then label = label .. BSTOP end
+  local label = label_of(name, text or nil, " [byte " .. at .. ", " .. n .. " bytes" .. (extra or "") .. "]"
+    .. (failed and BSTOP or ""))
   local ti
   if value == nil then
     ti = B.tree:add(pf, B.tvb(at, n))

@@ -220,6 +220,21 @@ local function quote(s)
   end) .. '"'
 end
 
+-- An item's label "name: text tail", within Wireshark's 240-byte label limit (past it Wireshark
+-- cuts the end, where the bit offsets are): a long value text is cut instead, at a character
+-- boundary, and marked with "…" (the whole value stays in the field).
+local function label_of(name, text, tail)
+  if not text then return name .. tail end
+  local room = 235 - #name - 2 - #tail
+  if #text > room then
+    local n = room - 3
+    if n < 1 then n = 1 end
+    while n > 1 and sbyte(text, n + 1) and sbyte(text, n + 1) >= 0x80 and sbyte(text, n + 1) < 0xC0 do n = n - 1 end
+    text = text:sub(1, n) .. "\226\128\166"
+  end
+  return name .. ": " .. text .. tail
+end
+
 local HEX = {}
 for i = 0, 255 do HEX[i] = sfmt("%02x", i) end
 local function hex(s, i, j)

@@ -14,9 +14,15 @@
 //!
 //! The runtime mirrors the Rust readers primitive by primitive (bit order and word layout of
 //! WIRE.md section 1, every range and canonical check, the compressed-float arithmetic step by
-//! step in `f32`), so the dissector reports the same field paths, values, bit offsets, statuses
-//! and first error as `bitlens decode --json`; `inspector/tests/wireshark_export.rs` checks that
-//! with the real `tshark` on every shipped capture.
+//! step in `f32`, 128-bit integers and Q-format values exactly in 16-bit limbs), so the dissector
+//! reports the same field paths, values, bit offsets, statuses and first error as
+//! `bitlens decode --json`; `inspector/tests/wireshark_export.rs` checks that with the real
+//! `tshark` on every shipped capture and on `captures/every.schema.toml`.
+//!
+//! Field types: integers up to 64 bits are Wireshark integers (64-bit ones Int64/UInt64), wider
+//! `int128` and `u128` values are decimal text fields, `fixed` values doubles (their label shows
+//! the exact decimal), floats floats, strings and wide strings text, bytes bytes; structs,
+//! arrays and elements are plain subtrees.
 //!
 //! Every field is a `ProtoField` named after its path without array indices:
 //! `arena.players.health` for `players[3].health`, so that `arena.players.health > 90` filters.

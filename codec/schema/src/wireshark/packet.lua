@@ -67,10 +67,8 @@ local function put(R, pf, name, bit, bits, value, text, extra, failed)
     if value == nil then R.tree:add(pf, rng(R, bit, bits)) else R.tree:add(pf, value) end
     return
   end
-  local label = name
-  if text then label = label .. ": " .. text end
-  label = label .. " [bit " .. bit .. ", " .. bits .. " bits" .. (extra or "") .. "]"
-  if failed then label = label .. STOP end
+  local label = label_of(name, text or nil, " [bit " .. bit .. ", " .. bits .. " bits" .. (extra or "") .. "]"
+    .. (failed and STOP or ""))
   local ti
   if value == nil then
     ti = R.tree:add(pf, rng(R, bit, bits))
@@ -121,9 +119,7 @@ local function close(R, text)
   if ti and R.vis then
     local bits = R.pos - start
     if bits > 0 then ti:set_len(floor((R.pos - 1) / 8) + 1 - floor(start / 8)) end
-    local label = R.s_name[d]
-    if text then label = label .. ": " .. text end
-    ti:set_text(label .. " [bit " .. start .. ", " .. bits .. " bits]")
+    ti:set_text(label_of(R.s_name[d], text or nil, " [bit " .. start .. ", " .. bits .. " bits]"))
   end
   R.tree, R.path = R.s_tree[d], R.s_path[d]
   R.depth = d - 1
@@ -564,6 +560,270 @@ local function sparse(R, N, leaf, iname, maxo, wtop, body)
     i = i + 1
   end
   close(R)
+end
+
+-- ---- 128-bit integers (serialize 1.0's int128, u128 and fixed): 9 limbs of 16 bits ---------------
+-- Least significant first; 144 bits, so that a sum or a fraction times 10 never wraps.
+
+local NL = 9
+
+-- w (0..128) bits at the current position, checked as a whole first.
+local function lread(R, leaf, w)
+  local rem = R.n - R.pos
+  if w > rem then past_end(R, R.pos, leaf, w, rem) end
+  local a = { 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+  local i = 1
+  while w > 0 do
+    local n = w < 16 and w or 16
+    a[i] = take(R, leaf, n)
+    w, i = w - n, i + 1
+  end
+  return a
+end
+
+local function lcmp(a, b)
+  for i = NL, 1, -1 do
+    if a[i] ~= b[i] then return a[i] > b[i] and 1 or -1 end
+  end
+  return 0
+end
+
+local function ladd(a, b)
+  local r, c = {}, 0
+  for i = 1, NL do
+    local x = a[i] + b[i] + c
+    r[i], c = x % 65536, floor(x / 65536)
+  end
+  return r
+end
+
+-- a - b for a >= b.
+local function lsub(a, b)
+  local r, c = {}, 0
+  for i = 1, NL do
+    local x = a[i] - b[i] - c
+    if x < 0 then x, c = x + 65536, 1 else c = 0 end
+    r[i] = x
+  end
+  return r
+end
+
+-- The low 128 bits, read as two's complement: negative, and the magnitude.
+local function lsigned(a)
+  local m = {}
+  for i = 1, 8 do m[i] = a[i] end
+  m[9] = 0
+  if m[8] < 32768 then return false, m end
+  local z = { 0, 0, 0, 0, 0, 0, 0, 0, 1 }
+  return true, lsub(z, m)
+end
+
+local function lzero(a)
+  for i = 1, NL do if a[i] ~= 0 then return false end end
+  return true
+end
+
+-- Unsigned decimal text.
+local function ldec(a)
+  local x, parts = {}, {}
+  for i = 1, NL do x[i] = a[i] end
+  repeat
+    local rem = 0
+    for i = NL, 1, -1 do
+      local cur = rem * 65536 + x[i]
+      x[i], rem = floor(cur / 10000), cur % 10000
+    end
+    parts[#parts + 1] = rem
+  until lzero(x)
+  local t = { sfmt("%d", parts[#parts]) }
+  for i = #parts - 1, 1, -1 do t[#t + 1] = sfmt("%04d", parts[i]) end
+  return concat(t)
+end
+
+local function lsdec(a)
+  local neg, m = lsigned(a)
+  return (neg and "-" or "") .. ldec(m)
+end
+
+-- The value of limbs as a double (for a field's value: the label has the exact text).
+local function ldouble(a)
+  local neg, m = lsigned(a)
+  local x = 0
+  for i = 8, 1, -1 do x = x * 65536 + m[i] end
+  return neg and -x or x
+end
+
+-- The exact decimal text of raw / 2^f (fixed.rs to_decimal), raw as limbs (two's complement).
+local function lfixed(a, f)
+  local neg, m = lsigned(a)
+  -- int = m >> f, frac = m mod 2^f
+  local int, frac = {}, {}
+  for i = 1, NL do int[i], frac[i] = 0, 0 end
+  for b = 0, 127 do
+    local bitv = floor(m[floor(b / 16) + 1] / P2[b % 16]) % 2
+    if bitv == 1 then
+      if b >= f then
+        local k = b - f
+        local i = floor(k / 16) + 1
+        int[i] = int[i] + P2[k % 16]
+      else
+        local i = floor(b / 16) + 1
+        frac[i] = frac[i] + P2[b % 16]
+      end
+    end
+  end
+  local t = { neg and "-" or "", ldec(int) }
+  if not lzero(frac) then
+    t[#t + 1] = "."
+    while not lzero(frac) do
+      -- frac * 10, then the digit above bit f.
+      local c = 0
+      for i = 1, NL do
+        local x = frac[i] * 10 + c
+        frac[i], c = x % 65536, floor(x / 65536)
+      end
+      local digit = 0
+      for b = f, f + 3 do
+        if floor(frac[floor(b / 16) + 1] / P2[b % 16]) % 2 == 1 then
+          digit = digit + P2[b - f]
+          local i = floor(b / 16) + 1
+          frac[i] = frac[i] - P2[b % 16]
+        end
+      end
+      t[#t + 1] = sfmt("%d", digit)
+    end
+  end
+  return concat(t)
+end
+
+-- int(min, max) over 128 bits (stream.rs int128): the offset from min in w bits; above the span
+-- it is out of range (the field shows min + offset, or nothing when that passes i128, and the
+-- error says "min + offset"). `W` = { w, span, min (limbs), neg (min < 0), mag (|min|), mint,
+-- maxt }. Returns the value as limbs (two's complement), adding no item when it is in range.
+local function int128_read(R, pf, leaf, W, numeric)
+  local bit = R.pos
+  local off = lread(R, leaf, W.w)
+  if lcmp(off, W.span) > 0 then
+    local text
+    if not W.neg then
+      local x = ladd(W.min, off)
+      if x[9] == 0 and x[8] < 32768 then text = ldec(x) end
+    elseif lcmp(off, W.mag) >= 0 then
+      local x = lsub(off, W.mag)
+      if x[9] == 0 and x[8] < 32768 then text = ldec(x) end
+    else
+      text = "-" .. ldec(lsub(W.mag, off))
+    end
+    local value = text or ""
+    if numeric then value = tonumber(value) or 0 end
+    put(R, pf, name_of(R, leaf), bit, W.w, value, text, ", " .. W.mint .. "..=" .. W.maxt, true)
+    if text then
+      raise(R, "out_of_range", bit, leaf, text .. " out of range " .. W.mint .. "..=" .. W.maxt)
+    end
+    raise(R, "out_of_range", bit, leaf, W.mint .. " + " .. ldec(off) .. " out of range " .. W.mint .. "..=" .. W.maxt)
+  end
+  local v = ladd(W.min, off)
+  v[9] = 0
+  return v
+end
+
+local function int128(R, pf, leaf, W)
+  local bit = R.pos
+  local v = int128_read(R, pf, leaf, W)
+  if not R.dry then
+    local text = lsdec(v)
+    put(R, pf, name_of(R, leaf), bit, W.w, text, R.vis and text, R.vis and (", " .. W.mint .. "..=" .. W.maxt))
+  end
+  return v
+end
+
+-- 128 raw bits (stream.rs u128): the low 64 bits, then the high 64.
+local function ru128(R, pf, leaf)
+  local bit = R.pos
+  local v = lread(R, leaf, 128)
+  local text = ldec(v)
+  put(R, pf, name_of(R, leaf), bit, 128, text, text)
+  return v
+end
+
+-- A Q-format value (stream.rs fixed): the raw value as int128 over the raw bounds (`Q.W`),
+-- shown as its exact decimal, raw / 2^f (`Q.f`); its field's value is the nearest double.
+local function fixed(R, pf, leaf, Q)
+  local bit = R.pos
+  local raw = int128_read(R, pf, leaf, Q.W, true)
+  if not R.dry then
+    put(R, pf, name_of(R, leaf), bit, Q.W.w, ldouble(raw) / P2[Q.f], R.vis and lfixed(raw, Q.f),
+      R.vis and (", " .. Q.W.mint .. "..=" .. Q.W.maxt .. ", raw " .. lsdec(raw)))
+  end
+  return raw
+end
+
+-- A UTF-16 code point sequence as UTF-8.
+local function utf8_char(c)
+  if c < 0x80 then return string.char(c) end
+  if c < 0x800 then return string.char(0xC0 + floor(c / 64), 0x80 + c % 64) end
+  if c < 0x10000 then
+    return string.char(0xE0 + floor(c / 4096), 0x80 + floor(c / 64) % 64, 0x80 + c % 64)
+  end
+  return string.char(0xF0 + floor(c / 262144), 0x80 + floor(c / 4096) % 64, 0x80 + floor(c / 64) % 64, 0x80 + c % 64)
+end
+
+-- serialize 1.0's wide string (stream.rs wstring): `len` code units as int(0, max_len), each in a
+-- 32-bit group under utf16[i]; refused: a group above 0xFFFF, a zero group, an unpaired surrogate.
+local function wstr_body(R, N, L)
+  local len = L(R, N.len, "len")
+  local n = num(len)
+  local rem = R.n - R.pos
+  if n * 32 > rem then past_end(R, R.pos, "len", needed_text(len, 32, 0), rem) end
+  local base = join(R.path, "utf16")
+  open(R, N.utf16, "utf16", base)
+  local out, high, hbit, hi = {}, nil, nil, nil
+  local function refuse(kind, at, i, text)
+    R.path = base .. "[" .. i .. "]"
+    raise(R, kind, at, "", text)
+  end
+  for i = 0, n - 1 do
+    R.idx = "[" .. i .. "]"
+    R.path = base .. R.idx
+    local bit = R.pos
+    local g = take(R, "", 32)
+    put(R, N.unit, R.idx, bit, 32, g, R.vis and sfmt("%d", g), ", 0..=4294967295")
+    if g > 0xFFFF then refuse("out_of_range", bit, i, sfmt("%d out of range 0..=65535", g)) end
+    if g == 0 then
+      refuse("interior_nul", bit, i,
+        "string holds a NUL character inside its length (a C reader would see a shorter string)")
+    end
+    local low = g >= 0xDC00 and g <= 0xDFFF
+    if high then
+      if not low then
+        refuse("invalid_utf16", hbit, hi, "string is not valid UTF-16: a high surrogate not followed by a low one")
+      end
+      out[#out + 1] = utf8_char(0x10000 + (high - 0xD800) * 1024 + (g - 0xDC00))
+      high = nil
+    elseif low then
+      refuse("invalid_utf16", bit, i, "string is not valid UTF-16: a low surrogate not preceded by a high one")
+    elseif g >= 0xD800 and g <= 0xDBFF then
+      high, hbit, hi = g, bit, i
+    else
+      out[#out + 1] = utf8_char(g)
+    end
+  end
+  if high then
+    refuse("invalid_utf16", hbit, hi, "string is not valid UTF-16: a high surrogate as the last code unit")
+  end
+  R.path = base
+  close(R)
+  return concat(out)
+end
+
+local function wstr(R, N, leaf, L)
+  local path = join(R.path, leaf)
+  local ok, text = false, nil
+  if not R.dry then ok, text = dry(R, path, wstr_body, N, L) end
+  if ok then open(R, N.pf, name_of(R, leaf), path, text) else open(R, X.partial, name_of(R, leaf), path) end
+  text = wstr_body(R, N, L)
+  close(R, R.vis and quote(text))
+  return text
 end
 
 -- ---- framing and the dissector ----------------------------------------------------------------

@@ -8,7 +8,7 @@
 use super::{Registry, Spec, WiresharkError, lua_num, lua_str, segment};
 use crate::Schema;
 use crate::parse::{Field, Kind, Prev};
-use bitlens_codec::bits::bits_required;
+use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::checksum::{check_hash, packet_crc};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use std::collections::{BTreeSet, HashMap};
@@ -39,6 +39,12 @@ const EXPERTS: &[(&str, &str, &str)] = &[
     ),
     ("too_long", "MALFORMED", "datagram longer than the MTU"),
     ("non_canonical", "MALFORMED", "encoding no writer produces"),
+    ("invalid_utf16", "MALFORMED", "wide string is not UTF-16"),
+    (
+        "interior_nul",
+        "MALFORMED",
+        "NUL character inside a wide string",
+    ),
 ];
 
 /// Integers whose range lies within ±2^51 are read as Lua numbers (exact below 2^53, with room
@@ -317,11 +323,22 @@ impl Gen<'_> {
                 };
                 self.pf(path, name, spec)?
             }
-            Kind::Int128 { .. } | Kind::U128 | Kind::Fixed(_) | Kind::WStr { .. } => {
-                return Err(WiresharkError(format!(
-                    "field {path:?} is of a type the Wireshark export does not read yet \
-                     (int128, u128, fixed and wstring are not exported)"
-                )));
+            // Within i64 an int128 is an int; wider, its value is decimal text.
+            Kind::Int128 { min, max } => match (i64::try_from(*min), i64::try_from(*max)) {
+                (Ok(min), Ok(max)) => self.pf(path, name, int_spec(min, max))?,
+                _ => self.pf(path, name, Spec::Str)?,
+            },
+            Kind::U128 => self.pf(path, name, Spec::Str)?,
+            Kind::Fixed(_) => self.pf(path, name, Spec::F64)?,
+            Kind::WStr { max_len } => {
+                // The code units first: they keep the name `NAME.utf16` (their scope does not).
+                let unit = self.pf(&at("utf16"), "utf16", int_spec(0, i64::from(u32::MAX)))?;
+                let utf16 = self.pf(&at("utf16"), "utf16", Spec::Scope)?;
+                let pf = self.pf(path, name, Spec::Str)?;
+                let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
+                self.node(format!(
+                    "{{ pf = {pf}, len = {len}, utf16 = {utf16}, unit = {unit} }}"
+                ))
             }
             Kind::Bits(64) | Kind::U64 => self.pf(path, name, Spec::U64)?,
             Kind::Bits(n) => self.pf(path, name, int_spec(0, (1i64 << n) - 1))?,
@@ -515,9 +532,23 @@ impl Gen<'_> {
                 format!("rbits(R, {node}, {name}, {n}, \"{max}\")")
             }
             Kind::U64 => format!("ru64(R, {node}, {name})"),
-            // Refused by `node_of` before any call is generated.
-            Kind::Int128 { .. } | Kind::U128 | Kind::Fixed(_) | Kind::WStr { .. } => {
-                format!("error({})", lua_str("not exported"))
+            Kind::Int128 { min, max } => match (i64::try_from(*min), i64::try_from(*max)) {
+                // The same bits, checks and trace as an int over the same bounds.
+                (Ok(min), Ok(max)) => self.int_call(node, name, min, max, None),
+                _ => {
+                    let w = self.wide(*min, *max);
+                    format!("int128(R, {node}, {name}, {w})")
+                }
+            },
+            Kind::U128 => format!("ru128(R, {node}, {name})"),
+            Kind::Fixed(q) => {
+                let w = self.wide(q.raw_min(), q.raw_max());
+                let q = self.constant(format!("{{ f = {}, W = {w} }}", q.fraction_bits()));
+                format!("fixed(R, {node}, {name}, {q})")
+            }
+            Kind::WStr { max_len } => {
+                let len = self.count_reader(*max_len);
+                format!("wstr(R, {node}, {name}, {len})")
             }
             Kind::F32 => format!("rf32(R, {node}, {name})"),
             Kind::F64 => format!("rf64(R, {node}, {name})"),
@@ -612,6 +643,26 @@ impl Gen<'_> {
             u >> 32,
             span & 0xFFFF_FFFF,
             span >> 32
+        ))
+    }
+
+    /// The constant of a 128-bit range for `int128` (packet.lua): its width, the span, min as
+    /// limbs of its two's complement and of its magnitude, both ends as text.
+    fn wide(&mut self, min: i128, max: i128) -> String {
+        // Eight 16-bit limbs, least significant first, and a ninth (bits 128..144) of 0.
+        let limbs = |v: u128| {
+            let l: Vec<String> = (0..8)
+                .map(|i| ((v >> (16 * i)) & 0xFFFF).to_string())
+                .collect();
+            format!("{{ {}, 0 }}", l.join(", "))
+        };
+        self.constant(format!(
+            "{{ w = {}, span = {}, min = {}, neg = {}, mag = {}, mint = \"{min}\", maxt = \"{max}\" }}",
+            bits_required128(min, max),
+            limbs((max as u128).wrapping_sub(min as u128)),
+            limbs(min as u128),
+            min < 0,
+            limbs(min.unsigned_abs()),
         ))
     }
 
