@@ -35,7 +35,7 @@
 //! new way, one Lua function in `packet.lua`.
 //!
 //! ```
-//! use bitlens_codec::schema::{Schema, WiresharkOptions};
+//! use bitlens_schema::{Schema, WiresharkOptions};
 //!
 //! let schema = Schema::from_toml(r#"
 //!     [protocol]
