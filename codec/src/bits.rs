@@ -464,6 +464,7 @@ pub struct BitReader<'a> {
 
 impl<'a> BitReader<'a> {
     /// A reader over all of `data`.
+    #[inline]
     pub fn new(data: &'a [u8]) -> Self {
         BitReader {
             data,
@@ -578,6 +579,17 @@ impl<'a> BitReader<'a> {
         if n <= 32 {
             return self.read_bits(n).map(u64::from);
         }
+        let pos = self.bits_read;
+        let byte = pos >> 3;
+        // Fast path: 9 bytes from the one holding `pos` hold at least 65 bits past it.
+        if let Some(w) = self.data.get(byte..byte + 9) {
+            let low = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            let shift = (pos & 7) as u32;
+            // The 9th byte's bits above the low word's, without a shift by 64 when `shift == 0`.
+            let high = (u64::from(w[8]) << 1) << (63 - shift);
+            self.bits_read = pos + n as usize;
+            return Ok((low >> shift | high) & low_mask(n));
+        }
         if n as usize > self.bits_remaining() {
             return Err(PastEnd {
                 needed: n as usize,
@@ -612,6 +624,7 @@ impl<'a> BitReader<'a> {
     ///
     /// # Errors
     /// [`PastEnd`] if fewer bytes remain; nothing is consumed then.
+    #[inline]
     pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<(), PastEnd> {
         debug_assert_eq!(self.bits_read % 8, 0);
         let needed = out.len().saturating_mul(8);
