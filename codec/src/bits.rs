@@ -153,9 +153,8 @@ impl<'a> BitWriter<'a> {
     /// the word lies wholly within the capacity: `get_mut` cannot miss.
     #[inline(always)]
     fn store_word(&mut self) {
-        let at = 8 * self.word;
-        if let Some(word) = self.buf.get_mut(at..at + 8) {
-            word.copy_from_slice(&self.scratch.to_le_bytes());
+        if let Some(word) = self.buf.as_chunks_mut::<8>().0.get_mut(self.word) {
+            *word = self.scratch.to_le_bytes();
         }
         self.word += 1;
     }
