@@ -519,7 +519,7 @@ impl<'a> BitReader<'a> {
     /// Meant for widths that are constants at the call site (a struct's fixed-width fields):
     /// the run's 16 bytes are checked once, a 64-bit window is loaded and shifted once per 57
     /// bits or so, and each field is then a shift and a mask by constants (BENCHMARKS.md,
-    /// section 1).
+    /// bitstream-io rows).
     ///
     /// # Errors
     /// [`PastEnd`] (for the whole run) if fewer bits remain than the run needs; nothing is
