@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every figure of BENCHMARKS.md from one command: the seven criterion benches of the codec, the
 # serialize.rs side-by-side (harness times and callgrind counts), the captures against tshark
-# (idle, then with one core busy), then the table of ratios (benches/summary.sh). Logs and the
-# table go to target/bench-all/; each step's log starts with the time and the load average, so a
-# disturbed step shows. Run it on an idle machine: about 30 minutes on 2 cores.
+# (idle, then with one core busy), the live proxy against socat, then the table of ratios
+# (benches/summary.sh). Logs and the table go to target/bench-all/; each step's log starts with
+# the time and the load average, so a disturbed step shows. Run it on an idle machine: about 30 minutes on 2 cores.
 #
 #   bash benches/all.sh                 # SERIALIZE_RS=/path/to/serialize.rs clone (default /tmp/serialize-rs)
 #                                       # PEERS=/path/to/shared/peers (default ../shared/peers)
@@ -37,5 +37,10 @@ else
 fi
 { stamp captures; bash benches/captures.sh; } 2>&1 | tee "$out/captures.log"
 { stamp "captures, one core busy"; BUSY=1 bash benches/captures.sh; } 2>&1 | tee "$out/captures-busy.log"
+if command -v socat >/dev/null; then
+  { stamp proxy; bash benches/proxy.sh; } 2>&1 | tee "$out/proxy.log"
+else
+  echo "no socat: the live proxy's rows are skipped" | tee "$out/proxy.log"
+fi
 stamp done | tee "$out/done.txt"
 bash benches/summary.sh | tee "$out/table.md"

@@ -6,6 +6,7 @@ pub mod decode;
 pub mod decode_bytes;
 pub mod encode;
 pub mod inspect;
+pub mod proxy;
 pub mod synth;
 pub mod tagged;
 pub mod vectors;
