@@ -74,6 +74,7 @@ pub mod error;
 pub mod fixed;
 pub mod float_text;
 pub mod link;
+pub mod packed;
 pub mod packet;
 pub mod quantize;
 pub mod read;
@@ -81,9 +82,13 @@ pub mod stream;
 pub mod trace;
 pub mod write;
 
+/// `#[derive(BitPacked)]` and `#[derive(PacketSet)]` (feature `derive`, on by default).
+#[cfg(feature = "derive")]
+pub use bitlens_codec_derive::{BitPacked, PacketSet};
 pub use bits::{BitReader, BitWriter, bits_required, bits_required128};
 pub use error::{Error, ErrorKind, Result};
 pub use fixed::{Fixed, FixedPoint};
+pub use packed::{BitPacked, PacketSet};
 pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
 };
