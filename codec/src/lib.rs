@@ -73,6 +73,8 @@ pub mod checksum;
 pub mod error;
 pub mod fixed;
 pub mod float_text;
+#[cfg(feature = "arbitrary")]
+pub mod generate;
 pub mod link;
 pub mod packed;
 pub mod packet;

@@ -524,7 +524,8 @@ fn union_impl(
                 let name = w.define::<Self>(#base, |w, name| {
                     let mut text = ::std::format!("[union.{}]\n{}variants = [\n", #p::toml_key(name), #tag_value);
                     #(
-                        match #schema_bodies {
+                        let body: ::core::option::Option<::std::string::String> = #schema_bodies;
+                        match body {
                             ::core::option::Option::Some(body) => text.push_str(&::std::format!(
                                 "  {{ name = {}, body = {} }},\n",
                                 #p::toml_str(#wires),

@@ -215,6 +215,18 @@ fn float_lit(e: &Expr) -> Option<f64> {
     }
 }
 
+/// An integer expression: a literal becomes an `i128` literal (an unsuffixed one would be an
+/// `i32` and overflow), anything else stays as written.
+pub fn num(e: &Expr) -> Expr {
+    match int_lit(e) {
+        Some(v) => {
+            let lit = proc_macro2::Literal::i128_suffixed(v);
+            syn::parse_quote!(#lit)
+        }
+        None => e.clone(),
+    }
+}
+
 fn err<T>(span: Span, msg: impl std::fmt::Display) -> syn::Result<T> {
     Err(syn::Error::new(span, msg))
 }
@@ -329,7 +341,7 @@ pub fn kind_of(
                 false,
             );
         }
-        return Ok(Kind::Bits(n.clone()));
+        return Ok(Kind::Bits(num(n)));
     }
     if let Some(c) = &a.compressed {
         let vector = match sh {
@@ -407,7 +419,7 @@ pub fn kind_of(
         }
         let previous = prev_code(ctx, r, sib)?;
         return Ok(Kind::ObjectIndex {
-            max_objects,
+            max_objects: num(&max_objects),
             previous,
         });
     }
@@ -438,7 +450,7 @@ pub fn kind_of(
             return err(m.span(), format!("max_objects = {v} (use 1 to 2147483647)"));
         }
         return Ok(Kind::Sparse {
-            max_objects: m.clone(),
+            max_objects: num(m),
             element: element.clone(),
         });
     }
@@ -453,7 +465,7 @@ pub fn kind_of(
             );
         };
         return Ok(Kind::WStr {
-            max_len: max_len.clone(),
+            max_len: num(max_len),
         });
     }
     if let Some((len, ls)) = &a.len {
@@ -464,12 +476,12 @@ pub fn kind_of(
                 "`len` gives the fixed length of a Vec<u8> of raw bytes ([u8; N] needs none)",
             );
         }
-        return Ok(Kind::BytesVec { len: len.clone() });
+        return Ok(Kind::BytesVec { len: num(len) });
     }
     match sh {
         Shape::String => match &a.max_len {
             Some((max_len, _)) => Ok(Kind::Str {
-                max_len: max_len.clone(),
+                max_len: num(max_len),
             }),
             None => err(
                 span,
@@ -500,7 +512,7 @@ pub fn kind_of(
                 );
             }
             Ok(Kind::Array {
-                max_len: max_len.clone(),
+                max_len: num(max_len),
                 element: Box::new(element),
             })
         }
@@ -562,14 +574,20 @@ fn range_kind(
         _ => {
             ctx.check(
                 rs,
-                quote!((#lo) as i128 <= (#hi) as i128),
+                {
+                    let (lo, hi) = (num(lo), num(hi));
+                    quote!((#lo) as i128 <= (#hi) as i128)
+                },
                 "the range is empty: its minimum exceeds its maximum (swap the bounds)",
                 false,
             );
             ctx.check(
                 rs,
-                quote!((#lo) as i128 >= <#ty as #k::packed::IntBounds>::LOW
-                    && (#hi) as i128 <= <#ty as #k::packed::IntBounds>::HIGH),
+                {
+                    let (lo, hi) = (num(lo), num(hi));
+                    quote!((#lo) as i128 >= <#ty as #k::packed::IntBounds>::LOW
+                        && (#hi) as i128 <= <#ty as #k::packed::IntBounds>::HIGH)
+                },
                 "the range does not fit the field's type: use a wider type or a narrower range",
                 true,
             );
@@ -577,13 +595,13 @@ fn range_kind(
     }
     Ok(if wide {
         Kind::Int128 {
-            min: lo.clone(),
-            max: hi.clone(),
+            min: num(lo),
+            max: num(hi),
         }
     } else {
         Kind::Int {
-            min: lo.clone(),
-            max: hi.clone(),
+            min: num(lo),
+            max: num(hi),
         }
     })
 }
@@ -782,7 +800,7 @@ fn prev_code(ctx: &mut Ctx<'_>, r: &Relative, sib: &dyn Siblings) -> syn::Result
     let _ = ctx;
     match &r.previous {
         None => Ok(PrevCode::Const(syn::parse_quote!(-1))),
-        Some(Prev::Const(e)) => Ok(PrevCode::Const(e.clone())),
+        Some(Prev::Const(e)) => Ok(PrevCode::Const(num(e))),
         Some(Prev::Field(name)) => {
             let Some((place, wire, ty, guarded)) = sib.earlier(name) else {
                 return err(

@@ -169,7 +169,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     let w = &mut w;
                     let mut packets = ::std::string::String::new();
                     #(
-                        let body: ::std::string::String = match #schema_bodies {
+                        let body: ::core::option::Option<::std::string::String> = #schema_bodies;
+                        let body: ::std::string::String = match body {
                             ::core::option::Option::Some(body) => body,
                             ::core::option::Option::None => w.synthesize(#wires, |_, name| {
                                 #p::struct_text(name, &[])
