@@ -176,7 +176,11 @@ impl Stream for Generator<'_, '_> {
         let mut codes = [0u32; 3];
         for c in &mut codes {
             // Components in the middle half keep the rebuilt largest the largest.
-            *c = draw(self.bits, name, self.u.int_in_range(max / 4..=max - max / 4))?;
+            *c = draw(
+                self.bits,
+                name,
+                self.u.int_in_range(max / 4..=max - max / 4),
+            )?;
         }
         *q = spec.decode(largest, codes).unwrap_or([0.0, 0.0, 0.0, 1.0]);
         self.take(spec.width() as usize);
@@ -234,7 +238,11 @@ impl Stream for Generator<'_, '_> {
             let why = format!("no relative integer after {previous} within 32 bits");
             return Err(Error::new(ErrorKind::InvalidArgument(why), self.bits, name));
         }
-        let tier = draw(self.bits, name, self.u.int_in_range(0..=RELATIVE_TIERS.len()))?;
+        let tier = draw(
+            self.bits,
+            name,
+            self.u.int_in_range(0..=RELATIVE_TIERS.len()),
+        )?;
         let hi = RELATIVE_TIERS.get(tier).map_or(top, |t| t.1);
         let d = draw(self.bits, name, self.u.int_in_range(1..=hi))?;
         *current = previous.saturating_add(d).min(top);

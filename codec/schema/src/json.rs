@@ -92,13 +92,20 @@ fn union_from_json(
     }
     .ok_or_else(|| {
         let names: Vec<&str> = def.variants.iter().map(|v| &*v.name).collect();
-        format!("{p}: no variant {given} (expected one of {})", names.join(", "))
+        format!(
+            "{p}: no variant {given} (expected one of {})",
+            names.join(", ")
+        )
     })?;
     let first = DynValue::Enum(variant.name.clone());
     match variant.body {
         None => {
             if let Some(k) = obj.keys().find(|k| **k != tag) {
-                return Err(format!("{}: no such field (variant {} has none)", at(path, k), variant.name));
+                return Err(format!(
+                    "{}: no such field (variant {} has none)",
+                    at(path, k),
+                    variant.name
+                ));
             }
             Ok(DynValue::Struct(DynStruct {
                 names: variant.layout.clone(),

@@ -934,7 +934,11 @@ fn union_variant<S: Stream>(s: &S, name: &str, def: &UnionDef, n: &str) -> Resul
                 "no variant named {n:?} (expected one of {})",
                 names.join(", ")
             );
-            Err(Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name))
+            Err(Error::new(
+                ErrorKind::InvalidArgument(why),
+                s.bit_position(),
+                name,
+            ))
         }
     }
 }

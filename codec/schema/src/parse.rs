@@ -537,7 +537,11 @@ struct RawUnion<'i> {
     _table: std::marker::PhantomData<&'i ()>,
 }
 
-fn raw_union<'i>(p: &Parser<'_>, name: &str, def: &'i Val<'i>) -> Result<RawUnion<'i>, SchemaError> {
+fn raw_union<'i>(
+    p: &Parser<'_>,
+    name: &str,
+    def: &'i Val<'i>,
+) -> Result<RawUnion<'i>, SchemaError> {
     let t = p.table(def, &format!("union {name}"))?;
     for (k, _) in t.iter() {
         if !["variants", "tag_name", "doc"].contains(&k.get_ref().as_ref()) {
@@ -557,14 +561,22 @@ fn raw_union<'i>(p: &Parser<'_>, name: &str, def: &'i Val<'i>) -> Result<RawUnio
     let vv = get(t, "variants").ok_or_else(|| {
         p.err(
             &def.span(),
-            format!("union {name} has no variants (add `variants = [\"Body\", {{ name = \"None\" }}]`)"),
+            format!(
+                "union {name} has no variants (add `variants = [\"Body\", {{ name = \"None\" }}]`)"
+            ),
         )
     })?;
     let list = vv.get_ref().as_array().ok_or_else(|| {
-        p.err(&vv.span(), "`variants` must be an array of struct names or `{ name = ..., body = ... }`")
+        p.err(
+            &vv.span(),
+            "`variants` must be an array of struct names or `{ name = ..., body = ... }`",
+        )
     })?;
     if list.is_empty() {
-        return Err(p.err(&vv.span(), format!("union {name} has no variants (add one)")));
+        return Err(p.err(
+            &vv.span(),
+            format!("union {name} has no variants (add one)"),
+        ));
     }
     let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> = Vec::new();
     for entry in list.iter() {
@@ -578,14 +590,19 @@ fn raw_union<'i>(p: &Parser<'_>, name: &str, def: &'i Val<'i>) -> Result<RawUnio
                     if k.get_ref() != "name" && k.get_ref() != "body" {
                         return Err(p.err(
                             &k.span(),
-                            format!("unknown key \"{}\" in a variant (expected name and body)", k.get_ref()),
+                            format!(
+                                "unknown key \"{}\" in a variant (expected name and body)",
+                                k.get_ref()
+                            ),
                         ));
                     }
                 }
                 let n = get(vt, "name").ok_or_else(|| {
                     p.err(&entry.span(), "variant has no name (add `name = \"...\"`)")
                 })?;
-                let b = get(vt, "body").map(|b| p.string(b, "variant body")).transpose()?;
+                let b = get(vt, "body")
+                    .map(|b| p.string(b, "variant body"))
+                    .transpose()?;
                 (p.string(n, "variant name")?, b)
             }
             _ => {
@@ -598,7 +615,10 @@ fn raw_union<'i>(p: &Parser<'_>, name: &str, def: &'i Val<'i>) -> Result<RawUnio
         if variants.iter().any(|(n, _)| n.get_ref() == vname.get_ref()) {
             return Err(p.err(
                 &vname.span(),
-                format!("duplicate variant name \"{}\" in union {name} (rename one)", vname.get_ref()),
+                format!(
+                    "duplicate variant name \"{}\" in union {name} (rename one)",
+                    vname.get_ref()
+                ),
             ));
         }
         variants.push((vname, body));

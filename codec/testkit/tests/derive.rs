@@ -167,7 +167,11 @@ fn guards_refuse_values_they_would_lose() {
 fn unions_switch_variant_on_read_and_trace_its_name() {
     let mut p = Showcase::Shapes(Shapes {
         main: Shape::Rect { w: 3, h: 64 },
-        others: vec![Shape::Label("hi".into()), Shape::Nothing, Shape::Circle(Point { x: 1, y: 2 })],
+        others: vec![
+            Shape::Label("hi".into()),
+            Shape::Nothing,
+            Shape::Circle(Point { x: 1, y: 2 }),
+        ],
     });
     let mut buf = [0u8; 64];
     let n = write_packet(&mut p, &mut buf).unwrap();
@@ -212,6 +216,12 @@ fn the_schema_text_says_each_attribute() {
     }
     // The demo's packet with a check after its body gets a body struct of its own.
     let demo = DemoPacket::schema();
-    assert!(demo.contains("{ name = \"RigidBody\", body = \"RigidBody_2\" }"), "{demo}");
-    assert!(Schema::from_toml(&packed::schema_of::<Point>(), "p.toml").is_err(), "no [protocol]");
+    assert!(
+        demo.contains("{ name = \"RigidBody\", body = \"RigidBody_2\" }"),
+        "{demo}"
+    );
+    assert!(
+        Schema::from_toml(&packed::schema_of::<Point>(), "p.toml").is_err(),
+        "no [protocol]"
+    );
 }

@@ -73,7 +73,9 @@ pub fn same_bytes<P: Packet + Default + Debug>(schema: &Schema, u: &mut Unstruct
     };
     let name = &P::protocol().packet_types[t as usize];
     let mut b = vec![0u8; mtu];
-    let m = schema.write(name, &value, &mut b).expect("the schema writes");
+    let m = schema
+        .write(name, &value, &mut b)
+        .expect("the schema writes");
     assert_eq!(&b[..m], data, "same value, other bytes ({p:?})");
     let bits = measure_packet(&mut p).expect("measures");
     assert_eq!(schema.measure(name, &value).expect("measures"), bits);
