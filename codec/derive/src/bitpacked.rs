@@ -29,6 +29,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     };
     let items = &ctx.items;
     Ok(quote! {
+        // The generated code casts literals and repeats checks a person would not write.
+        #[allow(clippy::all)]
         const _: () = {
             #(#items)*
             #impls

@@ -25,7 +25,7 @@ enum Body {
     SparseIndex,
     Flatten,
     Value {
-        kind: Kind,
+        kind: Box<Kind>,
         /// For `Option<T>` fields: `Some(flag)` for the implicit flag, `None` when a guard
         /// decides.
         option: Option<Option<String>>,
@@ -189,7 +189,7 @@ pub fn generate(ctx: &mut Ctx<'_>, inputs: Vec<Input>) -> syn::Result<Generated>
                 )
             };
             Body::Value {
-                kind,
+                kind: Box::new(kind),
                 option: Some(flag),
             }
         } else {
@@ -200,7 +200,10 @@ pub fn generate(ctx: &mut Ctx<'_>, inputs: Vec<Input>) -> syn::Result<Generated>
                 ));
             }
             let kind = kind_of(ctx, &input.ty, a, input.span, &Earlier(&planned))?;
-            Body::Value { kind, option: None }
+            Body::Value {
+                kind: Box::new(kind),
+                option: None,
+            }
         };
         planned.push(Planned { input, body, guard });
     }
@@ -243,11 +246,15 @@ pub fn generate(ctx: &mut Ctx<'_>, inputs: Vec<Input>) -> syn::Result<Generated>
     let mut min_terms = Vec::new();
     let mut schema = Vec::new();
     let mut sparse_index = None;
+    let mut pending: Option<Pending> = None;
     let p = quote!(#k::packed);
     for f in &planned {
         let a = &f.input.attrs;
         let place = &f.input.place;
         let wire = &f.input.wire;
+        if !a.check.is_empty() || a.align.is_some() || f.guard.is_none() {
+            flush(&mut serialize, &mut pending);
+        }
         for label in &a.check {
             serialize.extend(quote! { s.check(#label)?; });
             min_terms.push(quote!(32usize));
@@ -283,32 +290,43 @@ pub fn generate(ctx: &mut Ctx<'_>, inputs: Vec<Input>) -> syn::Result<Generated>
                 };
                 let value = kind.serialize(&k, &quote!(*__v), &name);
                 let direct = kind.serialize(&k, place, &name);
-                let code = match (option, &f.guard) {
-                    (None, None) => direct,
-                    (None, Some((flag, fw, when))) => quote! {
-                        if #flag == #when {
-                            #direct
-                        } else {
-                            #p::absent(s, #name, #fw, &mut #place)?;
-                        }
-                    },
-                    (Some(Some(flag)), _) => quote! {
-                        #p::flagged(s, #flag, &mut #place, |s, __v| {
-                            #value
-                            ::core::result::Result::Ok(())
-                        })?;
-                    },
-                    (Some(None), Some((flag, fw, when))) => quote! {
-                        if #flag == #when {
+                // Fields under one guard share one branch, as a person writes them (the
+                // hand-written rigid body tests at_rest once for both velocities).
+                match (option, &f.guard) {
+                    (None, None) => {
+                        flush(&mut serialize, &mut pending);
+                        serialize.extend(direct);
+                    }
+                    (Some(Some(flag)), _) => {
+                        flush(&mut serialize, &mut pending);
+                        serialize.extend(quote! {
+                            #p::flagged(s, #flag, &mut #place, |s, __v| {
+                                #value
+                                ::core::result::Result::Ok(())
+                            })?;
+                        });
+                    }
+                    (None, Some((flag, fw, when))) => guarded(
+                        &mut serialize,
+                        &mut pending,
+                        (fw.clone(), *when),
+                        flag,
+                        direct,
+                        quote!(#p::absent(s, #name, #fw, &mut #place)?;),
+                    ),
+                    (Some(None), Some((flag, fw, when))) => guarded(
+                        &mut serialize,
+                        &mut pending,
+                        (fw.clone(), *when),
+                        flag,
+                        quote! {
                             let __v = #p::present_option(s, #name, #fw, &mut #place)?;
                             #value
-                        } else {
-                            #p::absent_option(s, #name, #fw, &mut #place)?;
-                        }
-                    },
+                        },
+                        quote!(#p::absent_option(s, #name, #fw, &mut #place)?;),
+                    ),
                     (Some(None), None) => unreachable!("an Option without flag has a guard"),
-                };
-                serialize.extend(code);
+                }
                 match (option, &f.guard) {
                     (Some(Some(flag)), _) => {
                         min_terms.push(quote!(1usize));
@@ -332,6 +350,9 @@ pub fn generate(ctx: &mut Ctx<'_>, inputs: Vec<Input>) -> syn::Result<Generated>
                 }
             }
         }
+        if a.align_after.is_some() || !a.check_after.is_empty() {
+            flush(&mut serialize, &mut pending);
+        }
         if a.align_after.is_some() {
             serialize.extend(quote! { s.align("align")?; });
             schema.push(quote!(::std::string::String::from("type = \"align\"")));
@@ -344,6 +365,7 @@ pub fn generate(ctx: &mut Ctx<'_>, inputs: Vec<Input>) -> syn::Result<Generated>
             ));
         }
     }
+    flush(&mut serialize, &mut pending);
     let min_bits = quote!(0usize #(.saturating_add(#min_terms))*);
     Ok(Generated {
         serialize,
@@ -382,4 +404,58 @@ pub fn inputs(
         });
     }
     Ok(out)
+}
+
+/// Guarded fields waiting to share one branch: the guard (flag's wire name, value that means
+/// present), the flag's place, and the statements when present and when absent.
+struct Pending {
+    key: (String, bool),
+    flag: TokenStream,
+    present: TokenStream,
+    absent: TokenStream,
+}
+
+/// Emits the pending guarded fields as one `if`.
+fn flush(out: &mut TokenStream, pending: &mut Option<Pending>) {
+    if let Some(Pending {
+        key: (_, when),
+        flag,
+        present,
+        absent,
+    }) = pending.take()
+    {
+        out.extend(quote! {
+            if #flag == #when {
+                #present
+            } else {
+                #absent
+            }
+        });
+    }
+}
+
+/// Adds a guarded field: to the pending branch when it has the same guard, else in a new one.
+fn guarded(
+    out: &mut TokenStream,
+    pending: &mut Option<Pending>,
+    key: (String, bool),
+    flag: &TokenStream,
+    present: TokenStream,
+    absent: TokenStream,
+) {
+    match pending {
+        Some(p) if p.key == key => {
+            p.present.extend(present);
+            p.absent.extend(absent);
+        }
+        _ => {
+            flush(out, pending);
+            *pending = Some(Pending {
+                key,
+                flag: flag.clone(),
+                present,
+                absent,
+            });
+        }
+    }
 }

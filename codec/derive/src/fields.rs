@@ -100,7 +100,7 @@ pub enum Kind {
 /// How the schema writes a compressed float: its range and resolution, or its precomputed
 /// constants (taken from the spec at run time).
 pub enum CfSchema {
-    Range { min: Expr, max: Expr, res: Expr },
+    Range(Box<(Expr, Expr, Expr)>),
     Precomputed,
 }
 
@@ -709,7 +709,7 @@ fn compressed_kind(
             Ok(Kind::Compressed {
                 spec,
                 vector,
-                params: CfSchema::Range { min, max, res },
+                params: CfSchema::Range(Box::new((min, max, res))),
             })
         }
     }
@@ -978,15 +978,18 @@ impl Kind {
                     "compressed_float"
                 };
                 match params {
-                    CfSchema::Range { min, max, res } => quote! {
-                        ::std::format!(
-                            "type = \"{}\", min = {}, max = {}, resolution = {}",
-                            #t,
-                            #p::toml_f32({ let v: f32 = #min; v }),
-                            #p::toml_f32({ let v: f32 = #max; v }),
-                            #p::toml_f32({ let v: f32 = #res; v })
-                        )
-                    },
+                    CfSchema::Range(range) => {
+                        let (min, max, res) = &**range;
+                        quote! {
+                            ::std::format!(
+                                "type = \"{}\", min = {}, max = {}, resolution = {}",
+                                #t,
+                                #p::toml_f32({ let v: f32 = #min; v }),
+                                #p::toml_f32({ let v: f32 = #max; v }),
+                                #p::toml_f32({ let v: f32 = #res; v })
+                            )
+                        }
+                    }
                     CfSchema::Precomputed => quote! {
                         ::std::format!(
                             "type = \"{}\", min = {}, delta = {}, max_integer_value = {}",

@@ -125,6 +125,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let proto_name = protocol.value();
     let proto_text = toml_str(&proto_name);
     Ok(quote! {
+        // The generated code casts literals and repeats checks a person would not write.
+        #[allow(clippy::all)]
         const _: () = {
             #(#items)*
 

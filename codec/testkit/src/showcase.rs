@@ -260,7 +260,7 @@ pub struct Shapes {
 }
 
 /// The showcase packet set.
-#[derive(Debug, Clone, PartialEq, PacketSet)]
+#[derive(Debug, Clone, Default, PartialEq, PacketSet)]
 #[bitlens(protocol = "showcase", id = 0x5348_4f57, mtu = 1200)]
 pub enum Showcase {
     /// Type 0.
@@ -290,13 +290,8 @@ pub enum Showcase {
     /// Type 8: unnamed fields.
     Tuple(#[bitlens(range = 1..=6)] u8, bool),
     /// Type 9: no fields.
+    #[default]
     Empty,
     /// Type 10: tagged unions.
     Shapes(Shapes),
-}
-
-impl Default for Showcase {
-    fn default() -> Self {
-        Showcase::Empty
-    }
 }

@@ -13,10 +13,10 @@ use std::fmt::Debug;
 use std::sync::LazyLock;
 
 /// The showcase protocol's derived schema, loaded by `bitlens-schema`.
-pub static SHOWCASE: LazyLock<Schema> = LazyLock::new(|| load::<crate::showcase::Showcase>());
+pub static SHOWCASE: LazyLock<Schema> = LazyLock::new(load::<crate::showcase::Showcase>);
 
 /// The demo protocol's derived schema, loaded by `bitlens-schema`.
-pub static DEMO: LazyLock<Schema> = LazyLock::new(|| load::<crate::demo::DemoPacket>());
+pub static DEMO: LazyLock<Schema> = LazyLock::new(load::<crate::demo::DemoPacket>);
 
 fn load<P: PacketSet>() -> Schema {
     let text = P::schema();
