@@ -5,7 +5,7 @@
 //! read, measure, trace), its [`BitPacked::MIN_BITS`] for the array length checks, and its
 //! definition in the schema language of `SCHEMA.md` ([`schema_of`]), which `bitlens-schema`
 //! interprets to the same bytes, verdicts, errors and traces. A packet enum derives
-//! [`PacketSet`]: the [`Packet`](crate::Packet) impl (protocol, type numbers, bodies; framing by
+//! [`PacketSet`]: the [`Packet`] impl (protocol, type numbers, bodies; framing by
 //! [`crate::packet::frame`]) and the whole protocol's schema.
 //!
 //! ```
