@@ -16,7 +16,10 @@
 //! ```
 //!
 //! Every program gets `inspect`, `decode [--json|--fields]`, `check` and `decode-bytes`, with
-//! `--decode PORT=NAME`, `--protocol-id` and `--schema`; [`Cli::command`] adds more (the
+//! `--decode PORT=NAME`, `--protocol-id` and `--schema`; the live proxy `proxy` (and `replay`
+//! of its mutations), which decodes, mutates and re-signs with the same dissectors; and
+//! `export-wireshark`, a Lua dissector from a schema file or from a registered dissector's
+//! schema text (`--as NAME`: a derived packet set has one). [`Cli::command`] adds more (the
 //! `bitlens` binary adds `synth`, `vectors`, `tagged` and `encode`).
 //!
 //! # Exit status
@@ -24,7 +27,7 @@
 //! One rule for every subcommand ([`EXIT_STATUS`]): 0 when all is well, 1 when the input was
 //! read and rejected (`check` found datagrams that do not decode, `decode-bytes` a packet that
 //! does not, `vectors` a failing vector, `tagged` a malformed document, `encode` a value that
-//! does not fit the schema), 2 on a usage or file error (a bad argument or schema, a file that
+//! does not fit the schema, `replay` a log that is not a proxy log), 2 on a usage or file error (a bad argument or schema, a file that
 //! cannot be read or is not a capture, a capture damaged part way, an output that cannot be
 //! written).
 
@@ -65,8 +68,8 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// A program named `name` with the capture subcommands (`inspect`, `decode`, `check`,
-    /// `decode-bytes`) and no protocol yet.
+    /// A program named `name` with the subcommands every program gets (`inspect`, `decode`,
+    /// `check`, `decode-bytes`, `proxy`, `replay`, `export-wireshark`) and no protocol yet.
     pub fn new(name: &'static str) -> Self {
         Cli {
             name,
@@ -79,6 +82,9 @@ impl Cli {
         .command("decode", crate::cmd::decode::command)
         .command("check", crate::cmd::check::command)
         .command("decode-bytes", crate::cmd::decode_bytes::command)
+        .command("proxy", crate::cmd::proxy::command)
+        .command("replay", crate::cmd::proxy::replay_command)
+        .command("export-wireshark", crate::cmd::export_wireshark::command)
     }
 
     /// The one-line description `--help` starts with.

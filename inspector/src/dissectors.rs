@@ -215,17 +215,20 @@ impl Dissectors {
     }
 }
 
+/// The `bitlens` binary's dissectors (the demo's packets on 40000, its batches on 40001), for
+/// the unit tests of every module.
+#[cfg(test)]
+pub(crate) fn shipped() -> Dissectors {
+    use bitlens_testkit::{batch_demo, demo};
+    let mut d = Dissectors::new();
+    d.register(demo::PORT, Arc::new(demo::dissector()));
+    d.register(batch_demo::PORT, Arc::new(batch_demo::dissector()));
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bitlens_testkit::{batch_demo, demo};
-
-    fn shipped() -> Dissectors {
-        let mut d = Dissectors::new();
-        d.register(demo::PORT, Arc::new(demo::dissector()));
-        d.register(batch_demo::PORT, Arc::new(batch_demo::dissector()));
-        d
-    }
 
     #[test]
     fn overrides_parse() {

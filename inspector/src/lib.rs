@@ -110,6 +110,7 @@ pub mod cmd;
 pub mod dissectors;
 pub mod output;
 pub mod pipeline;
+pub mod proxy;
 #[cfg(feature = "demo")]
 pub mod synth;
 pub mod tui;

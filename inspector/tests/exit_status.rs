@@ -130,6 +130,37 @@ fn every_subcommand_follows_one_rule() {
         (1, vec!["decode-bytes", &packet, "--protocol-id", "0x1"]),
         (2, vec!["decode-bytes", "captures/no-such.bin"]),
         (2, vec!["decode-bytes", &packet, "--as", "nope"]),
+        // proxy: runs until Ctrl-C (inspector/tests/proxy.rs); bad options are usage errors.
+        (2, vec!["proxy", "--upstream", "127.0.0.1:9"]),
+        (
+            2,
+            vec!["proxy", "--listen", "nowhere", "--upstream", "127.0.0.1:9"],
+        ),
+        (
+            2,
+            vec![
+                "proxy",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "127.0.0.1:9",
+                "--decode",
+                "9=nope",
+            ],
+        ),
+        // replay: a log that is not a proxy log is rejected input.
+        (1, vec!["replay", &a, "--upstream", "127.0.0.1:9"]),
+        (
+            2,
+            vec!["replay", "no-such.ndjson", "--upstream", "127.0.0.1:9"],
+        ),
+        // export-wireshark: a schema file, or a dissector of the program that has a schema
+        // text; a compiled message set has none.
+        (0, vec!["export-wireshark", "--schema", schema]),
+        (2, vec!["export-wireshark"]),
+        (2, vec!["export-wireshark", "--schema", "no-such.toml"]),
+        (2, vec!["export-wireshark", "--as", "batch"]),
+        (2, vec!["export-wireshark", "--as", "nope"]),
         // synth
         (0, vec!["synth", &out_pcap, "--packets", "10"]),
         (2, vec!["synth", &out_pcap, "--packets", "0"]),
@@ -253,6 +284,9 @@ fn help_states_the_rule_for_every_subcommand() {
             "decode",
             "check",
             "decode-bytes",
+            "proxy",
+            "replay",
+            "export-wireshark",
             "synth",
             "vectors",
             "tagged",

@@ -51,14 +51,19 @@ fn json_statuses(capture: &str) -> Vec<(String, String)> {
 }
 
 /// Every datagram's (packet type, status) as `decode` (text) gives them: the words after the
-/// length on each summary line are the decoder, the packet type and the status.
+/// length (`37 B`, or `37 B (10 captured)` for a datagram the capture cut) on each summary
+/// line are the decoder, the packet type and the status.
 fn text_statuses(capture: &str) -> Vec<(String, String)> {
     let (code, out) = bitlens(&["decode", capture]);
     assert_eq!(code, Some(0), "{capture}");
     out.lines()
         .map(|l| {
-            let (_, rest) = l.split_once(" B  ").expect("a summary line");
-            let mut words = rest.split(' ');
+            let (_, rest) = l.split_once(" B").expect("a summary line");
+            let rest = match rest.strip_prefix(" (") {
+                Some(note) => note.split_once(" captured)").expect("a captured note").1,
+                None => rest,
+            };
+            let mut words = rest.trim_start().split(' ');
             let _decoder = words.next();
             let t = words.next().expect("a packet type").to_owned();
             (t, words.next().expect("a status").to_owned())

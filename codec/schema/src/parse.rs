@@ -1,9 +1,10 @@
 //! TOML text -> checked schema definitions, with every error placed at a line and column.
 
 use crate::{Schema, SchemaError};
-use bitlens_codec::bits::bits_required;
+use bitlens_codec::bits::{bits_required, bits_required128};
+use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId};
-use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
+use bitlens_codec::quantize::{CompressedFloat, MAX_STEPS, SmallestThree};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -20,6 +21,9 @@ pub(crate) struct StructDef {
     pub layout: Arc<[Arc<str>]>,
     /// Fewest bits the struct can take on the wire.
     pub min_bits: usize,
+    /// Where the first `end` field inside the struct is (in it, or in a struct, array or
+    /// include inside it): a packet body may not hold one.
+    pub end_at: Option<Range<usize>>,
 }
 
 /// One field of a struct.
@@ -50,6 +54,15 @@ pub(crate) enum Kind {
     },
     Bits(u32),
     U64,
+    Int128 {
+        min: i128,
+        max: i128,
+    },
+    U128,
+    Fixed(FixedPoint),
+    WStr {
+        max_len: usize,
+    },
     F32,
     F64,
     CompressedFloat(CompressedFloat),
@@ -73,6 +86,8 @@ pub(crate) enum Kind {
     },
     Enum(usize),
     Struct(usize),
+    /// A tagged union (`[union.NAME]`): its tag, then the variant's body fields.
+    Union(usize),
     Array {
         max_len: usize,
         min_element_bits: usize,
@@ -106,6 +121,22 @@ impl EnumDef {
     }
 }
 
+/// A resolved tagged union: the tag's name, and per variant its name, its body struct and the
+/// layout of its value (the tag, then the body's fields).
+#[derive(Debug, Clone)]
+pub(crate) struct UnionDef {
+    pub tag: Arc<str>,
+    pub variants: Vec<UnionVariant>,
+    pub min_bits: usize,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct UnionVariant {
+    pub name: Arc<str>,
+    pub body: Option<usize>,
+    pub layout: Arc<[Arc<str>]>,
+}
+
 /// The built-in type names, for "unknown type" hints and shadowing checks.
 pub(crate) const BUILTINS: &[&str] = &[
     "bool",
@@ -134,16 +165,29 @@ pub(crate) const BUILTINS: &[&str] = &[
     "align",
     "end",
     "include",
+    "int64",
+    "int128",
+    "u128",
+    "fixed",
+    "wstring",
 ];
 
 const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
 
 fn keys_of(ty: &str) -> &'static [&'static str] {
     match ty {
-        "int" => &["min", "max"],
+        "int" | "int64" | "int128" => &["min", "max"],
         "bits" | "quaternion" => &["bits"],
-        "compressed_float" | "compressed_vector" => &["min", "max", "resolution"],
-        "string" => &["max_len"],
+        "compressed_float" | "compressed_vector" => &[
+            "min",
+            "max",
+            "resolution",
+            "delta",
+            "max_integer_value",
+            "bits",
+        ],
+        "fixed" => &["integer_bits", "fraction_bits", "min", "max", "unsigned"],
+        "string" | "wstring" => &["max_len"],
         "bytes" => &["len"],
         "array" => &["max_len", "element"],
         "sparse_array" => &["max_objects", "element", "index_name"],
@@ -177,11 +221,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let root_span = root.span();
     let root = root.get_ref();
     for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum", "batch"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "union", "batch"].contains(&k.get_ref().as_ref()) {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME] or [batch])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME] or [batch])",
                     k.get_ref()
                 ),
             ));
@@ -268,6 +312,14 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         }
     }
 
+    let mut raw_unions: Vec<RawUnion<'_>> = Vec::new();
+    if let Some(section) = get(root, "union") {
+        for (name, def) in p.table(section, "[union]")?.iter() {
+            declare(&p, name, TypeRef::Union(raw_unions.len()))?;
+            raw_unions.push(raw_union(&p, name.get_ref(), def)?);
+        }
+    }
+
     let mut r = Resolver {
         p: &p,
         raw: &raw,
@@ -276,7 +328,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         state: vec![State::Todo; raw.len()],
         structs: Vec::new(),
         stack: Vec::new(),
+        raw_unions: &raw_unions,
+        unions: vec![None; raw_unions.len()],
     };
+    for i in 0..raw_unions.len() {
+        r.union(i)?;
+    }
     for i in 0..raw.len() {
         r.resolve(i, None)?;
     }
@@ -289,6 +346,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         })
         .collect();
     let structs = r.structs;
+    let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
     // ---- protocol ----
     let proto_v = get(root, "protocol").ok_or_else(|| {
@@ -427,6 +485,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                 ));
             }
         };
+        if let Some(at) = &structs[sid].end_at {
+            let (l, c) = line_col(p.text, body.span().start);
+            return Err(p.err(
+                at,
+                format!(
+                    "`end` inside the body of packet \"{}\" (its body struct is named at {l}:{c}): the packet framing closes every body with its own check \"end of packet\" and then the end of the data, so an `end` before that check makes every packet unreadable (remove this field; the framing already rejects trailing bytes)",
+                    pname.get_ref()
+                ),
+            ));
+        }
         packet_types.push(pname.into_inner());
         packets.push(sid);
     }
@@ -449,6 +517,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         },
         structs,
         enums,
+        unions,
         packets,
         struct_ids,
     })
@@ -458,6 +527,109 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
 enum TypeRef {
     Struct(usize),
     Enum(usize),
+    Union(usize),
+}
+
+/// A union as written: its tag name, and per variant its name (with span) and body struct name.
+struct RawUnion<'i> {
+    name: String,
+    tag: Arc<str>,
+    variants: Vec<(Spanned<String>, Option<Spanned<String>>)>,
+    _table: std::marker::PhantomData<&'i ()>,
+}
+
+fn raw_union<'i>(
+    p: &Parser<'_>,
+    name: &str,
+    def: &'i Val<'i>,
+) -> Result<RawUnion<'i>, SchemaError> {
+    let t = p.table(def, &format!("union {name}"))?;
+    for (k, _) in t.iter() {
+        if !["variants", "tag_name", "doc"].contains(&k.get_ref().as_ref()) {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown key \"{}\" in union {name} (expected variants, tag_name or doc)",
+                    k.get_ref()
+                ),
+            ));
+        }
+    }
+    let tag: Arc<str> = match get(t, "tag_name") {
+        Some(v) => p.string(v, "tag_name")?.into_inner().into(),
+        None => "variant".into(),
+    };
+    let vv = get(t, "variants").ok_or_else(|| {
+        p.err(
+            &def.span(),
+            format!(
+                "union {name} has no variants (add `variants = [\"Body\", {{ name = \"None\" }}]`)"
+            ),
+        )
+    })?;
+    let list = vv.get_ref().as_array().ok_or_else(|| {
+        p.err(
+            &vv.span(),
+            "`variants` must be an array of struct names or `{ name = ..., body = ... }`",
+        )
+    })?;
+    if list.is_empty() {
+        return Err(p.err(
+            &vv.span(),
+            format!("union {name} has no variants (add one)"),
+        ));
+    }
+    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> = Vec::new();
+    for entry in list.iter() {
+        let (vname, body) = match entry.get_ref() {
+            DeValue::String(_) => {
+                let s = p.string(entry, "variant")?;
+                (s.clone(), Some(s))
+            }
+            DeValue::Table(vt) => {
+                for (k, _) in vt.iter() {
+                    if k.get_ref() != "name" && k.get_ref() != "body" {
+                        return Err(p.err(
+                            &k.span(),
+                            format!(
+                                "unknown key \"{}\" in a variant (expected name and body)",
+                                k.get_ref()
+                            ),
+                        ));
+                    }
+                }
+                let n = get(vt, "name").ok_or_else(|| {
+                    p.err(&entry.span(), "variant has no name (add `name = \"...\"`)")
+                })?;
+                let b = get(vt, "body")
+                    .map(|b| p.string(b, "variant body"))
+                    .transpose()?;
+                (p.string(n, "variant name")?, b)
+            }
+            _ => {
+                return Err(p.err(
+                    &entry.span(),
+                    "a variant is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                ));
+            }
+        };
+        if variants.iter().any(|(n, _)| n.get_ref() == vname.get_ref()) {
+            return Err(p.err(
+                &vname.span(),
+                format!(
+                    "duplicate variant name \"{}\" in union {name} (rename one)",
+                    vname.get_ref()
+                ),
+            ));
+        }
+        variants.push((vname, body));
+    }
+    Ok(RawUnion {
+        name: name.to_owned(),
+        tag,
+        variants,
+        _table: std::marker::PhantomData,
+    })
 }
 
 fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
@@ -572,9 +744,78 @@ struct Resolver<'a, 'i> {
     structs: Vec<StructDef>,
     /// Structs being resolved, outermost first (for the cycle message).
     stack: Vec<usize>,
+    raw_unions: &'a [RawUnion<'i>],
+    /// Unions resolved so far, by their index among the raw ones.
+    unions: Vec<Option<UnionDef>>,
 }
 
 impl Resolver<'_, '_> {
+    /// Resolves union `i` (its variants' body structs first); its index in the final list is
+    /// `i` (every union is resolved, in order, before the list is built).
+    fn union(&mut self, i: usize) -> Result<usize, SchemaError> {
+        if self.unions[i].is_some() {
+            return Ok(i);
+        }
+        let raw_unions = self.raw_unions;
+        let ru = &raw_unions[i];
+        let mut variants = Vec::new();
+        let mut fewest = usize::MAX;
+        for (vname, body) in &ru.variants {
+            let (sid, layout) = match body {
+                None => (None, vec![ru.tag.clone()]),
+                Some(b) => {
+                    let j = match self.types.get(b.get_ref()) {
+                        Some((_, TypeRef::Struct(j))) => *j,
+                        _ => {
+                            return Err(self.p.err(
+                                &b.span(),
+                                format!(
+                                    "variant body \"{}\" of union {} is not a struct defined in this file (add [struct.{}])",
+                                    b.get_ref(),
+                                    ru.name,
+                                    b.get_ref()
+                                ),
+                            ));
+                        }
+                    };
+                    let k = self.resolve(j, Some(&b.span()))?;
+                    let body = &self.structs[k];
+                    if body.layout.contains(&ru.tag) {
+                        return Err(self.p.err(
+                            &b.span(),
+                            format!(
+                                "struct {} has a field named \"{}\", which union {} uses for its tag (set tag_name = \"...\")",
+                                b.get_ref(),
+                                ru.tag,
+                                ru.name
+                            ),
+                        ));
+                    }
+                    if let Some(at) = &body.end_at {
+                        return Err(self.p.err(at, "`end` inside a union's variant (remove it)"));
+                    }
+                    let mut layout = vec![ru.tag.clone()];
+                    layout.extend(body.layout.iter().cloned());
+                    (Some(k), layout)
+                }
+            };
+            fewest = fewest.min(sid.map_or(0, |k| self.structs[k].min_bits));
+            variants.push(UnionVariant {
+                name: vname.get_ref().as_str().into(),
+                body: sid,
+                layout: layout.into(),
+            });
+        }
+        let n = variants.len() as i64;
+        let min_bits = (bits_required(0, n - 1) as usize).saturating_add(fewest);
+        self.unions[i] = Some(UnionDef {
+            tag: ru.tag.clone(),
+            variants,
+            min_bits,
+        });
+        Ok(i)
+    }
+
     /// Resolves raw struct `i` and returns its index in `structs`; `from` is the span of the
     /// field that refers to it.
     fn resolve(&mut self, i: usize, from: Option<&Range<usize>>) -> Result<usize, SchemaError> {
@@ -597,6 +838,7 @@ impl Resolver<'_, '_> {
         let mut fields: Vec<Field> = Vec::new();
         let mut layout: Vec<Arc<str>> = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::new();
+        let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
             let ty = rf.ty.get_ref().as_str();
@@ -621,6 +863,7 @@ impl Resolver<'_, '_> {
                 };
                 let k = self.resolve(j, Some(&sname.span()))?;
                 let inc = self.structs[k].clone();
+                end_at = end_at.or(inc.end_at.clone());
                 let base = layout.len();
                 for mut f in inc.fields {
                     if let Some(slot) = &mut f.slot {
@@ -649,6 +892,12 @@ impl Resolver<'_, '_> {
                 continue;
             }
             let kind = self.kind(rf, ty, &rf.ty.span(), Some(rf.table))?;
+            if end_at.is_none() {
+                end_at = match kind {
+                    Kind::End => Some(rf.span.clone()),
+                    _ => self.end_inside(&kind),
+                };
+            }
             let has_value = !matches!(kind, Kind::Align | Kind::Check(_) | Kind::End);
             let name: Arc<str> = match (&rf.name, &kind) {
                 (Some(n), _) => {
@@ -714,17 +963,28 @@ impl Resolver<'_, '_> {
         let min_bits = fields
             .iter()
             .filter(|f| f.guard.is_none())
-            .map(|f| min_bits(&f.kind, &self.structs, self.enums))
+            .map(|f| min_bits_with(&f.kind, &self.structs, self.enums, &self.unions))
             .fold(0usize, usize::saturating_add);
         let def = StructDef {
             fields,
             layout: layout.into(),
             min_bits,
+            end_at,
         };
         self.structs.push(def);
         let j = self.structs.len() - 1;
         self.state[i] = State::Done(j);
         Ok(j)
+    }
+
+    /// Where an `end` field is inside a field of `kind` (a struct, or an array or sparse array
+    /// of structs).
+    fn end_inside(&self, kind: &Kind) -> Option<Range<usize>> {
+        match kind {
+            Kind::Struct(k) | Kind::Sparse { element: k, .. } => self.structs[*k].end_at.clone(),
+            Kind::Array { element, .. } => self.end_inside(element),
+            _ => None,
+        }
     }
 
     fn no_duplicate(
@@ -844,7 +1104,90 @@ impl Resolver<'_, '_> {
             "u8" => full(0, u8::MAX.into()),
             "u16" => full(0, u16::MAX.into()),
             "u32" => full(0, u32::MAX.into()),
-            "int" => {
+            "int128" => {
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value: `min = 0`, or a string of digits beyond 64 bits",
+                )?;
+                let max_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max",
+                    "give the largest value: `max = 100`, or a string of digits beyond 64 bits",
+                )?;
+                let min = p.int128(min_v, "min")?;
+                let max = p.int128(max_v, "max")?;
+                if min > max {
+                    return Err(p.err(
+                        &min_v.span(),
+                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
+                    ));
+                }
+                Ok(Kind::Int128 { min, max })
+            }
+            "u128" => Ok(Kind::U128),
+            "fixed" => {
+                let ib_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "integer_bits",
+                    "give the Q format's integer bits, sign included: `integer_bits = 8` for Q8.8",
+                )?;
+                let fb_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "fraction_bits",
+                    "give the Q format's fraction bits: `fraction_bits = 8` for Q8.8",
+                )?;
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value in whole units: `min = -100`",
+                )?;
+                let max_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max",
+                    "give the largest value in whole units: `max = 100`",
+                )?;
+                let unsigned = match get(t, "unsigned") {
+                    Some(v) => v
+                        .get_ref()
+                        .as_bool()
+                        .ok_or_else(|| p.err(&v.span(), "unsigned must be true or false"))?,
+                    None => false,
+                };
+                let ib = p.count(ib_v, "integer_bits")?;
+                let fb = p.count(fb_v, "fraction_bits")?;
+                let min = p.int(min_v, "min")?;
+                let max = p.int(max_v, "max")?;
+                let bits = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                let spec = FixedPoint::new(bits(ib), bits(fb), !unsigned, min, max)
+                    .map_err(|e| p.err(&ib_v.span(), e))?;
+                Ok(Kind::Fixed(spec))
+            }
+            "wstring" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "a wide string's length in UTF-16 units needs an upper bound (buffer_size - 1): add `max_len = 31`",
+                )?;
+                Ok(Kind::WStr {
+                    max_len: p.count(v, "max_len")?,
+                })
+            }
+            "int" | "int64" => {
                 let min_v = self.need(t, span, ty, "min", "give the smallest value: `min = 0`")?;
                 let max_v = self.need(t, span, ty, "max", "give the largest value: `max = 100`")?;
                 let min = p.int(min_v, "min")?;
@@ -868,7 +1211,23 @@ impl Resolver<'_, '_> {
                 }
                 Ok(Kind::Bits(n as u32))
             }
+            "compressed_float" | "compressed_vector" if get(t, "max_integer_value").is_some() => {
+                let spec = self.compressed_params(t, span, ty)?;
+                Ok(if ty == "compressed_float" {
+                    Kind::CompressedFloat(spec)
+                } else {
+                    Kind::CompressedVector(spec)
+                })
+            }
             "compressed_float" | "compressed_vector" => {
+                for key in ["delta", "bits"] {
+                    if let Some(v) = get(t, key) {
+                        return Err(p.err(
+                            &v.span(),
+                            format!("`{key}` is a precomputed constant: give it with `max_integer_value` (and `min`, `delta`), or use `max` and `resolution`"),
+                        ));
+                    }
+                }
                 let min_v = self.need(
                     t,
                     span,
@@ -900,6 +1259,24 @@ impl Resolver<'_, '_> {
                         format!("{e} (use finite bounds, min < max, resolution > 0)"),
                     )
                 })?;
+                if let Some(coarsest) = too_fine(min, max, res) {
+                    return Err(p.err(
+                        &res_v.span(),
+                        format!(
+                            "resolution {} asks for {} steps of {}..={}, more than the {} a \
+                             compressed float's 32-bit code holds (use `resolution = \
+                             {coarsest}` or coarser)",
+                            short(res),
+                            match (max - min) / res {
+                                steps if steps.is_finite() => short(steps),
+                                _ => format!("over {}", short(f32::MAX)),
+                            },
+                            short(min),
+                            short(max),
+                            MAX_STEPS as u32
+                        ),
+                    ));
+                }
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
                 } else {
@@ -1020,7 +1397,8 @@ impl Resolver<'_, '_> {
                         "an array element cannot take `previous` from a field (use a constant)",
                     ));
                 }
-                let min_element_bits = min_bits(&element, &self.structs, self.enums);
+                let min_element_bits =
+                    min_bits_with(&element, &self.structs, self.enums, &self.unions);
                 if min_element_bits == 0 {
                     return Err(p.err(
                         &ev.span(),
@@ -1112,6 +1490,10 @@ impl Resolver<'_, '_> {
             "end" => Ok(Kind::End),
             _ => match self.types.get(ty) {
                 Some((_, TypeRef::Enum(e))) => Ok(Kind::Enum(*e)),
+                Some((_, TypeRef::Union(u))) => {
+                    let u = *u;
+                    Ok(Kind::Union(self.union(u)?))
+                }
                 Some((_, TypeRef::Struct(j))) => {
                     let j = *j;
                     Ok(Kind::Struct(self.resolve(j, Some(ty_span))?))
@@ -1119,6 +1501,66 @@ impl Resolver<'_, '_> {
                 None => Err(self.unknown_type(&Spanned::new(ty_span.clone(), ty.to_owned()))),
             },
         }
+    }
+
+    /// A compressed float given by its precomputed wire constants (serialize 1.0's
+    /// precomputed entry point): `min`, `delta`, `max_integer_value` and, optionally, `bits`
+    /// (checked against `max_integer_value`).
+    fn compressed_params(
+        &self,
+        t: &DeTable<'_>,
+        span: &Range<usize>,
+        ty: &str,
+    ) -> Result<CompressedFloat, SchemaError> {
+        let p = self.p;
+        for key in ["max", "resolution"] {
+            if let Some(v) = get(t, key) {
+                return Err(p.err(
+                    &v.span(),
+                    format!("`{key}` with `max_integer_value`: give either the range (`max`, `resolution`) or its precomputed constants (`delta`, `max_integer_value`), not both"),
+                ));
+            }
+        }
+        let min_v = self.need(
+            t,
+            span,
+            ty,
+            "min",
+            "give the smallest value: `min = -512.0`",
+        )?;
+        let delta_v = self.need(
+            t,
+            span,
+            ty,
+            "delta",
+            "give max - min as an f32: `delta = 1024.0`",
+        )?;
+        let m_v = get(t, "max_integer_value").unwrap_or(min_v);
+        let min = p.float(min_v, "min")?;
+        let delta = p.float(delta_v, "delta")?;
+        let m = p.count(m_v, "max_integer_value")?;
+        let max_integer_value = u32::try_from(m).map_err(|_| {
+            p.err(
+                &m_v.span(),
+                format!("max_integer_value {m} (use 1 to 4294967040)"),
+            )
+        })?;
+        let bits = match get(t, "bits") {
+            Some(v) => u32::try_from(p.count(v, "bits")?).unwrap_or(u32::MAX),
+            None => bits_required(0, i64::from(max_integer_value)),
+        };
+        let params = bitlens_codec::quantize::CompressedFloatParams {
+            max_integer_value,
+            bits,
+            delta,
+        };
+        CompressedFloat::from_params(min, params).map_err(|e| {
+            let at = get(t, "bits").filter(|_| e.contains("bits")).unwrap_or(m_v);
+            p.err(
+                &at.span(),
+                format!("{e} (give the constants a schema compiler derives)"),
+            )
+        })
     }
 
     /// `previous = -1` (a constant) or `previous = "field"` (resolved by the caller).
@@ -1131,21 +1573,107 @@ impl Resolver<'_, '_> {
     }
 }
 
+/// For a compressed float whose resolution asks for more steps than a 32-bit code holds
+/// ([`MAX_STEPS`]; the codec would clamp them silently), a resolution that fits, written as the
+/// schema should say it: two significant digits, rounded up. `None` when `res` fits.
+fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
+    // The codec's own count: one `f32` division (quantize.rs).
+    let fits = |r: f32| (max - min) / r <= MAX_STEPS;
+    if fits(res) {
+        return None;
+    }
+    let least = f64::from(max - min) / f64::from(MAX_STEPS);
+    let unit = 10f64.powi(least.log10().floor() as i32 - 1);
+    let mut digits = (least / unit).ceil();
+    // At most a few steps: the rounding of `digits * unit` to f32 may land just below.
+    let mut r = (digits * unit) as f32;
+    while !fits(r) {
+        digits += 1.0;
+        r = (digits * unit) as f32;
+    }
+    Some(short(r))
+}
+
+/// A float as a schema writes it: plain between 1e-4 and 1e6, in exponent form (`2.4e-10`, valid
+/// TOML) outside.
+fn short(x: f32) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 fn is_integer(k: &Kind) -> bool {
     matches!(
         k,
-        Kind::Int { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. }
+        Kind::Int { .. }
+            | Kind::Int128 { .. }
+            | Kind::ObjectIndex { .. }
+            | Kind::IntRelative { .. }
     )
+}
+
+/// A decimal or `0x` hex integer, with an optional `-`, as an `i128`: how the schema language
+/// and the vectors write 128-bit values. `None` for anything else or a value out of range.
+pub fn parse_i128(text: &str) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<u128>().ok()?
+        }
+        None => return None,
+    };
+    if negative {
+        0i128.checked_sub_unsigned(magnitude)
+    } else {
+        i128::try_from(magnitude).ok()
+    }
+}
+
+/// A decimal or `0x` hex integer as a `u128`; `None` for anything else.
+pub fn parse_u128(text: &str) -> Option<u128> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()
+        }
+        Some(_) => None,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
 }
 
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
 /// that remain before it allocates.
-pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> usize {
+/// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
+/// that remain before it allocates (`unions`: those resolved so far).
+pub(crate) fn min_bits_with(
+    kind: &Kind,
+    structs: &[StructDef],
+    enums: &[EnumDef],
+    unions: &[Option<UnionDef>],
+) -> usize {
     match kind {
         Kind::Bool => 1,
         Kind::Int { min, max } => bits_required(*min, *max) as usize,
         Kind::Bits(n) => *n as usize,
         Kind::U64 | Kind::F64 => 64,
+        Kind::Int128 { min, max } => bits_required128(*min, *max) as usize,
+        Kind::U128 => 128,
+        Kind::Fixed(q) => q.width() as usize,
+        Kind::WStr { max_len } => {
+            bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
+        }
         Kind::F32 => 32,
         Kind::CompressedFloat(c) => c.width() as usize,
         Kind::CompressedVector(c) => 3 * c.width() as usize,
@@ -1159,6 +1687,10 @@ pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) ->
         Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,
         Kind::Enum(e) => bits_required(enums[*e].min, enums[*e].max) as usize,
         Kind::Struct(s) => structs[*s].min_bits,
+        Kind::Union(u) => unions
+            .get(*u)
+            .and_then(|d| d.as_ref())
+            .map_or(1, |d| d.min_bits),
         Kind::Array { max_len, .. } => {
             bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
         }

@@ -45,6 +45,7 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
 
 /// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`.
 fn render(
+    name: &str,
     file: &[u8],
     dissectors: &Dissectors,
     datagrams: &[Datagram],
@@ -59,8 +60,13 @@ fn render(
             output::write_json(buf, d, payload.len(), decoder, &dissection);
             buf.push(b'\n');
         } else {
+            let mut line = output::summary_line(d, decoder, &dissection);
+            if let Some(flaw) = &d.flaw {
+                line.push_str("  ");
+                line.push_str(&flaw.message(name, d.frame));
+            }
             // Writing into a Vec cannot fail.
-            let _ = writeln!(buf, "{}", output::summary_line(d, decoder, &dissection));
+            let _ = writeln!(buf, "{line}");
             if fields {
                 for l in output::field_lines(&dissection) {
                     let _ = writeln!(buf, "{l}");
@@ -92,7 +98,7 @@ pub fn run(
     let mut closed = false;
     let summary = crate::pipeline::ordered(
         |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
-        |chunk: Vec<Datagram>, buf| render(&file, dissectors, &chunk, json, fields, buf),
+        |chunk: Vec<Datagram>, buf| render(&name, &file, dissectors, &chunk, json, fields, buf),
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {

@@ -20,10 +20,11 @@ use super::common::{Context, Exit, Rejected};
 use super::common::{load_schema, read_input};
 use anyhow::{Result, anyhow};
 use bitlens_codec::dissect::{Dissection, Dissector, Status};
+use bitlens_codec::trace::JsonInt;
 use bitlens_codec::{FieldKind, Trace, TraceField, Value};
-use bitlens_schema::Schema;
+use bitlens_schema::{DynValue, Schema};
 use clap::Parser;
-use serde_json::json;
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -150,30 +151,65 @@ pub fn run_with_schema(
     Ok(d.status == Status::Ok)
 }
 
+/// The JSON document, keys in alphabetical order. Serialized straight from the trace (not
+/// through `serde_json::Value`, which would widen every `f32` to `f64` digits: `0.1` would print
+/// as `0.10000000149011612`).
+#[derive(Serialize)]
+struct Doc<'a> {
+    accepted: bool,
+    checks: Vec<CheckJson<'a>>,
+    error: Option<&'a str>,
+    fields: Vec<FieldJson<'a>>,
+    packet_type: Option<&'a str>,
+    /// The schema's JSON of the packet (`null` when the schema rejects it); absent for a
+    /// dissector without a schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Option<DynValue>>,
+}
+
+/// A field in the shape `bitlens decode --json` uses.
+#[derive(Serialize)]
+struct FieldJson<'a> {
+    bit: usize,
+    bits: usize,
+    max: Option<JsonInt>,
+    min: Option<JsonInt>,
+    path: &'a str,
+    value: &'a Value,
+}
+
+/// A check marker (or the CRC) as `bitlens decode --json` lists it.
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    bit: usize,
+    expected: u32,
+    found: u32,
+    label: &'a str,
+    ok: bool,
+}
+
 /// The fields in the shape `bitlens decode --json` uses: `path`, `bit`, `bits`, `value`, `min`,
 /// `max` (annotated scopes, such as strings and vectors, included).
-fn json_fields(trace: &Trace) -> Vec<serde_json::Value> {
+fn json_fields(trace: &Trace) -> Vec<FieldJson<'_>> {
     trace
         .fields
         .iter()
         .filter(|f| {
             f.kind == FieldKind::Value || (f.kind == FieldKind::Scope && f.value != Value::None)
         })
-        .map(|f| {
-            json!({
-                "path": f.path(),
-                "bit": f.bit,
-                "bits": f.bits,
-                "value": f.value,
-                "min": f.range.map(|r| r.0),
-                "max": f.range.map(|r| r.1),
-            })
+        .map(|f| FieldJson {
+            bit: f.bit,
+            bits: f.bits,
+            max: f.range.map(|r| JsonInt(r.1)),
+            min: f.range.map(|r| JsonInt(r.0)),
+            path: f.path(),
+            value: &f.value,
         })
         .collect()
 }
 
 /// The check markers (and CRC) as `bitlens decode --json` lists them.
-fn json_checks(trace: &Trace) -> Vec<serde_json::Value> {
+fn json_checks(trace: &Trace) -> Vec<CheckJson<'_>> {
     trace
         .fields
         .iter()
@@ -182,13 +218,13 @@ fn json_checks(trace: &Trace) -> Vec<serde_json::Value> {
                 label,
                 expected,
                 found,
-            } => Some(json!({
-                "label": label,
-                "bit": f.bit,
-                "ok": expected == found,
-                "expected": expected,
-                "found": found,
-            })),
+            } => Some(CheckJson {
+                bit: f.bit,
+                expected: *expected,
+                found: *found,
+                label,
+                ok: expected == found,
+            }),
             _ => None,
         })
         .collect()
@@ -208,17 +244,15 @@ pub fn decode(schema: &Schema, data: &[u8], json: bool) -> Result<String> {
 
 /// The JSON document; `value` is present with a schema (`Some`), `null` when the schema does
 /// not accept the packet.
-fn json_text(d: &Dissection, value: Option<Option<bitlens_schema::DynValue>>) -> Result<String> {
-    let mut doc = json!({
-        "packet_type": d.packet_type,
-        "accepted": d.status == Status::Ok,
-        "error": d.problem.as_ref().map(|p| p.message.clone()),
-        "fields": json_fields(&d.trace),
-        "checks": json_checks(&d.trace),
-    });
-    if let (Some(value), Some(map)) = (value, doc.as_object_mut()) {
-        map.insert("value".into(), serde_json::to_value(value)?);
-    }
+fn json_text(d: &Dissection, value: Option<Option<DynValue>>) -> Result<String> {
+    let doc = Doc {
+        accepted: d.status == Status::Ok,
+        checks: json_checks(&d.trace),
+        error: d.problem.as_ref().map(|p| p.message.as_str()),
+        fields: json_fields(&d.trace),
+        packet_type: d.packet_type,
+        value,
+    };
     let mut s = serde_json::to_string_pretty(&doc)?;
     s.push('\n');
     Ok(s)

@@ -8,7 +8,9 @@ pub mod common;
 pub mod decode;
 pub mod decode_bytes;
 pub mod encode;
+pub mod export_wireshark;
 pub mod inspect;
+pub mod proxy;
 #[cfg(feature = "demo")]
 pub mod synth;
 pub mod tagged;

@@ -1,11 +1,15 @@
-//! Handlers: what keys, clicks, the wheel and resizes do to the [`App`] state. They change the
-//! state only (no terminal access), using the same [`Areas`] as the drawing for paging and
-//! hit-testing.
+//! Handlers: what keys, clicks, the wheel, resizes and a live session's arrivals do to the
+//! [`App`] state. They change the state only (no terminal access), using the same [`Areas`] as
+//! the drawing for paging and hit-testing.
 
 use super::event::Key;
 use super::layout::Areas;
-use super::state::{App, Detail, Filter, Pane};
+use super::state::{App, Detail, Filter, LIVE_LIMIT, Live, Pane, Summary};
+use crate::capture::Datagram;
 use bitlens_codec::FieldKind;
+use bitlens_codec::dissect::Status;
+use std::ops::Range;
+use std::sync::Arc;
 
 impl App {
     /// Dissects the datagram under the cursor for the tree and bit view (once per datagram).
@@ -144,6 +148,10 @@ impl App {
                 self.rows = (0..self.capture.datagrams().len())
                     .filter(|&i| self.matches(i))
                     .collect();
+                // Everything that arrived while paused is in the new list.
+                if let Some(live) = &mut self.live {
+                    live.waiting = 0;
+                }
                 let row = keep
                     .and_then(|k| self.rows.binary_search(&k).ok())
                     .unwrap_or(0);
@@ -154,6 +162,80 @@ impl App {
             }
             Err(e) => self.message = Some(format!("filter: {e}")),
         }
+    }
+
+    /// Appends a datagram that just arrived to a live session (the app must own its capture
+    /// alone, as [`super::live`] gives it), with its verdict. Follows it when following; while
+    /// paused it waits for `p`.
+    pub fn push_live(
+        &mut self,
+        datagram: Datagram,
+        payload: &[u8],
+        status: Status,
+        packet_type: Option<&str>,
+    ) {
+        let live = self.live.get_or_insert_with(Live::default);
+        if self.summaries.len() >= LIVE_LIMIT {
+            live.unlisted += 1;
+            return;
+        }
+        let Some(capture) = Arc::get_mut(&mut self.capture) else {
+            live.unlisted += 1;
+            return;
+        };
+        capture.push(datagram, payload);
+        let packet_type = self.type_id(packet_type);
+        self.summaries.push(Some(Summary {
+            status,
+            packet_type,
+        }));
+        self.summarized += 1;
+        let i = self.summaries.len() - 1;
+        match &mut self.live {
+            Some(live) if live.paused => live.waiting += 1,
+            _ => self.list_new(i..i + 1),
+        }
+    }
+
+    /// Lists the datagrams `new` that match the filter, then follows the last when following.
+    fn list_new(&mut self, new: Range<usize>) {
+        let was_empty = self.rows.is_empty();
+        for i in new {
+            if self.matches(i) {
+                self.rows.push(i);
+            }
+        }
+        let follow = self.live.as_ref().is_some_and(|l| l.follow);
+        if follow && !self.rows.is_empty() {
+            self.select(self.rows.len() - 1);
+        } else if was_empty && !self.rows.is_empty() {
+            self.select(0);
+        }
+    }
+
+    /// `f` and `p` of a live session.
+    fn live_key(&mut self, key: Key) -> bool {
+        let Some(live) = &mut self.live else {
+            return false;
+        };
+        match key {
+            Key::Char('f') => {
+                live.follow = !live.follow;
+                if live.follow && !self.rows.is_empty() {
+                    self.select(self.rows.len() - 1);
+                }
+            }
+            Key::Char('p') => {
+                live.paused = !live.paused;
+                if !live.paused {
+                    let waiting = std::mem::take(&mut live.waiting);
+                    let n = self.summaries.len();
+                    self.list_new(n - waiting..n);
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Handles one key.
@@ -181,6 +263,9 @@ impl App {
             return;
         }
         self.message = None;
+        if self.live_key(key) {
+            return;
+        }
         let page = |h: usize| h.saturating_sub(1).max(1) as isize;
         match key {
             Key::Char('q') | Key::Esc => self.quit = true,

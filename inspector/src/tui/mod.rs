@@ -5,7 +5,9 @@
 //! - [`event`]: keys independent of the terminal, mapped from crossterm's;
 //! - [`handler`]: what keys, clicks and resizes do to the state (no terminal access);
 //! - [`layout`]: every pane's rectangle from the terminal size ([`Areas`]);
-//! - [`ui`]: the drawing, a pure function of the state.
+//! - [`ui`]: the drawing, a pure function of the state;
+//! - [`live`]: the loop of a live session (`proxy --tui`), whose list grows as datagrams
+//!   arrive ([`App::push_live`]).
 //!
 //! This module owns the terminal: it restores it on every exit path, panics included, and
 //! feeds the app the verdicts a background thread computes (the list is usable at once, the
@@ -14,12 +16,13 @@
 pub mod event;
 pub mod handler;
 pub mod layout;
+pub mod live;
 pub mod state;
 pub mod ui;
 
 pub use event::{Key, map_key};
 pub use layout::Areas;
-pub use state::{App, Detail, Filter, Pane, Summary};
+pub use state::{App, Detail, Filter, Live, Pane, Summary};
 
 use crate::capture::Capture;
 use crate::dissectors::Dissectors;

@@ -143,6 +143,23 @@ impl Filter {
     }
 }
 
+/// Most datagrams a live session's list holds; later ones are counted, not listed (the
+/// recording has them all).
+pub const LIVE_LIMIT: usize = 1_000_000;
+
+/// The state of a live session (`bitlens proxy --tui`): the list grows as datagrams arrive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Live {
+    /// The cursor jumps to each new datagram (`f` toggles).
+    pub follow: bool,
+    /// The list does not grow (`p` toggles); arrivals wait in the capture.
+    pub paused: bool,
+    /// Datagrams that arrived while paused.
+    pub waiting: usize,
+    /// Datagrams not listed because the list reached [`LIVE_LIMIT`].
+    pub unlisted: u64,
+}
+
 /// The whole state of the inspector.
 #[derive(Debug)]
 pub struct App {
@@ -183,6 +200,8 @@ pub struct App {
     pub quit: bool,
     /// Terminal size, as of the last resize.
     pub size: (u16, u16),
+    /// Set for a live session ([`App::push_live`]).
+    pub live: Option<Live>,
 }
 
 impl App {
@@ -215,6 +234,7 @@ impl App {
             color,
             quit: false,
             size,
+            live: None,
         };
         app.open_selected();
         app
