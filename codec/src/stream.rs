@@ -322,18 +322,20 @@ pub trait Stream: Sized {
     ) -> Result<()> {
         const TIERS: [(i64, i64); 5] = [(2, 5), (6, 13), (14, 29), (30, 61), (62, 125)];
         let start = self.bit_position();
-        let out_of_range = |value: i64| {
+        // `field` is the index's name outside its scope, and empty inside it (the scope adds
+        // the name on the way out).
+        let out_of_range = |value: i64, field: &str| {
             let kind = ErrorKind::OutOfRange {
                 value: i128::from(value),
                 min: i128::from(previous) + 1,
                 max: i128::from(max_objects),
             };
-            Error::new(kind, start, name)
+            Error::new(kind, start, field)
         };
         let mut d = 0i64;
         if Self::WRITING {
             if *current <= previous || *current > max_objects {
-                return Err(out_of_range(*current));
+                return Err(out_of_range(*current, name));
             }
             d = *current - previous;
         }
@@ -354,14 +356,14 @@ pub trait Stream: Sized {
             let top = max_objects.saturating_add(1);
             if top < 126 {
                 // Only reachable when reading: no difference this large can be valid.
-                return Err(out_of_range(previous.saturating_add(126)));
+                return Err(out_of_range(previous.saturating_add(126), ""));
             }
             s.int("d", &mut d, 126, top)
         })?;
         if Self::READING {
             let c = previous.saturating_add(d);
             if c > max_objects {
-                return Err(out_of_range(c));
+                return Err(out_of_range(c, name));
             }
             *current = c;
         }

@@ -444,7 +444,7 @@ end
 -- and d in the tier's range, else d in 126..=max_objects + 1 (`top`, `wtop` bits); the index is
 -- previous + d, at most max_objects.
 local OI = { { 2, 5, "d<=5", 2 }, { 6, 13, "d<=13", 3 }, { 14, 29, "d<=29", 4 }, { 30, 61, "d<=61", 5 }, { 62, 125, "d<=125", 6 } }
-local function oidx_body(R, N, prev, maxo, wtop, start, leaf)
+local function oidx_body(R, N, prev, maxo, wtop, start)
   if rbool(R, N.d1, "d=1") then return 1 end
   for t = 1, 5 do
     local T = OI[t]
@@ -452,7 +452,8 @@ local function oidx_body(R, N, prev, maxo, wtop, start, leaf)
   end
   local top = maxo + 1
   if top < 126 then
-    raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=%d", prev + 126, prev + 1, maxo))
+    -- Raised inside the index's own scope: R.path already ends with its name.
+    raise(R, "out_of_range", start, "", sfmt("%d out of range %d..=%d", prev + 126, prev + 1, maxo))
   end
   return int(R, N.d, "d", 126, top, wtop)
 end
@@ -462,12 +463,12 @@ local function oidx(R, N, leaf, prev, maxo, wtop)
   local path = join(R.path, leaf)
   local value
   if not R.dry then
-    local ok, d = dry(R, path, oidx_body, N, prev, maxo, wtop, start, leaf)
+    local ok, d = dry(R, path, oidx_body, N, prev, maxo, wtop, start)
     if ok and prev + d <= maxo then value = prev + d end
   end
   if value then open(R, N.pf, name_of(R, leaf), path, ival(N.pf, value))
   else open(R, X.partial, name_of(R, leaf), path) end
-  local c = prev + oidx_body(R, N, prev, maxo, wtop, start, leaf)
+  local c = prev + oidx_body(R, N, prev, maxo, wtop, start)
   close(R, R.vis and value and sfmt("%d", value))
   if c > maxo then raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=%d", c, prev + 1, maxo)) end
   return c
