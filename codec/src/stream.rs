@@ -557,7 +557,7 @@ pub trait Stream: Sized {
     /// `'\0'` character on write (readers refuse it); past_end before anything is allocated for
     /// a length the remaining bits cannot hold; buffer full.
     fn wstring(&mut self, name: &str, s: &mut String, max_len: usize) -> Result<()> {
-        wstring_impl(self, name, s, max_len)
+        wstring_impl(self, name, s, max_len, |st, group| st.bits("", group, 32))
     }
 }
 
@@ -957,8 +957,15 @@ pub(crate) fn need_bits<S: Stream>(s: &S, name: &str, n: u32) -> Result<()> {
     Err(Error::new(kind, s.bit_position(), name))
 }
 
-/// The body of [`Stream::wstring`].
-fn wstring_impl<S: Stream>(s: &mut S, name: &str, text: &mut String, max_len: usize) -> Result<()> {
+/// The body of [`Stream::wstring`]; `group` sends or takes one code unit's 32-bit group (named
+/// `""`, under its `[i]`), so that a reader can trace it with the range it accepts.
+pub(crate) fn wstring_impl<S: Stream>(
+    s: &mut S,
+    name: &str,
+    text: &mut String,
+    max_len: usize,
+    mut group: impl FnMut(&mut S, &mut u64) -> Result<()>,
+) -> Result<()> {
     let start = s.bit_position();
     let units: Vec<u16> = if S::WRITING {
         text.encode_utf16().collect()
@@ -983,7 +990,7 @@ fn wstring_impl<S: Stream>(s: &mut S, name: &str, text: &mut String, max_len: us
             for i in 0..len {
                 let bit = st.bit_position();
                 let mut g = units.get(i).map_or(0, |&u| u64::from(u));
-                st.index(i, |st| st.bits("", &mut g, 32))?;
+                st.index(i, |st| group(st, &mut g))?;
                 if S::WRITING {
                     continue;
                 }

@@ -788,7 +788,8 @@ local function wstr_body(R, N, L)
     R.path = base .. R.idx
     local bit = R.pos
     local g = take(R, "", 32)
-    put(R, N.unit, R.idx, bit, 32, g, R.vis and sfmt("%d", g), ", 0..=4294967295")
+    -- Traced with the code units' range: a group above it is where the read stops.
+    put(R, N.unit, R.idx, bit, 32, g, R.vis and sfmt("%d", g), ", 0..=65535", g > 0xFFFF)
     if g > 0xFFFF then refuse("out_of_range", bit, i, sfmt("%d out of range 0..=65535", g)) end
     if g == 0 then
       refuse("interior_nul", bit, i,

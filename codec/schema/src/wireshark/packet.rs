@@ -338,7 +338,7 @@ impl Gen<'_> {
             Kind::Fixed(_) => self.pf(path, name, Spec::F64)?,
             Kind::WStr { max_len } => {
                 // The code units first: they keep the name `NAME.utf16` (their scope does not).
-                let unit = self.pf(&at("utf16"), "utf16", int_spec(0, i64::from(u32::MAX)))?;
+                let unit = self.pf(&at("utf16"), "utf16", int_spec(0, i64::from(u16::MAX)))?;
                 let utf16 = self.pf(&at("utf16"), "utf16", Spec::Scope)?;
                 let pf = self.pf(path, name, Spec::Str)?;
                 let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
