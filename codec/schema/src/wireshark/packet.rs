@@ -6,8 +6,8 @@
 //! `schema/mod.rs`.
 
 use super::{Registry, Spec, WiresharkError, lua_num, lua_str, segment};
-use crate::Schema;
 use crate::parse::{Field, Kind, Prev};
+use crate::{Schema, element_previous};
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::checksum::{check_hash, packet_crc};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
@@ -391,7 +391,8 @@ impl Gen<'_> {
                 max_len, element, ..
             } => {
                 // The elements first: they keep the array's name when the two kinds differ.
-                let e = self.node_of(element, path, name, -1)?;
+                let prev_min = relative_min(Prev::Const(element_previous(element)), &[]);
+                let e = self.node_of(element, path, name, prev_min)?;
                 let pf = self.pf(path, name, Spec::Scope)?;
                 let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
                 self.node(format!("{{ pf = {pf}, len = {len}, e = {e} }}"))
@@ -596,8 +597,10 @@ impl Gen<'_> {
             } => {
                 let len = self.count_reader(*max_len);
                 // Array elements read with an empty name (their label is "[i]") and, for
-                // relative elements, previous = -1, as the interpreter's `element` does.
-                let read = self.call(element, "N", "\"\"", "-1");
+                // relative elements, after their constant previous, as the interpreter's
+                // `element` does.
+                let prev = element_previous(element).to_string();
+                let read = self.call(element, "N", "\"\"", &prev);
                 let e = self.constant(format!("function(R, N) return {read} end"));
                 let min_bits = (*min_element_bits).max(1);
                 let min_bits = if min_bits < 1 << 50 {
