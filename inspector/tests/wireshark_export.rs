@@ -1778,6 +1778,15 @@ fn display_filters_select_what_decode_reports() {
             "every_batch.u64 > 9300000000000000000",
             Box::new(move |d| batch_value(d, "u64").iter().any(|&v| v > big)),
         ),
+        // Packed signed fields filter by the value, not by its zig-zag code.
+        (
+            "every_batch.pi32 < 0",
+            Box::new(move |d| batch_value(d, "pi32").iter().any(|&v| v < 0.0)),
+        ),
+        (
+            "every_batch.pi64 < -1000",
+            Box::new(move |d| batch_value(d, "pi64").iter().any(|&v| v < -1000.0)),
+        ),
     ];
     for (filter, pick) in cases {
         let expected: Vec<u64> = json.iter().filter(|d| pick(d)).map(|d| d.frame).collect();
