@@ -898,7 +898,15 @@ impl Rng {
     }
 }
 
-const EVERY_TYPES: [&str; 6] = ["Scalars", "Floats", "Texts", "Lists", "Relatives", "Nested"];
+const EVERY_TYPES: [&str; 7] = [
+    "Scalars",
+    "Floats",
+    "Texts",
+    "Lists",
+    "Relatives",
+    "Nested",
+    "Wide",
+];
 
 /// A random value of packet type `t` of captures/every.schema.toml.
 fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
@@ -980,10 +988,10 @@ fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
                     .map(|_| (0..rng.below(4)).map(|_| rng.range(0, 255)).collect::<Vec<_>>())
                     .collect::<Vec<_>>(),
                 "rots": (0..rng.below(3)).map(|_| rng.quaternion()).collect::<Vec<_>>(),
-                "ids": (0..rng.below(4)).map(|_| rng.range(0, 100)).collect::<Vec<_>>(),
+                "ids": (0..rng.below(4)).map(|_| rng.range(11, 100)).collect::<Vec<_>>(),
                 "rels": (0..rng.below(4))
                     .map(|_| {
-                        let tiers = [rng.range(0, 10), rng.range(0, 300), rng.range(0, u32::MAX.into())];
+                        let tiers = [rng.range(1001, 1010), rng.range(1001, 1300), rng.range(1001, u32::MAX.into())];
                         tiers[rng.below(3)]
                     })
                     .collect::<Vec<_>>(),
@@ -1224,6 +1232,16 @@ fn every_edges(schema: &bitlens_schema::Schema) -> Vec<(u16, Vec<u8>)> {
     relatives["seq2"] = serde_json::json!(600_000);
     let mut p = packet("Relatives", relatives);
     patch(schema, &mut p, "seq.value", 5);
+    out.push((40000, p));
+
+    // tiny (max_objects 50): six 0 flags ask for a difference past the last tier it has.
+    let mut p = packet("Relatives", every_value(&mut rng, "Relatives"));
+    let (_, trace) = schema.trace(&p);
+    let bit = trace.get("tiny").unwrap().bit;
+    for b in bit..bit + 6 {
+        p[b / 8] &= !(1 << (b % 8));
+    }
+    reseal(schema, &mut p);
     out.push((40000, p));
 
     // Wide: an int128 offset of all ones past i128::MAX ("1 + offset"), an odd range's offset

@@ -820,9 +820,11 @@ end
 
 local function wstr(R, N, leaf, L)
   local path = join(R.path, leaf)
+  -- The label first: the body's code units reuse R.idx (an array element's "[i]").
+  local name = name_of(R, leaf)
   local ok, text = false, nil
   if not R.dry then ok, text = dry(R, path, wstr_body, N, L) end
-  if ok then open(R, N.pf, name_of(R, leaf), path, text) else open(R, X.partial, name_of(R, leaf), path) end
+  if ok then open(R, N.pf, name, path, text) else open(R, X.partial, name, path) end
   text = wstr_body(R, N, L)
   close(R, R.vis and quote(text))
   return text
