@@ -521,6 +521,17 @@ local function struct(R, N, leaf, body)
   close(R)
 end
 
+-- A tagged union (schema lib.rs union_value): the tag as int(0, last) named by its variant, then
+-- the variant's body fields in the same scope. `U` = { tag (its name), last, w, names, bodies
+-- (per variant, from 1: the index of its body's function in `S`, or false) }.
+local function union(R, N, leaf, U, S)
+  open(R, N.pf, name_of(R, leaf), join(R.path, leaf))
+  local t = int(R, N.tag, U.tag, 0, U.last, U.w, U.names)
+  local body = U.bodies[t + 1]
+  if body then S[body](R, N.v[t + 1]) end
+  close(R)
+end
+
 -- An array (stream.rs array): `len` as int(0, max_len) (read by `L`), checked as len x
 -- max(1, min_bits) against what remains, then each element under [i] (read by `E`).
 local function array(R, N, leaf, L, minbits, E)

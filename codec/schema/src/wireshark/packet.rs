@@ -307,11 +307,34 @@ impl Gen<'_> {
         let schema = self.schema;
         let at = |part: &str| format!("{path}.{}", segment(part));
         Ok(match kind {
-            // Tagged unions came with the derive; their Lua reader is not written yet.
-            Kind::Union(_) => {
-                return Err(WiresharkError(format!(
-                    "field {path}: [union] types are not exported to Wireshark yet"
-                )));
+            // A tagged union: its tag (named by the variants), then each variant's body fields,
+            // all at the union's path (a variant has no scope of its own).
+            Kind::Union(u) => {
+                let def = &schema.unions[*u];
+                let names = def
+                    .variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (i as i64, v.name.to_string()))
+                    .collect();
+                let spec = Spec::Int {
+                    min: 0,
+                    max: def.variants.len() as i128 - 1,
+                    names: Some(names),
+                };
+                let tag = self.pf(&at(&def.tag), &def.tag, spec)?;
+                let mut bodies = Vec::with_capacity(def.variants.len());
+                for v in &def.variants {
+                    bodies.push(match v.body {
+                        Some(sid) => self.fields(sid, path)?,
+                        None => "false".into(),
+                    });
+                }
+                let pf = self.pf(path, name, Spec::Scope)?;
+                self.node(format!(
+                    "{{ pf = {pf}, tag = {tag}, v = {{ {} }} }}",
+                    bodies.join(", ")
+                ))
             }
             Kind::Bool => self.pf(path, name, Spec::Bool)?,
             Kind::Int { min, max } => self.pf(path, name, int_spec(*min, *max))?,
@@ -522,8 +545,33 @@ impl Gen<'_> {
     fn call(&mut self, kind: &Kind, node: &str, name: &str, prev: &str) -> String {
         let schema = self.schema;
         match kind {
-            // Refused by `node_of` before any call is written.
-            Kind::Union(_) => "error(\"[union] types are not exported\")".to_owned(),
+            Kind::Union(u) => {
+                let def = &schema.unions[*u];
+                let last = def.variants.len() as i64 - 1;
+                let names: Vec<String> = def
+                    .variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("[{i}] = {}", lua_str(&v.name)))
+                    .collect();
+                let names = self.constant(format!("{{ {} }}", names.join(", ")));
+                // The variants' bodies by index into `S` (defined after the constants).
+                let bodies: Vec<String> = def
+                    .variants
+                    .iter()
+                    .map(|v| match v.body {
+                        Some(sid) => (self.function(sid) + 1).to_string(),
+                        None => "false".into(),
+                    })
+                    .collect();
+                let c = self.constant(format!(
+                    "{{ tag = {}, last = {last}, w = {}, names = {names}, bodies = {{ {} }} }}",
+                    lua_str(&def.tag),
+                    bits_required(0, last),
+                    bodies.join(", ")
+                ));
+                format!("union(R, {node}, {name}, {c}, S)")
+            }
             Kind::Bool => format!("rbool(R, {node}, {name})"),
             Kind::Int { min, max } => self.int_call(node, name, *min, *max, None),
             Kind::Enum(e) => {
