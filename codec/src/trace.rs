@@ -10,7 +10,10 @@ use crate::float_text::{f32_text, f64_text};
 pub use compact_str::CompactString;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equality is the equality of what was on the wire: floats compare by their bits, so a NaN
+/// equals the same NaN (two traces of one datagram are equal) and `0.0` differs from `-0.0`.
+#[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
     /// No value of its own (a struct or array scope).
@@ -57,6 +60,27 @@ pub enum Value {
     /// A fixed-point value (decoded; the raw integer is the field's `raw`). Printed as its
     /// exact decimal, serialized as [`Fixed`] says.
     Fixed(Fixed),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (None, None) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
+            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
+            (Str(a), Str(b)) => a == b,
+            (Bytes(a), Bytes(b)) => a == b,
+            (Floats(a), Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (U128(a), U128(b)) => a == b,
+            (Fixed(a), Fixed(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Value {
@@ -497,5 +521,24 @@ impl Trace {
             fields.clear();
             SPARE_FIELDS.with(|spare| spare.set(fields));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+
+    #[test]
+    fn values_compare_by_their_wire_bits() {
+        assert_eq!(Value::F32(f32::NAN), Value::F32(f32::NAN));
+        assert_ne!(Value::F32(f32::NAN), Value::F32(-f32::NAN));
+        assert_ne!(Value::F32(0.0), Value::F32(-0.0));
+        assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+        assert_eq!(
+            Value::Floats(vec![f32::NAN, 1.0]),
+            Value::Floats(vec![f32::NAN, 1.0])
+        );
+        assert_ne!(Value::Floats(vec![1.0]), Value::Floats(vec![1.0, 1.0]));
+        assert_ne!(Value::Int(1), Value::F32(1.0));
     }
 }

@@ -686,7 +686,10 @@ impl Schema {
         Ok(DynValue::Array(out))
     }
 
-    /// One array element: a struct's fields go straight into the `[i]` scope.
+    /// One array element: a struct's fields go straight into the `[i]` scope. A relative
+    /// element (object index, relative integer) is sent after its declared constant `previous`,
+    /// every element on its own, as a loop calling `object_index(.., PREVIOUS, ..)` per element
+    /// sends them (the derive's `element(...)` does).
     fn element<S: Stream>(
         &self,
         s: &mut S,
@@ -697,7 +700,7 @@ impl Schema {
         match element {
             Kind::Struct(sid) => self.struct_value(s, &self.structs[*sid], src, 0, None),
             Kind::Union(u) => self.union_value(s, &self.unions[*u], src),
-            k => self.value(s, f, k, src, -1),
+            k => self.value(s, f, k, src, element_previous(k)),
         }
     }
 
@@ -806,6 +809,21 @@ impl Schema {
                 None => return Ok(DynValue::Array(out)),
             }
         }
+    }
+}
+
+/// The `previous` of a relative array element: its constant (a field's value is refused when the
+/// schema loads: an element has no sibling fields), -1 when it declares none.
+pub(crate) fn element_previous(k: &Kind) -> i64 {
+    match k {
+        Kind::ObjectIndex {
+            previous: Prev::Const(c),
+            ..
+        }
+        | Kind::IntRelative {
+            previous: Prev::Const(c),
+        } => *c,
+        _ => -1,
     }
 }
 

@@ -131,6 +131,11 @@ fn stage_names_can_be_renamed() {
     assert_eq!(hello.name, Some("Hello"));
     assert_eq!(hello.stage_name, Some("tick"));
     assert_eq!(t.path_in_message(hello.body.start), "n");
+    // Traced as the value, not its zig-zag code 5.
+    assert_eq!(
+        t.trace.fields[hello.body.start].value,
+        bitlens_codec::trace::Value::Int(-3)
+    );
     assert_eq!(b.stage_name(4), None);
 }
 
