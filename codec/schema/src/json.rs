@@ -216,7 +216,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         Kind::Int128 { .. } => DynValue::I128(
             match j {
                 Json::Number(n) => n.as_i64().map(i128::from).or(n.as_u64().map(i128::from)),
-                Json::String(s) => crate::parse::parse_i128(s),
+                Json::String(s) => crate::source::parse_i128(s),
                 _ => None,
             }
             .ok_or_else(|| err(path, "an integer (or a string of digits, or \"0x...\")", j))?,
@@ -224,7 +224,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         Kind::U128 => DynValue::U128(
             match j {
                 Json::Number(n) => n.as_u64().map(u128::from),
-                Json::String(s) => crate::parse::parse_u128(s),
+                Json::String(s) => crate::source::parse_u128(s),
                 _ => None,
             }
             .ok_or_else(|| {

@@ -55,7 +55,7 @@ mod source;
 mod value;
 pub mod wireshark;
 
-pub use parse::{parse_i128, parse_u128};
+pub use source::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
 pub use wireshark::{WiresharkError, WiresharkOptions};
 

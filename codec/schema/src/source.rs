@@ -81,7 +81,7 @@ impl<'t> Parser<'t> {
     /// optional `-`) for values beyond 64 bits.
     pub(crate) fn int128(&self, v: &Val<'_>, what: &str) -> Result<i128, SchemaError> {
         match v.get_ref() {
-            DeValue::String(text) => crate::parse::parse_i128(text).ok_or_else(|| {
+            DeValue::String(text) => parse_i128(text).ok_or_else(|| {
                 self.err(
                     &v.span(),
                     format!(
@@ -147,4 +147,43 @@ pub(crate) fn duplicate_name(
         span,
         format!("duplicate field name \"{name}\", first at {l}:{c} (rename one of them)"),
     )
+}
+
+/// A decimal or `0x` hex integer, with an optional `-`, as an `i128`: how the schema language
+/// and the vectors write 128-bit values. `None` for anything else or a value out of range.
+pub fn parse_i128(text: &str) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<u128>().ok()?
+        }
+        None => return None,
+    };
+    if negative {
+        0i128.checked_sub_unsigned(magnitude)
+    } else {
+        i128::try_from(magnitude).ok()
+    }
+}
+
+/// A decimal or `0x` hex integer as a `u128`; `None` for anything else.
+pub fn parse_u128(text: &str) -> Option<u128> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()
+        }
+        Some(_) => None,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
 }
