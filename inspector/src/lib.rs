@@ -108,6 +108,9 @@ pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod dissectors;
+#[cfg(feature = "demo")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
 pub mod proxy;
