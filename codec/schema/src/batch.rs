@@ -175,7 +175,7 @@ pub(super) struct BField {
 #[derive(Debug, Clone)]
 pub(super) struct BStruct {
     pub(super) fields: Vec<BField>,
-    layout: Arc<[Arc<str>]>,
+    pub(super) layout: Arc<[Arc<str>]>,
 }
 
 #[derive(Debug, Clone)]
@@ -222,7 +222,7 @@ impl BatchSchema {
         }
     }
 
-    fn def(&self, t: u8) -> Option<&MessageDef> {
+    pub(super) fn def(&self, t: u8) -> Option<&MessageDef> {
         self.by_type[usize::from(t)].map(|i| &self.messages[i])
     }
 

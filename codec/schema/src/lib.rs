@@ -246,6 +246,42 @@ impl Schema {
         json::struct_from_json(self, &self.structs[self.packets[t]], None, json, "")
     }
 
+    /// Converts JSON into the body of the `[batch]` message type named `message` (or given by
+    /// its number), for [`batch::BatchSchema::push`]: an object of the body's fields, bytes as
+    /// hex strings, floats as numbers or `"nan"`/`"inf"`, a guarded field absent or `null` when
+    /// its guard leaves it out. Returns the message type and the body.
+    ///
+    /// # Errors
+    /// A schema without a `[batch]` section, an unknown message type, or JSON that does not
+    /// have the body's shape (naming the JSON path). Ranges are checked when the body is
+    /// written.
+    pub fn batch_message_from_json(
+        &self,
+        message: &str,
+        json: &serde_json::Value,
+    ) -> Result<(u8, DynValue), String> {
+        let b = self
+            .batch
+            .as_ref()
+            .ok_or("the schema has no [batch] section")?;
+        let t = b
+            .message_type(message)
+            .or_else(|| {
+                message
+                    .parse()
+                    .ok()
+                    .filter(|t| b.message_name(*t).is_some())
+            })
+            .ok_or_else(|| {
+                let names: Vec<&str> = b.message_types().map(|(_, n)| n).collect();
+                format!(
+                    "no batch message type {message:?} (the schema has {})",
+                    names.join(", ")
+                )
+            })?;
+        Ok((t, json::batch_body_from_json(b, t, json, "")?))
+    }
+
     /// Converts JSON into a value of struct `name` (for [`Schema::serialize_struct`]).
     ///
     /// # Errors
