@@ -24,9 +24,10 @@
 //! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
 //! and network ids ([`link`]), the derive's traits and helpers ([`packed`]), and the one
 //! interface every tool reads a protocol through ([`dissect`]: a verdict at read speed, or a
-//! full dissection). Its default build depends on `crc32fast`, `itoa`, `compact_str` and the
-//! derive macros (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants
-//! only the bit packer compiles only this. Optional features: `serde` (serialize traces) and
+//! full dissection). Its default build depends on `crc32fast`, `itoa` and the derive macros
+//! (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants only the bit
+//! packer compiles only this. Optional features: `serde` (serialize traces), `inline-paths`
+//! (trace paths inline up to 24 bytes, no allocation per traced field: the inspector's) and
 //! `arbitrary` (arbitrary values for fuzzing, and `generate`: values of any serializable type
 //! drawn through its own serialize function).
 //!

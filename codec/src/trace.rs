@@ -7,7 +7,17 @@
 use crate::error::Error;
 use crate::fixed::Fixed;
 use crate::float_text::{f32_text, f64_text};
-pub use compact_str::CompactString;
+
+/// A traced field's path. With feature `inline-paths` (the inspector's), a `CompactString`
+/// that holds up to 24 bytes inline, so a trace allocates nothing per field for most paths;
+/// else a `String`.
+#[cfg(feature = "inline-paths")]
+pub type PathString = compact_str::CompactString;
+/// A traced field's path. With feature `inline-paths` (the inspector's), a `CompactString`
+/// that holds up to 24 bytes inline, so a trace allocates nothing per field for most paths;
+/// else a `String`.
+#[cfg(not(feature = "inline-paths"))]
+pub type PathString = String;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
 ///
@@ -186,7 +196,7 @@ pub enum FieldKind {
     /// A check marker (or the packet CRC, labelled `crc32`).
     Check {
         /// The check's label.
-        label: CompactString,
+        label: PathString,
         /// The 32 bits the reader expected.
         expected: u32,
         /// The 32 bits found.
@@ -202,7 +212,7 @@ pub struct TraceField {
     /// records a path per field, and most fit without an allocation. Read it through
     /// [`TraceField::path`] and [`TraceField::name`]: how a trace stores names may change (issue
     /// 20: record positions, build names only when they are shown).
-    path: CompactString,
+    path: PathString,
     /// Nesting depth: 0 at the top.
     pub depth: usize,
     /// First bit.
@@ -397,18 +407,18 @@ impl Recorder {
         self.fields
     }
 
-    fn child_path(&mut self, name: &str) -> CompactString {
+    fn child_path(&mut self, name: &str) -> PathString {
         // Extend the current path in place and copy it once (inline, no allocation, up to 24
         // bytes): traces build a path for every field.
         if name.is_empty() {
-            return CompactString::from(self.path.as_str());
+            return PathString::from(self.path.as_str());
         }
         let before = self.path.len();
         if before > 0 {
             self.path.push('.');
         }
         self.path.push_str(name);
-        let path = CompactString::from(self.path.as_str());
+        let path = PathString::from(self.path.as_str());
         self.path.truncate(before);
         path
     }
@@ -460,7 +470,7 @@ impl Tracer for Recorder {
             }
             _ => {}
         }
-        let path = CompactString::from(self.path.as_str());
+        let path = PathString::from(self.path.as_str());
         self.fields.push(TraceField {
             path,
             depth: self.depth_base + self.open.len(),
