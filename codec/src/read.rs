@@ -7,8 +7,8 @@ use crate::checksum::{ProtocolId, check_hash, packet_crc};
 use crate::error::{Error, ErrorKind, Result};
 use crate::quantize::CompressedFloat;
 use crate::stream::{
-    Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, invalid, non_canonical_code,
-    on_local, out_of_range, past_end, span,
+    Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, invalid, on_local,
+    out_of_range, past_end, span,
 };
 use crate::trace::{FieldKind, NoTrace, Recorder, Trace, Tracer, Value};
 
@@ -212,8 +212,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         int_relative_as_flags(self, name, previous, current)
     }
 
-    /// Without a trace: the code in `spec.width()` (1..=32) bits, rejected above `M` with the
-    /// error [`Stream::int`] gives, then the canonical check. With one: through `int`.
+    /// Without a trace: the code in `spec.width()` (1..=32) bits, refused above `M` with the
+    /// error [`Stream::int`] gives (the standard's one refusal); every other code is accepted.
+    /// With one: through `int`.
     #[inline(always)]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
         if T::ACTIVE {
@@ -224,16 +225,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
             .r
             .read_bits(spec.width())
             .map_err(|e| past_end(e, bit, name))?;
-        if code < spec.exact_limit() {
-            *v = spec.decode_exact(code);
-            return Ok(());
-        }
         if code > spec.steps() {
             let max = i128::from(spec.steps());
             return Err(out_of_range(i128::from(code), 0, max, bit, name));
-        }
-        if !spec.is_canonical(code) {
-            return Err(non_canonical_code(bit, name));
         }
         *v = spec.decode(code);
         Ok(())

@@ -172,12 +172,12 @@ pub trait Stream: Sized {
         Ok(())
     }
 
-    /// A compressed float: its code as `int(code, 0, M)` (see [`CompressedFloat`] for the
-    /// arithmetic). Writers clamp `v` into range, as the reference does.
+    /// A compressed float (serialize 1.0): its code as `int(code, 0, M)` (see
+    /// [`CompressedFloat`] for the arithmetic). Writers clamp `v` into range, as the standard
+    /// does; readers accept every code up to `M`.
     ///
     /// # Errors
-    /// Out_of_range when a reader finds a code above `M`; non_canonical for a code of an inexact
-    /// range that no writer sends ([`CompressedFloat::is_canonical`]); buffer full / past_end.
+    /// Out_of_range when a reader finds a code above `M`; buffer full / past_end.
     #[inline]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
         compressed_f32_as_int(self, name, v, spec)
@@ -203,14 +203,13 @@ pub trait Stream: Sized {
         Ok(())
     }
 
-    /// A rotation `[x, y, z, w]` as smallest three ([`SmallestThree`]): `largest` in 2 bits, then
-    /// the other three components as `int(code, 0, 2^bits - 1)` each, in index order.
+    /// A rotation `[x, y, z, w]` as smallest three ([`SmallestThree`], seed 000): `largest` in
+    /// 2 bits, then the other three components as `int(code, 0, 2^bits - 1)` each, in index
+    /// order. A reader accepts every encoding, near ties included.
     ///
     /// # Errors
-    /// Non_canonical when a reader finds an encoding a writer cannot produce; buffer full /
-    /// past_end.
+    /// Buffer full / past_end.
     fn quaternion(&mut self, name: &str, q: &mut [f32; 4], spec: &SmallestThree) -> Result<()> {
-        let start = self.bit_position();
         let (mut largest, mut codes) = if Self::WRITING {
             spec.encode(*q)
         } else {
@@ -229,15 +228,10 @@ pub trait Stream: Sized {
             Ok(())
         })?;
         if Self::READING {
-            *q = spec.decode(largest, codes).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::NonCanonical(
-                        "quaternion: a sent component is larger than the rebuilt largest one",
-                    ),
-                    start,
-                    name,
-                )
-            })?;
+            // Every index and code was range-checked above, so the decode always gives a value.
+            if let Some(value) = spec.decode(largest, codes) {
+                *q = value;
+            }
         }
         let value = *q;
         self.annotate(|| Value::Floats(value.to_vec()));
@@ -601,7 +595,6 @@ pub(crate) fn compressed_f32_as_int<S: Stream>(
     v: &mut f32,
     spec: &CompressedFloat,
 ) -> Result<()> {
-    let start = s.bit_position();
     let mut code = if S::WRITING {
         i64::from(spec.encode(*v))
     } else {
@@ -609,20 +602,11 @@ pub(crate) fn compressed_f32_as_int<S: Stream>(
     };
     s.int(name, &mut code, 0, i64::from(spec.steps()))?;
     if S::READING {
-        if !spec.is_canonical(code as u32) {
-            return Err(non_canonical_code(start, name));
-        }
         *v = spec.decode(code as u32);
     }
     let value = *v;
     s.annotate(|| Value::F32(value));
     Ok(())
-}
-
-#[cold]
-pub(crate) fn non_canonical_code(bit: usize, name: &str) -> Error {
-    let why = "compressed float code that no writer sends (its value re-encodes to another code)";
-    Error::new(ErrorKind::NonCanonical(why), bit, name)
 }
 
 #[cold]

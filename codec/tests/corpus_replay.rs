@@ -20,6 +20,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("packet_read", fuzzing::packet_read),
     ("packet_roundtrip", fuzzing::packet_roundtrip),
     ("stream_ops", fuzzing::stream_ops),
+    ("compressed_float", fuzzing::quantize::compressed_float),
     ("bit_runs", fuzzing::bits::bit_runs),
     ("hostile_lengths", fuzzing::hostile_lengths),
     ("tagged_read", ft::tagged_read),
@@ -188,6 +189,13 @@ fn write_seeds() {
         Some(format!("ops_first_{kind}"))
     });
     write_all("stream_ops", &seeds);
+
+    // compressed_float: a range of each kind (stable by the bound, stable or not code by code,
+    // past 2^23 + 1 steps, too many steps to check here).
+    let seeds = search(12, 50_000, 120, |data| {
+        fuzzing::quantize::compressed_float_case(data).map(|kind| format!("range_{kind}"))
+    });
+    write_all("compressed_float", &seeds);
 
     // bit_runs: each run shape (1, 4, 5 fields), with and without hostile bytes after the runs.
     let seeds = search(11, 20_000, 120, |data| {

@@ -7,8 +7,8 @@
 //! names, no error context: what a scalar serialize function for this table, written by hand,
 //! reaches on this wire.
 //!
-//! Written for an exact range (asserted at compile time), so that every code up to `M` is
-//! canonical and the reader skips that check as the stream's exact-range path does.
+//! Written for a stable range (asserted at compile time), so that every table read re-encodes
+//! to the same bytes; a reader takes every code up to `M`, as the stream does.
 
 use super::common::{Entity, MIN_ENTITY_BITS, N, POS};
 use bitlens_codec::bits::{Overflow, PastEnd};
@@ -17,10 +17,7 @@ use bitlens_codec::{BitReader, BitWriter, bits_required};
 
 /// Bits per float code.
 pub const CODE_BITS: u32 = POS.width();
-const _: () = assert!(
-    POS.is_exact(),
-    "every code up to M is canonical: no check needed"
-);
+const _: () = assert!(POS.is_stable(), "every code up to M re-encodes");
 /// The widths of an entity's fixed fields: x, y, z, health (0..=100), flags.
 pub const FIXED: [u32; 5] = [CODE_BITS, CODE_BITS, CODE_BITS, 7, 1];
 

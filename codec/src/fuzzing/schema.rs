@@ -106,12 +106,12 @@ pub fn same_verdict(data: &[u8]) {
             let (name, j) = demo_json(p);
             let from_json = DEMO.value_from_json(name, &j).expect("demo JSON converts");
             assert_eq!(&from_json, value, "schema read other values");
-            // ... and an accepted packet re-encodes to the identical bytes.
+            // ... and an accepted packet re-encodes to the identical bytes (but near ties).
             let mut buf = [0u8; MTU];
             let n = DEMO
                 .write(name, value, &mut buf)
                 .expect("accepted value writes");
-            assert_eq!(&buf[..n], data, "schema re-encodes to other bytes");
+            super::assert_reencodes(data, &buf[..n], &compiled);
         }
         (None, Err(e)) => assert_eq!(compiled.error.as_ref(), Some(e)),
         _ => panic!(

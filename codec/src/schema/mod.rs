@@ -91,6 +91,30 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
+/// Something in a schema file that loads but deserves a look (a compressed float range that is
+/// not stable, ...), placed at a line and column like a [`SchemaError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaWarning {
+    /// The file name as given to [`Schema::from_toml`] or [`Schema::load`].
+    pub file: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub col: usize,
+    /// What deserves a look, then in parentheses what would change it.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: warning: {}",
+            self.file, self.line, self.col, self.message
+        )
+    }
+}
+
 /// A checked protocol description: framing, packet types, structs and enums.
 #[derive(Debug, Clone)]
 pub struct Schema {
@@ -102,6 +126,8 @@ pub struct Schema {
     struct_ids: HashMap<String, usize>,
     /// The `[batch]` section: message batches with schema-described bodies.
     batch: Option<batch::BatchSchema>,
+    /// What loaded but deserves a look.
+    warnings: Vec<SchemaWarning>,
 }
 
 static NULL: DynValue = DynValue::Null;
@@ -129,6 +155,13 @@ impl Schema {
             message: format!("cannot read the schema: {e} (check the path)"),
         })?;
         Self::from_toml(&text, &file)
+    }
+
+    /// What loaded but deserves a look, in the order found: compressed float ranges that are
+    /// not stable (a packet read with them may not re-encode to the same bytes). Tools show
+    /// them; reading and writing are unaffected.
+    pub fn warnings(&self) -> &[SchemaWarning] {
+        &self.warnings
     }
 
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.

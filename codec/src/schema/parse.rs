@@ -1,9 +1,9 @@
 //! TOML text -> checked schema definitions, with every error placed at a line and column.
 
-use super::{Schema, SchemaError};
+use super::{Schema, SchemaError, SchemaWarning};
 use crate::bits::bits_required;
 use crate::packet::{Protocol, ProtocolId};
-use crate::quantize::{CompressedFloat, SmallestThree};
+use crate::quantize::{CompressedFloat, MAX_STABLE_STEPS, STABLE_STEPS_BY_BOUND, SmallestThree};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -167,6 +167,8 @@ struct RawField<'i> {
 pub(super) struct Parser<'t> {
     pub(super) text: &'t str,
     pub(super) file: &'t str,
+    /// What loads but deserves a look, in file order of discovery.
+    pub(super) warnings: std::cell::RefCell<Vec<SchemaWarning>>,
 }
 
 /// Line and column (both from 1) of byte `offset` in `text`.
@@ -181,6 +183,17 @@ pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl<'t> Parser<'t> {
+    /// Records a warning at `span`.
+    pub(super) fn warn(&self, span: &Range<usize>, message: impl Into<String>) {
+        let (line, col) = line_col(self.text, span.start);
+        self.warnings.borrow_mut().push(SchemaWarning {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message: message.into(),
+        });
+    }
+
     pub(super) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
         let (line, col) = line_col(self.text, span.start);
         SchemaError {
@@ -249,7 +262,11 @@ pub(super) fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Val<'i>> 
 
 /// Parses and checks a schema.
 pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
-    let p = Parser { text, file };
+    let p = Parser {
+        text,
+        file,
+        warnings: Default::default(),
+    };
     let root = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         p.err(
@@ -522,6 +539,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         .map(|v| super::batch::parse(&p, v))
         .transpose()?;
     Ok(Schema {
+        warnings: {
+            // A struct used in several places is checked once, but be sure.
+            let mut w = p.warnings.into_inner();
+            w.dedup();
+            w
+        },
         batch,
         protocol: Protocol {
             name: name.into_inner(),
@@ -1023,6 +1046,9 @@ impl Resolver<'_, '_> {
                         format!("{e} (use finite bounds, min < max, resolution > 0)"),
                     )
                 })?;
+                if !spec.is_stable() {
+                    p.warn(&min_v.span(), unstable_range(&spec, res));
+                }
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
                 } else {
@@ -1252,6 +1278,44 @@ impl Resolver<'_, '_> {
             Some(v) => Ok(Prev::Const(self.p.int(v, "previous")?)),
         }
     }
+}
+
+/// The warning for a compressed float range that is not stable, with a resolution that is.
+fn unstable_range(spec: &CompressedFloat, res: f32) -> String {
+    let (min, max) = (spec.min(), spec.max());
+    let why = if spec.steps() > MAX_STABLE_STEPS {
+        format!(
+            "its {} steps are more than 2^23 + 1, and some codes are never written",
+            spec.steps()
+        )
+    } else {
+        format!(
+            "some of its {} codes read back as a value that writes another code",
+            spec.steps()
+        )
+    };
+    // The finest resolution the cheap bound proves stable: at most 2^20 steps of at least 4
+    // ulps of the largest magnitude, rounded up to two digits (and up again until it holds).
+    let largest = min.abs().max(max.abs());
+    let ulp = f32::from_bits(largest.to_bits() + 1) - largest;
+    let finest = f64::from((4.0 * ulp).max(spec.delta() / STABLE_STEPS_BY_BOUND as f32));
+    let unit = 10f64.powi(finest.log10().floor() as i32 - 1);
+    let mut digits = (finest / unit).ceil();
+    let mut stable = (digits * unit) as f32;
+    for _ in 0..64 {
+        match CompressedFloat::new(min, max, stable) {
+            Ok(c) if c.is_stable_by_bound() => break,
+            _ => {
+                digits += 1.0;
+                stable = (digits * unit) as f32;
+            }
+        }
+    }
+    format!(
+        "compressed float {min}..={max} at {res} is not stable ({why}): a packet read with it \
+         may not re-encode to the same bytes (a resolution of {stable} or coarser is stable; \
+         see WIRE.md, \"Compressed floats\")"
+    )
 }
 
 fn is_integer(k: &Kind) -> bool {

@@ -36,8 +36,7 @@ impl DecodeOpts {
     pub fn decoders(&self) -> Result<Decoders> {
         let mut d = Decoders::default();
         if let Some(path) = &self.schema {
-            must_exist(path)?;
-            d.set_schema(Schema::load(path).map_err(|e| anyhow::anyhow!("{e}"))?);
+            d.set_schema(load_schema(path)?);
         }
         for arg in &self.decode {
             d.apply_override(arg).map_err(anyhow::Error::msg)?;
@@ -47,6 +46,21 @@ impl DecodeOpts {
         }
         Ok(d)
     }
+}
+
+/// Loads a schema file and prints its warnings on stderr, one line each
+/// (`FILE:LINE:COL: warning: ...`).
+///
+/// # Errors
+/// The file does not exist or is a folder, or the schema does not load (the message names the
+/// file, line and column).
+pub fn load_schema(path: &Path) -> Result<Schema> {
+    must_exist(path)?;
+    let schema = Schema::load(path).map_err(|e| anyhow!("{e}"))?;
+    for w in schema.warnings() {
+        eprintln!("bitlens: {w}");
+    }
+    Ok(schema)
 }
 
 /// Parses `--protocol-id`.

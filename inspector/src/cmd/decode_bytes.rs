@@ -16,7 +16,7 @@
 //! `bitlens decode --json`. A rejected packet also gets a one-line verdict on stderr naming the
 //! file, the bit and the field, and exit status 1.
 
-use super::common::{must_exist, read_input};
+use super::common::{load_schema, read_input};
 use bitlens_codec::schema::Schema;
 use bitlens_codec::{FieldKind, Trace, TraceField, Value};
 use serde_json::json;
@@ -31,8 +31,7 @@ use std::path::Path;
 /// The schema or packet cannot be read, or `out` fails. A rejected packet is not an error: the
 /// output says where and why it was rejected, and the result is `false`.
 pub fn run(schema: &Path, packet: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<bool> {
-    must_exist(schema)?;
-    let schema = Schema::load(schema)?;
+    let schema = load_schema(schema)?;
     let data = read_input(packet)?;
     let text = decode(&schema, &data, json)?;
     out.write_all(text.as_bytes())?;

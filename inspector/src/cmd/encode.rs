@@ -1,7 +1,7 @@
 //! `bitlens encode --schema FILE --type NAME --json VALUE.json > packet.bin`: crafts one packet
 //! from JSON with a schema (to test servers, or to build captures).
 
-use super::common::{must_exist, read_text};
+use super::common::{load_schema, read_text};
 use anyhow::Context as _;
 use bitlens_codec::schema::Schema;
 use std::path::Path;
@@ -12,8 +12,7 @@ use std::path::Path;
 /// The schema or the JSON cannot be read or does not fit (the message names the file, or the
 /// JSON path), or the value is out of range (the message names the field and bit).
 pub fn run(schema: &Path, packet_type: &str, json: &Path) -> anyhow::Result<Vec<u8>> {
-    must_exist(schema)?;
-    let schema = Schema::load(schema)?;
+    let schema = load_schema(schema)?;
     let text = read_text(json)?;
     let value: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{}: not JSON", json.display()))?;
