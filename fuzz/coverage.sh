@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Region coverage of the codec reached by the committed corpus, measured on the stable replay
-# test (`codec/tests/corpus_replay.rs` runs every corpus file through the same harness functions
+# test (`codec/testkit/tests/corpus_replay.rs` runs every corpus file through the same harness functions
 # as the fuzz targets), with `-C instrument-coverage` and LLVM tools of rustc's LLVM major
 # version (Debian's llvm-NN; the toolchains here have no llvm-tools-preview component).
 #

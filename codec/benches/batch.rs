@@ -12,11 +12,11 @@
 //! - bitcode: one reused `bitcode::Buffer` encoding / decoding the whole `Vec` of 1000 messages
 //!   (bitcode packs column-wise across messages; its decode builds the `Vec`).
 
-use bitlens_codec::batch::demo::{
+use bitlens_batch::{BatchWriter, InlineStr, Message, UpdateStage, read_batch};
+use bitlens_codec::link::NetworkId;
+use bitlens_testkit::batch_demo::{
     ChatText, DemoMessage, Despawn, MoveRigidBody, Ping, PingStamp, Pong,
 };
-use bitlens_codec::batch::{BatchWriter, InlineStr, Message, UpdateStage, read_batch};
-use bitlens_codec::link::NetworkId;
 use criterion::{BenchmarkId, Criterion, Throughput};
 use serde::{Deserialize, Serialize};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -60,7 +60,7 @@ enum Mirror<'a> {
 }
 
 fn messages() -> Vec<DemoMessage> {
-    let body = match &bitlens_codec::batch::demo::samples()[1] {
+    let body = match &bitlens_testkit::batch_demo::samples()[1] {
         DemoMessage::Move(m) => m.body.clone(),
         _ => unreachable!(),
     };

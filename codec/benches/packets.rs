@@ -1,15 +1,15 @@
 //! Demo packets near the MTU: µs per packet written, read and traced (issue 2's speed check and
 //! issue 8's group 3). `cargo bench -p bitlens-codec --bench packets`
 
-use bitlens_codec::demo::{DemoPacket, MTU, PacketB, RigidBody, SceneObject, SceneUpdate};
 use bitlens_codec::packet::{measure_packet, read_packet, trace_packet, write_packet};
+use bitlens_testkit::demo::{DemoPacket, MTU, PacketB, RigidBody, SceneObject, SceneUpdate};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 /// Packets that fill most of the MTU: a scene update with as many moving bodies as fit, and a
 /// full PacketB.
 fn packets() -> Vec<(&'static str, DemoPacket)> {
-    let body = match &bitlens_codec::demo::samples()[3] {
+    let body = match &bitlens_testkit::demo::samples()[3] {
         DemoPacket::RigidBody(b) => b.clone(),
         _ => RigidBody::default(),
     };

@@ -2,9 +2,9 @@
 //!
 //! `cargo bench -p bitlens-codec --bench schema`
 
-use bitlens_codec::demo::{self, DemoPacket};
-use bitlens_codec::fuzzing::schema::{DEMO, demo_json};
 use bitlens_codec::packet::{read_packet, trace_packet, write_packet};
+use bitlens_testkit::demo::{self, DemoPacket};
+use bitlens_testkit::fuzzing::schema::{DEMO, demo_json};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 

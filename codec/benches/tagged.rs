@@ -6,7 +6,7 @@
 //! uint32/int32 since protobuf has nothing narrower; f32 as float; strings; repeated messages;
 //! a map as repeated pairs).
 
-use bitlens_codec::tagged::{Tagged, decode_document, encode_document_into};
+use bitlens_tagged::{Tagged, decode_document, encode_document_into};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 

@@ -16,7 +16,19 @@
 //! - **measure == bits written**, and **read(write(x)) == x**; every packet a reader accepts
 //!   re-encodes to the identical bytes. Property tests pin all three.
 //! - The wire format is the one of the reference C++ serialize library (WIRE.md section 1), pinned
-//!   by its conformance vectors ([`vectors`]).
+//!   by its conformance vectors (`codec/tests/vectors/`, run by `bitlens vectors`).
+//!
+//! # The crates
+//!
+//! This crate is the core: the bit layer ([`bits`]), the streams ([`stream`], [`write`](mod@write),
+//! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
+//! and network ids ([`link`]). Its default build depends on `crc32fast`, `itoa` and
+//! `compact_str` only: a game that wants only the bit packer compiles only this. Optional
+//! features: `serde` (serialize traces) and `arbitrary` (arbitrary values for fuzzing).
+//!
+//! The formats live beside it, each in its own crate: `bitlens-tagged` (the tagged format of
+//! save files), `bitlens-batch` (byte-aligned message batches) and `bitlens-schema` (protocols
+//! described in TOML). The inspector is `bitlens`.
 //!
 //! # Example
 //!
@@ -56,22 +68,15 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod batch;
 pub mod bits;
 pub mod checksum;
-pub mod demo;
 pub mod error;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod link;
 pub mod packet;
 pub mod quantize;
 pub mod read;
-pub mod schema;
 pub mod stream;
-pub mod tagged;
 pub mod trace;
-pub mod vectors;
 pub mod write;
 
 pub use bits::{BitReader, BitWriter, bits_required};

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! bit-packed   int(id, 0, max_id)      e.g. RoboCat.home_base: 16 bits for 0..=65535
-//! batches      packed u32 (varint)     1 to 5 bytes
+//! batches      packed u32 (varint)     1 to 5 bytes (bitlens_batch::link)
 //! ```
 //!
 //! An id that does not resolve is never a dangling index: the strict serializers fail with a
@@ -42,7 +42,6 @@
 //! # Ok::<(), bitlens_codec::Error>(())
 //! ```
 
-use crate::batch::{self, BatchError, BatchErrorKind, ByteStream};
 use crate::error::{Error, ErrorKind, Result};
 use crate::stream::Stream;
 use std::collections::HashMap;
@@ -79,6 +78,7 @@ impl std::fmt::Debug for NetworkId {
     }
 }
 
+#[cfg(feature = "arbitrary")]
 impl<'a> arbitrary::Arbitrary<'a> for NetworkId {
     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
         Ok(NetworkId::new(u.int_in_range(1..=u32::MAX)?).unwrap_or(NetworkId(NonZeroU32::MIN)))
@@ -288,31 +288,6 @@ pub fn serialize_id<S: Stream>(
     Ok(())
 }
 
-/// A network id in a batch message: a packed `u32` (varint), 0 for `None`; the id must resolve
-/// in `links`.
-///
-/// # Errors
-/// Unresolved (at the field's byte offset), out_of_range, past_end, invalid_varint.
-pub fn serialize_id_bytes<S: ByteStream>(
-    s: &mut S,
-    name: &'static str,
-    id: &mut Option<NetworkId>,
-    links: &(impl Links + ?Sized),
-) -> batch::Result<()> {
-    let at = s.base() + s.position();
-    let mut raw = NetworkId::to_wire(*id);
-    s.packed_u32(name, &mut raw)?;
-    let read = NetworkId::new(raw);
-    if let Some(found) = read.filter(|i| !links.contains_id(*i)) {
-        let kind = BatchErrorKind::Unresolved {
-            id: u64::from(found.get()),
-        };
-        return Err(BatchError::new(kind, at, name));
-    }
-    *id = read;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,33 +371,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got, None);
-    }
-
-    #[test]
-    fn byte_references() {
-        let mut c = LinkingContext::<u8>::new(u32::MAX);
-        c.insert(id(300), 1);
-        let mut buf = [0u8; 5];
-        let mut w = batch::FastWriter::new(&mut buf);
-        serialize_id_bytes(&mut w, "target", &mut Some(id(300)), &c).unwrap();
-        let n = w.finish();
-        assert_eq!(&buf[..n], &[0x81, 0x2C]); // 300 as a reduced-redundancy varint
-        let mut got = None;
-        serialize_id_bytes(
-            &mut batch::FastReader::new(&buf[..n]),
-            "target",
-            &mut got,
-            &c,
-        )
-        .unwrap();
-        assert_eq!(got, Some(id(300)));
-        let e = serialize_id_bytes(
-            &mut batch::FastReader::new(&buf[..n]),
-            "target",
-            &mut got,
-            &LinkingContext::<u8>::new(9),
-        )
-        .unwrap_err();
-        assert_eq!(*e.kind(), BatchErrorKind::Unresolved { id: 300 });
     }
 }

@@ -402,7 +402,7 @@ pub trait Stream: Sized {
 ///
 /// # Errors
 /// PastEnd naming `len`.
-pub(crate) fn check_len_fits<S: Stream>(s: &S, len: usize, min_element_bits: usize) -> Result<()> {
+pub fn check_len_fits<S: Stream>(s: &S, len: usize, min_element_bits: usize) -> Result<()> {
     let needed = len.saturating_mul(min_element_bits.max(1));
     if needed > s.remaining_bits() {
         let kind = ErrorKind::PastEnd {

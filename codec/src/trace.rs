@@ -6,11 +6,10 @@
 
 use crate::error::Error;
 pub use compact_str::CompactString;
-use serde::Serialize;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
     /// No value of its own (a struct or array scope).
     None,
@@ -25,7 +24,7 @@ pub enum Value {
     /// A string.
     Str(String),
     /// Raw bytes (serialized as a hex string).
-    Bytes(#[serde(serialize_with = "hex_string")] Vec<u8>),
+    Bytes(#[cfg_attr(feature = "serde", serde(serialize_with = "hex_string"))] Vec<u8>),
     /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
     Floats(Vec<f32>),
 }
@@ -59,13 +58,18 @@ impl std::fmt::Display for Value {
     }
 }
 
+#[cfg(feature = "serde")]
 fn hex_string<S: serde::Serializer>(bytes: &[u8], s: S) -> std::result::Result<S::Ok, S::Error> {
     s.collect_str(&Value::Bytes(bytes.to_vec()))
 }
 
 /// What a field is, in a [`Trace`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case", tag = "kind")
+)]
 pub enum FieldKind {
     /// A value.
     Value,
@@ -85,7 +89,8 @@ pub enum FieldKind {
 }
 
 /// One recorded field of a [`Trace`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TraceField {
     /// Full path, outermost first: `objects[17].position.x`. Inline up to 24 bytes: a trace
     /// records a path per field, and most fit without an allocation.
@@ -103,7 +108,7 @@ pub struct TraceField {
     /// The allowed range of the wire integer, for ranged fields.
     pub range: Option<(i128, i128)>,
     /// What the field is.
-    #[serde(flatten)]
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub kind: FieldKind,
     /// The read stopped at this field: its value is what was found, not an accepted value.
     pub failed: bool,

@@ -12,10 +12,10 @@
 use std::alloc::System;
 use std::path::Path;
 
-use bitlens_codec::demo::DemoPacket;
-use bitlens_codec::fuzzing::tagged::{Rich, SaveV3};
-use bitlens_codec::tagged::{self, varint::write_varint};
 use bitlens_codec::{ErrorKind, ReadStream, Stream, read_packet};
+use bitlens_tagged::{self as tagged, varint::write_varint};
+use bitlens_testkit::demo::DemoPacket;
+use bitlens_testkit::fuzzing::tagged::{Rich, SaveV3};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]

@@ -1,13 +1,12 @@
 //! Issue 21's reproductions: packets a writer following serialize 1.0 (or seed 000's
 //! smallest-three writer) sends, which bitlens once refused as `non_canonical`.
 
-use bitlens_codec::demo::{DemoPacket, ORIENTATION};
-use bitlens_codec::fuzzing::quantize::standard_value;
-use bitlens_codec::fuzzing::schema::{DEMO, same_verdict};
-use bitlens_codec::fuzzing::{assert_reencodes, near_tie_spans};
-use bitlens_codec::schema::{DynValue, Schema};
-use bitlens_codec::vectors::parse_hex;
 use bitlens_codec::{read_packet, trace_packet, write_packet};
+use bitlens_schema::{DynStruct, DynValue, Schema};
+use bitlens_testkit::demo::{DemoPacket, ORIENTATION};
+use bitlens_testkit::fuzzing::quantize::standard_value;
+use bitlens_testkit::fuzzing::schema::{DEMO, same_verdict};
+use bitlens_testkit::fuzzing::{assert_reencodes, near_tie_spans};
 
 /// A one-type protocol with id 0x534B524D and the given fields.
 fn one_field(field: &str) -> Schema {
@@ -19,7 +18,7 @@ fn one_field(field: &str) -> Schema {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    parse_hex(s).expect("hex")
+    hex::decode(s).expect("hex")
 }
 
 fn field(value: &DynValue, name: &str) -> DynValue {
@@ -41,10 +40,7 @@ fn a_compressed_float_code_between_f32_values_is_accepted_and_written() {
     let want = standard_value(0.0, 12_582_911.0, 1.0, 7_991_360);
     assert_eq!(want, 7_991_360.5);
     assert_eq!(field(&value, "v"), DynValue::F32(want));
-    let v = DynValue::Struct(bitlens_codec::schema::DynStruct::new([(
-        "v",
-        DynValue::F32(7_991_359.5),
-    )]));
+    let v = DynValue::Struct(DynStruct::new([("v", DynValue::F32(7_991_359.5))]));
     let mut buf = [0u8; 64];
     let n = s.write("P", &v, &mut buf).expect("writes");
     assert_eq!(&buf[..n], &packet[..], "bitlens writes the standard's code");

@@ -1,11 +1,11 @@
 //! Seed 004's linking on the demo protocol: RoboCat's home base is a network id that resolves
 //! through a linking context, with the wire format unchanged (an int in 0..=65535).
 
-use bitlens_codec::demo::{DemoPacket, MAX_NETWORK_ID, RoboCat, samples};
 use bitlens_codec::link::{AnyId, LinkingContext, NetworkId, Reference};
 use bitlens_codec::{
     ErrorKind, ReadStream, TraceStream, WriteStream, read_packet, trace_packet, write_packet,
 };
+use bitlens_testkit::demo::{DemoPacket, MAX_NETWORK_ID, RoboCat, samples};
 
 fn cat() -> RoboCat {
     samples()
@@ -75,8 +75,8 @@ fn a_world_resolves_the_home_base_or_names_the_missing_id() {
 
 #[test]
 fn spawn_messages_link_cats_in_the_demo_world() {
-    use bitlens_codec::batch::demo::{DemoWorld, SpawnRoboCat};
-    use bitlens_codec::batch::{BatchWriter, Dispatch, NetworkContext, UpdateStage, read_batch};
+    use bitlens_batch::{BatchWriter, Dispatch, NetworkContext, UpdateStage, read_batch};
+    use bitlens_testkit::batch_demo::{DemoWorld, SpawnRoboCat};
     let base = NetworkId::new(42).unwrap();
     let mut home = SpawnRoboCat::from_cat(
         base,

@@ -3,9 +3,9 @@
 //! re-encode identically, hostile lengths are rejected. They run the fuzz harness functions, so
 //! the fuzzers and these tests check the same properties.
 
-use bitlens_codec::demo::{DemoPacket, MTU};
-use bitlens_codec::fuzzing;
 use bitlens_codec::{ErrorKind, read_packet, write_packet};
+use bitlens_testkit::demo::{DemoPacket, MTU};
+use bitlens_testkit::fuzzing;
 use proptest::prelude::*;
 
 proptest! {
@@ -71,7 +71,7 @@ fn every_single_bit_flip_is_caught_or_canonical() {
 fn trailing_bytes_are_rejected() {
     for (name, mut bytes) in fuzzing::sample_packets() {
         bytes.push(0);
-        let crc = bitlens_codec::packet::packet_crc(bitlens_codec::demo::PROTOCOL_ID, &bytes);
+        let crc = bitlens_codec::packet::packet_crc(bitlens_testkit::demo::PROTOCOL_ID, &bytes);
         bytes[..4].copy_from_slice(&crc.to_le_bytes());
         let err = read_packet::<DemoPacket>(&bytes).expect_err("trailing byte accepted");
         assert!(
@@ -99,7 +99,7 @@ fn oversized_datagrams_are_rejected_before_reading() {
 
 #[test]
 fn writing_out_of_range_values_is_an_error() {
-    let mut cat = bitlens_codec::demo::RoboCat {
+    let mut cat = bitlens_testkit::demo::RoboCat {
         health: 140,
         ..Default::default()
     };
@@ -114,7 +114,7 @@ fn writing_out_of_range_values_is_an_error() {
     cat.name = "x".repeat(200);
     let err = write_packet(&mut DemoPacket::RoboCat(cat), &mut buf).unwrap_err();
     assert_eq!(err.field(), "name.len");
-    let mut b = DemoPacket::B(bitlens_codec::demo::PacketB {
+    let mut b = DemoPacket::B(bitlens_testkit::demo::PacketB {
         elements: vec![0; 257],
     });
     let err = write_packet(&mut b, &mut buf).unwrap_err();
@@ -173,7 +173,7 @@ proptest! {
         v in -2.0e7f32..2.0e7,
         pick in 0.0f64..=1.0,
     ) {
-        use bitlens_codec::fuzzing::quantize::{standard_code, standard_value};
+        use bitlens_testkit::fuzzing::quantize::{standard_code, standard_value};
         use bitlens_codec::Stream;
         let (max, res) = (min + span, span / steps as f32);
         let Ok(q) = bitlens_codec::CompressedFloat::new(min, max, res) else { return Ok(()) };

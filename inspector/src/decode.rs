@@ -6,12 +6,13 @@
 //! the marker the writer really wrote and says how far reader and writer have drifted apart.
 
 use crate::capture::{Capture, Datagram, Status as CaptureStatus};
-use bitlens_codec::batch::demo as batch_demo;
-use bitlens_codec::batch::{BatchError, BatchTrace, trace_batch};
-use bitlens_codec::demo::{self, DemoPacket};
+use bitlens_batch::{BatchError, BatchTrace};
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame};
-use bitlens_codec::schema::Schema;
 use bitlens_codec::{Error, ErrorKind, FieldKind, ReadStream, Stream, Trace, TraceStream};
+use bitlens_schema::Schema;
+use bitlens_testkit::batch_demo;
+use bitlens_testkit::batch_demo::trace_batch;
+use bitlens_testkit::demo::{self, DemoPacket};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -357,7 +358,7 @@ impl From<&BatchError> for Problem {
 fn schema_batch_trace(schema: &Schema, payload: &[u8]) -> BatchTrace {
     match schema.batch() {
         Some(b) => b.trace(payload),
-        None => bitlens_codec::batch::trace_batch_with(payload, |_| None, |_, rec| (Ok(()), rec)),
+        None => bitlens_batch::trace_batch_with(payload, |_| None, |_, rec| (Ok(()), rec)),
     }
 }
 

@@ -5,6 +5,6 @@ pub mod capture;
 pub mod cmd;
 pub mod decode;
 pub mod output;
-pub mod par;
+pub mod pipeline;
 pub mod synth;
 pub mod tui;

@@ -2,7 +2,7 @@
 
 use crate::capture::{Datagram, Timestamp};
 use crate::decode::{Decoded, Problem};
-use bitlens_codec::batch::{FramingStatus, MessageStatus};
+use bitlens_batch::{FramingStatus, MessageStatus};
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt::Write as _;
 use std::net::SocketAddr;

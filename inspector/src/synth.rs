@@ -7,11 +7,11 @@ use crate::capture::Timestamp;
 use crate::capture::write::SynthDatagram;
 use crate::decode::Status;
 use arbitrary::{Arbitrary, Unstructured};
-use bitlens_codec::batch::demo::{self as batch_demo, DemoMessage};
-use bitlens_codec::batch::{BatchWriter, UpdateStage};
-use bitlens_codec::demo::{self, DemoPacket, PacketB, RoboCat};
+use bitlens_batch::{BatchWriter, UpdateStage};
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame, packet_crc};
 use bitlens_codec::{Error, Result, Stream, WriteStream};
+use bitlens_testkit::batch_demo::{self as batch_demo, DemoMessage};
+use bitlens_testkit::demo::{self, DemoPacket, PacketB, RoboCat};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 

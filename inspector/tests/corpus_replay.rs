@@ -1,18 +1,18 @@
 //! Replays `corpus/capture_ingest/` through `bitlens::capture::fuzz_ingest`, the harness of the
 //! `capture_ingest` fuzz target, on stable; the mapping check is shared with the codec's replay
-//! test (`codec/tests/support/replay.rs`).
+//! test (`codec/testkit/tests/support/replay.rs`).
 //!
 //! The named seed files are written by the ignored test `write_seeds`:
 //! `cargo test -p bitlens --test corpus_replay -- --ignored write_seeds`.
 
-#[path = "../../codec/tests/support/replay.rs"]
+#[path = "../../codec/testkit/tests/support/replay.rs"]
 mod replay;
 
 use std::net::SocketAddr;
 
 use bitlens::capture::write::{PcapngResolution, SynthDatagram, WriteFormat, to_bytes};
 use bitlens::capture::{Timestamp, fuzz_ingest};
-use bitlens_codec::fuzzing::sample_packets;
+use bitlens_testkit::fuzzing::sample_packets;
 use replay::{Harness, write_seed};
 
 /// The fuzz targets whose harness lives in this crate (see fuzz/README.md, "Adding a target").

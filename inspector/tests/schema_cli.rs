@@ -1,9 +1,9 @@
 //! `bitlens encode` and `bitlens decode-bytes` with the demo schema.
 
 use bitlens::cmd::{decode_bytes, encode};
-use bitlens_codec::demo::{self, DemoPacket};
 use bitlens_codec::packet::write_packet;
-use bitlens_codec::schema::Schema;
+use bitlens_schema::Schema;
+use bitlens_testkit::demo::{self, DemoPacket};
 use std::path::PathBuf;
 
 fn demo_schema() -> PathBuf {

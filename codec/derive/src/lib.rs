@@ -1,4 +1,4 @@
-//! `#[derive(Tagged)]` for `bitlens_codec::tagged`: writes the one `report` function of a struct
+//! `#[derive(Tagged)]` for `bitlens_tagged`: writes the one `report` function of a struct
 //! from `#[tag(N)]` attributes on its fields.
 //!
 //! - `#[tag(N)]` on every field gives its id; ids must be unique, and fields are reported in
@@ -6,17 +6,17 @@
 //! - `#[tag(skip)]` leaves a field out of the format (it keeps its `Default` on decode).
 //! - `#[tag(removed(4, 7))]` on the struct lists ids of deleted fields: using one again is a
 //!   compile error, and the list is exposed as `Tagged::REMOVED_IDS`.
-//! - `#[tag(crate = "path")]` on the struct names the codec crate's path (default
-//!   `::bitlens_codec`), for code inside the codec itself.
+//! - `#[tag(crate = "path")]` on the struct names the tagged crate's path (default
+//!   `::bitlens_tagged`), for code inside that crate itself.
 //!
-//! See the `bitlens_codec::tagged` module documentation for a runnable example.
+//! See the `bitlens_tagged` module documentation for a runnable example.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::quote;
 use syn::{Data, DeriveInput, Fields, LitInt, LitStr, Member, Token, parse_macro_input};
 
-/// Derives `bitlens_codec::tagged::Tagged` from `#[tag(N)]` field attributes.
+/// Derives `bitlens_tagged::Tagged` from `#[tag(N)]` field attributes.
 #[proc_macro_derive(Tagged, attributes(tag))]
 pub fn derive_tagged(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -34,7 +34,7 @@ struct StructAttrs {
 fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
     let mut attrs = StructAttrs {
         removed: Vec::new(),
-        krate: syn::parse_quote!(::bitlens_codec),
+        krate: syn::parse_quote!(::bitlens_tagged),
     };
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("tag")) {
         attr.parse_nested_meta(|meta| {
@@ -153,13 +153,13 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
     });
     let removed = attrs.removed.iter().map(|(id, _)| id);
     Ok(quote! {
-        impl #impl_generics #krate::tagged::Tagged for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::Tagged for #name #ty_generics #where_clause {
             const REMOVED_IDS: &'static [u64] = &[#(#removed),*];
 
-            fn report<__R: #krate::tagged::Reporter>(
+            fn report<__R: #krate::Reporter>(
                 &mut self,
                 reporter: &mut __R,
-            ) -> ::core::result::Result<(), #krate::tagged::Error> {
+            ) -> ::core::result::Result<(), #krate::Error> {
                 #(#calls)*
                 ::core::result::Result::Ok(())
             }

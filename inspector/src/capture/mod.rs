@@ -386,7 +386,7 @@ pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
         const PARALLEL_MIN: u64 = 16 << 20;
         let mut file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
-        if meta.is_file() && meta.len() >= PARALLEL_MIN && crate::par::threads() > 1 {
+        if meta.is_file() && meta.len() >= PARALLEL_MIN && crate::pipeline::threads() > 1 {
             let len = usize::try_from(meta.len()).map_err(std::io::Error::other)?;
             let mut data = vec![0u8; len];
             let half = len / 2;

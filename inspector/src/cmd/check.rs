@@ -126,7 +126,7 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
     // check's time). A pcapng file is read whole and its datagrams go out in chunks.
     const WINDOW: usize = 1 << 20;
     const CHUNK: usize = 8192;
-    let workers = crate::par::threads();
+    let workers = crate::pipeline::threads();
     let (summary, tallies) = std::thread::scope(|scope| {
         let (give_back, returned) = mpsc::channel::<(Vec<Datagram>, Bytes)>();
         let mut to_workers = Vec::with_capacity(workers);

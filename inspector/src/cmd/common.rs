@@ -4,7 +4,7 @@ use crate::capture::Capture;
 use crate::decode::Decoders;
 use anyhow::{Context, Result, anyhow};
 use bitlens_codec::ProtocolId;
-use bitlens_codec::schema::Schema;
+use bitlens_schema::Schema;
 use clap::Args;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};

@@ -57,7 +57,7 @@ pub fn run(
     // and its buffer is reused.
     const CHUNK: usize = 256;
     let mut closed = false;
-    let summary = crate::par::ordered(
+    let summary = crate::pipeline::ordered(
         |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
         |chunk: Vec<Datagram>, buf| render(&file, &decoders, &chunk, json, fields, buf),
         |buf| match out.write_all(buf) {

@@ -17,8 +17,8 @@
 //! file, the bit and the field, and exit status 1.
 
 use super::common::{load_schema, read_input};
-use bitlens_codec::schema::Schema;
 use bitlens_codec::{FieldKind, Trace, TraceField, Value};
+use bitlens_schema::Schema;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write;

@@ -3,7 +3,7 @@
 
 use super::common::{load_schema, read_text};
 use anyhow::Context as _;
-use bitlens_codec::schema::Schema;
+use bitlens_schema::Schema;
 use std::path::Path;
 
 /// Loads the schema and the JSON value and returns the framed packet's bytes.

@@ -1,7 +1,7 @@
 //! `bitlens tagged FILE [--json]`: dump a tagged document (seed 001) without knowing its type,
 //! like `protoc --decode_raw`.
 //!
-//! The walk itself is the codec's [`bitlens_codec::tagged::raw`]; this module only renders it.
+//! The walk itself is the codec's [`bitlens_tagged::raw`]; this module only renders it.
 //! Text form, one field per line, nested sized fields indented:
 //!
 //! ```text
@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context as _;
-use bitlens_codec::tagged::raw::{self, RawField, RawValue};
+use bitlens_tagged::raw::{self, RawField, RawValue};
 use serde_json::{Map, Value, json};
 
 /// Largest integer a JSON number holds exactly (2^53); larger values are written as strings.

@@ -1,6 +1,6 @@
 //! `bitlens vectors FILE...`: runs conformance vector files through every stream.
 
-use bitlens_codec::vectors;
+use bitlens_testkit::vectors;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,0 +1,189 @@
+//! JSON -> [`DynValue`], guided by the schema (the inverse of `DynValue`'s serde output).
+
+use crate::parse::{Kind, StructDef};
+use crate::{DynStruct, DynValue, Schema};
+use serde_json::Value as Json;
+use std::sync::Arc;
+
+fn at(path: &str, name: &str) -> String {
+    match (path.is_empty(), name.is_empty()) {
+        (true, _) => name.to_owned(),
+        (false, true) => path.to_owned(),
+        (false, false) => format!("{path}.{name}"),
+    }
+}
+
+fn err(path: &str, want: &str, found: &Json) -> String {
+    let shown = found.to_string();
+    let shown = if shown.len() > 40 {
+        format!("{}...", &shown[..shown.floor_char_boundary(40)])
+    } else {
+        shown
+    };
+    let place = if path.is_empty() { "the value" } else { path };
+    format!("{place}: expected {want}, found {shown}")
+}
+
+/// A struct value from a JSON object; `prefix` is a sparse element's (layout, index) pair.
+pub(super) fn struct_from_json(
+    schema: &Schema,
+    sd: &StructDef,
+    prefix: Option<&Arc<[Arc<str>]>>,
+    json: &Json,
+    path: &str,
+) -> Result<DynValue, String> {
+    let obj = json
+        .as_object()
+        .ok_or_else(|| err(path, "an object", json))?;
+    let layout = prefix.unwrap_or(&sd.layout);
+    if let Some(k) = obj.keys().find(|k| !layout.iter().any(|n| **n == ***k)) {
+        return Err(format!(
+            "{}: no such field (the struct has {})",
+            at(path, k),
+            layout.join(", ")
+        ));
+    }
+    let mut values = Vec::with_capacity(layout.len());
+    if let Some(l) = prefix {
+        let name: &str = &l[0];
+        let p = at(path, name);
+        let v = obj
+            .get(name)
+            .ok_or_else(|| format!("{p}: missing (every element needs its object index)"))?;
+        values.push(DynValue::Int(
+            v.as_i64().ok_or_else(|| err(&p, "an integer", v))?,
+        ));
+    }
+    for f in sd.fields.iter().filter(|f| f.slot.is_some()) {
+        let p = at(path, &f.name);
+        match obj.get(&*f.name) {
+            None | Some(Json::Null) if f.guard.is_some() => values.push(DynValue::Null),
+            None => return Err(format!("{p}: missing")),
+            Some(v) => values.push(value_from_json(schema, &f.kind, v, &p)?),
+        }
+    }
+    Ok(DynValue::Struct(DynStruct {
+        names: layout.clone(),
+        values,
+    }))
+}
+
+fn int(j: &Json, path: &str) -> Result<i64, String> {
+    j.as_i64().ok_or_else(|| err(path, "an integer", j))
+}
+
+fn float(j: &Json, path: &str) -> Result<f32, String> {
+    match j {
+        // Through the decimal, so "0.01" gives the f32 nearest 0.01.
+        Json::Number(n) => n
+            .to_string()
+            .parse::<f32>()
+            .map_err(|_| err(path, "a number", j)),
+        Json::String(s) => s
+            .parse::<f32>()
+            .map_err(|_| err(path, "a number (or \"nan\", \"inf\", \"-inf\")", j)),
+        _ => Err(err(path, "a number", j)),
+    }
+}
+
+fn floats<const N: usize>(j: &Json, path: &str) -> Result<[f32; N], String> {
+    let items = j
+        .as_array()
+        .filter(|a| a.len() == N)
+        .ok_or_else(|| err(path, &format!("an array of {N} numbers"), j))?;
+    let mut out = [0.0; N];
+    for (i, (o, item)) in out.iter_mut().zip(items).enumerate() {
+        *o = float(item, &format!("{path}[{i}]"))?;
+    }
+    Ok(out)
+}
+
+fn unsigned(j: &Json, path: &str) -> Result<u64, String> {
+    match j {
+        Json::Number(n) => n.as_u64(),
+        Json::String(s) => s
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok()),
+        _ => None,
+    }
+    .ok_or_else(|| err(path, "an unsigned integer (or \"0x...\")", j))
+}
+
+fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result<DynValue, String> {
+    Ok(match kind {
+        Kind::Bool => DynValue::Bool(j.as_bool().ok_or_else(|| err(path, "true or false", j))?),
+        Kind::Int { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. } => {
+            DynValue::Int(int(j, path)?)
+        }
+        Kind::Enum(e) => match j {
+            Json::String(s) => {
+                let def = &schema.enums[*e];
+                let name = def
+                    .values
+                    .iter()
+                    .find(|(_, n)| **n == **s)
+                    .map(|(_, n)| n.clone())
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = def.values.iter().map(|(_, n)| &**n).collect();
+                        format!(
+                            "{path}: no enum value {s:?} (expected one of {})",
+                            names.join(", ")
+                        )
+                    })?;
+                DynValue::Enum(name)
+            }
+            _ => DynValue::Int(int(j, path)?),
+        },
+        Kind::Bits(_) | Kind::U64 => DynValue::U64(unsigned(j, path)?),
+        Kind::F32 | Kind::CompressedFloat(_) => DynValue::F32(float(j, path)?),
+        Kind::F64 => DynValue::F64(match j {
+            Json::Number(n) => n.as_f64().ok_or_else(|| err(path, "a number", j))?,
+            Json::String(s) => s.parse().map_err(|_| err(path, "a number", j))?,
+            _ => return Err(err(path, "a number", j)),
+        }),
+        Kind::CompressedVector(_) => DynValue::Vec3(floats::<3>(j, path)?),
+        Kind::Quaternion(_) => DynValue::Quat(floats::<4>(j, path)?),
+        Kind::Str { .. } => DynValue::Str(
+            j.as_str()
+                .ok_or_else(|| err(path, "a string", j))?
+                .to_owned(),
+        ),
+        Kind::Bytes { .. } => DynValue::Bytes(match j {
+            Json::String(s) => hex::decode(s).map_err(|_| err(path, "a hex string", j))?,
+            Json::Array(items) => items
+                .iter()
+                .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect::<Option<Vec<u8>>>()
+                .ok_or_else(|| err(path, "an array of bytes 0..=255", j))?,
+            _ => return Err(err(path, "a hex string", j)),
+        }),
+        Kind::Align | Kind::Check(_) | Kind::End => DynValue::Null,
+        Kind::Struct(sid) => struct_from_json(schema, &schema.structs[*sid], None, j, path)?,
+        Kind::Array { element, .. } => {
+            let items = j.as_array().ok_or_else(|| err(path, "an array", j))?;
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{path}[{i}]");
+                out.push(match &**element {
+                    Kind::Struct(sid) => {
+                        struct_from_json(schema, &schema.structs[*sid], None, item, &p)?
+                    }
+                    k => value_from_json(schema, k, item, &p)?,
+                });
+            }
+            DynValue::Array(out)
+        }
+        Kind::Sparse {
+            element, layout, ..
+        } => {
+            let items = j.as_array().ok_or_else(|| err(path, "an array", j))?;
+            let sd = &schema.structs[*element];
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{path}[{i}]");
+                out.push(struct_from_json(schema, sd, Some(layout), item, &p)?);
+            }
+            DynValue::Array(out)
+        }
+    })
+}

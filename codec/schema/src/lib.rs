@@ -1,0 +1,824 @@
+//! A protocol described in a TOML file and interpreted through the same [`Stream`] trait as the
+//! compiled code (seed 003's schema, seed 004's data-driven serialization).
+//!
+//! [`Schema::from_toml`] checks a schema once (every error names the file, line and column and
+//! says what to change); then one interpreter, generic over [`Stream`], reads, writes, measures
+//! and traces packets as [`DynValue`] trees. It calls exactly the primitives a hand-written
+//! serialize function would, with the same names, so a schema that describes a compiled protocol
+//! gives the same bytes, the same verdicts, the same errors and the same trace as the compiled
+//! code (`captures/demo.schema.toml` does this for the demo protocol of `bitlens_testkit`; the `schema_vs_compiled`
+//! fuzz target checks it).
+//!
+//! Like every reader of this crate, the interpreter never panics and never allocates by an
+//! unchecked length: array counts are checked against their `max_len` and against the bits
+//! that remain before anything grows.
+//!
+//! The language is described in `SCHEMA.md` at the top of the repository. A short example:
+//!
+//! ```
+//! use bitlens_schema::Schema;
+//!
+//! let schema = Schema::from_toml(r#"
+//!     [protocol]
+//!     name = "tiny"
+//!     id = 0x1234
+//!     mtu = 1200
+//!     packets = ["Hello"]
+//!
+//!     [struct.Hello]
+//!     fields = [
+//!       { name = "health", type = "int", min = 0, max = 100 },
+//!       { name = "name", type = "string", max_len = 15 },
+//!     ]
+//! "#, "tiny.toml")?;
+//!
+//! let value = schema.value_from_json("Hello", &serde_json::json!({"health": 73, "name": "bob"}))?;
+//! let mut buf = [0u8; 64];
+//! let n = schema.write("Hello", &value, &mut buf)?;
+//! let (packet_type, back) = schema.read(&buf[..n])?;
+//! assert_eq!((packet_type, &back), (0, &value));
+//! assert_eq!(back.to_string(), r#"{"health":73,"name":"bob"}"#);
+//!
+//! let err = Schema::from_toml("[struct.A]\nfields = [{ name = \"x\", type = \"i33\" }]", "bad.toml")
+//!     .unwrap_err();
+//! assert!(err.to_string().starts_with("bad.toml:2:32: unknown type \"i33\""));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod batch;
+mod json;
+mod parse;
+mod source;
+mod value;
+
+pub use value::{DynStruct, DynValue};
+
+use bitlens_codec::error::{Error, ErrorKind, Result};
+use bitlens_codec::packet::{Protocol, frame};
+use bitlens_codec::read::{ReadStream, TraceStream};
+use bitlens_codec::stream::Stream;
+use bitlens_codec::trace::{Trace, Value};
+use bitlens_codec::write::{MeasureStream, WriteStream};
+use parse::{EnumDef, Field, Kind, Prev, StructDef};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A problem in a schema file, placed at a line and column, with what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The file name as given to [`Schema::from_toml`] or [`Schema::load`].
+    pub file: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub col: usize,
+    /// What is wrong, then in parentheses what to change.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.col, self.message
+        )
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// Something in a schema file that loads but deserves a look (a compressed float range that is
+/// not stable, ...), placed at a line and column like a [`SchemaError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaWarning {
+    /// The file name as given to [`Schema::from_toml`] or [`Schema::load`].
+    pub file: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub col: usize,
+    /// What deserves a look, then in parentheses what would change it.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: warning: {}",
+            self.file, self.line, self.col, self.message
+        )
+    }
+}
+
+/// A checked protocol description: framing, packet types, structs and enums.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    protocol: Protocol,
+    structs: Vec<StructDef>,
+    enums: Vec<EnumDef>,
+    /// Body struct of each packet type.
+    packets: Vec<usize>,
+    struct_ids: HashMap<String, usize>,
+    /// The `[batch]` section: message batches with schema-described bodies.
+    batch: Option<batch::BatchSchema>,
+    /// What loaded but deserves a look.
+    warnings: Vec<SchemaWarning>,
+}
+
+static NULL: DynValue = DynValue::Null;
+
+impl Schema {
+    /// Parses and checks a schema; `file` names it in errors.
+    ///
+    /// # Errors
+    /// The first problem found: TOML syntax, an unknown type or key, `min > max`, a count or
+    /// length without an upper bound, a duplicate name, a cycle of struct references, ...
+    pub fn from_toml(text: &str, file: &str) -> Result<Schema, SchemaError> {
+        parse::parse(text, file)
+    }
+
+    /// Reads and parses a schema file.
+    ///
+    /// # Errors
+    /// The file cannot be read (reported at 1:1), or as [`Schema::from_toml`].
+    pub fn load(path: &Path) -> Result<Schema, SchemaError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SchemaError {
+            file: file.clone(),
+            line: 1,
+            col: 1,
+            message: format!("cannot read the schema: {e} (check the path)"),
+        })?;
+        Self::from_toml(&text, &file)
+    }
+
+    /// What loaded but deserves a look, in the order found: compressed float ranges that are
+    /// not stable (a packet read with them may not re-encode to the same bytes). Tools show
+    /// them; reading and writing are unaffected.
+    pub fn warnings(&self) -> &[SchemaWarning] {
+        &self.warnings
+    }
+
+    /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
+    pub fn protocol(&self) -> &Protocol {
+        &self.protocol
+    }
+
+    /// The `[batch]` section, when the schema has one: message types and their byte-aligned
+    /// bodies, interpreted through the batch layer's `ByteStream` (see [`batch`]).
+    pub fn batch(&self) -> Option<&batch::BatchSchema> {
+        self.batch.as_ref()
+    }
+
+    /// The names of the structs, in no particular order.
+    pub fn struct_names(&self) -> impl Iterator<Item = &str> {
+        self.struct_ids.keys().map(String::as_str)
+    }
+
+    /// Reads a framed packet and records every field, as [`bitlens_codec::trace_packet`] does for a
+    /// compiled protocol. The packet type is given once it has been read (even when the body
+    /// then fails).
+    pub fn trace(&self, data: &[u8]) -> (Option<u32>, Trace) {
+        let mut s = TraceStream::new(data);
+        let mut seen = None;
+        let r = self.framed(&mut s, &mut 0, &NULL, &mut seen).map(|_| ());
+        (seen, s.into_trace(r))
+    }
+
+    /// Reads a framed packet for its verdict only: the packet type once read, and how the read
+    /// ended (what `bitlens check` needs for every datagram).
+    pub fn verdict(&self, data: &[u8]) -> (Option<u32>, Result<()>) {
+        let mut s = ReadStream::new(data);
+        let mut seen = None;
+        let r = self.framed(&mut s, &mut 0, &NULL, &mut seen).map(|_| ());
+        (seen, r)
+    }
+
+    /// Reads a framed packet: its type number and its body as a struct value.
+    ///
+    /// # Errors
+    /// The first violation, with its bit and field path (as the compiled reader reports it).
+    pub fn read(&self, data: &[u8]) -> Result<(u32, DynValue)> {
+        let mut s = ReadStream::new(data);
+        let mut t = 0;
+        let v = self.framed(&mut s, &mut t, &NULL, &mut None)?;
+        Ok((t, v))
+    }
+
+    /// Writes a framed packet of type `packet_type` (its name) into `buf` (at most the MTU of
+    /// it) and returns the bytes used.
+    ///
+    /// # Errors
+    /// Unknown_packet_type (invalid_argument) for a name the protocol lacks; a value outside its
+    /// range; a missing field or a value of the wrong kind (invalid_argument); buffer_full when
+    /// the packet exceeds the MTU or `buf`.
+    pub fn write(&self, packet_type: &str, value: &DynValue, buf: &mut [u8]) -> Result<usize> {
+        let mut t = self.type_number(packet_type)?;
+        let mtu = self.protocol.mtu.min(buf.len());
+        let mut s = WriteStream::new(&mut buf[..mtu]);
+        self.framed(&mut s, &mut t, value, &mut None)?;
+        Ok(s.finish())
+    }
+
+    /// The exact number of bits [`Schema::write`] would produce, framing included (no MTU limit).
+    ///
+    /// # Errors
+    /// As [`Schema::write`], without buffer_full.
+    pub fn measure(&self, packet_type: &str, value: &DynValue) -> Result<usize> {
+        let mut t = self.type_number(packet_type)?;
+        let mut s = MeasureStream::new();
+        self.framed(&mut s, &mut t, value, &mut None)?;
+        Ok(s.bits())
+    }
+
+    /// Converts JSON (as [`DynValue`] serializes) into the value of packet `packet_type`'s body:
+    /// objects for structs, arrays for arrays and vectors, enum names or numbers, hex strings or
+    /// arrays of numbers for bytes; absent optional fields may be left out or `null`.
+    ///
+    /// # Errors
+    /// A message naming the JSON path that does not fit the schema.
+    pub fn value_from_json(
+        &self,
+        packet_type: &str,
+        json: &serde_json::Value,
+    ) -> Result<DynValue, String> {
+        let t = self
+            .protocol
+            .packet_types
+            .iter()
+            .position(|n| n == packet_type)
+            .ok_or_else(|| self.unknown_type_message(packet_type))?;
+        json::struct_from_json(self, &self.structs[self.packets[t]], None, json, "")
+    }
+
+    /// Converts JSON into a value of struct `name` (for [`Schema::serialize_struct`]).
+    ///
+    /// # Errors
+    /// An unknown struct, or as [`Schema::value_from_json`].
+    pub fn struct_from_json(
+        &self,
+        name: &str,
+        json: &serde_json::Value,
+    ) -> Result<DynValue, String> {
+        let sid = self
+            .struct_ids
+            .get(name)
+            .ok_or_else(|| format!("no struct named {name:?} in the schema"))?;
+        json::struct_from_json(self, &self.structs[*sid], None, json, "")
+    }
+
+    /// Serializes the fields of struct `name` directly on `s`, without framing and without a
+    /// scope of its own (as a packet body is): a message body inside a batch, or a test. On a
+    /// read stream `value` is ignored and the value read is returned; on a write stream `value`
+    /// is sent and `Null` is returned.
+    ///
+    /// # Errors
+    /// An unknown struct name (invalid_argument), and whatever the stream reports.
+    pub fn serialize_struct<S: Stream>(
+        &self,
+        s: &mut S,
+        name: &str,
+        value: &DynValue,
+    ) -> Result<DynValue> {
+        let sid = *self.struct_ids.get(name).ok_or_else(|| {
+            let why = format!("no struct named {name:?} in the schema");
+            Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), "")
+        })?;
+        self.struct_value(s, &self.structs[sid], value, 0, None)
+    }
+
+    fn unknown_type_message(&self, name: &str) -> String {
+        format!(
+            "no packet type named {name:?} (the schema has {})",
+            self.protocol.packet_types.join(", ")
+        )
+    }
+
+    fn type_number(&self, name: &str) -> Result<u32> {
+        self.protocol
+            .packet_types
+            .iter()
+            .position(|n| n == name)
+            .map(|t| t as u32)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidArgument(self.unknown_type_message(name)),
+                    0,
+                    "packet_type",
+                )
+            })
+    }
+
+    /// Serializes one framed packet on any stream: the CRC, the type (`t`: written, or filled in
+    /// by a reader), the body of that type from or into `value`, the end check. `seen` receives
+    /// the type as soon as it is known, even when the body then fails; the value read (or
+    /// `Null` on a write) is returned.
+    ///
+    /// # Errors
+    /// Whatever the framing or the body's fields report.
+    pub fn framed<S: Stream>(
+        &self,
+        s: &mut S,
+        t: &mut u32,
+        value: &DynValue,
+        seen: &mut Option<u32>,
+    ) -> Result<DynValue> {
+        let mut out = DynValue::Null;
+        frame(s, &self.protocol, t, |s, t| {
+            *seen = Some(t);
+            let sid = *self.packets.get(t as usize).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownPacketType(t),
+                    s.bit_position(),
+                    "packet_type",
+                )
+            })?;
+            out = self.struct_value(s, &self.structs[sid], value, 0, None)?;
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The fields of `sd` (no scope of their own). `prefix` is the sparse array's index value,
+    /// which takes slot 0 of the element's layout (and shifts the struct's slots by one).
+    fn struct_value<S: Stream>(
+        &self,
+        s: &mut S,
+        sd: &StructDef,
+        value: &DynValue,
+        base: usize,
+        prefix: Option<(&Arc<[Arc<str>]>, i64)>,
+    ) -> Result<DynValue> {
+        let layout = prefix.map_or(&sd.layout, |(l, _)| l);
+        if S::WRITING {
+            let src = canonical(layout, value, s.bit_position())?;
+            self.fields(s, sd, &src, &mut Vec::new(), base)?;
+            return Ok(DynValue::Null);
+        }
+        let mut out = Vec::with_capacity(layout.len());
+        if let Some((_, index)) = prefix {
+            out.push(DynValue::Int(index));
+        }
+        self.fields(s, sd, &[], &mut out, base)?;
+        Ok(DynValue::Struct(DynStruct {
+            names: layout.clone(),
+            values: out,
+        }))
+    }
+
+    /// Serializes `sd`'s fields: values come from `src` (write) or go to `out` (read); slots
+    /// start at `base` in either.
+    fn fields<S: Stream>(
+        &self,
+        s: &mut S,
+        sd: &StructDef,
+        src: &[DynValue],
+        out: &mut Vec<DynValue>,
+        base: usize,
+    ) -> Result<()> {
+        for f in &sd.fields {
+            let slot_value = |slot: usize| -> &DynValue {
+                if S::READING {
+                    &out[base + slot]
+                } else {
+                    &src[base + slot]
+                }
+            };
+            if let Some((g, when)) = f.guard {
+                let present = matches!(slot_value(g), DynValue::Bool(b) if *b == when);
+                if !present {
+                    if let Some(slot) = f.slot {
+                        if S::WRITING && !src[base + slot].is_null() {
+                            let guard = &sd.layout[g];
+                            let why = format!(
+                                "field given while \"{guard}\" says it is absent (leave it out)"
+                            );
+                            return Err(Error::new(
+                                ErrorKind::InvalidArgument(why),
+                                s.bit_position(),
+                                &f.name,
+                            ));
+                        }
+                        if S::READING {
+                            out.push(DynValue::Null);
+                        }
+                    }
+                    continue;
+                }
+            }
+            let prev = match f.kind {
+                Kind::ObjectIndex { previous, .. } | Kind::IntRelative { previous } => {
+                    match previous {
+                        Prev::Const(c) => c,
+                        Prev::Slot(p) => slot_value(p).as_i64().unwrap_or(0),
+                    }
+                }
+                _ => 0,
+            };
+            let v_src = match f.slot {
+                Some(slot) if S::WRITING => &src[base + slot],
+                _ => &NULL,
+            };
+            let v = self.value(s, f, &f.kind, v_src, prev)?;
+            if S::READING && f.slot.is_some() {
+                out.push(v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Serializes one value of `kind` named `f.name` (or `""` for an array element).
+    fn value<S: Stream>(
+        &self,
+        s: &mut S,
+        f: &Field,
+        kind: &Kind,
+        src: &DynValue,
+        prev: i64,
+    ) -> Result<DynValue> {
+        let name: &str = if std::ptr::eq(kind, &f.kind) {
+            &f.name
+        } else {
+            ""
+        };
+        let read = |v: DynValue| if S::READING { v } else { DynValue::Null };
+        Ok(match kind {
+            Kind::Bool => {
+                let mut b = if S::WRITING {
+                    want_bool(s, name, src)?
+                } else {
+                    false
+                };
+                s.bool(name, &mut b)?;
+                read(DynValue::Bool(b))
+            }
+            Kind::Int { min, max } => {
+                let mut x = if S::WRITING {
+                    want_i64(s, name, src)?
+                } else {
+                    0
+                };
+                s.int(name, &mut x, *min, *max)?;
+                read(DynValue::Int(x))
+            }
+            Kind::Enum(e) => {
+                let def = &self.enums[*e];
+                let mut x = if S::WRITING {
+                    match src {
+                        DynValue::Enum(n) => enum_value(s, name, def, n)?,
+                        DynValue::Str(n) => enum_value(s, name, def, n)?,
+                        other => want_i64(s, name, other)?,
+                    }
+                } else {
+                    0
+                };
+                s.int(name, &mut x, def.min, def.max)?;
+                match def.name_of(x) {
+                    Some(n) if S::READING => {
+                        let n = n.clone();
+                        s.annotate(|| Value::Str(n.to_string()));
+                        DynValue::Enum(n)
+                    }
+                    _ => read(DynValue::Int(x)),
+                }
+            }
+            Kind::Bits(n) => {
+                let mut x = if S::WRITING {
+                    want_u64(s, name, src)?
+                } else {
+                    0
+                };
+                s.bits(name, &mut x, *n)?;
+                read(DynValue::U64(x))
+            }
+            Kind::U64 => {
+                let mut x = if S::WRITING {
+                    want_u64(s, name, src)?
+                } else {
+                    0
+                };
+                s.u64(name, &mut x)?;
+                read(DynValue::U64(x))
+            }
+            Kind::F32 => {
+                let mut x = if S::WRITING {
+                    want_f32(s, name, src)?
+                } else {
+                    0.0
+                };
+                s.f32(name, &mut x)?;
+                read(DynValue::F32(x))
+            }
+            Kind::F64 => {
+                let mut x = match src {
+                    DynValue::F64(x) => *x,
+                    other if S::WRITING => f64::from(want_f32(s, name, other)?),
+                    _ => 0.0,
+                };
+                s.f64(name, &mut x)?;
+                read(DynValue::F64(x))
+            }
+            Kind::CompressedFloat(spec) => {
+                let mut x = if S::WRITING {
+                    want_f32(s, name, src)?
+                } else {
+                    0.0
+                };
+                s.compressed_f32(name, &mut x, spec)?;
+                read(DynValue::F32(x))
+            }
+            Kind::CompressedVector(spec) => {
+                let mut v = if S::WRITING {
+                    want_floats::<3, S>(s, name, src)?
+                } else {
+                    [0.0; 3]
+                };
+                s.compressed_vec3(name, &mut v, spec)?;
+                read(DynValue::Vec3(v))
+            }
+            Kind::Quaternion(spec) => {
+                let mut q = if S::WRITING {
+                    want_floats::<4, S>(s, name, src)?
+                } else {
+                    [0.0; 4]
+                };
+                s.quaternion(name, &mut q, spec)?;
+                read(DynValue::Quat(q))
+            }
+            Kind::Str { max_len } => {
+                let mut text = match src {
+                    DynValue::Str(t) if S::WRITING => t.clone(),
+                    other if S::WRITING => return Err(wrong(s, name, "a string", other)),
+                    _ => String::new(),
+                };
+                s.string(name, &mut text, *max_len)?;
+                read(DynValue::Str(text))
+            }
+            Kind::Bytes { len } => {
+                let mut b = match src {
+                    DynValue::Bytes(b) if S::WRITING => b.clone(),
+                    other if S::WRITING => return Err(wrong(s, name, "bytes", other)),
+                    _ => Vec::new(),
+                };
+                s.bytes_vec(name, &mut b, *len)?;
+                read(DynValue::Bytes(b))
+            }
+            Kind::Align => {
+                s.align(name)?;
+                DynValue::Null
+            }
+            Kind::Check(label) => {
+                s.check(label)?;
+                DynValue::Null
+            }
+            Kind::End => {
+                s.end()?;
+                DynValue::Null
+            }
+            Kind::ObjectIndex { max_objects, .. } => {
+                let mut x = if S::WRITING {
+                    want_i64(s, name, src)?
+                } else {
+                    0
+                };
+                s.object_index(name, prev, &mut x, *max_objects)?;
+                read(DynValue::Int(x))
+            }
+            Kind::IntRelative { .. } => {
+                let mut x = if S::WRITING {
+                    want_i64(s, name, src)?
+                } else {
+                    0
+                };
+                s.int_relative(name, prev, &mut x)?;
+                read(DynValue::Int(x))
+            }
+            Kind::Struct(sid) => {
+                let sd = &self.structs[*sid];
+                s.scope(name, |s| self.struct_value(s, sd, src, 0, None))?
+            }
+            Kind::Array {
+                max_len,
+                min_element_bits,
+                element,
+            } => s.scope(name, |s| {
+                self.array(s, f, *max_len, *min_element_bits, element, src)
+            })?,
+            Kind::Sparse {
+                max_objects,
+                element,
+                layout,
+            } => s.scope(name, |s| {
+                self.sparse(s, *max_objects, &self.structs[*element], layout, src)
+            })?,
+        })
+    }
+
+    /// An array, exactly as [`Stream::array`] sends it: `len` then each element under `[i]`.
+    fn array<S: Stream>(
+        &self,
+        s: &mut S,
+        f: &Field,
+        max_len: usize,
+        min_element_bits: usize,
+        element: &Kind,
+        src: &DynValue,
+    ) -> Result<DynValue> {
+        let items: &[DynValue] = match src {
+            DynValue::Array(items) if S::WRITING => items,
+            other if S::WRITING => return Err(wrong(s, "len", "an array", other)),
+            _ => &[],
+        };
+        let mut len = items.len() as i64;
+        s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
+        if S::WRITING {
+            for (i, item) in items.iter().enumerate() {
+                s.index(i, |s| self.element(s, f, element, item))?;
+            }
+            return Ok(DynValue::Null);
+        }
+        let len = len as usize;
+        // As `Stream::array`: an element counts at least one bit against what remains.
+        bitlens_codec::stream::check_len_fits(s, len, min_element_bits)?;
+        let mut out = Vec::new();
+        if min_element_bits > 0 {
+            out.reserve(len);
+        }
+        for i in 0..len {
+            out.push(s.index(i, |s| self.element(s, f, element, &NULL))?);
+        }
+        Ok(DynValue::Array(out))
+    }
+
+    /// One array element: a struct's fields go straight into the `[i]` scope.
+    fn element<S: Stream>(
+        &self,
+        s: &mut S,
+        f: &Field,
+        element: &Kind,
+        src: &DynValue,
+    ) -> Result<DynValue> {
+        match element {
+            Kind::Struct(sid) => self.struct_value(s, &self.structs[*sid], src, 0, None),
+            k => self.value(s, f, k, src, -1),
+        }
+    }
+
+    /// A sparse array (seed 000, "Serializing Array Subsets"), as [`crate::demo::SceneUpdate`]
+    /// sends its objects: under `[i]`, the relative object index, then the element's fields;
+    /// closed by the sentinel index `max_objects` under `[len]`.
+    fn sparse<S: Stream>(
+        &self,
+        s: &mut S,
+        max_objects: i64,
+        sd: &StructDef,
+        layout: &Arc<[Arc<str>]>,
+        src: &DynValue,
+    ) -> Result<DynValue> {
+        let index_name: &str = &layout[0];
+        let mut previous = -1i64;
+        if S::WRITING {
+            let items = match src {
+                DynValue::Array(items) => items,
+                other => return Err(wrong(s, index_name, "an array", other)),
+            };
+            for (i, item) in items.iter().enumerate() {
+                previous = s.index(i, |s| {
+                    let values = canonical(layout, item, s.bit_position())?;
+                    let mut current = want_i64(s, index_name, &values[0])?;
+                    s.object_index(index_name, previous, &mut current, max_objects)?;
+                    self.fields(s, sd, &values, &mut Vec::new(), 1)?;
+                    Ok(current)
+                })?;
+            }
+            let mut end = max_objects;
+            s.index(items.len(), |s| {
+                s.object_index(index_name, previous, &mut end, max_objects)
+            })?;
+            return Ok(DynValue::Null);
+        }
+        // Bounded: indices strictly increase up to the sentinel, so at most max_objects
+        // elements, and each consumes at least one bit.
+        let mut out = Vec::new();
+        loop {
+            let i = out.len();
+            let item = s.index(i, |s| {
+                let mut current = 0;
+                s.object_index(index_name, previous, &mut current, max_objects)?;
+                if current == max_objects {
+                    return Ok(None);
+                }
+                previous = current;
+                self.struct_value(s, sd, &NULL, 1, Some((layout, current)))
+                    .map(Some)
+            })?;
+            match item {
+                Some(v) => out.push(v),
+                None => return Ok(DynValue::Array(out)),
+            }
+        }
+    }
+}
+
+/// The values of a struct in `layout` order: borrowed when `value` was built with this layout,
+/// else matched by name (absent names are `Null`; unknown ones are an error).
+fn canonical<'v>(
+    layout: &Arc<[Arc<str>]>,
+    value: &'v DynValue,
+    bit: usize,
+) -> Result<Cow<'v, [DynValue]>> {
+    let st = match value {
+        DynValue::Struct(st) => st,
+        other => {
+            let why = format!("expected a struct, found {}", other.kind_name());
+            return Err(Error::new(ErrorKind::InvalidArgument(why), bit, ""));
+        }
+    };
+    if Arc::ptr_eq(&st.names, layout) || st.names == *layout {
+        return Ok(Cow::Borrowed(&st.values));
+    }
+    if let Some(extra) = st.names.iter().find(|n| !layout.contains(n)) {
+        let why = format!(
+            "no field \"{extra}\" in this struct (it has {})",
+            layout.join(", ")
+        );
+        return Err(Error::new(ErrorKind::InvalidArgument(why), bit, ""));
+    }
+    Ok(Cow::Owned(
+        layout
+            .iter()
+            .map(|n| st.get(n).cloned().unwrap_or_default())
+            .collect(),
+    ))
+}
+
+#[cold]
+fn wrong<S: Stream>(s: &S, name: &str, want: &str, found: &DynValue) -> Error {
+    let why = if found.is_null() {
+        format!("missing value: expected {want}")
+    } else {
+        format!("expected {want}, found {}", found.kind_name())
+    };
+    Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
+}
+
+fn want_bool<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<bool> {
+    match v {
+        DynValue::Bool(b) => Ok(*b),
+        other => Err(wrong(s, name, "a bool", other)),
+    }
+}
+
+fn want_i64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<i64> {
+    v.as_i64().ok_or_else(|| wrong(s, name, "an integer", v))
+}
+
+fn want_u64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<u64> {
+    match *v {
+        DynValue::U64(x) => Ok(x),
+        DynValue::Int(x) if x >= 0 => Ok(x as u64),
+        ref other => Err(wrong(s, name, "an unsigned integer", other)),
+    }
+}
+
+fn want_f32<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<f32> {
+    match *v {
+        DynValue::F32(x) => Ok(x),
+        DynValue::F64(x) => Ok(x as f32),
+        DynValue::Int(x) => Ok(x as f32),
+        ref other => Err(wrong(s, name, "a number", other)),
+    }
+}
+
+fn want_floats<const N: usize, S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<[f32; N]> {
+    match v {
+        DynValue::Vec3(a) if N == 3 => Ok(std::array::from_fn(|i| a[i])),
+        DynValue::Quat(a) if N == 4 => Ok(std::array::from_fn(|i| a[i])),
+        DynValue::Array(items) if items.len() == N => {
+            let mut out = [0.0; N];
+            for (o, item) in out.iter_mut().zip(items) {
+                *o = want_f32(s, name, item)?;
+            }
+            Ok(out)
+        }
+        other => Err(wrong(s, name, &format!("{N} numbers"), other)),
+    }
+}
+
+fn enum_value<S: Stream>(s: &S, name: &str, def: &EnumDef, n: &str) -> Result<i64> {
+    def.value_of(n).ok_or_else(|| {
+        let names: Vec<&str> = def.values.iter().map(|(_, n)| &**n).collect();
+        let why = format!(
+            "no enum value named {n:?} (expected one of {})",
+            names.join(", ")
+        );
+        Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
+    })
+}

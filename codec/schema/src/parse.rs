@@ -1,0 +1,1229 @@
+//! TOML text -> checked schema definitions, with every error placed at a line and column.
+
+use crate::{Schema, SchemaError};
+use bitlens_codec::bits::bits_required;
+use bitlens_codec::packet::{Protocol, ProtocolId};
+use bitlens_codec::quantize::{
+    CompressedFloat, MAX_STABLE_STEPS, STABLE_STEPS_BY_BOUND, SmallestThree,
+};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col};
+
+/// A resolved struct: its fields with includes spliced in, and the names of its value slots.
+#[derive(Debug, Clone)]
+pub(crate) struct StructDef {
+    pub fields: Vec<Field>,
+    /// Names of the fields that carry a value, in order: the layout of its `DynStruct`.
+    pub layout: Arc<[Arc<str>]>,
+    /// Fewest bits the struct can take on the wire.
+    pub min_bits: usize,
+}
+
+/// One field of a struct.
+#[derive(Debug, Clone)]
+pub(crate) struct Field {
+    pub name: Arc<str>,
+    pub kind: Kind,
+    /// Present only when the bool in slot `.0` equals `.1`.
+    pub guard: Option<(usize, bool)>,
+    /// Index in the struct's value layout; `None` for fields without a value (check, align).
+    pub slot: Option<usize>,
+}
+
+/// Where a relative index or int finds its previous value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Prev {
+    Const(i64),
+    Slot(usize),
+}
+
+/// What a field is on the wire.
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    Bool,
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Bits(u32),
+    U64,
+    F32,
+    F64,
+    CompressedFloat(CompressedFloat),
+    CompressedVector(CompressedFloat),
+    Quaternion(SmallestThree),
+    Str {
+        max_len: usize,
+    },
+    Bytes {
+        len: usize,
+    },
+    Align,
+    Check(String),
+    End,
+    ObjectIndex {
+        max_objects: i64,
+        previous: Prev,
+    },
+    IntRelative {
+        previous: Prev,
+    },
+    Enum(usize),
+    Struct(usize),
+    Array {
+        max_len: usize,
+        min_element_bits: usize,
+        element: Box<Kind>,
+    },
+    Sparse {
+        max_objects: i64,
+        element: usize,
+        layout: Arc<[Arc<str>]>,
+    },
+}
+
+/// A resolved enum.
+#[derive(Debug, Clone)]
+pub(crate) struct EnumDef {
+    pub min: i64,
+    pub max: i64,
+    pub values: Vec<(i64, Arc<str>)>,
+}
+
+impl EnumDef {
+    pub fn name_of(&self, v: i64) -> Option<&Arc<str>> {
+        self.values.iter().find(|(x, _)| *x == v).map(|(_, n)| n)
+    }
+
+    pub fn value_of(&self, name: &str) -> Option<i64> {
+        self.values
+            .iter()
+            .find(|(_, n)| &**n == name)
+            .map(|(v, _)| *v)
+    }
+}
+
+/// The built-in type names, for "unknown type" hints and shadowing checks.
+pub(crate) const BUILTINS: &[&str] = &[
+    "bool",
+    "int",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "bits",
+    "f32",
+    "f64",
+    "compressed_float",
+    "compressed_vector",
+    "quaternion",
+    "string",
+    "bytes",
+    "array",
+    "sparse_array",
+    "object_index",
+    "int_relative",
+    "check",
+    "align",
+    "end",
+    "include",
+];
+
+const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
+
+fn keys_of(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "int" => &["min", "max"],
+        "bits" | "quaternion" => &["bits"],
+        "compressed_float" | "compressed_vector" => &["min", "max", "resolution"],
+        "string" => &["max_len"],
+        "bytes" => &["len"],
+        "array" => &["max_len", "element"],
+        "sparse_array" => &["max_objects", "element", "index_name"],
+        "object_index" => &["max_objects", "previous"],
+        "int_relative" => &["previous"],
+        "check" => &["label"],
+        "include" => &["struct"],
+        _ => &[],
+    }
+}
+
+/// A field as written, before type names are resolved.
+struct RawField<'i> {
+    span: Range<usize>,
+    table: &'i DeTable<'i>,
+    name: Option<Spanned<String>>,
+    ty: Spanned<String>,
+    guard: Option<(Spanned<String>, bool)>,
+}
+
+/// Parses and checks a schema.
+pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
+    let p = Parser {
+        text,
+        file,
+        warnings: Default::default(),
+    };
+    let root = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        p.err(
+            &span,
+            format!("{} (fix the TOML syntax)", e.message().trim_end()),
+        )
+    })?;
+    let root_span = root.span();
+    let root = root.get_ref();
+    for (k, _) in root.iter() {
+        if !["protocol", "struct", "enum", "batch"].contains(&k.get_ref().as_ref()) {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME] or [batch])",
+                    k.get_ref()
+                ),
+            ));
+        }
+    }
+
+    // ---- enums ----
+    let mut enums = Vec::new();
+    let mut type_names: HashMap<String, (Range<usize>, TypeRef)> = HashMap::new();
+    let mut declare = |p: &Parser<'_>, name: &Spanned<toml::de::DeString<'_>>, r: TypeRef| {
+        let n = name.get_ref().to_string();
+        if BUILTINS.contains(&n.as_str()) {
+            return Err(p.err(
+                &name.span(),
+                format!("type name \"{n}\" is a built-in type (rename it)"),
+            ));
+        }
+        if let Some((other, _)) = type_names.get(&n) {
+            // Report at the later of the two, citing the earlier.
+            let (first, second) = if other.start < name.span().start {
+                (other.clone(), name.span())
+            } else {
+                (name.span(), other.clone())
+            };
+            let (l, c) = line_col(p.text, first.start);
+            return Err(p.err(
+                &second,
+                format!(
+                    "duplicate type name \"{n}\", first defined at {l}:{c} (rename one of them)"
+                ),
+            ));
+        }
+        type_names.insert(n, (name.span(), r));
+        Ok(())
+    };
+    if let Some(section) = get(root, "enum") {
+        for (name, def) in p.table(section, "[enum]")?.iter() {
+            declare(&p, name, TypeRef::Enum(enums.len()))?;
+            enums.push(parse_enum(&p, name.get_ref(), def)?);
+        }
+    }
+
+    // ---- structs: collect raw fields, then resolve with cycle detection ----
+    let mut raw: Vec<(Spanned<String>, Vec<RawField<'_>>)> = Vec::new();
+    if let Some(section) = get(root, "struct") {
+        for (name, def) in p.table(section, "[struct]")?.iter() {
+            declare(&p, name, TypeRef::Struct(raw.len()))?;
+            let t = p.table(def, &format!("struct {}", name.get_ref()))?;
+            for (k, _) in t.iter() {
+                if k.get_ref() != "fields" && k.get_ref() != "doc" {
+                    return Err(p.err(
+                        &k.span(),
+                        format!(
+                            "unknown key \"{}\" in struct {} (a struct has `fields = [...]` and an optional `doc`)",
+                            k.get_ref(),
+                            name.get_ref()
+                        ),
+                    ));
+                }
+            }
+            let fields_v = get(t, "fields").ok_or_else(|| {
+                p.err(
+                    &name.span(),
+                    format!(
+                        "struct {} has no fields (add `fields = [ {{ name = \"x\", type = \"i32\" }} ]`)",
+                        name.get_ref()
+                    ),
+                )
+            })?;
+            let list = fields_v.get_ref().as_array().ok_or_else(|| {
+                p.err(
+                    &fields_v.span(),
+                    "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
+                )
+            })?;
+            let mut fields = Vec::new();
+            for f in list.iter() {
+                fields.push(raw_field(&p, f)?);
+            }
+            raw.push((
+                Spanned::new(name.span(), name.get_ref().to_string()),
+                fields,
+            ));
+        }
+    }
+
+    let mut r = Resolver {
+        p: &p,
+        raw: &raw,
+        types: &type_names,
+        enums: &enums,
+        state: vec![State::Todo; raw.len()],
+        structs: Vec::new(),
+        stack: Vec::new(),
+    };
+    for i in 0..raw.len() {
+        r.resolve(i, None)?;
+    }
+    let map: Vec<usize> = r
+        .state
+        .iter()
+        .map(|s| match s {
+            State::Done(i) => *i,
+            _ => unreachable!("every struct was resolved"),
+        })
+        .collect();
+    let structs = r.structs;
+
+    // ---- protocol ----
+    let proto_v = get(root, "protocol").ok_or_else(|| {
+        p.err(
+            &root_span,
+            "no [protocol] section (add `[protocol]` with name, id, mtu and packets)",
+        )
+    })?;
+    let pt = p.table(proto_v, "[protocol]")?;
+    const PROTO_KEYS: &[&str] = &["name", "id", "id_bits", "mtu", "packets", "doc"];
+    for (k, _) in pt.iter() {
+        if !PROTO_KEYS.contains(&k.get_ref().as_ref()) {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown key \"{}\" in [protocol] (expected one of {})",
+                    k.get_ref(),
+                    PROTO_KEYS.join(", ")
+                ),
+            ));
+        }
+    }
+    let need = |key: &str, hint: &str| {
+        get(pt, key).ok_or_else(|| {
+            p.err(
+                &proto_v.span(),
+                format!("[protocol] has no `{key}` (add `{key} = {hint}`)"),
+            )
+        })
+    };
+    let name = p.string(need("name", "\"my-game\"")?, "protocol name")?;
+    let id_v = need("id", "0x12345678")?;
+    let id = p.int(id_v, "protocol id")?;
+    let id_bits = match get(pt, "id_bits") {
+        Some(v) => p.int(v, "id_bits")?,
+        None => 32,
+    };
+    let id = match id_bits {
+        32 => ProtocolId::U32(u32::try_from(id).map_err(|_| {
+            p.err(
+                &id_v.span(),
+                format!("protocol id {id:#x} does not fit 32 bits (set id_bits = 64, or use a smaller id)"),
+            )
+        })?),
+        // TOML integers are signed 64-bit: ids above i64::MAX are written as negative numbers.
+        64 => ProtocolId::U64(id as u64),
+        w => {
+            let span = get(pt, "id_bits").map_or(proto_v.span(), |v| v.span());
+            return Err(p.err(
+                &span,
+                format!("id_bits = {w} (use 32 or 64)"),
+            ));
+        }
+    };
+    let mtu_v = need("mtu", "1200")?;
+    let mtu = p.count(mtu_v, "mtu")?;
+    if mtu < 5 {
+        return Err(p.err(
+            &mtu_v.span(),
+            format!("mtu {mtu} cannot hold a packet (use at least 5 bytes; 1200 is usual)"),
+        ));
+    }
+    let packets_v = need("packets", "[\"Hello\", \"State\"]")?;
+    let list = packets_v.get_ref().as_array().ok_or_else(|| {
+        p.err(
+            &packets_v.span(),
+            "`packets` must be an array of struct names (type 0 first)",
+        )
+    })?;
+    if list.is_empty() {
+        return Err(p.err(
+            &packets_v.span(),
+            "`packets` is empty (list at least one struct name)",
+        ));
+    }
+    let mut packet_types = Vec::new();
+    let mut packets = Vec::new();
+    for entry in list.iter() {
+        let (pname, body) = match entry.get_ref() {
+            DeValue::String(_) => {
+                let s = p.string(entry, "packet")?;
+                (s.clone(), s)
+            }
+            DeValue::Table(t) => {
+                for (k, _) in t.iter() {
+                    if k.get_ref() != "name" && k.get_ref() != "body" {
+                        return Err(p.err(
+                            &k.span(),
+                            format!(
+                                "unknown key \"{}\" in a packet entry (expected name and body)",
+                                k.get_ref()
+                            ),
+                        ));
+                    }
+                }
+                let n = get(t, "name").ok_or_else(|| {
+                    p.err(
+                        &entry.span(),
+                        "packet entry has no name (add `name = \"...\"`)",
+                    )
+                })?;
+                let b = get(t, "body").ok_or_else(|| {
+                    p.err(
+                        &entry.span(),
+                        "packet entry has no body (add `body = \"StructName\"`)",
+                    )
+                })?;
+                (p.string(n, "packet name")?, p.string(b, "packet body")?)
+            }
+            _ => {
+                return Err(p.err(
+                    &entry.span(),
+                    "a packet is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                ));
+            }
+        };
+        if packet_types.contains(pname.get_ref()) {
+            return Err(p.err(
+                &pname.span(),
+                format!(
+                    "duplicate packet name \"{}\" (each packet type needs its own name)",
+                    pname.get_ref()
+                ),
+            ));
+        }
+        let sid = match type_names.get(body.get_ref()) {
+            Some((_, TypeRef::Struct(i))) => map[*i],
+            _ => {
+                return Err(p.err(
+                    &body.span(),
+                    format!(
+                        "packet body \"{}\" is not a struct defined in this file (add [struct.{}])",
+                        body.get_ref(),
+                        body.get_ref()
+                    ),
+                ));
+            }
+        };
+        packet_types.push(pname.into_inner());
+        packets.push(sid);
+    }
+    let struct_ids = raw
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
+        .collect();
+    let batch = get(root, "batch")
+        .map(|v| crate::batch::parse(&p, v))
+        .transpose()?;
+    Ok(Schema {
+        warnings: {
+            // A struct used in several places is checked once, but be sure.
+            let mut w = p.warnings.into_inner();
+            w.dedup();
+            w
+        },
+        batch,
+        protocol: Protocol {
+            name: name.into_inner(),
+            id,
+            packet_types,
+            mtu,
+        },
+        structs,
+        enums,
+        packets,
+        struct_ids,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum TypeRef {
+    Struct(usize),
+    Enum(usize),
+}
+
+fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
+    let t = p.table(def, &format!("enum {name}"))?;
+    let values_v = get(t, "values").ok_or_else(|| {
+        p.err(
+            &def.span(),
+            format!("enum {name} has no values (add `values = [\"a\", \"b\"]` or `values = {{ a = 0, b = 5 }}`)"),
+        )
+    })?;
+    for (k, _) in t.iter() {
+        if k.get_ref() != "values" && k.get_ref() != "doc" {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown key \"{}\" in enum {name} (expected values)",
+                    k.get_ref()
+                ),
+            ));
+        }
+    }
+    let mut values: Vec<(i64, Arc<str>)> = Vec::new();
+    let mut add = |span: Range<usize>, n: &str, v: i64| {
+        if values.iter().any(|(_, m)| &**m == n) {
+            return Err(p.err(
+                &span,
+                format!("duplicate enum value name \"{n}\" in enum {name} (rename it)"),
+            ));
+        }
+        if let Some((_, m)) = values.iter().find(|(x, _)| *x == v) {
+            return Err(p.err(
+                &span,
+                format!(
+                    "enum {name}: \"{n}\" and \"{m}\" both have the value {v} (give each its own)"
+                ),
+            ));
+        }
+        values.push((v, n.into()));
+        Ok(())
+    };
+    match values_v.get_ref() {
+        DeValue::Array(a) => {
+            for (i, item) in a.iter().enumerate() {
+                let n = p.string(item, "an enum value name")?;
+                add(item.span(), n.get_ref(), i as i64)?;
+            }
+        }
+        DeValue::Table(tab) => {
+            for (k, v) in tab.iter() {
+                let x = p.int(v, "an enum value")?;
+                add(k.span(), k.get_ref(), x)?;
+            }
+        }
+        _ => {
+            return Err(p.err(
+                &values_v.span(),
+                "enum values must be an array of names or a table of name = number",
+            ));
+        }
+    }
+    if values.is_empty() {
+        return Err(p.err(
+            &values_v.span(),
+            format!("enum {name} has no values (add one)"),
+        ));
+    }
+    let min = values.iter().map(|v| v.0).min().unwrap_or(0);
+    let max = values.iter().map(|v| v.0).max().unwrap_or(0);
+    Ok(EnumDef { min, max, values })
+}
+
+fn raw_field<'i>(p: &Parser<'_>, f: &'i Val<'i>) -> Result<RawField<'i>, SchemaError> {
+    let t = p.table(f, "a field")?;
+    let ty_v = get(t, "type").ok_or_else(|| {
+        p.err(
+            &f.span(),
+            "field has no type (add `type = \"i32\"`, or a struct or enum name)",
+        )
+    })?;
+    let ty = p.string(ty_v, "type")?;
+    let name = get(t, "name").map(|v| p.string(v, "name")).transpose()?;
+    let guard = match (get(t, "if"), get(t, "unless")) {
+        (Some(_), Some(_)) => {
+            return Err(p.err(&f.span(), "a field has both `if` and `unless` (keep one)"));
+        }
+        (Some(v), None) => Some((p.string(v, "if")?, true)),
+        (None, Some(v)) => Some((p.string(v, "unless")?, false)),
+        (None, None) => None,
+    };
+    Ok(RawField {
+        span: f.span(),
+        table: t,
+        name,
+        ty,
+        guard,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Todo,
+    Active,
+    Done(usize),
+}
+
+struct Resolver<'a, 'i> {
+    p: &'a Parser<'a>,
+    raw: &'a [(Spanned<String>, Vec<RawField<'i>>)],
+    types: &'a HashMap<String, (Range<usize>, TypeRef)>,
+    enums: &'a [EnumDef],
+    state: Vec<State>,
+    structs: Vec<StructDef>,
+    /// Structs being resolved, outermost first (for the cycle message).
+    stack: Vec<usize>,
+}
+
+impl Resolver<'_, '_> {
+    /// Resolves raw struct `i` and returns its index in `structs`; `from` is the span of the
+    /// field that refers to it.
+    fn resolve(&mut self, i: usize, from: Option<&Range<usize>>) -> Result<usize, SchemaError> {
+        match self.state[i] {
+            State::Done(j) => return Ok(j),
+            State::Active => {
+                return Err(cycle_error(
+                    self.p,
+                    self.raw,
+                    &self.stack,
+                    i,
+                    from,
+                    "struct",
+                ));
+            }
+            State::Todo => {}
+        }
+        self.state[i] = State::Active;
+        self.stack.push(i);
+        let mut fields: Vec<Field> = Vec::new();
+        let mut layout: Vec<Arc<str>> = Vec::new();
+        let mut spans: Vec<Range<usize>> = Vec::new();
+        let raw = &self.raw[i].1;
+        for rf in raw {
+            let ty = rf.ty.get_ref().as_str();
+            if ty == "include" {
+                self.check_keys(rf, ty)?;
+                if rf.name.is_some() || rf.guard.is_some() {
+                    return Err(self.p.err(
+                        &rf.span,
+                        "an include takes no name, if or unless (its fields keep their own)",
+                    ));
+                }
+                let sv = get(rf.table, "struct").ok_or_else(|| {
+                    self.p.err(
+                        &rf.span,
+                        "include without a struct (add `struct = \"Name\"`)",
+                    )
+                })?;
+                let sname = self.p.string(sv, "struct")?;
+                let j = match self.types.get(sname.get_ref()) {
+                    Some((_, TypeRef::Struct(j))) => *j,
+                    _ => return Err(self.unknown_type(&sname)),
+                };
+                let k = self.resolve(j, Some(&sname.span()))?;
+                let inc = self.structs[k].clone();
+                let base = layout.len();
+                for mut f in inc.fields {
+                    if let Some(slot) = &mut f.slot {
+                        *slot += base;
+                    }
+                    if let Some((g, _)) = &mut f.guard {
+                        *g += base;
+                    }
+                    match &mut f.kind {
+                        Kind::ObjectIndex {
+                            previous: Prev::Slot(s),
+                            ..
+                        }
+                        | Kind::IntRelative {
+                            previous: Prev::Slot(s),
+                        } => *s += base,
+                        _ => {}
+                    }
+                    if f.slot.is_some() {
+                        self.no_duplicate(&layout, &spans, &f.name, &sname.span())?;
+                        layout.push(f.name.clone());
+                        spans.push(sname.span());
+                    }
+                    fields.push(f);
+                }
+                continue;
+            }
+            let kind = self.kind(rf, ty, &rf.ty.span(), Some(rf.table))?;
+            let has_value = !matches!(kind, Kind::Align | Kind::Check(_) | Kind::End);
+            let name: Arc<str> = match (&rf.name, &kind) {
+                (Some(n), _) => {
+                    if n.get_ref().is_empty() || n.get_ref().contains(['.', '[', ']']) {
+                        return Err(self.p.err(
+                            &n.span(),
+                            format!(
+                                "field name {:?} is empty or holds . [ ] (use a plain identifier)",
+                                n.get_ref()
+                            ),
+                        ));
+                    }
+                    n.get_ref().as_str().into()
+                }
+                (None, Kind::Check(label)) => label.as_str().into(),
+                (None, Kind::Align) => "align".into(),
+                (None, Kind::End) => "end".into(),
+                (None, _) => {
+                    return Err(self.p.err(
+                        &rf.span,
+                        format!("a {ty} field has no name (add `name = \"...\"`)"),
+                    ));
+                }
+            };
+            let guard = match &rf.guard {
+                None => None,
+                Some((g, when)) => {
+                    let slot = self.sibling(&fields, g, |k| matches!(k, Kind::Bool), "a bool")?;
+                    Some((slot, *when))
+                }
+            };
+            let named_previous = get(rf.table, "previous")
+                .filter(|v| v.get_ref().is_str())
+                .map(|v| self.p.string(v, "previous"))
+                .transpose()?;
+            let kind = match (kind, named_previous) {
+                (Kind::ObjectIndex { max_objects, .. }, Some(pv)) => Kind::ObjectIndex {
+                    max_objects,
+                    previous: Prev::Slot(self.sibling(&fields, &pv, is_integer, "an integer")?),
+                },
+                (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
+                    previous: Prev::Slot(self.sibling(&fields, &pv, is_integer, "an integer")?),
+                },
+                (k, _) => k,
+            };
+            let slot = if has_value {
+                let span = rf.name.as_ref().map_or(rf.span.clone(), |n| n.span());
+                self.no_duplicate(&layout, &spans, &name, &span)?;
+                layout.push(name.clone());
+                spans.push(span);
+                Some(layout.len() - 1)
+            } else {
+                None
+            };
+            fields.push(Field {
+                name,
+                kind,
+                guard,
+                slot,
+            });
+        }
+        self.stack.pop();
+        let min_bits = fields
+            .iter()
+            .filter(|f| f.guard.is_none())
+            .map(|f| min_bits(&f.kind, &self.structs, self.enums))
+            .fold(0usize, usize::saturating_add);
+        let def = StructDef {
+            fields,
+            layout: layout.into(),
+            min_bits,
+        };
+        self.structs.push(def);
+        let j = self.structs.len() - 1;
+        self.state[i] = State::Done(j);
+        Ok(j)
+    }
+
+    fn no_duplicate(
+        &self,
+        layout: &[Arc<str>],
+        spans: &[Range<usize>],
+        name: &str,
+        span: &Range<usize>,
+    ) -> Result<(), SchemaError> {
+        match layout.iter().position(|n| &**n == name) {
+            Some(i) => Err(duplicate_name(self.p, &spans[i], name, span)),
+            None => Ok(()),
+        }
+    }
+
+    /// The slot of an earlier field named `g` whose kind passes `ok`.
+    fn sibling(
+        &self,
+        fields: &[Field],
+        g: &Spanned<String>,
+        ok: impl Fn(&Kind) -> bool,
+        what: &str,
+    ) -> Result<usize, SchemaError> {
+        match fields.iter().rev().find(|f| f.slot.is_some() && *f.name == **g.get_ref()) {
+            Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
+            Some(_) => Err(self.p.err(
+                &g.span(),
+                format!(
+                    "\"{}\" is not {what} field that is always present (refer to one)",
+                    g.get_ref()
+                ),
+            )),
+            None => Err(self.p.err(
+                &g.span(),
+                format!(
+                    "no earlier field \"{}\" in this struct (refer to {what} field defined above this one)",
+                    g.get_ref()
+                ),
+            )),
+        }
+    }
+
+    fn unknown_type(&self, ty: &Spanned<String>) -> SchemaError {
+        let mut user: Vec<&str> = self.types.keys().map(String::as_str).collect();
+        user.sort_unstable();
+        let user = if user.is_empty() {
+            String::new()
+        } else {
+            format!(", or one defined here: {}", user.join(", "))
+        };
+        self.p.err(
+            &ty.span(),
+            format!(
+                "unknown type \"{}\" (use a built-in type: {}{user})",
+                ty.get_ref(),
+                BUILTINS.join(", ")
+            ),
+        )
+    }
+
+    fn check_keys(&self, rf: &RawField<'_>, ty: &str) -> Result<(), SchemaError> {
+        let extra = keys_of(ty);
+        for (k, _) in rf.table.iter() {
+            let k_s: &str = k.get_ref();
+            if !COMMON_KEYS.contains(&k_s) && !extra.contains(&k_s) {
+                let mut allowed: Vec<&str> = COMMON_KEYS.to_vec();
+                allowed.extend_from_slice(extra);
+                return Err(self.p.err(
+                    &k.span(),
+                    format!(
+                        "unknown key \"{k_s}\" for a field of type {ty} (expected one of {})",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn need<'v, 'i>(
+        &self,
+        t: &'v DeTable<'i>,
+        span: &Range<usize>,
+        ty: &str,
+        key: &str,
+        why: &str,
+    ) -> Result<&'v Val<'i>, SchemaError> {
+        get(t, key).ok_or_else(|| {
+            self.p
+                .err(span, format!("{ty} field without `{key}` ({why})"))
+        })
+    }
+
+    /// The kind of a field of type `ty`; `t` holds its parameters (`None` for an array element
+    /// given by a bare type name).
+    fn kind(
+        &mut self,
+        rf_span_src: &RawField<'_>,
+        ty: &str,
+        ty_span: &Range<usize>,
+        t: Option<&DeTable<'_>>,
+    ) -> Result<Kind, SchemaError> {
+        if t.is_some() {
+            self.check_keys(rf_span_src, ty)?;
+        }
+        let empty = DeTable::new();
+        let t = t.unwrap_or(&empty);
+        let span = &rf_span_src.span;
+        let p = self.p;
+        let full = |lo: i64, hi: i64| Ok(Kind::Int { min: lo, max: hi });
+        match ty {
+            "bool" => Ok(Kind::Bool),
+            "i8" => full(i8::MIN.into(), i8::MAX.into()),
+            "i16" => full(i16::MIN.into(), i16::MAX.into()),
+            "i32" => full(i32::MIN.into(), i32::MAX.into()),
+            "i64" => full(i64::MIN, i64::MAX),
+            "u8" => full(0, u8::MAX.into()),
+            "u16" => full(0, u16::MAX.into()),
+            "u32" => full(0, u32::MAX.into()),
+            "int" => {
+                let min_v = self.need(t, span, ty, "min", "give the smallest value: `min = 0`")?;
+                let max_v = self.need(t, span, ty, "max", "give the largest value: `max = 100`")?;
+                let min = p.int(min_v, "min")?;
+                let max = p.int(max_v, "max")?;
+                if min > max {
+                    return Err(p.err(
+                        &min_v.span(),
+                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
+                    ));
+                }
+                Ok(Kind::Int { min, max })
+            }
+            "u64" => Ok(Kind::U64),
+            "f32" => Ok(Kind::F32),
+            "f64" => Ok(Kind::F64),
+            "bits" => {
+                let v = self.need(t, span, ty, "bits", "give the width: `bits = 12`")?;
+                let n = p.int(v, "bits")?;
+                if !(1..=64).contains(&n) {
+                    return Err(p.err(&v.span(), format!("bits = {n} (use 1 to 64)")));
+                }
+                Ok(Kind::Bits(n as u32))
+            }
+            "compressed_float" | "compressed_vector" => {
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value: `min = -512.0`",
+                )?;
+                let max_v =
+                    self.need(t, span, ty, "max", "give the largest value: `max = 512.0`")?;
+                let res_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "resolution",
+                    "give the step: `resolution = 0.01`",
+                )?;
+                let min = p.float(min_v, "min")?;
+                let max = p.float(max_v, "max")?;
+                let res = p.float(res_v, "resolution")?;
+                if min > max {
+                    return Err(p.err(
+                        &min_v.span(),
+                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
+                    ));
+                }
+                let spec = CompressedFloat::new(min, max, res).map_err(|e| {
+                    p.err(
+                        &min_v.span(),
+                        format!("{e} (use finite bounds, min < max, resolution > 0)"),
+                    )
+                })?;
+                if !spec.is_stable() {
+                    p.warn(&min_v.span(), unstable_range(&spec, res));
+                }
+                Ok(if ty == "compressed_float" {
+                    Kind::CompressedFloat(spec)
+                } else {
+                    Kind::CompressedVector(spec)
+                })
+            }
+            "quaternion" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "bits",
+                    "give the bits per component: `bits = 10`",
+                )?;
+                let n = p.int(v, "bits")?;
+                let spec = u32::try_from(n)
+                    .map_err(|_| n.to_string())
+                    .and_then(SmallestThree::new)
+                    .map_err(|e| {
+                        p.err(
+                            &v.span(),
+                            format!(
+                                "quaternion bits = {n}: {e} (use 2 to 16 bits; 9 to 12 is usual)"
+                            ),
+                        )
+                    })?;
+                Ok(Kind::Quaternion(spec))
+            }
+            "string" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "a string's length needs an upper bound: add `max_len = 31`",
+                )?;
+                Ok(Kind::Str {
+                    max_len: p.count(v, "max_len")?,
+                })
+            }
+            "bytes" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "len",
+                    "give the fixed length in bytes: `len = 16`",
+                )?;
+                let len = p.count(v, "len")?;
+                if len > 1 << 24 {
+                    return Err(p.err(
+                        &v.span(),
+                        format!("bytes len {len} is beyond any packet (use at most 16777216)"),
+                    ));
+                }
+                Ok(Kind::Bytes { len })
+            }
+            "array" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "an array count needs an upper bound: add `max_len = 32`",
+                )?;
+                let max_len = p.count(v, "max_len")?;
+                let ev = self.need(t, span, ty, "element", "give the element type: `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`")?;
+                let element = match ev.get_ref() {
+                    DeValue::String(_) => {
+                        let et = p.string(ev, "element")?;
+                        if matches!(et.get_ref().as_str(), "check" | "align" | "end" | "include") {
+                            return Err(p.err(
+                                &et.span(),
+                                format!(
+                                    "an array element cannot be {} (use a value type)",
+                                    et.get_ref()
+                                ),
+                            ));
+                        }
+                        let inner = RawField {
+                            span: ev.span(),
+                            table: rf_span_src.table,
+                            name: None,
+                            ty: et.clone(),
+                            guard: None,
+                        };
+                        self.kind(&inner, et.get_ref(), &et.span(), None)?
+                    }
+                    DeValue::Table(et) => {
+                        let inner = raw_field(p, ev)?;
+                        if inner.name.is_some() || inner.guard.is_some() {
+                            return Err(
+                                p.err(&ev.span(), "an array element takes no name, if or unless")
+                            );
+                        }
+                        let ty = inner.ty.get_ref().clone();
+                        if matches!(ty.as_str(), "check" | "align" | "end" | "include") {
+                            return Err(p.err(
+                                &inner.ty.span(),
+                                format!("an array element cannot be {ty} (use a value type)"),
+                            ));
+                        }
+                        self.kind(&inner, &ty, &inner.ty.span(), Some(et))?
+                    }
+                    _ => return Err(p.err(&ev.span(), "element must be a type name or a table")),
+                };
+                if matches!(
+                    element,
+                    Kind::ObjectIndex {
+                        previous: Prev::Slot(_),
+                        ..
+                    } | Kind::IntRelative {
+                        previous: Prev::Slot(_)
+                    }
+                ) {
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element cannot take `previous` from a field (use a constant)",
+                    ));
+                }
+                let min_element_bits = min_bits(&element, &self.structs, self.enums);
+                if min_element_bits == 0 {
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element that can take no bits cannot be bounded by the packet's \
+                         size (a few bytes could claim max_len elements): give the element a field \
+                         that takes bits",
+                    ));
+                }
+                Ok(Kind::Array {
+                    max_len,
+                    min_element_bits,
+                    element: Box::new(element),
+                })
+            }
+            "sparse_array" => {
+                let v = self.need(t, span, ty, "max_objects", "give the number of object slots (the end-of-list sentinel): `max_objects = 4096`")?;
+                let max_objects = p.int(v, "max_objects")?;
+                if !(1..=i64::from(i32::MAX)).contains(&max_objects) {
+                    return Err(p.err(
+                        &v.span(),
+                        format!("max_objects = {max_objects} (use 1 to 2147483647)"),
+                    ));
+                }
+                let ev = self.need(
+                    t,
+                    span,
+                    ty,
+                    "element",
+                    "give the element struct: `element = \"RigidBody\"`",
+                )?;
+                let en = p.string(ev, "element")?;
+                let j = match self.types.get(en.get_ref()) {
+                    Some((_, TypeRef::Struct(j))) => *j,
+                    _ => {
+                        return Err(p.err(&en.span(), format!("sparse_array element \"{}\" is not a struct defined in this file (define [struct.{}])", en.get_ref(), en.get_ref())));
+                    }
+                };
+                let k = self.resolve(j, Some(&en.span()))?;
+                let index_name: Arc<str> = match get(t, "index_name") {
+                    Some(v) => p.string(v, "index_name")?.into_inner().into(),
+                    None => "index".into(),
+                };
+                let elem = &self.structs[k];
+                if elem.layout.contains(&index_name) {
+                    return Err(p.err(&en.span(), format!("struct {} has a field named \"{index_name}\", which the sparse array uses for the object index (set index_name = \"...\")", en.get_ref())));
+                }
+                let mut layout = vec![index_name];
+                layout.extend(elem.layout.iter().cloned());
+                Ok(Kind::Sparse {
+                    max_objects,
+                    element: k,
+                    layout: layout.into(),
+                })
+            }
+            "object_index" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_objects",
+                    "give the number of object slots: `max_objects = 4096`",
+                )?;
+                let max_objects = p.int(v, "max_objects")?;
+                if !(0..=i64::from(i32::MAX)).contains(&max_objects) {
+                    return Err(p.err(
+                        &v.span(),
+                        format!("max_objects = {max_objects} (use 0 to 2147483647)"),
+                    ));
+                }
+                Ok(Kind::ObjectIndex {
+                    max_objects,
+                    previous: self.previous(t)?,
+                })
+            }
+            "int_relative" => Ok(Kind::IntRelative {
+                previous: self.previous(t)?,
+            }),
+            "check" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "label",
+                    "give the marker's label: `label = \"header\"`",
+                )?;
+                Ok(Kind::Check(p.string(v, "label")?.into_inner()))
+            }
+            "align" => Ok(Kind::Align),
+            "end" => Ok(Kind::End),
+            _ => match self.types.get(ty) {
+                Some((_, TypeRef::Enum(e))) => Ok(Kind::Enum(*e)),
+                Some((_, TypeRef::Struct(j))) => {
+                    let j = *j;
+                    Ok(Kind::Struct(self.resolve(j, Some(ty_span))?))
+                }
+                None => Err(self.unknown_type(&Spanned::new(ty_span.clone(), ty.to_owned()))),
+            },
+        }
+    }
+
+    /// `previous = -1` (a constant) or `previous = "field"` (resolved by the caller).
+    fn previous(&self, t: &DeTable<'_>) -> Result<Prev, SchemaError> {
+        match get(t, "previous") {
+            None => Ok(Prev::Const(-1)),
+            Some(v) if v.get_ref().is_str() => Ok(Prev::Slot(usize::MAX)),
+            Some(v) => Ok(Prev::Const(self.p.int(v, "previous")?)),
+        }
+    }
+}
+
+/// The warning for a compressed float range that is not stable, with a resolution that is.
+fn unstable_range(spec: &CompressedFloat, res: f32) -> String {
+    let (min, max) = (spec.min(), spec.max());
+    let why = if spec.steps() > MAX_STABLE_STEPS {
+        format!(
+            "its {} steps are more than 2^23 + 1, and some codes are never written",
+            spec.steps()
+        )
+    } else {
+        format!(
+            "some of its {} codes read back as a value that writes another code",
+            spec.steps()
+        )
+    };
+    // The finest resolution the cheap bound proves stable: at most 2^20 steps of at least 4
+    // ulps of the largest magnitude, rounded up to two digits (and up again until it holds).
+    let largest = min.abs().max(max.abs());
+    let ulp = f32::from_bits(largest.to_bits() + 1) - largest;
+    let finest = f64::from((4.0 * ulp).max(spec.delta() / STABLE_STEPS_BY_BOUND as f32));
+    let unit = 10f64.powi(finest.log10().floor() as i32 - 1);
+    let mut digits = (finest / unit).ceil();
+    let mut stable = (digits * unit) as f32;
+    for _ in 0..64 {
+        match CompressedFloat::new(min, max, stable) {
+            Ok(c) if c.is_stable_by_bound() => break,
+            _ => {
+                digits += 1.0;
+                stable = (digits * unit) as f32;
+            }
+        }
+    }
+    format!(
+        "compressed float {min}..={max} at {res} is not stable ({why}): a packet read with it \
+         may not re-encode to the same bytes (a resolution of {stable} or coarser is stable; \
+         see WIRE.md, \"Compressed floats\")"
+    )
+}
+
+fn is_integer(k: &Kind) -> bool {
+    matches!(
+        k,
+        Kind::Int { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. }
+    )
+}
+
+/// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
+/// that remain before it allocates.
+pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> usize {
+    match kind {
+        Kind::Bool => 1,
+        Kind::Int { min, max } => bits_required(*min, *max) as usize,
+        Kind::Bits(n) => *n as usize,
+        Kind::U64 | Kind::F64 => 64,
+        Kind::F32 => 32,
+        Kind::CompressedFloat(c) => c.width() as usize,
+        Kind::CompressedVector(c) => 3 * c.width() as usize,
+        Kind::Quaternion(q) => q.width() as usize,
+        Kind::Str { max_len } => {
+            bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
+        }
+        Kind::Bytes { len } => len.saturating_mul(8),
+        Kind::Align | Kind::End => 0,
+        Kind::Check(_) => 32,
+        Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,
+        Kind::Enum(e) => bits_required(enums[*e].min, enums[*e].max) as usize,
+        Kind::Struct(s) => structs[*s].min_bits,
+        Kind::Array { max_len, .. } => {
+            bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_col;
+
+    #[test]
+    fn lines_and_columns_count_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

@@ -1,0 +1,147 @@
+//! Reading the schema's TOML source with its spans: every value keeps where it was written, so
+//! that every error names the file, line and column. Shared by the packet parser (`parse`) and
+//! the `[batch]` parser (`batch`).
+
+use crate::{SchemaError, SchemaWarning};
+use std::ops::Range;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+pub(crate) type Val<'i> = Spanned<DeValue<'i>>;
+
+pub(crate) struct Parser<'t> {
+    pub(crate) text: &'t str,
+    pub(crate) file: &'t str,
+    /// What loads but deserves a look, in the order found.
+    pub(crate) warnings: std::cell::RefCell<Vec<SchemaWarning>>,
+}
+
+/// Line and column (both from 1) of byte `offset` in `text`.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.chars().count(), |i| before[i + 1..].chars().count())
+        + 1;
+    (line, col)
+}
+
+impl<'t> Parser<'t> {
+    /// Records a warning at `span`.
+    pub(crate) fn warn(&self, span: &Range<usize>, message: impl Into<String>) {
+        let (line, col) = line_col(self.text, span.start);
+        self.warnings.borrow_mut().push(SchemaWarning {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message: message.into(),
+        });
+    }
+
+    pub(crate) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
+        let (line, col) = line_col(self.text, span.start);
+        SchemaError {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn table<'a, 'i>(
+        &self,
+        v: &'a Val<'i>,
+        what: &str,
+    ) -> Result<&'a DeTable<'i>, SchemaError> {
+        v.get_ref()
+            .as_table()
+            .ok_or_else(|| self.err(&v.span(), format!("{what} must be a table")))
+    }
+
+    pub(crate) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
+        match v.get_ref().as_str() {
+            Some(s) => Ok(Spanned::new(v.span(), s.to_owned())),
+            None => Err(self.err(
+                &v.span(),
+                format!("{what} must be a string (write it in quotes)"),
+            )),
+        }
+    }
+
+    pub(crate) fn int(&self, v: &Val<'_>, what: &str) -> Result<i64, SchemaError> {
+        match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
+                self.err(
+                    &v.span(),
+                    format!("{what} {i} does not fit a 64-bit integer"),
+                )
+            }),
+            _ => Err(self.err(
+                &v.span(),
+                format!("{what} must be an integer (write it without quotes or decimals)"),
+            )),
+        }
+    }
+
+    pub(crate) fn count(&self, v: &Val<'_>, what: &str) -> Result<usize, SchemaError> {
+        let n = self.int(v, what)?;
+        usize::try_from(n)
+            .map_err(|_| self.err(&v.span(), format!("{what} {n} is negative (use 0 or more)")))
+    }
+
+    /// A float as the nearest `f32` to the decimal written (not to its nearest `f64`).
+    pub(crate) fn float(&self, v: &Val<'_>, what: &str) -> Result<f32, SchemaError> {
+        let parsed = match v.get_ref() {
+            DeValue::Float(f) => f.as_str().parse::<f32>().ok(),
+            DeValue::Integer(_) => self.int(v, what).ok().map(|i| i as f32),
+            _ => None,
+        };
+        parsed.ok_or_else(|| self.err(&v.span(), format!("{what} must be a number")))
+    }
+}
+
+pub(crate) fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Val<'i>> {
+    t.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+}
+
+/// The error for a struct that contains itself: `stack` holds the structs being resolved,
+/// outermost first, `i` the one met again, `from` the field that refers to it. `what` names the
+/// kind of struct ("struct", "batch struct").
+pub(crate) fn cycle_error<T>(
+    p: &Parser<'_>,
+    raw: &[(Spanned<String>, T)],
+    stack: &[usize],
+    i: usize,
+    from: Option<&Range<usize>>,
+    what: &str,
+) -> SchemaError {
+    let start = stack.iter().position(|&s| s == i).unwrap_or(0);
+    let mut names: Vec<&str> = stack[start..]
+        .iter()
+        .map(|&s| raw[s].0.get_ref().as_str())
+        .collect();
+    names.push(raw[i].0.get_ref());
+    let span = from.cloned().unwrap_or_else(|| raw[i].0.span());
+    p.err(
+        &span,
+        format!(
+            "{what} reference cycle {} (a struct cannot contain itself: remove one reference)",
+            names.join(" -> ")
+        ),
+    )
+}
+
+/// The error for a second field named `name` (at `span`); the first is at `first`.
+pub(crate) fn duplicate_name(
+    p: &Parser<'_>,
+    first: &Range<usize>,
+    name: &str,
+    span: &Range<usize>,
+) -> SchemaError {
+    let (l, c) = line_col(p.text, first.start);
+    p.err(
+        span,
+        format!("duplicate field name \"{name}\", first at {l}:{c} (rename one of them)"),
+    )
+}

@@ -1,0 +1,232 @@
+//! Schema errors name the file, line and column and say what to change.
+
+use bitlens_schema::Schema;
+
+const HEAD: &str = "[protocol]\nname = \"t\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
+
+/// The error for `body` appended to a valid protocol header.
+fn error(body: &str) -> String {
+    let text = format!("{HEAD}{body}");
+    match Schema::from_toml(&text, "game.toml") {
+        Ok(_) => panic!("schema accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_error(body: &str, want: &str) {
+    let got = error(body);
+    assert!(got.starts_with(want), "got:  {got}\nwant: {want}...");
+}
+
+#[test]
+fn unknown_type() {
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"x\", type = \"i33\" }]\n",
+        "game.toml:7:32: unknown type \"i33\" (use a built-in type: bool, int,",
+    );
+}
+
+#[test]
+fn min_above_max() {
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"hp\", type = \"int\", min = 100, max = 0 }]\n",
+        "game.toml:7:46: min 100 is greater than max 0 (swap them, or fix one)",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_float\", min = 5.0, max = -5.0, resolution = 0.1 }]\n",
+        "game.toml:7:58: min 5 is greater than max -5",
+    );
+}
+
+#[test]
+fn counts_without_an_upper_bound() {
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"mice\", type = \"array\", element = \"u8\" }]\n",
+        "game.toml:7:11: array field without `max_len` (an array count needs an upper bound: add `max_len = 32`)",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"name\", type = \"string\" }]\n",
+        "game.toml:7:11: string field without `max_len` (a string's length needs an upper bound",
+    );
+}
+
+#[test]
+fn duplicate_names() {
+    assert_error(
+        "[struct.P]\nfields = [\n  { name = \"x\", type = \"u8\" },\n  { name = \"x\", type = \"u8\" },\n]\n",
+        "game.toml:9:12: duplicate field name \"x\", first at 8:12 (rename one of them)",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }]\n[enum.P]\nvalues = [\"a\"]\n",
+        "game.toml:8:7: duplicate type name \"P\", first defined at 6:9 (rename one of them)",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }]\n[struct.P]\nfields = []\n",
+        "game.toml:8:",
+    );
+}
+
+#[test]
+fn struct_reference_cycles() {
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"a\", type = \"A\" }]\n[struct.A]\nfields = [{ name = \"b\", type = \"B\" }]\n[struct.B]\nfields = [{ name = \"a\", type = \"A\" }]\n",
+        "game.toml:11:32: struct reference cycle A -> B -> A (a struct cannot contain itself",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"kids\", type = \"array\", max_len = 4, element = \"P\" }]\n",
+        "game.toml:7:67: struct reference cycle P -> P",
+    );
+}
+
+#[test]
+fn other_mistakes_say_what_to_change() {
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"x\", type = \"u8\", mni = 0 }]\n",
+        "game.toml:7:38: unknown key \"mni\" for a field of type u8",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"u8\", if = \"flag\" }]\n",
+        "game.toml:7:43: no earlier field \"flag\" in this struct",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"v\", type = \"u8\", if = \"x\" }]\n",
+        "game.toml:7:72: \"x\" is not a bool field",
+    );
+    assert_error(
+        "[struct.Q]\nfields = []\n",
+        "game.toml:5:12: packet body \"P\" is not a struct",
+    );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"q\", type = \"quaternion\", bits = 40 }]\n",
+        "game.toml:7:53: quaternion bits = 40",
+    );
+    let e = Schema::from_toml("[protocol\n", "broken.toml").unwrap_err();
+    assert_eq!((e.line, e.col), (1, 10), "{e}");
+    assert!(e.to_string().contains("(fix the TOML syntax)"), "{e}");
+}
+
+#[test]
+fn load_names_the_file() {
+    let e = Schema::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.toml:1:1: cannot read"),
+        "{e}"
+    );
+}
+
+/// `[struct.P]` for the packet, then a `[batch]` section.
+fn batch_error(batch: &str) -> String {
+    error(&format!(
+        "[struct.P]\nfields = [{{ name = \"a\", type = \"bool\" }}]\n{batch}"
+    ))
+}
+
+const MSGS: &str = "[batch]\nmessages = [{ type = 1, name = \"M\" }]\n";
+
+#[test]
+fn batch_section_errors_say_what_to_change() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u33\" }]\n",
+            "game.toml:11:32: unknown type \"u33\" in a batch body (use a batch type: bool, u8,",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u8\", min = 9, max = 3 }]\n",
+            "game.toml:11:53: min 9 is greater than max 3 (swap them, or fix one)",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u8\", max = 300 }]\n",
+            "game.toml:11:44: max 300 is outside the type's range 0..=255",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"i32\", max = 3 }]\n",
+            "game.toml:11:39: unknown key \"max\" for a batch field of type i32 (expected one of name, type, if, unless, doc, abs_max)",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"s\", type = \"string\" }]\n",
+            "game.toml:11:11: string field without `max_len` (add `max_len = 32`",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"x\", type = \"u8\" }]\n",
+            "game.toml:11:49: duplicate field name \"x\", first at 11:20 (rename one of them)",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"n\", type = \"N\" }]\n[batch.struct.N]\nfields = [{ name = \"m\", type = \"M\" }]\n",
+            "game.toml:13:32: batch struct reference cycle M -> N -> M (a struct cannot contain itself",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"p\", type = \"pod\", element = \"S\" }]\n[batch.struct.S]\nfields = [{ name = \"s\", type = \"string\", max_len = 3 }]\n",
+            "game.toml:11:49: batch struct S is not plain old data: field \"s\" has no fixed size",
+        ),
+        (
+            "[batch.struct.M]\nfields = [{ name = \"v\", type = \"f32\", if = \"a\" }]\n",
+            "game.toml:11:44: \"a\" is not an earlier unguarded bool field of this struct",
+        ),
+    ];
+    for (body, want) in cases {
+        let got = batch_error(&format!("{MSGS}{body}"));
+        assert!(got.starts_with(want), "got:  {got}\nwant: {want}...");
+    }
+    let got = batch_error(
+        "[batch]\nmessages = [{ type = 1, name = \"M\" }, { type = 1, name = \"N\" }]\n[batch.struct.M]\nfields = []\n[batch.struct.N]\nfields = []\n",
+    );
+    assert!(
+        got.starts_with("game.toml:9:48: duplicate message type 1, first at 9:22 (give each message its own number)"),
+        "{got}"
+    );
+    let got = batch_error("[batch]\nmessages = [{ type = 300, name = \"M\" }]\n");
+    assert!(
+        got.starts_with(
+            "game.toml:9:22: message type 300 does not fit the header's byte (use 0..=255)"
+        ),
+        "{got}"
+    );
+    let got = batch_error("[batch]\nmessages = [{ type = 1, name = \"M\" }]\n");
+    assert!(got.starts_with("game.toml:9:32: message body \"M\" is not a batch struct defined in this file (add [batch.struct.M]"), "{got}");
+    let got = batch_error("[batch]\nmesages = []\n");
+    assert!(
+        got.starts_with("game.toml:9:1: unknown key \"mesages\" in [batch]"),
+        "{got}"
+    );
+}
+
+#[test]
+fn batch_array_of_elements_that_take_no_bytes() {
+    // The reliability issue's hostile datagram: 171 three-byte messages claiming 65529
+    // zero-byte elements each took 2.2 GB in `check`. Every zero-byte element shape is refused
+    // when the schema loads, with the fix.
+    for element in [
+        "\"E\"",
+        "{ type = \"bytes\", len = 0 }",
+        "{ type = \"pod\", element = \"u32\", len = 0 }",
+    ] {
+        let got = batch_error(&format!(
+            "{MSGS}[batch.struct.M]\nfields = [{{ name = \"a\", type = \"array\", max_len = 65529, element = {element} }}]\n[batch.struct.E]\nfields = []\n"
+        ));
+        assert!(got.starts_with("game.toml:11:"), "{element}: {got}");
+        assert!(
+            got.contains(
+                "an array element that can take no bytes cannot be bounded by the message's size"
+            ) && got.contains("give the element a field that takes bytes"),
+            "{element}: {got}"
+        );
+    }
+    // An element of one byte or more still loads.
+    let text = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"a\", type = \"bool\" }}]\n{MSGS}[batch.struct.M]\nfields = [{{ name = \"a\", type = \"array\", max_len = 65529, element = {{ type = \"bytes\", len = 1 }} }}]\n"
+    );
+    Schema::from_toml(&text, "game.toml").unwrap();
+}
+
+#[test]
+fn array_of_elements_that_take_no_bits() {
+    let got = error(
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 1000000, element = { type = \"int\", min = 7, max = 7 } }]\n",
+    );
+    assert!(got.starts_with("game.toml:7:"), "{got}");
+    assert!(
+        got.contains("an array element that can take no bits"),
+        "{got}"
+    );
+}

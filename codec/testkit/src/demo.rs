@@ -1,0 +1,636 @@
+//! The demo protocol: the reference protocol that tests, fuzzing, the demo captures and the
+//! inspector all use, built from the seeds' own examples.
+//!
+//! | type | packet | from |
+//! |---|---|---|
+//! | 0 | [`PacketA`]: three full-range `i32`s | seed 000 |
+//! | 1 | [`PacketB`]: a ranged count of `i32` elements | seed 000 |
+//! | 2 | [`PacketC`]: bool, `i16`, `i32` | seed 000 |
+//! | 3 | [`RigidBody`]: compressed position, smallest-three orientation, at-rest bit | seed 000 |
+//! | 4 | [`SceneUpdate`]: a sparse subset of up to 4096 objects by relative object index | seed 000 |
+//! | 5 | [`RoboCat`]: health, meows, home base network id, name, mice, fixed-point location | seed 004 |
+//!
+//! Protocol id [`PROTOCOL_ID`] (32 bits), MTU [`MTU`] bytes. Check markers separate the sections
+//! of the larger packets, and `"end of packet"` closes every one.
+
+use arbitrary::{Arbitrary, Unstructured};
+use bitlens_codec::error::{Error, ErrorKind, Result};
+use bitlens_codec::link::{self, AnyId, Links, NetworkId};
+use bitlens_codec::packet::{Packet, Protocol, ProtocolId};
+use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
+use bitlens_codec::stream::Stream;
+use std::sync::LazyLock;
+
+/// The demo protocol's id: ASCII "BLd1" read as a little-endian `u32`.
+pub const PROTOCOL_ID: ProtocolId = ProtocolId::U32(u32::from_le_bytes(*b"BLd1"));
+
+/// The demo protocol's MTU in bytes.
+pub const MTU: usize = 1200;
+
+/// The UDP port the demo captures use for bit-packed packets.
+pub const PORT: u16 = 40000;
+
+/// Largest element count of [`PacketB`].
+pub const MAX_ELEMENTS: usize = 256;
+
+/// Object slots of a [`SceneUpdate`]; index [`MAX_OBJECTS`] itself is the end-of-list sentinel.
+pub const MAX_OBJECTS: i64 = 4096;
+
+/// Longest [`RoboCat`] name, in bytes.
+pub const MAX_NAME: usize = 127;
+
+/// Most mice a [`RoboCat`] tracks.
+pub const MAX_MICE: usize = 32;
+
+/// Largest mouse index.
+pub const MAX_MOUSE: i32 = 4095;
+
+/// Largest network id (0 means "no object").
+pub const MAX_NETWORK_ID: u32 = 65535;
+
+/// Fixed-point location bound: ±2000 game units at 0.1, as tenths.
+pub const LOCATION_LIMIT: i32 = 20000;
+
+/// The framing parameters of the demo protocol.
+pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {
+    name: "demo".into(),
+    id: PROTOCOL_ID,
+    packet_types: [
+        "PacketA",
+        "PacketB",
+        "PacketC",
+        "RigidBody",
+        "SceneUpdate",
+        "RoboCat",
+    ]
+    .map(String::from)
+    .to_vec(),
+    mtu: MTU,
+});
+
+/// Rigid body position: ±512 at 0.01 (17 bits per axis).
+pub const POSITION: CompressedFloat = cf(-512.0, 512.0, 0.01);
+/// Rigid body linear velocity: ±32 at 0.01 (13 bits per axis).
+pub const LINEAR_VELOCITY: CompressedFloat = cf(-32.0, 32.0, 0.01);
+/// Rigid body angular velocity: ±16 at 0.01 (12 bits per axis).
+pub const ANGULAR_VELOCITY: CompressedFloat = cf(-16.0, 16.0, 0.01);
+/// Orientations: smallest three at 10 bits per component (32 bits).
+pub const ORIENTATION: SmallestThree = match SmallestThree::new_const(10) {
+    Some(q) => q,
+    None => unreachable!(),
+};
+
+/// A demo range, checked at compile time: constants, so the compiler folds each range's width
+/// and factors into the serialize functions; and stable, so that every accepted demo packet
+/// re-encodes to the same bytes (quaternion near ties aside: [`SmallestThree`]).
+const fn cf(min: f32, max: f32, res: f32) -> CompressedFloat {
+    let range = CompressedFloat::new_const(min, max, res).expect("a valid demo range");
+    assert!(
+        range.is_stable(),
+        "a demo range loses codes through read then write"
+    );
+    range
+}
+
+/// Seed 000's first example: three integers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PacketA {
+    /// Full-range `i32`.
+    pub x: i32,
+    /// Full-range `i32`.
+    pub y: i32,
+    /// Full-range `i32`.
+    pub z: i32,
+}
+
+impl PacketA {
+    /// Serializes on any stream.
+    ///
+    /// # Errors
+    /// Whatever the stream reports.
+    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.int_as("x", &mut self.x, i32::MIN, i32::MAX)?;
+        s.int_as("y", &mut self.y, i32::MIN, i32::MAX)?;
+        s.int_as("z", &mut self.z, i32::MIN, i32::MAX)
+    }
+}
+
+/// Seed 000's variable-length array: a count in `0..=MAX_ELEMENTS`, then the elements.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PacketB {
+    /// Full-range elements.
+    pub elements: Vec<i32>,
+}
+
+impl PacketB {
+    /// Serializes on any stream.
+    ///
+    /// # Errors
+    /// Whatever the stream reports; a count over [`MAX_ELEMENTS`] is out_of_range.
+    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.array("elements", &mut self.elements, MAX_ELEMENTS, 32, |s, e| {
+            s.int_as("", e, i32::MIN, i32::MAX)
+        })
+    }
+}
+
+/// Seed 000's mixed packet: a bool, a 16-bit and a 32-bit integer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PacketC {
+    /// A flag.
+    pub a: bool,
+    /// Full-range `i16`.
+    pub b: i16,
+    /// Full-range `i32`.
+    pub c: i32,
+}
+
+impl PacketC {
+    /// Serializes on any stream.
+    ///
+    /// # Errors
+    /// Whatever the stream reports.
+    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.bool("a", &mut self.a)?;
+        s.int_as("b", &mut self.b, i16::MIN, i16::MAX)?;
+        s.int_as("c", &mut self.c, i32::MIN, i32::MAX)
+    }
+}
+
+/// Seed 000's rigid body: position and orientation always, velocities only when not at rest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RigidBody {
+    /// Position, [`POSITION`] per axis.
+    pub position: [f32; 3],
+    /// Orientation `[x, y, z, w]`, [`ORIENTATION`].
+    pub orientation: [f32; 4],
+    /// The at-rest bit: when set, no velocities are sent and both read as zero.
+    pub at_rest: bool,
+    /// Linear velocity, [`LINEAR_VELOCITY`] per axis.
+    pub linear_velocity: [f32; 3],
+    /// Angular velocity, [`ANGULAR_VELOCITY`] per axis.
+    pub angular_velocity: [f32; 3],
+}
+
+impl RigidBody {
+    /// Fewest bits a rigid body takes (at rest).
+    pub const MIN_BITS: usize = 3 * 17 + 32 + 1;
+
+    /// Serializes on any stream.
+    ///
+    /// # Errors
+    /// Whatever the stream reports; writing a body at rest with a non-zero velocity is
+    /// invalid_argument (the velocity would be lost).
+    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.compressed_vec3("position", &mut self.position, &POSITION)?;
+        s.quaternion("orientation", &mut self.orientation, &ORIENTATION)?;
+        if S::WRITING
+            && self.at_rest
+            && (self.linear_velocity != [0.0; 3] || self.angular_velocity != [0.0; 3])
+        {
+            let why = "a body at rest has a non-zero velocity".to_owned();
+            return Err(Error::new(
+                ErrorKind::InvalidArgument(why),
+                s.bit_position(),
+                "at_rest",
+            ));
+        }
+        s.bool("at_rest", &mut self.at_rest)?;
+        if self.at_rest {
+            if S::READING {
+                self.linear_velocity = [0.0; 3];
+                self.angular_velocity = [0.0; 3];
+            }
+            return Ok(());
+        }
+        s.compressed_vec3(
+            "linear_velocity",
+            &mut self.linear_velocity,
+            &LINEAR_VELOCITY,
+        )?;
+        s.compressed_vec3(
+            "angular_velocity",
+            &mut self.angular_velocity,
+            &ANGULAR_VELOCITY,
+        )
+    }
+}
+
+/// One changed object of a [`SceneUpdate`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SceneObject {
+    /// Its slot, `0..MAX_OBJECTS`; strictly increasing within an update.
+    pub index: u16,
+    /// Its state.
+    pub body: RigidBody,
+}
+
+/// Seed 000's array subset: the changed objects of a scene, each by relative object index,
+/// closed by the sentinel index [`MAX_OBJECTS`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SceneUpdate {
+    /// Update sequence number.
+    pub sequence: u16,
+    /// Changed objects, by strictly increasing index.
+    pub objects: Vec<SceneObject>,
+}
+
+impl SceneUpdate {
+    /// Serializes on any stream.
+    ///
+    /// # Errors
+    /// Whatever the stream reports; indices that do not increase are out_of_range.
+    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.int_as("sequence", &mut self.sequence, 0, u16::MAX)?;
+        s.check("header")?;
+        let objects = &mut self.objects;
+        s.scope("objects", |s| {
+            let mut previous = -1i64;
+            if S::WRITING {
+                for (i, o) in objects.iter_mut().enumerate() {
+                    s.index(i, |s| {
+                        let mut current = i64::from(o.index);
+                        s.object_index("index", previous, &mut current, MAX_OBJECTS)?;
+                        o.body.serialize(s)
+                    })?;
+                    previous = i64::from(o.index);
+                }
+                let mut end = MAX_OBJECTS;
+                return s.index(objects.len(), |s| {
+                    s.object_index("index", previous, &mut end, MAX_OBJECTS)
+                });
+            }
+            objects.clear();
+            // Bounded: indices strictly increase up to the sentinel, so at most MAX_OBJECTS
+            // entries, and each entry consumes at least RigidBody::MIN_BITS bits.
+            loop {
+                let i = objects.len();
+                let done = s.index(i, |s| {
+                    let mut current = 0;
+                    s.object_index("index", previous, &mut current, MAX_OBJECTS)?;
+                    if current == MAX_OBJECTS {
+                        return Ok(true);
+                    }
+                    let mut o = SceneObject {
+                        index: current as u16,
+                        body: RigidBody::default(),
+                    };
+                    o.body.serialize(s)?;
+                    objects.push(o);
+                    previous = current;
+                    Ok(false)
+                })?;
+                if done {
+                    return Ok(());
+                }
+            }
+        })?;
+        s.check("objects")
+    }
+}
+
+/// Seed 004's RoboCat, with the seed's fixes: the home base as a network id (linking), the mice
+/// as a ranged vector, the location in fixed point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoboCat {
+    /// Health, `0..=100`.
+    pub health: i32,
+    /// Meows so far, `0..=1_000_000`.
+    pub meow_count: i32,
+    /// Network id of the home base, `None` for none: a linked reference (seed 004), on the
+    /// wire `int(id, 0, MAX_NETWORK_ID)` with 0 for none (see [`bitlens_codec::link`]).
+    pub home_base: Option<NetworkId>,
+    /// Name, at most [`MAX_NAME`] bytes of UTF-8.
+    pub name: String,
+    /// Indices of the mice it tracks: at most [`MAX_MICE`], each `0..=MAX_MOUSE`.
+    pub mice: Vec<i32>,
+    /// Location in tenths of a game unit on `±LOCATION_LIMIT` (±2000 units at 0.1).
+    pub location: [i32; 3],
+    /// Rotation `[x, y, z, w]`, [`ORIENTATION`].
+    pub rotation: [f32; 4],
+}
+
+impl RoboCat {
+    /// Serializes on any stream.
+    ///
+    /// # Errors
+    /// Whatever the stream reports.
+    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        self.serialize_linked(s, &AnyId)
+    }
+
+    /// Serializes on any stream, insisting that the home base resolves in `links` (a
+    /// [`bitlens_codec::link::LinkingContext`] of the receiving world).
+    ///
+    /// # Errors
+    /// Whatever the stream reports; unresolved when the home base id is not in `links`.
+    pub fn serialize_linked<S: Stream>(
+        &mut self,
+        s: &mut S,
+        links: &(impl Links + ?Sized),
+    ) -> Result<()> {
+        s.int_as("health", &mut self.health, 0, 100)?;
+        s.int_as("meow_count", &mut self.meow_count, 0, 1_000_000)?;
+        link::serialize_id(s, "home_base", &mut self.home_base, MAX_NETWORK_ID, links)?;
+        s.check("stats")?;
+        s.string("name", &mut self.name, MAX_NAME)?;
+        s.array("mice", &mut self.mice, MAX_MICE, 12, |s, m| {
+            s.int_as("", m, 0, MAX_MOUSE)
+        })?;
+        s.check("mice")?;
+        let loc = &mut self.location;
+        s.scope("location", |s| {
+            s.int_as("x", &mut loc[0], -LOCATION_LIMIT, LOCATION_LIMIT)?;
+            s.int_as("y", &mut loc[1], -LOCATION_LIMIT, LOCATION_LIMIT)?;
+            s.int_as("z", &mut loc[2], -LOCATION_LIMIT, LOCATION_LIMIT)
+        })?;
+        s.quaternion("rotation", &mut self.rotation, &ORIENTATION)
+    }
+
+    /// The location in game units.
+    pub fn location_units(&self) -> [f32; 3] {
+        self.location.map(|t| t as f32 / 10.0)
+    }
+}
+
+/// Any packet of the demo protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DemoPacket {
+    /// Type 0.
+    A(PacketA),
+    /// Type 1.
+    B(PacketB),
+    /// Type 2.
+    C(PacketC),
+    /// Type 3.
+    RigidBody(RigidBody),
+    /// Type 4.
+    SceneUpdate(SceneUpdate),
+    /// Type 5.
+    RoboCat(RoboCat),
+}
+
+impl Default for DemoPacket {
+    fn default() -> Self {
+        DemoPacket::A(PacketA::default())
+    }
+}
+
+impl Packet for DemoPacket {
+    fn protocol() -> &'static Protocol {
+        &PROTOCOL
+    }
+
+    fn packet_type(&self) -> u32 {
+        match self {
+            DemoPacket::A(_) => 0,
+            DemoPacket::B(_) => 1,
+            DemoPacket::C(_) => 2,
+            DemoPacket::RigidBody(_) => 3,
+            DemoPacket::SceneUpdate(_) => 4,
+            DemoPacket::RoboCat(_) => 5,
+        }
+    }
+
+    fn empty(t: u32) -> Option<Self> {
+        Some(match t {
+            0 => DemoPacket::A(PacketA::default()),
+            1 => DemoPacket::B(PacketB::default()),
+            2 => DemoPacket::C(PacketC::default()),
+            3 => DemoPacket::RigidBody(RigidBody::default()),
+            4 => DemoPacket::SceneUpdate(SceneUpdate::default()),
+            5 => DemoPacket::RoboCat(RoboCat::default()),
+            _ => return None,
+        })
+    }
+
+    fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        match self {
+            DemoPacket::A(p) => p.serialize(s),
+            DemoPacket::B(p) => p.serialize(s),
+            DemoPacket::C(p) => p.serialize(s),
+            DemoPacket::RigidBody(p) => {
+                p.serialize(s)?;
+                s.check("rigid body")
+            }
+            DemoPacket::SceneUpdate(p) => p.serialize(s),
+            DemoPacket::RoboCat(p) => p.serialize(s),
+        }
+    }
+}
+
+// ---- Arbitrary values that respect every declared range (for property tests and fuzzing) ----
+
+/// A value the codec reproduces exactly: the decoding of a random code.
+fn arb_compressed(u: &mut Unstructured<'_>, spec: &CompressedFloat) -> arbitrary::Result<f32> {
+    Ok(spec.decode(u.int_in_range(0..=spec.steps())?))
+}
+
+fn arb_vec3(u: &mut Unstructured<'_>, spec: &CompressedFloat) -> arbitrary::Result<[f32; 3]> {
+    Ok([
+        arb_compressed(u, spec)?,
+        arb_compressed(u, spec)?,
+        arb_compressed(u, spec)?,
+    ])
+}
+
+/// A rotation the codec reproduces exactly: the decoding of a canonical random encoding.
+pub fn arb_rotation(u: &mut Unstructured<'_>) -> arbitrary::Result<[f32; 4]> {
+    let max = ORIENTATION.max_code();
+    let largest = u.int_in_range(0..=3)?;
+    let mut codes = [0u32; 3];
+    for c in &mut codes {
+        // Keep components modest so the rebuilt largest stays the largest.
+        *c = u.int_in_range(max / 4..=max - max / 4)?;
+    }
+    let q = ORIENTATION.decode(largest, codes);
+    Ok(q.unwrap_or([0.0, 0.0, 0.0, 1.0]))
+}
+
+impl<'a> Arbitrary<'a> for PacketA {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(PacketA {
+            x: u.arbitrary()?,
+            y: u.arbitrary()?,
+            z: u.arbitrary()?,
+        })
+    }
+}
+
+impl<'a> Arbitrary<'a> for PacketB {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let n = u.int_in_range(0..=MAX_ELEMENTS)?;
+        let elements = (0..n)
+            .map(|_| u.arbitrary())
+            .collect::<arbitrary::Result<_>>()?;
+        Ok(PacketB { elements })
+    }
+}
+
+impl<'a> Arbitrary<'a> for PacketC {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(PacketC {
+            a: u.arbitrary()?,
+            b: u.arbitrary()?,
+            c: u.arbitrary()?,
+        })
+    }
+}
+
+impl<'a> Arbitrary<'a> for RigidBody {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let position = arb_vec3(u, &POSITION)?;
+        let orientation = arb_rotation(u)?;
+        let at_rest = u.arbitrary()?;
+        let (linear_velocity, angular_velocity) = if at_rest {
+            ([0.0; 3], [0.0; 3])
+        } else {
+            (
+                arb_vec3(u, &LINEAR_VELOCITY)?,
+                arb_vec3(u, &ANGULAR_VELOCITY)?,
+            )
+        };
+        Ok(RigidBody {
+            position,
+            orientation,
+            at_rest,
+            linear_velocity,
+            angular_velocity,
+        })
+    }
+}
+
+impl<'a> Arbitrary<'a> for SceneUpdate {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let sequence = u.arbitrary()?;
+        let mut objects = Vec::new();
+        let mut next = 0i64;
+        // Up to 24 objects: a full update of that many moving bodies still fits the MTU.
+        while objects.len() < 24 && next < MAX_OBJECTS && u.arbitrary::<bool>()? {
+            let index = u.int_in_range(next..=(next + 300).min(MAX_OBJECTS - 1))?;
+            objects.push(SceneObject {
+                index: index as u16,
+                body: u.arbitrary()?,
+            });
+            next = index + 1;
+        }
+        Ok(SceneUpdate { sequence, objects })
+    }
+}
+
+impl<'a> Arbitrary<'a> for RoboCat {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let health = u.int_in_range(0..=100)?;
+        let meow_count = u.int_in_range(0..=1_000_000)?;
+        let home_base = NetworkId::new(u.int_in_range(0..=MAX_NETWORK_ID)?);
+        let mut name: String = u.arbitrary()?;
+        while name.len() > MAX_NAME {
+            name.pop();
+        }
+        let n = u.int_in_range(0..=MAX_MICE)?;
+        let mice = (0..n)
+            .map(|_| u.int_in_range(0..=MAX_MOUSE))
+            .collect::<arbitrary::Result<_>>()?;
+        let mut location = [0; 3];
+        for l in &mut location {
+            *l = u.int_in_range(-LOCATION_LIMIT..=LOCATION_LIMIT)?;
+        }
+        Ok(RoboCat {
+            health,
+            meow_count,
+            home_base,
+            name,
+            mice,
+            location,
+            rotation: arb_rotation(u)?,
+        })
+    }
+}
+
+impl<'a> Arbitrary<'a> for DemoPacket {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        Ok(match u.int_in_range(0..=5u8)? {
+            0 => DemoPacket::A(u.arbitrary()?),
+            1 => DemoPacket::B(u.arbitrary()?),
+            2 => DemoPacket::C(u.arbitrary()?),
+            3 => DemoPacket::RigidBody(u.arbitrary()?),
+            4 => DemoPacket::SceneUpdate(u.arbitrary()?),
+            _ => DemoPacket::RoboCat(u.arbitrary()?),
+        })
+    }
+}
+
+/// One valid packet of every type, with recognisable values (seed files, examples, captures).
+pub fn samples() -> Vec<DemoPacket> {
+    let body = RigidBody {
+        position: [
+            POSITION.decode(51200 + 150),
+            POSITION.decode(51200),
+            POSITION.decode(51200 - 2500),
+        ],
+        orientation: ORIENTATION
+            .decode(3, [511, 600, 511])
+            .unwrap_or([0.0, 0.0, 0.0, 1.0]),
+        at_rest: false,
+        linear_velocity: [
+            LINEAR_VELOCITY.decode(3300),
+            LINEAR_VELOCITY.decode(3200),
+            LINEAR_VELOCITY.decode(3100),
+        ],
+        angular_velocity: [
+            ANGULAR_VELOCITY.decode(1600),
+            ANGULAR_VELOCITY.decode(1700),
+            ANGULAR_VELOCITY.decode(1600),
+        ],
+    };
+    let resting = RigidBody {
+        at_rest: true,
+        linear_velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+        ..body.clone()
+    };
+    vec![
+        DemoPacket::A(PacketA {
+            x: 1,
+            y: -2,
+            z: 300_000,
+        }),
+        DemoPacket::B(PacketB {
+            elements: vec![10, 20, 30, -40],
+        }),
+        DemoPacket::C(PacketC {
+            a: true,
+            b: -1234,
+            c: 56789,
+        }),
+        DemoPacket::RigidBody(body.clone()),
+        DemoPacket::SceneUpdate(SceneUpdate {
+            sequence: 77,
+            objects: vec![
+                SceneObject {
+                    index: 0,
+                    body: resting.clone(),
+                },
+                SceneObject {
+                    index: 5,
+                    body: body.clone(),
+                },
+                SceneObject {
+                    index: 4095,
+                    body: resting,
+                },
+            ],
+        }),
+        DemoPacket::RoboCat(RoboCat {
+            health: 87,
+            meow_count: 12,
+            home_base: NetworkId::new(42),
+            name: "Mittens".into(),
+            mice: vec![3, 17, 4095],
+            location: [-12345, 0, 19999],
+            rotation: ORIENTATION
+                .decode(3, [511, 511, 700])
+                .unwrap_or([0.0, 0.0, 0.0, 1.0]),
+        }),
+    ]
+}

@@ -1,0 +1,165 @@
+//! Harnesses of the batch fuzz targets (`batch_read`, `batch_roundtrip`), also run by
+//! `codec/batch/tests/batch_props.rs` and the corpus replay.
+
+use crate::batch_demo::{DemoMessage, MTU, trace_batch};
+use arbitrary::{Arbitrary, Unstructured};
+use bitlens_batch::{
+    BATCH_HEADER_LEN, ByteCounter, Channel, FramingStatus, MESSAGE_HEADER_LEN, Message,
+    MessageStatus, SendQueue, UpdateStage, read_batch,
+};
+
+/// Encodes one demo message (header and body) on its own.
+fn encode(m: &mut DemoMessage, stage: UpdateStage) -> Vec<u8> {
+    let mut buf = vec![0u8; MTU];
+    let n = m
+        .encode(&mut buf, stage)
+        .expect("a decoded message re-encodes");
+    buf.truncate(n);
+    buf
+}
+
+/// `batch_read`: raw bytes read as a demo batch never panic; the trace reaches the reader's
+/// verdict; every accepted batch re-encodes to the identical bytes (unknown types copied by
+/// their length).
+pub fn batch_read(data: &[u8]) {
+    let trace = trace_batch(data);
+    let Ok(messages) = read_batch(data) else {
+        assert_eq!(
+            trace.status,
+            FramingStatus::Error,
+            "trace accepted bad framing"
+        );
+        return;
+    };
+    let mut rebuilt = data[..BATCH_HEADER_LEN].to_vec();
+    let mut all_ok = true;
+    for (i, item) in messages.enumerate() {
+        let raw = match item {
+            Ok(raw) => raw,
+            Err(e) => {
+                assert_eq!(trace.status, FramingStatus::Error);
+                assert_eq!(trace.error, Some(e));
+                let at = e.message().expect("a corrupt message is named");
+                assert_eq!(at.index, i);
+                assert!(e.offset() <= data.len());
+                return;
+            }
+        };
+        let t = &trace.messages[i];
+        assert_eq!((t.offset, usize::from(raw.header.len)), (raw.offset, t.len));
+        match DemoMessage::decode(&raw) {
+            Ok(Some(mut m)) => {
+                assert_eq!(t.status, MessageStatus::Ok, "trace and decode disagree");
+                let bytes = encode(&mut m, raw.header.stage);
+                let original = &data[raw.offset..raw.offset + MESSAGE_HEADER_LEN + raw.body.len()];
+                assert_eq!(
+                    bytes, original,
+                    "an accepted message re-encodes to the same bytes"
+                );
+                rebuilt.extend_from_slice(&bytes);
+            }
+            Ok(None) => {
+                assert_eq!(t.status, MessageStatus::UnknownType);
+                rebuilt.extend_from_slice(&raw.header.to_bytes());
+                rebuilt.extend_from_slice(raw.body);
+            }
+            Err(e) => {
+                assert_eq!(t.status, MessageStatus::Error);
+                assert_eq!(t.error, Some(e), "trace and decode disagree on the error");
+                assert_eq!(e.message().map(|m| m.index), Some(i));
+                all_ok = false;
+            }
+        }
+    }
+    assert_eq!(trace.status, FramingStatus::Ok);
+    if all_ok {
+        assert_eq!(
+            rebuilt, data,
+            "an accepted batch re-encodes to the same bytes"
+        );
+    }
+}
+
+/// `batch_roundtrip`: an arbitrary sequence of demo messages, stages and channels goes through
+/// a send queue and comes back from the batches in the same order with the same bytes; no batch
+/// exceeds the MTU; every message measures within its upper bound.
+pub fn batch_roundtrip(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let mut sent = Vec::new();
+    while sent.len() < 64 && !u.is_empty() {
+        let Ok(m) = DemoMessage::arbitrary(&mut u) else {
+            break;
+        };
+        let stage = UpdateStage(u.int_in_range(0..=7).unwrap_or(0));
+        let channel = Channel(u.int_in_range(0..=2).unwrap_or(0));
+        sent.push((channel, stage, m));
+    }
+    let mut queue = SendQueue::new(MTU, 64).expect("valid queue");
+    let mut expected = Vec::new();
+    for (channel, stage, m) in &mut sent {
+        let mut counter = ByteCounter::new();
+        let measured = match m {
+            DemoMessage::Spawn(x) => x.serialize(&mut counter),
+            DemoMessage::Move(x) => x.serialize(&mut counter),
+            DemoMessage::Chat(x) => x.serialize(&mut counter),
+            DemoMessage::Ping(x) => x.serialize(&mut counter),
+            DemoMessage::Pong(x) => x.serialize(&mut counter),
+            DemoMessage::Despawn(x) => x.serialize(&mut counter),
+        };
+        measured.expect("valid messages measure");
+        assert!(counter.bytes() <= m.size_upper_bound(), "bound under size");
+        let bytes = encode(m, *stage);
+        assert_eq!(bytes.len(), MESSAGE_HEADER_LEN + counter.bytes());
+        let pushed = match m {
+            DemoMessage::Spawn(x) => queue.push(*channel, *stage, x),
+            DemoMessage::Move(x) => queue.push(*channel, *stage, x),
+            DemoMessage::Chat(x) => queue.push(*channel, *stage, x),
+            DemoMessage::Ping(x) => queue.push(*channel, *stage, x),
+            DemoMessage::Pong(x) => queue.push(*channel, *stage, x),
+            DemoMessage::Despawn(x) => queue.push(*channel, *stage, x),
+        };
+        pushed.expect("a valid message under the MTU is queued");
+        expected.push((*channel, bytes));
+    }
+    let mut received = Vec::new();
+    queue.flush(|channel, batch| {
+        assert!(batch.len() <= MTU, "batch over the MTU");
+        for raw in read_batch(batch).expect("a written batch reads") {
+            let raw = raw.expect("a written message reads");
+            let mut m = DemoMessage::decode(&raw)
+                .expect("a written message decodes")
+                .expect("a known type");
+            received.push((channel, encode(&mut m, raw.header.stage)));
+        }
+    });
+    assert_eq!(
+        received, expected,
+        "messages come back in order, on their channels"
+    );
+}
+
+/// Seed inputs for the batch corpora: named, valid and damaged batches.
+pub fn seed_batches() -> Vec<(String, Vec<u8>)> {
+    let valid = crate::batch_demo::sample_batch();
+    let mut out = vec![("valid_mixed_batch".to_owned(), valid.clone())];
+    let mut truncated = valid.clone();
+    truncated.truncate(valid.len() / 2);
+    out.push(("truncated_batch".to_owned(), truncated));
+    let mut long_body = valid.clone();
+    long_body[BATCH_HEADER_LEN + 2] = 0xFF;
+    long_body[BATCH_HEADER_LEN + 3] = 0xFF;
+    out.push(("message_length_past_end".to_owned(), long_body));
+    let mut unknown = valid.clone();
+    unknown[BATCH_HEADER_LEN] = 0x77;
+    out.push(("unknown_type_skipped".to_owned(), unknown));
+    out.push(("empty_batch".to_owned(), vec![2, 0]));
+    for (i, mut m) in crate::batch_demo::samples().into_iter().enumerate() {
+        let mut buf = vec![0u8; MTU];
+        let mut w = bitlens_batch::BatchWriter::new(&mut buf).expect("valid MTU");
+        let _ = m.push(&mut w, UpdateStage::UPDATE);
+        let n = w.finish();
+        let name = crate::batch_demo::message_name(m.message_type()).unwrap_or("message");
+        out.push((format!("single_{i}_{name}"), buf[..n].to_vec()));
+    }
+    out
+}

@@ -1,0 +1,240 @@
+//! The conformance vectors through the schema interpreter: each vector's ops become an ad-hoc
+//! schema (one struct, field `opN` per op, framed when the vector is a packet), run through
+//! every stream and compared with the compiled runner's trace.
+
+use crate::vectors::compiled::{Expect, Op, Vector, blank, drive, expected_after_read};
+use bitlens_codec::quantize::CompressedFloat;
+use bitlens_codec::read::{ReadStream, TraceStream};
+use bitlens_codec::stream::Stream;
+use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_schema::{DynStruct, DynValue, Schema};
+use std::fmt::Write as _;
+
+/// A resolution that rebuilds exactly `spec` (the vector's own is not kept once parsed).
+fn resolution(spec: &CompressedFloat) -> Result<f32, String> {
+    let delta = spec.max() - spec.min();
+    let mut r = delta / spec.steps() as f32;
+    for _ in 0..64 {
+        match CompressedFloat::new(spec.min(), spec.max(), r) {
+            Ok(c) if c == *spec => return Ok(r),
+            Ok(c) if c.steps() > spec.steps() => r = f32::from_bits(r.to_bits() + 1),
+            Ok(_) => r = f32::from_bits(r.to_bits() - 1),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(format!("no resolution rebuilds {spec:?}"))
+}
+
+fn quote(s: &str) -> String {
+    // A JSON string is a valid TOML basic string.
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// The ad-hoc schema of a vector (its TOML text) and the value its ops hold.
+///
+/// # Errors
+/// An op no schema field can express.
+pub fn schema_text(v: &Vector) -> Result<(String, DynValue), String> {
+    let mut fields = String::new();
+    let mut values = Vec::new();
+    for (i, op) in v.ops.iter().enumerate() {
+        let name = format!("op{i}");
+        let (decl, value) = match op {
+            Op::Bits { n, value } => (
+                format!("type = \"bits\", bits = {n}"),
+                Some(DynValue::U64(*value)),
+            ),
+            Op::Bool(b) => ("type = \"bool\"".into(), Some(DynValue::Bool(*b))),
+            Op::Int { min, max, value } => (
+                format!("type = \"int\", min = {min}, max = {max}"),
+                Some(DynValue::Int(*value)),
+            ),
+            Op::U64(x) => ("type = \"u64\"".into(), Some(DynValue::U64(*x))),
+            Op::Float(b) => (
+                "type = \"f32\"".into(),
+                Some(DynValue::F32(f32::from_bits(*b))),
+            ),
+            Op::Double(b) => (
+                "type = \"f64\"".into(),
+                Some(DynValue::F64(f64::from_bits(*b))),
+            ),
+            Op::CompressedFloat { spec, value, .. } => (
+                format!(
+                    "type = \"compressed_float\", min = {:?}, max = {:?}, resolution = {:?}",
+                    spec.min(),
+                    spec.max(),
+                    resolution(spec)?
+                ),
+                Some(DynValue::F32(f32::from_bits(*value))),
+            ),
+            Op::Align => ("type = \"align\"".into(), None),
+            Op::Bytes(b) => (
+                format!("type = \"bytes\", len = {}", b.len()),
+                Some(DynValue::Bytes(b.clone())),
+            ),
+            Op::Str { max_len, value } => (
+                format!("type = \"string\", max_len = {max_len}"),
+                Some(DynValue::Str(value.clone())),
+            ),
+            Op::ObjectIndex {
+                max_objects,
+                previous,
+                value,
+            } => (
+                format!(
+                    "type = \"object_index\", max_objects = {max_objects}, previous = {previous}"
+                ),
+                Some(DynValue::Int(*value)),
+            ),
+            Op::IntRelative { previous, value } => (
+                format!("type = \"int_relative\", previous = {previous}"),
+                Some(DynValue::Int(*value)),
+            ),
+            Op::Check(label) => {
+                let _ = writeln!(
+                    fields,
+                    "  {{ type = \"check\", label = {} }},",
+                    quote(label)
+                );
+                continue;
+            }
+            Op::End => ("type = \"end\"".into(), None),
+        };
+        let _ = writeln!(fields, "  {{ name = \"{name}\", {decl} }},");
+        if let Some(value) = value {
+            values.push((name, value));
+        }
+    }
+    let mut text = String::new();
+    let (id, id_bits, types) = match &v.packet {
+        Some(p) => (
+            p.protocol.id.value(),
+            match p.protocol.id {
+                bitlens_codec::packet::ProtocolId::U32(_) => 32,
+                bitlens_codec::packet::ProtocolId::U64(_) => 64,
+            },
+            p.protocol.type_count(),
+        ),
+        None => (0, 32, 1),
+    };
+    let _ = writeln!(
+        text,
+        "[protocol]\nname = \"vector\"\nid = {}\nid_bits = {id_bits}\nmtu = {}\npackets = [",
+        id as i64,
+        i64::MAX
+    );
+    for t in 0..types {
+        let _ = writeln!(text, "  {{ name = \"{t}\", body = \"V\" }},");
+    }
+    let _ = writeln!(text, "]\n\n[struct.V]\nfields = [\n{fields}]");
+    Ok((text, DynValue::Struct(DynStruct::new(values))))
+}
+
+/// Runs `ops`' schema on any stream: framed when the vector is a packet.
+fn run_on<S: Stream>(
+    schema: &Schema,
+    s: &mut S,
+    v: &Vector,
+    value: &DynValue,
+    packet_type: u32,
+) -> bitlens_codec::Result<(u32, DynValue)> {
+    match &v.packet {
+        Some(_) => {
+            let mut t = packet_type;
+            let mut seen = None;
+            let out = schema.framed(s, &mut t, value, &mut seen)?;
+            Ok((t, out))
+        }
+        None => Ok((0, schema.serialize_struct(s, "V", value)?)),
+    }
+}
+
+/// The compiled runner's trace of the vector's bytes, to compare with the interpreter's.
+fn compiled_trace(v: &Vector) -> bitlens_codec::trace::Trace {
+    let mut ops = blank(&v.ops);
+    let mut s = TraceStream::new(&v.bytes);
+    let mut t = 0;
+    let r = match &v.packet {
+        Some(p) => {
+            bitlens_codec::packet::frame(&mut s, &p.protocol, &mut t, |s, _| drive(s, &mut ops))
+        }
+        None => drive(&mut s, &mut ops),
+    };
+    s.into_trace(r)
+}
+
+fn describe(e: &bitlens_codec::Error) -> String {
+    format!("{} ({e})", e.kind().name())
+}
+
+/// Runs one vector through the schema interpreter: the same checks as the compiled runner,
+/// and the same trace as the compiled ops give.
+///
+/// # Errors
+/// What differed, in one line.
+pub fn run_vector(v: &Vector) -> Result<(), String> {
+    let (text, value) = schema_text(v)?;
+    let schema = Schema::from_toml(&text, &v.name).map_err(|e| format!("ad-hoc schema: {e}"))?;
+    let t = v.packet.as_ref().and_then(|p| p.packet_type).unwrap_or(0);
+
+    let mut ts = TraceStream::new(&v.bytes);
+    let r = run_on(&schema, &mut ts, v, &DynValue::Null, 0);
+    let read_ok = r.as_ref().map(|_| ()).map_err(Clone::clone);
+    let trace = ts.into_trace(read_ok);
+    if trace != compiled_trace(v) {
+        return Err("trace differs from the compiled ops' trace".into());
+    }
+    let read = run_on(
+        &schema,
+        &mut ReadStream::new(&v.bytes),
+        v,
+        &DynValue::Null,
+        0,
+    );
+    if read.as_ref().err() != trace.error.as_ref() {
+        return Err(format!("read and trace disagree: {read:?}"));
+    }
+    match &v.expect {
+        Expect::Reject(kind) => match read {
+            Ok(_) => Err(format!("read accepted the bytes, expected {kind}")),
+            Err(e) if e.kind().name() == kind => Ok(()),
+            Err(e) => Err(format!("error kind: expected {kind}, got {}", describe(&e))),
+        },
+        Expect::Bits(bits) => {
+            let mut buf = vec![0u8; v.bytes.len() + 64];
+            let mut w = WriteStream::new(&mut buf);
+            run_on(&schema, &mut w, v, &value, t)
+                .map_err(|e| format!("write failed: {}", describe(&e)))?;
+            let written = w.bits_written();
+            let n = w.finish();
+            if written != *bits || buf[..n] != v.bytes[..] {
+                return Err(format!(
+                    "wrote {written} bits {}, expected {bits} bits {}",
+                    hex::encode(&buf[..n]),
+                    hex::encode(&v.bytes)
+                ));
+            }
+            let mut m = MeasureStream::new();
+            run_on(&schema, &mut m, v, &value, t)
+                .map_err(|e| format!("measure failed: {}", describe(&e)))?;
+            if m.bits() != *bits {
+                return Err(format!("measured {} bits, expected {bits}", m.bits()));
+            }
+            let (t2, got) = read.map_err(|e| format!("read failed: {}", describe(&e)))?;
+            let (_, want) = schema_text(&Vector {
+                ops: expected_after_read(&v.ops),
+                ..v.clone()
+            })?;
+            if got != want {
+                return Err(format!("read {got}, expected {want}"));
+            }
+            if trace.bits_read != *bits {
+                return Err(format!("read {} bits, expected {bits}", trace.bits_read));
+            }
+            if v.packet.is_some() && t2 != t {
+                return Err(format!("packet type: read {t2}, expected {t}"));
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! Replays the committed fuzz corpus (`corpus/<target>/`) through the harness functions that the
+//! fuzz targets call, on stable, in `cargo test`; and fails when a fuzz target has no corpus
+//! folder or no replay mapping (here or in `inspector/tests/corpus_replay.rs`).
+//!
+//! The named seed files are written by the ignored test `write_seeds`:
+//! `cargo test -p bitlens-codec --test corpus_replay -- --ignored write_seeds`.
+
+#[path = "support/replay.rs"]
+mod replay;
+
+use bitlens_codec::Packet;
+use bitlens_tagged::{self as tagged, varint::write_varint};
+use bitlens_testkit::demo::{DemoPacket, MTU};
+use bitlens_testkit::fuzzing::{self, tagged as ft};
+use bitlens_testkit::vectors;
+use replay::{Harness, XorShift, write_seed};
+
+/// The fuzz targets whose harness lives in this crate. A new target: add it here (see
+/// fuzz/README.md, "Adding a target").
+const TARGETS: &[(&str, Harness)] = &[
+    ("packet_read", fuzzing::packet_read),
+    ("packet_roundtrip", fuzzing::packet_roundtrip),
+    ("stream_ops", fuzzing::stream_ops),
+    ("compressed_float", fuzzing::quantize::compressed_float),
+    ("bit_runs", fuzzing::bits::bit_runs),
+    ("hostile_lengths", fuzzing::hostile_lengths),
+    ("tagged_read", ft::tagged_read),
+    ("tagged_roundtrip", ft::tagged_roundtrip),
+    ("tagged_compat", ft::tagged_compat),
+    ("batch_read", fuzzing::batch::batch_read),
+    ("batch_roundtrip", fuzzing::batch::batch_roundtrip),
+    ("schema_vs_compiled", fuzzing::schema::schema_vs_compiled),
+    (
+        "schema_batch_vs_compiled",
+        fuzzing::schema::schema_batch_vs_compiled,
+    ),
+];
+
+#[test]
+fn every_fuzz_target_has_a_corpus_and_a_replay() {
+    let mapped: Vec<&str> = TARGETS.iter().map(|(t, _)| *t).collect();
+    replay::check_mapping(&mapped);
+}
+
+#[test]
+fn corpus_replays_through_the_harnesses() {
+    for (target, harness) in TARGETS {
+        let n = replay::replay(target, *harness);
+        eprintln!("{target}: {n} corpus files replayed");
+    }
+}
+
+// ---- Named seed files ----
+
+fn type_name(p: &DemoPacket) -> String {
+    DemoPacket::protocol()
+        .type_name(p.packet_type())
+        .unwrap_or("packet")
+        .to_lowercase()
+}
+
+fn conformance_vectors() -> Vec<vectors::Vector> {
+    let path = replay::root().join("codec/tests/vectors/bitpacked.json");
+    let text = std::fs::read_to_string(&path).expect("conformance vectors");
+    vectors::parse(&text).expect("vectors parse")
+}
+
+/// The first of many random inputs (lengths up to `max_len`) for which `name` gives a name not
+/// seen yet, for every name found: a named seed per distinct case.
+fn search(
+    seed: u64,
+    tries: usize,
+    max_len: usize,
+    mut name: impl FnMut(&[u8]) -> Option<String>,
+) -> Vec<(String, Vec<u8>)> {
+    let mut rng = XorShift(seed);
+    let mut found: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..tries {
+        let len = 1 + (rng.next_u64() as usize) % max_len.max(1);
+        // Short inputs first: the smallest witness of each case.
+        let len = len.min(8 + i / 16);
+        let data = rng.bytes(len);
+        if let Some(n) = name(&data)
+            && !found.iter().any(|(m, _)| *m == n)
+        {
+            found.push((n, data));
+        }
+    }
+    found
+}
+
+fn write_all(target: &str, seeds: &[(String, Vec<u8>)]) {
+    for (name, data) in seeds {
+        write_seed(target, &format!("{name}.bin"), data);
+    }
+}
+
+fn tagged_doc(body: &[u8]) -> Vec<u8> {
+    let mut doc = Vec::new();
+    write_varint(&mut doc, body.len() as u64);
+    doc.extend_from_slice(body);
+    doc
+}
+
+fn deep_tagged(levels: usize) -> Vec<u8> {
+    let mut body: Vec<u8> = Vec::new();
+    for _ in 0..levels {
+        let mut elem = Vec::new();
+        write_varint(&mut elem, body.len() as u64);
+        elem.extend_from_slice(&body);
+        let mut next = vec![0x03];
+        write_varint(&mut next, elem.len() as u64);
+        next.extend_from_slice(&elem);
+        body = next;
+    }
+    tagged_doc(&body)
+}
+
+#[test]
+#[ignore = "writes the named seed files into corpus/; run by hand"]
+fn write_seeds() {
+    // packet_read: a valid packet of every type, every conformance vector, every hostile variant
+    // of every sample, and the framing failures.
+    let samples = fuzzing::sample_packets();
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for (name, bytes) in &samples {
+        let name = name.to_lowercase();
+        let k = counts.entry(name.clone()).or_default();
+        let file = if *k == 0 {
+            format!("valid_{name}.bin")
+        } else {
+            format!("valid_{name}_{k}.bin")
+        };
+        *k += 1;
+        write_seed("packet_read", &file, bytes);
+        for h in fuzzing::hostile_variants(bytes) {
+            let path = h.path.replace(['.', '[', ']'], "_").replace("__", "_");
+            write_seed(
+                "packet_read",
+                &format!("hostile_{name}_{path}_{}.bin", h.raw),
+                &h.bytes,
+            );
+        }
+        let mut cut = bytes.clone();
+        cut.truncate(bytes.len() - 1);
+        write_seed("packet_read", &format!("truncated_{name}.bin"), &cut);
+        let mut flipped = bytes.clone();
+        flipped[4] ^= 1;
+        write_seed("packet_read", &format!("crc_mismatch_{name}.bin"), &flipped);
+    }
+    write_seed("packet_read", "empty.bin", &[]);
+    for v in conformance_vectors() {
+        write_seed("packet_read", &format!("vector_{}.bin", v.name), &v.bytes);
+    }
+
+    // packet_roundtrip: an arbitrary packet of every type, and one over the MTU.
+    let seeds = search(1, 200_000, 3000, |data| {
+        let mut u = arbitrary::Unstructured::new(data);
+        let mut p = <DemoPacket as arbitrary::Arbitrary>::arbitrary(&mut u).ok()?;
+        let bits = bitlens_codec::packet::measure_packet(&mut p).ok()?;
+        Some(if bits > MTU * 8 {
+            format!("over_mtu_{}", type_name(&p))
+        } else {
+            format!("arbitrary_{}", type_name(&p))
+        })
+    });
+    write_all("packet_roundtrip", &seeds);
+
+    // hostile_lengths: every (packet type, field, value) case the harness can build.
+    let seeds = search(2, 200_000, 600, |data| {
+        let h = fuzzing::hostile_case(data)?;
+        let path = h.path.replace(['.', '[', ']'], "_").replace("__", "_");
+        Some(format!("hostile_{path}_{}", h.raw))
+    });
+    write_all("hostile_lengths", &seeds);
+
+    // stream_ops: inputs whose first op is each kind of primitive.
+    let seeds = search(3, 50_000, 200, |data| {
+        let mut u = arbitrary::Unstructured::new(data);
+        let ops = fuzzing::arb_ops(&mut u).ok()?;
+        if ops.len() < 3 {
+            return None;
+        }
+        let kind = format!("{:?}", ops.first()?);
+        let kind: String = kind
+            .chars()
+            .take_while(|c| c.is_alphanumeric())
+            .collect::<String>()
+            .to_lowercase();
+        Some(format!("ops_first_{kind}"))
+    });
+    write_all("stream_ops", &seeds);
+
+    // compressed_float: a range of each kind (stable by the bound, stable or not code by code,
+    // past 2^23 + 1 steps, too many steps to check here).
+    let seeds = search(12, 50_000, 120, |data| {
+        fuzzing::quantize::compressed_float_case(data).map(|kind| format!("range_{kind}"))
+    });
+    write_all("compressed_float", &seeds);
+
+    // bit_runs: each run shape (1, 4, 5 fields), with and without hostile bytes after the runs.
+    let seeds = search(11, 20_000, 120, |data| {
+        let (fields, hostile) = fuzzing::bits::bit_runs_case(data)?;
+        let shape = match fields {
+            1 => "one",
+            4 => "four",
+            _ => "five",
+        };
+        let rest = if hostile > 8 {
+            "with_hostile_bytes"
+        } else {
+            "short"
+        };
+        Some(format!("run_of_{shape}_{rest}"))
+    });
+    write_all("bit_runs", &seeds);
+
+    // tagged_read: the savegame capture, documents of every test type, hostile sizes and nesting.
+    let savegame = std::fs::read(replay::root().join("captures/savegame.tagged")).unwrap();
+    write_seed("tagged_read", "valid_savegame.bin", &savegame);
+    let rich = tagged::encode_document(&mut ft::Rich::default()).unwrap();
+    write_seed("tagged_read", "valid_rich_default.bin", &rich);
+    for (name, data) in search(4, 20_000, 400, |data| {
+        let mut u = arbitrary::Unstructured::new(data);
+        let mut r = <ft::Rich as arbitrary::Arbitrary>::arbitrary(&mut u).ok()?;
+        let bytes = tagged::encode_document(&mut r).ok()?;
+        (bytes.len() > 60).then(|| "valid_rich_arbitrary".to_owned())
+    }) {
+        let mut u = arbitrary::Unstructured::new(&data);
+        let mut r = <ft::Rich as arbitrary::Arbitrary>::arbitrary(&mut u).unwrap();
+        write_seed(
+            "tagged_read",
+            &format!("{name}.bin"),
+            &tagged::encode_document(&mut r).unwrap(),
+        );
+    }
+    let mut huge = Vec::new();
+    write_varint(&mut huge, u64::from(u32::MAX));
+    huge.extend_from_slice(&[0x00, 0x01]);
+    write_seed("tagged_read", "hostile_document_size_4294967295.bin", &huge);
+    let mut body = vec![0x03 | (11 << 2)];
+    write_varint(&mut body, u64::from(u32::MAX));
+    body.extend_from_slice(b"abc");
+    write_seed(
+        "tagged_read",
+        "hostile_string_size_4294967295.bin",
+        &tagged_doc(&body),
+    );
+    let mut body = vec![0x03 | (13 << 2)];
+    write_varint(&mut body, u64::MAX);
+    write_seed(
+        "tagged_read",
+        "hostile_array_size_u64_max.bin",
+        &tagged_doc(&body),
+    );
+    write_seed(
+        "tagged_read",
+        "hostile_varint_overlong.bin",
+        &tagged_doc(&[
+            0x02 | (5 << 2),
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0x7F,
+        ]),
+    );
+    write_seed("tagged_read", "hostile_nesting_200.bin", &deep_tagged(200));
+    // Sized regions of 1000 empty elements: the most elements per input byte (alloc_bound.rs).
+    for (field, name) in [(18u64, "structs"), (20, "pairs"), (21, "arrays")] {
+        let mut body = Vec::new();
+        write_varint(&mut body, field << 2 | 3);
+        write_varint(&mut body, 1000);
+        body.extend_from_slice(&[0; 1000]);
+        write_seed(
+            "tagged_read",
+            &format!("hostile_empty_{name}_1000.bin"),
+            &tagged_doc(&body),
+        );
+    }
+    write_seed("tagged_read", "empty.bin", &[]);
+
+    // tagged_roundtrip: arbitrary Rich values of a few sizes.
+    let seeds = search(5, 20_000, 800, |data| {
+        let mut u = arbitrary::Unstructured::new(data);
+        let mut r = <ft::Rich as arbitrary::Arbitrary>::arbitrary(&mut u).ok()?;
+        let n = tagged::encode_document(&mut r).ok()?.len();
+        Some(format!(
+            "arbitrary_rich_{}_bytes",
+            n.next_power_of_two().max(8)
+        ))
+    });
+    write_all("tagged_roundtrip", &seeds);
+
+    // tagged_compat: every (writer version, reader version) pair.
+    let seeds = search(6, 20_000, 300, |data| {
+        let mut u = arbitrary::Unstructured::new(data);
+        let from = u.int_in_range(1u8..=3).ok()?;
+        let to = u.int_in_range(1u8..=3).ok()?;
+        (u.len() > 20).then(|| format!("compat_v{from}_read_as_v{to}"))
+    });
+    write_all("tagged_compat", &seeds);
+}
