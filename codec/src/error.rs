@@ -45,6 +45,9 @@ pub enum ErrorKind {
     },
     /// A string's bytes are not UTF-8.
     InvalidUtf8,
+    /// A string holds a NUL byte: serialize 1.0 refuses it, since the payload would have two
+    /// lengths (the one sent, and the one up to the NUL).
+    InteriorNul,
     /// Bytes, or non-zero bits, follow the end of the packet.
     TrailingData {
         /// Whole bytes after the end (0 when only padding bits of the last byte were non-zero).
@@ -86,6 +89,7 @@ impl ErrorKind {
             ErrorKind::CheckMismatch { .. } => "check_mismatch",
             ErrorKind::CrcMismatch { .. } => "crc_mismatch",
             ErrorKind::InvalidUtf8 => "invalid_utf8",
+            ErrorKind::InteriorNul => "interior_nul",
             ErrorKind::TrailingData { .. } => "trailing_data",
             ErrorKind::TooLong { .. } => "too_long",
             ErrorKind::UnknownPacketType(_) => "unknown_packet_type",
@@ -121,6 +125,7 @@ impl fmt::Display for ErrorKind {
                 "CRC32 mismatch: computed {expected:#010x}, packet has {found:#010x} (corrupt, or another protocol id)"
             ),
             ErrorKind::InvalidUtf8 => write!(f, "string is not valid UTF-8"),
+            ErrorKind::InteriorNul => write!(f, "string holds a NUL byte"),
             ErrorKind::TrailingData { bytes: 0 } => {
                 write!(f, "non-zero bits after the end of the packet")
             }

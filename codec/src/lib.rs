@@ -1,7 +1,8 @@
 //! bitlens-codec: bit-packed serialization for the protocols of real-time games.
 //!
 //! One `serialize` function per message, generic over [`Stream`], writes a packet
-//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]) and traces one
+//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]: a bound, as
+//! serialize 1.0 defines it), counts its exact bits ([`CountStream`]) and traces one
 //! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
 //!
 //! # Guarantees
@@ -13,10 +14,15 @@
 //!   range 0..=100`).
 //! - **Writes of invalid values are errors**, not panics and not silent truncation: a value
 //!   outside its range, a too-long string, more data than the buffer (or MTU) holds.
-//! - **measure == bits written**, and **read(write(x)) == x**; every packet a reader accepts
-//!   re-encodes to the identical bytes. Property tests pin all three.
-//! - The wire format is the one of the reference C++ serialize library (WIRE.md section 1), pinned
-//!   by its conformance vectors (`codec/tests/vectors/`, run by `bitlens vectors`).
+//! - **count == bits written** (from bit 0), **measure >= bits written** at every starting
+//!   bit, and **read(write(x)) == x**; every packet a reader accepts re-encodes to the identical
+//!   bytes, where its compressed float ranges are stable and its quaternions are not near ties
+//!   ([`CompressedFloat::is_stable`], [`SmallestThree::reencodes`]). Property tests pin them.
+//! - **Readers refuse exactly what serialize 1.0 refuses** at the serialize layer (WIRE.md
+//!   section 1): conforming writers' packets are accepted and decode to the standard's values.
+//!   bitlens's own layers (packet framing, check markers, `end`, relative object indices) keep
+//!   their stricter rules. Pinned by the conformance vectors (`codec/tests/vectors/`, run by
+//!   `bitlens vectors`).
 //!
 //! # The crates
 //!
@@ -33,7 +39,7 @@
 //! # Example
 //!
 //! ```
-//! use bitlens_codec::{Stream, Result, WriteStream, ReadStream, MeasureStream};
+//! use bitlens_codec::{CountStream, MeasureStream, ReadStream, Result, Stream, WriteStream};
 //!
 //! #[derive(Debug, Default, PartialEq)]
 //! struct Player { health: i32, alive: bool, name: String }
@@ -53,9 +59,14 @@
 //! let bits = w.bits_written();
 //! let n = w.finish();
 //!
+//! let mut c = CountStream::new();
+//! p.serialize(&mut c)?;
+//! assert_eq!(c.bits(), bits);
+//! // The standard's measure, a bound at any start: the string's align pads 3 bits here (40
+//! // written), and a measure charges 7 for it.
 //! let mut m = MeasureStream::new();
 //! p.serialize(&mut m)?;
-//! assert_eq!(m.bits(), bits);
+//! assert_eq!((bits, m.bits_measured()), (40, 44));
 //!
 //! let mut back = Player::default();
 //! back.serialize(&mut ReadStream::new(&buf[..n]))?;
@@ -72,6 +83,7 @@ pub mod bits;
 pub mod checksum;
 pub mod error;
 pub mod link;
+pub mod measure;
 pub mod packet;
 pub mod quantize;
 pub mod read;
@@ -81,6 +93,7 @@ pub mod write;
 
 pub use bits::{BitReader, BitWriter, bits_required};
 pub use error::{Error, ErrorKind, Result};
+pub use measure::MeasureStream;
 pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
 };
@@ -88,4 +101,4 @@ pub use quantize::{CompressedFloat, SmallestThree};
 pub use read::{ReadStream, TraceStream};
 pub use stream::Stream;
 pub use trace::{FieldKind, Trace, TraceField, Value};
-pub use write::{MeasureStream, WriteStream};
+pub use write::{CountStream, WriteStream};

@@ -188,8 +188,8 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
 
     /// Without a trace, the smallest differences in one read: the next 5 bits on a copy of the
     /// reader, then the 1 or 5 bits they take consumed. Anything else (a larger tier, an
-    /// out-of-range value, a result past `u32::MAX`, fewer than 5 bits left) reads flag by flag
-    /// from the start, as the default, for its value or its error.
+    /// out-of-range value, a result past `i32::MAX`, a `previous` below `i32::MIN`, fewer than 5
+    /// bits left) reads flag by flag from the start, as the default, for its value or its error.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
         if !T::ACTIVE {
@@ -201,7 +201,8 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
                 let d = if one { 1 } else { 2 + i64::from(x >> 2) };
                 let c = previous.saturating_add(d);
                 if (one || (x & 0b10 != 0 && d <= 6))
-                    && c <= i64::from(u32::MAX)
+                    && c <= i64::from(i32::MAX)
+                    && previous >= i64::from(i32::MIN)
                     && self.r.read_bits(if one { 1 } else { 5 }).is_ok()
                 {
                     *current = c;

@@ -131,3 +131,92 @@ fn steps_finer_than_f32_resolves_warn_and_stable_ranges_do_not() {
     );
     assert!(DEMO.warnings().is_empty(), "{:?}", DEMO.warnings());
 }
+
+/// Reads `data` as one `int_relative` after `previous`.
+fn read_relative(data: &[u8], previous: i64) -> bitlens_codec::Result<i64> {
+    use bitlens_codec::{ReadStream, Stream};
+    let mut current = 0;
+    ReadStream::new(data).int_relative("v", previous, &mut current)?;
+    Ok(current)
+}
+
+/// The four disagreements with serialize.rs that issue 21 lists, settled by serialize 1.0's
+/// `int_relative`: i32 values, strictly increasing, no wrapping, any absolute value above
+/// `previous` accepted.
+#[test]
+fn int_relative_follows_the_standard() {
+    use bitlens_codec::{ErrorKind, Stream, WriteStream};
+    // The absolute tier carries 150 after 100 (a tier could have): accepted.
+    assert_eq!(read_relative(&hex("8025000000"), 100), Ok(150));
+    // The absolute tier is two's complement: 0xCF389048 is -482459360, not above 941.
+    let e = read_relative(&hex("004890cf38"), 941).unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::OutOfRange {
+                value: -482_459_360,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Negative values write, as the peer writes them.
+    let mut buf = [0u8; 8];
+    let mut w = WriteStream::new(&mut buf);
+    w.int_relative("v", -475_555_146, &mut -475_384_423)
+        .expect("writes");
+    let n = w.finish();
+    assert_eq!(&buf[..n], &hex("40668dea38")[..]);
+    assert_eq!(read_relative(&buf[..n], -475_555_146), Ok(-475_384_423));
+    // No wrapping: after i32::MAX, d = 1 is refused (the peer gives i32::MIN).
+    let e = read_relative(&[0x01], i64::from(i32::MAX)).unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::OutOfRange {
+                value: 2_147_483_648,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // And a writer refuses what a reader would.
+    let mut w = WriteStream::new(&mut buf);
+    assert!(w.int_relative("v", 0, &mut 2_147_483_648).is_err());
+    assert!(w.int_relative("v", 5, &mut 5).is_err());
+    let e = w.int_relative("v", -2_147_483_649, &mut 0).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::InvalidArgument(_)), "{e}");
+}
+
+/// serialize 1.0's two string refusals, with the length as `int(len, 0, buffer_size - 1)`.
+#[test]
+fn strings_refuse_a_nul_and_invalid_utf8() {
+    use bitlens_codec::{ErrorKind, ReadStream, Stream, WriteStream};
+    let read = |data: &[u8], max_len: usize| {
+        let mut s = String::new();
+        ReadStream::new(data)
+            .string("s", &mut s, max_len)
+            .map(|()| s)
+    };
+    // buffer_size 4 (max_len 3): length 1 in 2 bits, align, one NUL byte.
+    let e = read(&[0x01, 0x00], 3).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InteriorNul);
+    assert_eq!((e.bit(), e.field()), (8, "s.utf8"), "{e}");
+    // The NUL's own bit, further in.
+    let e = read(&[0x03, b'a', b'b', 0], 3).unwrap_err();
+    assert_eq!((e.kind(), e.bit()), (&ErrorKind::InteriorNul, 24), "{e}");
+    let e = read(&[0x01, 0xFF], 3).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidUtf8);
+    assert_eq!(read(&[0x01, b'a'], 3), Ok("a".to_owned()));
+    // A writer refuses a NUL too.
+    let mut buf = [0u8; 8];
+    let e = WriteStream::new(&mut buf)
+        .string("s", &mut "a\0".to_owned(), 3)
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InteriorNul);
+    // The length is a 32-bit int below buffer_size.
+    let e = WriteStream::new(&mut buf)
+        .string("s", &mut String::new(), i32::MAX as usize)
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::InvalidArgument(_)), "{e}");
+}

@@ -191,20 +191,20 @@ proptest! {
 }
 
 #[test]
-fn int_relative_reader_refuses_values_past_u32() {
+fn int_relative_reader_refuses_values_past_i32() {
     use bitlens_codec::{ReadStream, Stream};
-    // previous = u32::MAX and a "+1" flag: 2^32, which no writer can send.
+    // previous = i32::MAX and a "+1" flag: 2^31, which serialize 1.0 refuses (no wrapping).
     let mut current = 0;
     let err = ReadStream::new(&[0x01])
-        .int_relative("id", i64::from(u32::MAX), &mut current)
+        .int_relative("id", i64::from(i32::MAX), &mut current)
         .unwrap_err();
     assert!(
         matches!(
             err.kind(),
             ErrorKind::OutOfRange {
-                value: 4294967296,
-                min: 0,
-                max: 4294967295
+                value: 2147483648,
+                min: 2147483648,
+                max: 2147483647
             }
         ),
         "{err}"
@@ -297,7 +297,19 @@ impl<S: bitlens_codec::Stream> bitlens_codec::Stream for Defaults<S> {
     }
 }
 
-const PREVIOUS: [i64; 7] = [-1, 0, 1, 1000, 4_294_967_290, 4_294_967_294, 4_294_967_295];
+/// Around zero, near both ends of the i32 domain, and one past it (invalid_argument).
+const PREVIOUS: [i64; 10] = [
+    -1,
+    0,
+    1,
+    1000,
+    2_147_483_642,
+    2_147_483_646,
+    2_147_483_647,
+    -2_147_483_648,
+    -2_147_483_649,
+    -70_000,
+];
 
 #[test]
 fn int_relative_reads_like_the_flag_by_flag_default() {
@@ -328,8 +340,9 @@ fn int_relative_writes_like_the_flag_by_flag_default() {
         currents.extend([
             previous + 69_914,
             previous + 69_915,
-            4_294_967_295,
-            4_294_967_296,
+            2_147_483_647,
+            2_147_483_648,
+            -2_147_483_648,
         ]);
         for current in currents {
             // Buffers of 0 to 6 bytes: every tier, and a full buffer at every flag.

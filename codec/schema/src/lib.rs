@@ -56,11 +56,12 @@ mod value;
 pub use value::{DynStruct, DynValue};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::packet::{Protocol, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{Trace, Value};
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 use parse::{EnumDef, Field, Kind, Prev, StructDef};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -231,11 +232,24 @@ impl Schema {
     ///
     /// # Errors
     /// As [`Schema::write`], without buffer_full.
+    pub fn count(&self, packet_type: &str, value: &DynValue) -> Result<usize> {
+        let mut t = self.type_number(packet_type)?;
+        let mut s = CountStream::new();
+        self.framed(&mut s, &mut t, value, &mut None)?;
+        Ok(s.bits())
+    }
+
+    /// serialize 1.0's measure of a packet, framing included: a bound on its bits at any
+    /// starting position (7 bits per aligning field; see [`MeasureStream`]).
+    ///
+    /// # Errors
+    /// Unknown_packet_type (invalid_argument), a missing field or a value of the wrong kind
+    /// (invalid_argument): the schema's own checks. The measure refuses no value.
     pub fn measure(&self, packet_type: &str, value: &DynValue) -> Result<usize> {
         let mut t = self.type_number(packet_type)?;
         let mut s = MeasureStream::new();
         self.framed(&mut s, &mut t, value, &mut None)?;
-        Ok(s.bits())
+        Ok(s.bits_measured())
     }
 
     /// Converts JSON (as [`DynValue`] serializes) into the value of packet `packet_type`'s body:

@@ -6,6 +6,7 @@ use bitlens_codec::packet::{Protocol, ProtocolId};
 use bitlens_codec::quantize::{
     CompressedFloat, MAX_STABLE_STEPS, STABLE_STEPS_BY_BOUND, SmallestThree,
 };
+use bitlens_codec::stream::MAX_STRING_LEN;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -950,9 +951,17 @@ impl Resolver<'_, '_> {
                     "max_len",
                     "a string's length needs an upper bound: add `max_len = 31`",
                 )?;
-                Ok(Kind::Str {
-                    max_len: p.count(v, "max_len")?,
-                })
+                let max_len = p.count(v, "max_len")?;
+                if max_len > MAX_STRING_LEN {
+                    return Err(p.err(
+                        &v.span(),
+                        format!(
+                            "max_len = {max_len} is over {MAX_STRING_LEN} (serialize 1.0 sends a \
+                             string's length as a 32-bit int: use 0 to {MAX_STRING_LEN})"
+                        ),
+                    ));
+                }
+                Ok(Kind::Str { max_len })
             }
             "bytes" => {
                 let v = self.need(
@@ -1109,9 +1118,21 @@ impl Resolver<'_, '_> {
                     previous: self.previous(t)?,
                 })
             }
-            "int_relative" => Ok(Kind::IntRelative {
-                previous: self.previous(t)?,
-            }),
+            "int_relative" => {
+                let previous = self.previous(t)?;
+                if let (Prev::Const(c), Some(v)) = (&previous, get(t, "previous"))
+                    && i32::try_from(*c).is_err()
+                {
+                    return Err(p.err(
+                        &v.span(),
+                        format!(
+                            "previous = {c} is not a 32-bit signed integer (int_relative is \
+                             serialize 1.0's: use -2147483648 to 2147483647)"
+                        ),
+                    ));
+                }
+                Ok(Kind::IntRelative { previous })
+            }
             "check" => {
                 let v = self.need(
                     t,

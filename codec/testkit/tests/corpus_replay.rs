@@ -157,7 +157,7 @@ fn write_seeds() {
     let seeds = search(1, 200_000, 3000, |data| {
         let mut u = arbitrary::Unstructured::new(data);
         let mut p = <DemoPacket as arbitrary::Arbitrary>::arbitrary(&mut u).ok()?;
-        let bits = bitlens_codec::packet::measure_packet(&mut p).ok()?;
+        let bits = bitlens_codec::packet::count_packet(&mut p).ok()?;
         Some(if bits > MTU * 8 {
             format!("over_mtu_{}", type_name(&p))
         } else {

@@ -8,13 +8,15 @@ use crate::demo::{DemoPacket, MTU, ORIENTATION, PROTOCOL_ID};
 use crate::vectors::{Op, drive};
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_codec::error::ErrorKind;
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::packet::{
-    Packet, measure_packet, packet_crc, read_packet, trace_packet, write_packet,
+    Packet, count_packet, measure_packet, packet_crc, read_packet, trace_packet, write_packet,
 };
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use bitlens_codec::read::{ReadStream, TraceStream};
+use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{FieldKind, Trace, TraceField, Value};
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 
 pub mod batch;
 pub mod bits;
@@ -121,18 +123,20 @@ pub fn assert_reencodes(original: &[u8], reencoded: &[u8], trace: &Trace) {
 }
 
 /// `packet_roundtrip`: arbitrary demo packets (within their declared ranges) write, read back
-/// equal, measure exactly the bits written, and trace the same values; a packet over the MTU is
-/// a write error, never a truncated packet.
+/// equal, count exactly the bits written (and measure at least them), and trace the same values;
+/// a packet over the MTU is a write error, never a truncated packet.
 pub fn packet_roundtrip(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(mut packet) = DemoPacket::arbitrary(&mut u) else {
         return;
     };
-    let bits = measure_packet(&mut packet).expect("in-range values measure");
+    let bits = count_packet(&mut packet).expect("in-range values count");
+    let bound = measure_packet(&mut packet).expect("a measure refuses nothing");
+    assert!(bound >= bits, "measure {bound} < count {bits}");
     let mut buf = [0u8; MTU];
     match write_packet(&mut packet, &mut buf) {
         Ok(n) => {
-            assert_eq!(n, bits.div_ceil(8), "measure == bytes written");
+            assert_eq!(n, bits.div_ceil(8), "count == bytes written");
             let back = read_packet::<DemoPacket>(&buf[..n]).expect("a written packet reads");
             assert_eq!(back, packet, "read(write(x)) == x");
             let (traced, trace) = trace_packet::<DemoPacket>(&buf[..n]);
@@ -206,6 +210,7 @@ fn arb_op(
         9 => {
             let max_len = u.int_in_range(0..=64usize)?;
             let mut value: String = u.arbitrary()?;
+            value.retain(|c| c != '\0');
             while value.len() > max_len {
                 value.pop();
             }
@@ -226,12 +231,14 @@ fn arb_op(
             op
         }
         11 => {
-            if *previous_int >= i64::from(u32::MAX) - 1 {
-                *previous_int = -1;
+            if *previous_int >= i64::from(i32::MAX) - 1 {
+                // Start again anywhere in the i32 domain, negative values too.
+                *previous_int = i64::from(u.arbitrary::<i32>()?).min(i64::from(i32::MAX) - 1);
             }
-            let hop = [1i64, 6, 23, 280, 4377, 69914, 1 << 24][u.int_in_range(0..=6usize)?];
+            let hop =
+                [1i64, 6, 23, 280, 4377, 69914, 1 << 24, 1 << 32][u.int_in_range(0..=7usize)?];
             let value =
-                u.int_in_range(*previous_int + 1..=(*previous_int + hop).min(i64::from(u32::MAX)))?;
+                u.int_in_range(*previous_int + 1..=(*previous_int + hop).min(i64::from(i32::MAX)))?;
             let op = Op::IntRelative {
                 previous: *previous_int,
                 value,
@@ -252,7 +259,8 @@ fn arb_op(
 /// When the input runs out before the first op.
 pub fn arb_ops(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<Op>> {
     let mut ops = Vec::new();
-    let (mut pi, mut pr) = (-1, -1);
+    // Relative integers start anywhere in their i32 domain, negative values too.
+    let (mut pi, mut pr) = (-1, i64::from(u.arbitrary::<i16>()?) << 16);
     while ops.len() < 64 && !u.is_empty() {
         ops.push(arb_op(u, &mut pi, &mut pr)?);
     }
@@ -260,7 +268,8 @@ pub fn arb_ops(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<Op>> {
 }
 
 /// `stream_ops`: an arbitrary op sequence written then read back with the same ops gives equal
-/// values (compressed floats quantized) and measure == bits written; the bytes read with a
+/// values (compressed floats quantized), count == bits written, and a measure at least the bits
+/// written from a starting bit the input picks (serialize 1.0's bound); the bytes read with a
 /// different op sequence, and the fuzz input itself read with the ops, give an error or values,
 /// never a panic, and the trace stream agrees with the read stream.
 pub fn stream_ops(data: &[u8]) {
@@ -293,10 +302,29 @@ pub fn stream_ops(data: &[u8]) {
         );
         return;
     }
+    let mut counted = ops.clone();
+    let mut c = CountStream::new();
+    drive(&mut c, &mut counted).expect("count accepts what write accepted");
+    assert_eq!(c.bits(), bits, "count == bits written");
     let mut measured = ops.clone();
     let mut m = MeasureStream::new();
-    drive(&mut m, &mut measured).expect("measure accepts what write accepted");
-    assert_eq!(m.bits(), bits, "measure == bits written");
+    drive(&mut m, &mut measured).expect("a measure refuses nothing");
+    let start = u.int_in_range(0..=7u32).unwrap_or(0);
+    let mut shifted = vec![0u8; 2048];
+    let mut w = WriteStream::new(&mut shifted);
+    let mut again = ops.clone();
+    let r = w
+        .bits("start", &mut 0, start.max(1))
+        .and_then(|()| drive(&mut w, &mut again));
+    if r.is_ok() {
+        let written = w.bits_written() - start.max(1) as usize;
+        assert!(
+            m.bits_measured() >= written,
+            "measure {} < {written} bits written from bit {}",
+            m.bits_measured(),
+            start.max(1)
+        );
+    }
 
     let mut read = ops.clone();
     let mut r = ReadStream::new(&buf[..n]);

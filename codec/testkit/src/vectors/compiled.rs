@@ -6,11 +6,12 @@
 //! tracing reaches the same values. A reject vector passes when reading fails with its error kind.
 
 use bitlens_codec::error::{Error, Result};
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::packet::{Protocol, ProtocolId, frame};
 use bitlens_codec::quantize::CompressedFloat;
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 use serde_json::{Map, Value as Json};
 
 /// One operation of a vector: a primitive and its arguments and value.
@@ -520,6 +521,12 @@ fn run_on<S: Stream>(s: &mut S, v: &Vector, ops: &mut [Op], packet_type: &mut u3
     }
 }
 
+/// The starting bits a vector's measure must cover: 0 to 7, or 0 alone for a framed vector
+/// (its CRC must be the first field).
+pub(crate) fn measure_starts(v: &Vector) -> std::ops::RangeInclusive<u32> {
+    if v.packet.is_some() { 0..=0 } else { 0..=7 }
+}
+
 fn describe(e: &Error) -> String {
     format!("{} ({e})", e.kind().name())
 }
@@ -590,13 +597,37 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
                     hex::encode(&v.bytes)
                 ));
             }
-            // Measure.
+            // Count: exactly the bits written from bit 0.
+            let mut ops = v.ops.clone();
+            let mut c = CountStream::new();
+            run_on(&mut c, v, &mut ops, &mut t)
+                .map_err(|e| format!("count failed: {}", describe(&e)))?;
+            if c.bits() != *bits {
+                return Err(format!("bits: counted {}, expected {bits}", c.bits()));
+            }
+            // Measure: a bound on the bits written from every starting bit (serialize 1.0).
             let mut ops = v.ops.clone();
             let mut m = MeasureStream::new();
             run_on(&mut m, v, &mut ops, &mut t)
                 .map_err(|e| format!("measure failed: {}", describe(&e)))?;
-            if m.bits() != *bits {
-                return Err(format!("bits: measured {}, expected {bits}", m.bits()));
+            for start in measure_starts(v) {
+                let mut buf = vec![0u8; v.bytes.len() + 72];
+                let mut w = WriteStream::new(&mut buf);
+                let mut ops = v.ops.clone();
+                let r = match start {
+                    0 => run_on(&mut w, v, &mut ops, &mut t),
+                    k => w
+                        .bits("start", &mut 0, k)
+                        .and_then(|()| run_on(&mut w, v, &mut ops, &mut t)),
+                };
+                r.map_err(|e| format!("write from bit {start} failed: {}", describe(&e)))?;
+                let written = w.bits_written() - start as usize;
+                if m.bits_measured() < written {
+                    return Err(format!(
+                        "bits: measured {}, but {written} written from bit {start}",
+                        m.bits_measured()
+                    ));
+                }
             }
             // Read, then trace: the same values and the same bit count.
             let want = expected_after_read(&v.ops);

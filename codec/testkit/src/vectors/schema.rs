@@ -2,11 +2,14 @@
 //! schema (one struct, field `opN` per op, framed when the vector is a packet), run through
 //! every stream and compared with the compiled runner's trace.
 
-use crate::vectors::compiled::{Expect, Op, Vector, blank, drive, expected_after_read};
+use crate::vectors::compiled::{
+    Expect, Op, Vector, blank, drive, expected_after_read, measure_starts,
+};
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::quantize::CompressedFloat;
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 use bitlens_schema::{DynStruct, DynValue, Schema};
 use std::fmt::Write as _;
 
@@ -214,11 +217,31 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
                     hex::encode(&v.bytes)
                 ));
             }
+            let mut c = CountStream::new();
+            run_on(&schema, &mut c, v, &value, t)
+                .map_err(|e| format!("count failed: {}", describe(&e)))?;
+            if c.bits() != *bits {
+                return Err(format!("counted {} bits, expected {bits}", c.bits()));
+            }
             let mut m = MeasureStream::new();
             run_on(&schema, &mut m, v, &value, t)
                 .map_err(|e| format!("measure failed: {}", describe(&e)))?;
-            if m.bits() != *bits {
-                return Err(format!("measured {} bits, expected {bits}", m.bits()));
+            for start in measure_starts(v) {
+                let mut buf = vec![0u8; v.bytes.len() + 72];
+                let mut w = WriteStream::new(&mut buf);
+                if start > 0 {
+                    w.bits("start", &mut 0, start)
+                        .map_err(|e| format!("write failed: {}", describe(&e)))?;
+                }
+                run_on(&schema, &mut w, v, &value, t)
+                    .map_err(|e| format!("write from bit {start} failed: {}", describe(&e)))?;
+                let written = w.bits_written() - start as usize;
+                if m.bits_measured() < written {
+                    return Err(format!(
+                        "measured {} bits, but {written} written from bit {start}",
+                        m.bits_measured()
+                    ));
+                }
             }
             let (t2, got) = read.map_err(|e| format!("read failed: {}", describe(&e)))?;
             let (_, want) = schema_text(&Vector {
