@@ -66,7 +66,7 @@
 //! // written), and a measure charges 7 for it.
 //! let mut m = MeasureStream::new();
 //! p.serialize(&mut m)?;
-//! assert_eq!((bits, m.bits_measured()), (40, 44));
+//! assert_eq!((bits, m.bits()), (40, 44));
 //!
 //! let mut back = Player::default();
 //! back.serialize(&mut ReadStream::new(&buf[..n]))?;

@@ -30,11 +30,14 @@ pub const ALIGN_BOUND: usize = 7;
 /// use bitlens_codec::{MeasureStream, Stream};
 /// // The standard's worked example: { bits(8); align; bits(8) } measures 23 bits, enough at
 /// // every starting position (written from bit 1, the align pads 7 bits).
+/// fn message<S: Stream>(s: &mut S) -> bitlens_codec::Result<()> {
+///     s.bits("a", &mut 0xAB, 8)?;
+///     s.align("pad")?;
+///     s.bits("b", &mut 0xCD, 8)
+/// }
 /// let mut m = MeasureStream::new();
-/// m.bits("a", &mut 0xAB, 8)?;
-/// m.align("pad")?;
-/// m.bits("b", &mut 0xCD, 8)?;
-/// assert_eq!(m.bits_measured(), 23);
+/// message(&mut m)?;
+/// assert_eq!(m.bits(), 23);
 /// # Ok::<(), bitlens_codec::Error>(())
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -48,14 +51,10 @@ impl MeasureStream {
         MeasureStream { bits: 0 }
     }
 
-    /// The bound so far, in bits.
-    pub fn bits_measured(&self) -> usize {
+    /// The bound so far, in bits. (The [`Stream::bits`] primitive of a measure is called as
+    /// `Stream::bits(&mut m, ...)` on a `MeasureStream` itself, or through a generic function.)
+    pub fn bits(&self) -> usize {
         self.bits
-    }
-
-    /// The bound so far, in bytes (rounded up).
-    pub fn bytes_measured(&self) -> usize {
-        self.bits.div_ceil(8)
     }
 
     #[inline(always)]
@@ -214,7 +213,7 @@ mod tests {
         }
         let mut m = MeasureStream::new();
         message(&mut m).unwrap();
-        assert_eq!(m.bits_measured(), 23);
+        assert_eq!(m.bits(), 23);
         let mut c = CountStream::new();
         message(&mut c).unwrap();
         assert_eq!(c.bits(), 16);
@@ -230,20 +229,17 @@ mod tests {
     fn a_measure_refuses_nothing() {
         let mut m = MeasureStream::new();
         m.int("x", &mut 1000, 0, 100).unwrap();
-        assert_eq!(m.bits_measured(), 7);
+        assert_eq!(m.bits(), 7);
         m.int_relative("r", 10, &mut 5).unwrap();
-        assert_eq!(m.bits_measured(), 7 + 38);
+        assert_eq!(m.bits(), 7 + 38);
         m.object_index("o", 10, &mut 5000, 4095).unwrap();
-        assert_eq!(m.bits_measured(), 7 + 38 + 6 + 12);
+        assert_eq!(m.bits(), 7 + 38 + 6 + 12);
         let mut all = u64::MAX;
-        m.bits("b", &mut all, 3).unwrap();
+        Stream::bits(&mut m, "b", &mut all, 3).unwrap();
         m.string("s", &mut "a\0b".to_owned(), 1).unwrap();
         m.bytes_vec("v", &mut vec![1, 2], 5).unwrap();
         m.packet_crc(ProtocolId::U32(1)).unwrap();
-        assert_eq!(
-            m.bits_measured(),
-            7 + 38 + 18 + 3 + (1 + 7 + 24) + (7 + 40) + 32
-        );
+        assert_eq!(m.bits(), 7 + 38 + 18 + 3 + (1 + 7 + 24) + (7 + 40) + 32);
     }
 
     /// The ladders cost what the writer writes, tier by tier.
@@ -271,7 +267,7 @@ mod tests {
                 w.int_relative("r", previous, &mut current).unwrap();
                 let mut m = MeasureStream::new();
                 m.int_relative("r", previous, &mut current).unwrap();
-                assert_eq!(m.bits_measured(), w.bits_written(), "d = {d}");
+                assert_eq!(m.bits(), w.bits_written(), "d = {d}");
                 let max_objects = 4096;
                 if previous + d <= max_objects && previous >= -1 {
                     let mut w = WriteStream::new(&mut buf);
@@ -280,7 +276,7 @@ mod tests {
                     let mut m = MeasureStream::new();
                     m.object_index("o", previous, &mut current, max_objects)
                         .unwrap();
-                    assert_eq!(m.bits_measured(), w.bits_written(), "d = {d}");
+                    assert_eq!(m.bits(), w.bits_written(), "d = {d}");
                 }
             }
         }

@@ -160,7 +160,7 @@ pub fn count_packet<P: Packet>(packet: &mut P) -> Result<usize> {
 pub fn measure_packet<P: Packet>(packet: &mut P) -> Result<usize> {
     let mut s = MeasureStream::new();
     serialize_packet(&mut s, packet)?;
-    Ok(s.bits_measured())
+    Ok(s.bits())
 }
 
 /// Reads a packet and records every field; the packet is returned when the read succeeded.

@@ -8,7 +8,10 @@ use crate::error::Error;
 pub use compact_str::CompactString;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equality compares floats by their bits (serialize 1.0's float and double are bit-transparent):
+/// a NaN equals the same NaN, and `-0.0 != 0.0`.
+#[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
     /// No value of its own (a struct or array scope).
@@ -27,6 +30,24 @@ pub enum Value {
     Bytes(#[cfg_attr(feature = "serde", serde(serialize_with = "hex_string"))] Vec<u8>),
     /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
     Floats(Vec<f32>),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::Floats(a), Value::Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Display for Value {
@@ -368,5 +389,22 @@ impl Trace {
             fields.clear();
             SPARE_FIELDS.with(|spare| spare.set(fields));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+
+    #[test]
+    fn values_compare_floats_by_bits() {
+        let nan = f32::from_bits(0x7FA0_0001);
+        assert_eq!(Value::F32(nan), Value::F32(nan));
+        assert_ne!(Value::F32(nan), Value::F32(f32::from_bits(0x7FA0_0002)));
+        assert_ne!(Value::F32(-0.0), Value::F32(0.0));
+        assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+        assert_eq!(Value::Floats(vec![nan, 1.0]), Value::Floats(vec![nan, 1.0]));
+        assert_ne!(Value::Floats(vec![nan]), Value::Floats(vec![nan, nan]));
+        assert_ne!(Value::Int(1), Value::F32(1.0));
     }
 }

@@ -249,7 +249,7 @@ impl Schema {
         let mut t = self.type_number(packet_type)?;
         let mut s = MeasureStream::new();
         self.framed(&mut s, &mut t, value, &mut None)?;
-        Ok(s.bits_measured())
+        Ok(s.bits())
     }
 
     /// Converts JSON (as [`DynValue`] serializes) into the value of packet `packet_type`'s body:

@@ -319,9 +319,9 @@ pub fn stream_ops(data: &[u8]) {
     if r.is_ok() {
         let written = w.bits_written() - start.max(1) as usize;
         assert!(
-            m.bits_measured() >= written,
+            m.bits() >= written,
             "measure {} < {written} bits written from bit {}",
-            m.bits_measured(),
+            m.bits(),
             start.max(1)
         );
     }
