@@ -1,6 +1,7 @@
 //! Property tests of the codec invariants over arbitrary demo packets and op sequences:
-//! read(write(x)) == x, measure == bits written, trace agrees with read, accepted packets
-//! re-encode identically, hostile lengths are rejected. They run the fuzz harness functions, so
+//! read(write(x)) == x, count == bits written and measure >= them, trace agrees with read,
+//! accepted packets re-encode identically (but near-tie quaternions), hostile lengths are
+//! rejected; compressed floats write and read serialize 1.0's codes and values. They run the fuzz harness functions, so
 //! the fuzzers and these tests check the same properties.
 
 use bitlens_codec::{ErrorKind, read_packet, write_packet};
@@ -19,6 +20,35 @@ proptest! {
     #[test]
     fn op_sequences_roundtrip(data in proptest::collection::vec(any::<u8>(), 0..1024)) {
         fuzzing::stream_ops(&data);
+    }
+
+    /// serialize 1.0's measure contract: for any op sequence, the measure is at least the bits
+    /// written from every starting bit 0..=7, and the exact count is the bits written from 0.
+    #[test]
+    fn measure_bounds_every_start_and_count_is_exact(data in proptest::collection::vec(any::<u8>(), 0..1024)) {
+        use bitlens_codec::{CountStream, MeasureStream, Stream, WriteStream};
+        let mut u = arbitrary::Unstructured::new(&data);
+        let Ok(ops) = fuzzing::arb_ops(&mut u) else { return Ok(()) };
+        let mut m = MeasureStream::new();
+        bitlens_testkit::vectors::drive(&mut m, &mut ops.clone()).expect("a measure refuses nothing");
+        let mut c = CountStream::new();
+        let counted = bitlens_testkit::vectors::drive(&mut c, &mut ops.clone());
+        for start in 0..8u32 {
+            let mut buf = vec![0u8; 4096];
+            let mut w = WriteStream::new(&mut buf);
+            if start > 0 {
+                w.bits("start", &mut 0, start).unwrap();
+            }
+            let written = bitlens_testkit::vectors::drive(&mut w, &mut ops.clone());
+            prop_assert_eq!(written.is_ok(), counted.is_ok());
+            if written.is_ok() {
+                let bits = w.bits_written() - start as usize;
+                prop_assert!(m.bits() >= bits, "measure {} < {} written from bit {}", m.bits(), bits, start);
+                if start == 0 {
+                    prop_assert_eq!(c.bits(), bits);
+                }
+            }
+        }
     }
 
     #[test]

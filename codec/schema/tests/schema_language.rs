@@ -1,4 +1,5 @@
-//! Every construct of the schema language: round trips, measure == bits written, hostile input.
+//! Every construct of the schema language: round trips, count == bits written (measure >= them),
+//! hostile input.
 
 use bitlens_codec::{ErrorKind, Stream};
 use bitlens_schema::{DynValue, Schema};
