@@ -16,8 +16,10 @@
 //!   outside its range, a too-long string, more data than the buffer (or MTU) holds.
 //! - **count == bits written** (from bit 0), **measure >= bits written** at every starting
 //!   bit, and **read(write(x)) == x**; every packet a reader accepts re-encodes to the identical
-//!   bytes, where its compressed float ranges are stable and its quaternions are not near ties
-//!   ([`CompressedFloat::is_stable`], [`SmallestThree::reencodes`]). Property tests pin them.
+//!   bytes, where its compressed float ranges are stable, its quaternions are not near ties
+//!   ([`CompressedFloat::is_stable`], [`SmallestThree::reencodes`]) and its relative integers
+//!   use their smallest tier (a reader also takes a small difference sent in the 32-bit tier).
+//!   Property tests pin them.
 //! - **Readers refuse exactly what serialize 1.0 refuses** at the serialize layer (WIRE.md
 //!   section 1): conforming writers' packets are accepted and decode to the standard's values.
 //!   bitlens's own layers (packet framing, check markers, `end`, relative object indices) keep

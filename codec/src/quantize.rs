@@ -762,7 +762,7 @@ mod tests {
     }
 
     #[test]
-    fn quaternion_roundtrip_and_canonical_form() {
+    fn quaternion_roundtrip_and_near_ties() {
         let q = SmallestThree::new(10).unwrap();
         let identity = [0.0, 0.0, 0.0, 1.0];
         let (largest, codes) = q.encode(identity);
