@@ -45,9 +45,6 @@ pub enum ErrorKind {
     },
     /// A string's bytes are not UTF-8.
     InvalidUtf8,
-    /// A string holds a NUL byte: serialize 1.0 refuses it, since the payload would have two
-    /// lengths (the one sent, and the one up to the NUL).
-    InteriorNul,
     /// Bytes, or non-zero bits, follow the end of the packet.
     TrailingData {
         /// Whole bytes after the end (0 when only padding bits of the last byte were non-zero).
@@ -77,6 +74,25 @@ pub enum ErrorKind {
         /// The network id that was read.
         id: u64,
     },
+    /// A 128-bit ranged value (`int128`, `fixed`) read above its range, where `min + offset`
+    /// does not fit the `i128` of [`ErrorKind::OutOfRange`]. Its name is `out_of_range` too.
+    OffsetOutOfRange {
+        /// Smallest allowed value.
+        min: i128,
+        /// Largest allowed value.
+        max: i128,
+        /// The offset read, above `max - min`.
+        offset: u128,
+    },
+    /// A wide string (`wstring`) holds UTF-16 that is not well formed: an unpaired surrogate.
+    InvalidUtf16 {
+        /// Which rule: a high surrogate without a low one after it, or a low one without a
+        /// high one before it.
+        why: &'static str,
+    },
+    /// A string holds a zero character inside its transmitted length (serialize 1.0: the
+    /// payload would have two lengths, the wire's and the one a C reader computes).
+    InteriorNul,
 }
 
 impl ErrorKind {
@@ -89,13 +105,15 @@ impl ErrorKind {
             ErrorKind::CheckMismatch { .. } => "check_mismatch",
             ErrorKind::CrcMismatch { .. } => "crc_mismatch",
             ErrorKind::InvalidUtf8 => "invalid_utf8",
-            ErrorKind::InteriorNul => "interior_nul",
             ErrorKind::TrailingData { .. } => "trailing_data",
             ErrorKind::TooLong { .. } => "too_long",
             ErrorKind::UnknownPacketType(_) => "unknown_packet_type",
             ErrorKind::BufferFull { .. } => "buffer_full",
             ErrorKind::InvalidArgument(_) => "invalid_argument",
             ErrorKind::Unresolved { .. } => "unresolved",
+            ErrorKind::OffsetOutOfRange { .. } => "out_of_range",
+            ErrorKind::InvalidUtf16 { .. } => "invalid_utf16",
+            ErrorKind::InteriorNul => "interior_nul",
         }
     }
 }
@@ -125,7 +143,6 @@ impl fmt::Display for ErrorKind {
                 "CRC32 mismatch: computed {expected:#010x}, packet has {found:#010x} (corrupt, or another protocol id)"
             ),
             ErrorKind::InvalidUtf8 => write!(f, "string is not valid UTF-8"),
-            ErrorKind::InteriorNul => write!(f, "string holds a NUL byte"),
             ErrorKind::TrailingData { bytes: 0 } => {
                 write!(f, "non-zero bits after the end of the packet")
             }
@@ -143,6 +160,14 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Unresolved { id } => {
                 write!(f, "network id {id} does not resolve to an object")
             }
+            ErrorKind::OffsetOutOfRange { min, max, offset } => {
+                write!(f, "{min} + {offset} out of range {min}..={max}")
+            }
+            ErrorKind::InvalidUtf16 { why } => write!(f, "string is not valid UTF-16: {why}"),
+            ErrorKind::InteriorNul => write!(
+                f,
+                "string holds a NUL character inside its length (a C reader would see a shorter string)"
+            ),
         }
     }
 }

@@ -9,15 +9,17 @@
 //!
 //! A measure sits on the trusted side: it checks nothing and refuses nothing at run time (the
 //! standard's rule). A value outside its range costs the width of its field; a relative
-//! integer or object index that a writer would refuse costs its longest encoding.
+//! integer or object index that a writer would refuse costs its longest encoding; a wide string
+//! costs its UTF-16 code units, a NUL or too many of them included.
 //!
 //! For the exact bits of a write from an aligned start (what an MTU check needs), use
 //! [`CountStream`](crate::CountStream): it counts exactly what a [`WriteStream`](crate::WriteStream)
 //! writes from bit 0, and refuses what it refuses.
 
-use crate::bits::bits_required;
+use crate::bits::{bits_required, bits_required128};
 use crate::checksum::ProtocolId;
 use crate::error::Result;
+use crate::fixed::{FixedPoint, FixedStorage};
 use crate::quantize::{CompressedFloat, SmallestThree};
 use crate::stream::{OBJECT_INDEX_TIERS, RELATIVE_TIERS, Stream};
 
@@ -186,6 +188,36 @@ impl Stream for MeasureStream {
         self.charge(ladder_bits(d, &RELATIVE_TIERS, 32))
     }
 
+    #[inline]
+    fn int128(&mut self, _: &str, _: &mut i128, min: i128, max: i128) -> Result<()> {
+        self.charge(bits_required128(min.min(max), max.max(min)) as usize)
+    }
+
+    #[inline]
+    fn fixed(&mut self, _: &str, _: &mut i128, spec: &FixedPoint) -> Result<()> {
+        let (min, max) = (spec.raw_min(), spec.raw_max());
+        self.charge(bits_required128(min.min(max), max.max(min)) as usize)
+    }
+
+    /// As [`Stream::fixed`]; a value in a storage type the spec does not name is the caller's
+    /// bug, which a measure does not refuse either.
+    #[inline]
+    fn fixed_as<T: FixedStorage>(
+        &mut self,
+        name: &str,
+        _: &mut T,
+        spec: &FixedPoint,
+    ) -> Result<()> {
+        self.fixed(name, &mut 0, spec)
+    }
+
+    #[inline]
+    fn wstring(&mut self, _: &str, s: &mut String, max_len: usize) -> Result<()> {
+        let len = bits_required(0, max_len.min(i64::MAX as usize) as i64) as usize;
+        let units = s.encode_utf16().count();
+        self.charge(len.saturating_add(units.saturating_mul(32)))
+    }
+
     #[inline(always)]
     fn bit_position(&self) -> usize {
         self.bits
@@ -240,6 +272,33 @@ mod tests {
         m.bytes_vec("v", &mut vec![1, 2], 5).unwrap();
         m.packet_crc(ProtocolId::U32(1)).unwrap();
         assert_eq!(m.bits(), 7 + 38 + 18 + 3 + (1 + 7 + 24) + (7 + 40) + 32);
+    }
+
+    /// serialize 1.0's newer operations measure as written, and refuse nothing either: an
+    /// `int128` out of range, a wide string with a NUL or too long, a fixed value in the wrong
+    /// storage.
+    #[test]
+    fn wide_operations_measure_what_is_written_and_refuse_nothing() {
+        use crate::fixed::FixedPoint;
+        let q = FixedPoint::new(112, 16, true, -(1 << 57), 1 << 57).unwrap();
+        let mut buf = [0u8; 64];
+        let mut w = WriteStream::new(&mut buf);
+        w.int128("i", &mut -5, -1 << 100, 1 << 100).unwrap();
+        w.fixed("q", &mut 12345, &q).unwrap();
+        w.wstring("s", &mut "a😀".to_owned(), 7).unwrap();
+        w.u128("u", &mut 7).unwrap();
+        let written = w.bits_written();
+        let mut m = MeasureStream::new();
+        m.int128("i", &mut -5, -1 << 100, 1 << 100).unwrap();
+        m.fixed("q", &mut 12345, &q).unwrap();
+        m.wstring("s", &mut "a😀".to_owned(), 7).unwrap();
+        m.u128("u", &mut 7).unwrap();
+        assert_eq!(m.bits(), written, "no aligning operation: exact");
+        let mut m = MeasureStream::new();
+        m.int128("i", &mut 300, 0, 255).unwrap();
+        m.wstring("s", &mut "a\0bcdefghij".to_owned(), 3).unwrap();
+        m.fixed_as("q", &mut 3i32, &q).unwrap();
+        assert_eq!(m.bits(), 8 + (2 + 11 * 32) + 75);
     }
 
     /// The ladders cost what the writer writes, tier by tier.

@@ -104,10 +104,6 @@ fn other_mistakes_say_what_to_change() {
         "[struct.P]\nfields = [{ name = \"r\", type = \"int_relative\", previous = 3000000000 }]\n",
         "game.toml:7:59: previous = 3000000000 is not a 32-bit signed integer (int_relative is serialize 1.0's",
     );
-    assert_error(
-        "[struct.P]\nfields = [{ name = \"s\", type = \"string\", max_len = 2147483647 }]\n",
-        "game.toml:7:52: max_len = 2147483647 is over 2147483646 (serialize 1.0 sends",
-    );
     let e = Schema::from_toml("[protocol\n", "broken.toml").unwrap_err();
     assert_eq!((e.line, e.col), (1, 10), "{e}");
     assert!(e.to_string().contains("(fix the TOML syntax)"), "{e}");
@@ -236,5 +232,37 @@ fn array_of_elements_that_take_no_bits() {
     assert!(
         got.contains("an array element that can take no bits"),
         "{got}"
+    );
+}
+
+#[test]
+fn compressed_float_finer_than_a_32_bit_code() {
+    // 1 / 1e-30 steps: the codec would clamp them to 4294967040 and send something else.
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_float\", min = 0.0, max = 1.0, resolution = 1e-30 }]\n",
+        "game.toml:7:87: resolution 1e-30 asks for 1e30 steps of 0..=1, more than the 4294967040 \
+         a compressed float's 32-bit code holds (use `resolution = 2.4e-10` or coarser)",
+    );
+    // A vector of them too, and a range so wide that the count is not even finite.
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_vector\", min = -1e30, max = 1e30, resolution = 1e-10 }]\n",
+        "game.toml:7:91: resolution 1e-10 asks for over 3.4028235e38 steps of -1e30..=1e30, more than the \
+         4294967040 a compressed float's 32-bit code holds (use `resolution = 4.7e20` or coarser)",
+    );
+    // The suggested resolution loads; at the boundary, 4294967040 steps load and one more
+    // does not.
+    let field = |max: &str, res: &str| {
+        format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"v\", type = \"compressed_float\", min = 0.0, max = {max}, resolution = {res} }}]\n"
+        )
+    };
+    for (max, res) in [("1.0", "2.4e-10"), ("1.0", "0.01"), ("4294967040.0", "1.0")] {
+        Schema::from_toml(&field(max, res), "game.toml")
+            .unwrap_or_else(|e| panic!("{max} {res}: {e}"));
+    }
+    let e = Schema::from_toml(&field("4294967040.0", "0.99"), "game.toml").unwrap_err();
+    assert!(
+        e.to_string().contains("(use `resolution = 1` or coarser)"),
+        "{e}"
     );
 }

@@ -18,12 +18,12 @@ fn reference_vectors_pass() {
     );
 }
 
-/// serialize 1.0's vectors (`serialize-1.0.json`): the golden vector's prefix, the worked
+/// serialize 1.0's vectors (`serialize1-core.json`): the golden vector's prefix, the worked
 /// examples, discriminating compressed floats, near-tie quaternions, int_relative and string
 /// edges, and a vector for each refusal rule.
 #[test]
 fn serialize_1_0_vectors_pass() {
-    let text = include_str!("../../tests/vectors/serialize-1.0.json");
+    let text = include_str!("../../tests/vectors/serialize1-core.json");
     let report = vectors::run(text).expect("vector file parses");
     assert!(
         report.failed.is_empty(),
@@ -42,7 +42,7 @@ fn serialize_1_0_vectors_pass() {
 #[test]
 fn serialize_1_0_vectors_discriminate() {
     let all =
-        vectors::parse(include_str!("../../tests/vectors/serialize-1.0.json")).expect("parses");
+        vectors::parse(include_str!("../../tests/vectors/serialize1-core.json")).expect("parses");
     let mut checked = 0;
     for v in all
         .iter()
@@ -70,14 +70,14 @@ fn serialize_1_0_vectors_discriminate() {
 }
 
 /// serialize 1.0: "conformance vectors must discriminate". Every compressed float of the
-/// between-quanta vectors in `serialize-1.0.json` (and of the worked example, but its 2.5 on a
+/// between-quanta vectors in `serialize1-core.json` (and of the worked example, but its 2.5 on a
 /// quantum) gets another code from f64 arithmetic (the product and sum widened) or a fused
 /// multiply-add, or another decoded value when the decode is fused or in f64.
 #[test]
 fn serialize_1_0_compressed_floats_discriminate() {
     use bitlens_testkit::vectors::Op;
     let all =
-        vectors::parse(include_str!("../../tests/vectors/serialize-1.0.json")).expect("parses");
+        vectors::parse(include_str!("../../tests/vectors/serialize1-core.json")).expect("parses");
     let (mut by_code, mut by_value) = (0, 0);
     for v in all.iter().filter(|v| {
         v.name.starts_with("compressed_float_between_quanta")
