@@ -7,8 +7,8 @@ use crate::checksum::{ProtocolId, check_hash, packet_crc};
 use crate::error::{Error, ErrorKind, Result};
 use crate::quantize::CompressedFloat;
 use crate::stream::{
-    Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, int128_args, invalid,
-    offset_out_of_range, on_local, out_of_range, past_end, span, span128,
+    SHORT_CURRENT_MIN, Stream, array_impl, compressed_f32_as_int, int_relative_as_flags,
+    int128_args, invalid, offset_out_of_range, on_local, out_of_range, past_end, span, span128,
 };
 use crate::trace::{FieldKind, NoTrace, Recorder, Trace, Tracer, Value};
 
@@ -224,9 +224,10 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
                 let one = x & 1 == 1;
                 let d = if one { 1 } else { 2 + i64::from(x >> 2) };
                 let c = previous.saturating_add(d);
+                // `c` within SHORT_CURRENT_MIN..=i32::MAX puts `previous` (c - d, d <= 6) in
+                // the i32 domain too: one range check for both.
                 if (one || (x & 0b10 != 0 && d <= 6))
-                    && c <= i64::from(i32::MAX)
-                    && previous >= i64::from(i32::MIN)
+                    && (SHORT_CURRENT_MIN..=i64::from(i32::MAX)).contains(&c)
                     && self.r.read_bits(if one { 1 } else { 5 }).is_ok()
                 {
                     *current = c;
