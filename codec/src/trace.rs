@@ -11,8 +11,8 @@ pub use compact_str::CompactString;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
 ///
-/// Equality compares floats by their bits (serialize 1.0's float and double are bit-transparent):
-/// a NaN equals the same NaN, and `-0.0 != 0.0`.
+/// Equality is the equality of what was on the wire: floats compare by their bits, so a NaN
+/// equals the same NaN (two traces of one datagram are equal) and `0.0` differs from `-0.0`.
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
@@ -494,15 +494,19 @@ mod tests {
     use super::Value;
 
     #[test]
-    fn values_compare_floats_by_bits() {
-        let nan = f32::from_bits(0x7FA0_0001);
-        assert_eq!(Value::F32(nan), Value::F32(nan));
-        assert_ne!(Value::F32(nan), Value::F32(f32::from_bits(0x7FA0_0002)));
-        assert_ne!(Value::F32(-0.0), Value::F32(0.0));
+    fn values_compare_by_their_wire_bits() {
+        assert_eq!(Value::F32(f32::NAN), Value::F32(f32::NAN));
+        assert_ne!(Value::F32(f32::NAN), Value::F32(-f32::NAN));
+        assert_ne!(Value::F32(0.0), Value::F32(-0.0));
         assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
-        assert_eq!(Value::Floats(vec![nan, 1.0]), Value::Floats(vec![nan, 1.0]));
-        assert_ne!(Value::Floats(vec![nan]), Value::Floats(vec![nan, nan]));
+        assert_eq!(
+            Value::Floats(vec![f32::NAN, 1.0]),
+            Value::Floats(vec![f32::NAN, 1.0])
+        );
+        assert_ne!(Value::Floats(vec![1.0]), Value::Floats(vec![1.0, 1.0]));
         assert_ne!(Value::Int(1), Value::F32(1.0));
+        let payload = f32::from_bits(0x7FA0_0001);
+        assert_ne!(Value::F32(payload), Value::F32(f32::from_bits(0x7FA0_0002)));
         assert_eq!(Value::U128(u128::MAX), Value::U128(u128::MAX));
         assert_ne!(Value::U128(u128::MAX), Value::Int(-1));
     }

@@ -128,6 +128,11 @@ fn stage_names_can_be_renamed() {
     assert_eq!(t.messages[0].name, Some("Hello"));
     assert_eq!(t.messages[0].stage_name, Some("tick"));
     assert_eq!(t.messages[0].fields[0].path, "n");
+    // Traced as the value, not its zig-zag code 5.
+    assert_eq!(
+        t.messages[0].fields[0].value,
+        bitlens_codec::trace::Value::Int(-3)
+    );
     assert_eq!(b.stage_name(4), None);
 }
 

@@ -22,6 +22,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context as _;
+use bitlens_codec::float_text::f64_text;
 use bitlens_tagged::raw::{self, RawField, RawFields, RawValue};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
@@ -195,12 +196,15 @@ fn write_text<W: Write>(out: &mut W, fields: RawFields<'_>, indent: usize) -> io
         match field.value {
             RawValue::Byte(b) => writeln!(out, ": {b}")?,
             RawValue::Varint(x) => writeln!(out, ": {x}")?,
-            RawValue::Octet(octet) => writeln!(
-                out,
-                ": {} (f64 {:?})",
-                Hex(&octet, " "),
-                f64::from_le_bytes(octet)
-            )?,
+            RawValue::Octet(octet) => {
+                // Finite values in Rust's shortest round-trip form; NaN and infinities spelled
+                // as every other bitlens output spells them ("nan", "inf", "nan:0x...").
+                let x = f64::from_le_bytes(octet);
+                match f64_text(x) {
+                    Some(text) => writeln!(out, ": {} (f64 {text})", Hex(&octet, " "))?,
+                    None => writeln!(out, ": {} (f64 {x:?})", Hex(&octet, " "))?,
+                }
+            }
             RawValue::Sized { bytes, fields } => {
                 write!(out, " ({} bytes)", bytes.len())?;
                 match (fields, as_text(bytes)) {

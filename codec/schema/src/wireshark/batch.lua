@@ -158,8 +158,8 @@ local function bprim(B, pf, name, P, K, err)
   return v
 end
 
--- Varints: `kind` is "u32", "u64", "i32" or "i64". The field shows the varint as sent (for
--- signed kinds, the zig-zag code: that is what bitlens records), the extra shows the value.
+-- Varints: `kind` is "u32", "u64", "i32" or "i64". The field shows the value: for signed kinds
+-- the number the zig-zag code stands for (batch/stream.rs traces that too), checked afterwards.
 local function unzigzag(x)
   if type(x) == "number" then
     if x % 2 == 0 then return x / 2 end
@@ -176,13 +176,9 @@ local function bpacked(B, pf, name, kind, K, err)
   local x, why, rem = varint(B)
   if not x then varint_error(B, pf, name, why, rem) end
   B.pos = at + why
-  local extra
   local v = x
-  if kind == "i32" or kind == "i64" then
-    v = unzigzag(x)
-    extra = B.vis and ", zig-zag of " .. dec(v)
-  end
-  bput(B, pf, bname(B, name), at, why, ival(pf, x), B.vis and dec(x), extra)
+  if kind == "i32" or kind == "i64" then v = unzigzag(x) end
+  bput(B, pf, bname(B, name), at, why, ival(pf, v), B.vis and dec(v))
   if kind == "u32" and bigger(x, 4294967295) then
     braise("out_of_range", at, name, dec(x) .. " out of range 0..=4294967295")
   end

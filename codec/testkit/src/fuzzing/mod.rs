@@ -21,6 +21,7 @@ use bitlens_codec::write::{CountStream, WriteStream};
 
 pub mod batch;
 pub mod bits;
+pub mod derive;
 pub mod quantize;
 pub mod schema;
 pub mod tagged;
