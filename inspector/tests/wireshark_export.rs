@@ -1287,6 +1287,16 @@ fn every_edges(schema: &bitlens_schema::Schema) -> Vec<(u16, Vec<u8>)> {
         patch(schema, &mut p, part, 511);
     }
     out.push((40000, p));
+    // Floats: `fine` (M = 99,999,992, not stable) holds 18712250, the standard's code for
+    // 18712.251953125 (issue 21): a code between the values bitlens's own read-then-write
+    // reaches, accepted by both readers, with the standard's value.
+    let mut p = packet("Floats", floats.clone());
+    patch(schema, &mut p, "fine", 18_712_250);
+    let (_, read) = schema.read(&p).expect("a code <= M is accepted");
+    let mut again = vec![0; schema.protocol().mtu];
+    let n = schema.write("Floats", &read, &mut again).unwrap();
+    assert_ne!(again[..n], p[..], "18712250 should not re-encode to itself");
+    out.push((40000, p));
     // Texts: a NUL byte inside the name (serialize 1.0 refuses it).
     let mut texts = every_value(&mut own, "Texts");
     texts["name"] = serde_json::json!("abc");
