@@ -124,6 +124,145 @@ pub fn assert_reencodes(original: &[u8], reencoded: &[u8], trace: &Trace) {
     }
 }
 
+/// A quaternion of a trace that does not write back as it was read: a near tie a seed-style
+/// writer sends and readers accept ([`SmallestThree::reencodes`]).
+#[derive(Debug, Clone)]
+pub struct NearTie {
+    /// The quaternion's path.
+    pub path: String,
+    /// Its smallest-three form, from the width of its components.
+    pub spec: SmallestThree,
+    /// The value read.
+    pub value: [f32; 4],
+}
+
+/// The near-tie quaternions of `trace`, whatever their widths: a scope holding `largest` (0..=3)
+/// then `a`, `b`, `c` of one width, whose codes do not write back as themselves.
+pub fn near_ties(trace: &Trace) -> Vec<NearTie> {
+    let int = |f: &TraceField| match f.value {
+        Value::Int(v) => u32::try_from(v).ok(),
+        _ => None,
+    };
+    let mut ties = Vec::new();
+    for w in trace.fields.windows(5) {
+        let [scope, l, a, b, c] = w else { continue };
+        let Some(path) = l.path.strip_suffix(".largest") else {
+            continue;
+        };
+        let parts = [(a, ".a"), (b, ".b"), (c, ".c")];
+        if scope.path != path
+            || l.range != Some((0, 3))
+            || !parts
+                .iter()
+                .all(|(f, end)| f.path.strip_suffix(end) == Some(path) && f.bits == a.bits)
+        {
+            continue;
+        }
+        let Ok(spec) = SmallestThree::new(a.bits as u32) else {
+            continue;
+        };
+        let (Some(largest), Some(x), Some(y), Some(z)) = (int(l), int(a), int(b), int(c)) else {
+            continue;
+        };
+        let Value::Floats(q) = &scope.value else {
+            continue;
+        };
+        if let (Ok(value), false) = (
+            <[f32; 4]>::try_from(q.as_slice()),
+            spec.reencodes(largest, [x, y, z]),
+        ) {
+            ties.push(NearTie {
+                path: path.to_string(),
+                spec,
+                value,
+            });
+        }
+    }
+    ties
+}
+
+/// The relative integers of `trace` sent in the absolute (32-bit) tier: the paths of their
+/// scopes. A reader takes a small difference sent there too, which writes back in its own tier.
+pub fn absolute_relatives(trace: &Trace) -> Vec<&str> {
+    trace
+        .fields
+        .windows(2)
+        .filter_map(|w| {
+            let scope = w[1].path.strip_suffix(".value")?;
+            (w[0].path.strip_suffix(".d<=69914") == Some(scope)).then_some(scope)
+        })
+        .collect()
+}
+
+/// Asserts what serialize 1.0 lets a re-encoding promise, for a packet read from `original`
+/// (traced as `read`) and written back as `reencoded` (traced as `again`): the identical bytes,
+/// unless the packet holds a near-tie quaternion ([`near_ties`]) or a relative integer sent in
+/// the absolute tier below it ([`absolute_relatives`]). Then every value reads back the same,
+/// except each near tie, which reads back as the writer's formula gives it (its value encoded
+/// and decoded again). Compressed floats must be on stable ranges (the schemas of the
+/// protocols this is used on load without warnings; the `compressed_float` target checks the
+/// others against the formula).
+pub fn assert_reencoding(original: &[u8], reencoded: &[u8], read: &Trace, again: &Trace) {
+    let ties = near_ties(read);
+    let absolute = absolute_relatives(read);
+    if ties.is_empty() && absolute.len() == absolute_relatives(again).len() {
+        assert_eq!(
+            reencoded, original,
+            "an accepted packet re-encodes to the same bytes"
+        );
+        return;
+    }
+    assert!(
+        again.error.is_none(),
+        "the re-encoded packet reads: {:?}",
+        again.error
+    );
+    // A relative integer's flags and fields depend on its tier: its scope's value is compared.
+    // Near ties are compared as a whole, not component by component.
+    let skipped: Vec<String> = read
+        .fields
+        .iter()
+        .filter_map(|f| f.path.strip_suffix(".d=1"))
+        .chain(ties.iter().map(|t| t.path.as_str()))
+        .map(|scope| format!("{scope}."))
+        .collect();
+    // One path can name two entries (an array element and the scope of its value): the k-th
+    // entry of a path is compared with the k-th entry of that path in the re-encoded trace.
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for f in &read.fields {
+        if !matches!(f.kind, FieldKind::Value | FieldKind::Scope)
+            || skipped.iter().any(|s| f.path.starts_with(s.as_str()))
+        {
+            continue;
+        }
+        let k = seen.entry(f.path.as_str()).or_default();
+        let Some(g) = again.fields.iter().filter(|g| g.path == f.path).nth(*k) else {
+            panic!("{} is not in the re-encoded packet", f.path);
+        };
+        *k += 1;
+        if let Some(tie) = ties.iter().find(|t| t.path == f.path) {
+            let (largest, codes) = tie.spec.encode(tie.value);
+            let want = tie
+                .spec
+                .decode(largest, codes)
+                .expect("written codes decode");
+            assert_eq!(
+                g.value,
+                Value::Floats(want.to_vec()),
+                "the near tie {} re-encodes as the writer's formula gives it",
+                f.path
+            );
+        } else {
+            assert_eq!(
+                (&g.value, g.raw),
+                (&f.value, f.raw),
+                "{} reads back another value",
+                f.path
+            );
+        }
+    }
+}
+
 /// `packet_roundtrip`: arbitrary demo packets (within their declared ranges) write, read back
 /// equal, count exactly the bits written (and measure at least them), and trace the same values;
 /// a packet over the MTU is a write error, never a truncated packet.
