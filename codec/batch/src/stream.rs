@@ -961,7 +961,7 @@ mod tests {
         let mut buf = [0u8; 16];
         let mut w = ByteWriter::new(&mut buf);
         w.packed_i32("small", &mut -3).unwrap();
-        w.packed_i64("big", &mut i64::MIN).unwrap();
+        w.packed_i64("big", &mut { i64::MIN }).unwrap();
         w.packed_u32("plain", &mut 5).unwrap();
         let n = w.finish();
         // -3 is sent as its zig-zag code 5.
