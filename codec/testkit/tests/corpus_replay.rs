@@ -119,7 +119,8 @@ fn deep_tagged(levels: usize) -> Vec<u8> {
 
 /// The seeds of `derive_vs_schema`: per packet type of the showcase and of the demo protocol, an
 /// input that draws an arbitrary packet of that type (`arbitrary_<protocol>_<type>.bin`) and
-/// that packet's bytes as a datagram (`valid_<protocol>_<type>.bin`).
+/// that packet's bytes as a datagram (`valid_<protocol>_<type>.bin`); and datagrams serialize
+/// 1.0's readers accept that do not re-encode to themselves (`standard_<case>.bin`).
 fn derive_seeds() {
     use bitlens_codec::generate;
     use bitlens_testkit::showcase::Showcase;
@@ -146,6 +147,15 @@ fn derive_seeds() {
     let mut seeds = Vec::new();
     seeds_of::<Showcase>("showcase", 21, &mut seeds);
     seeds_of::<DemoPacket>("demo", 22, &mut seeds);
+    // What a conforming writer sends and bitlens writes back otherwise: the relative integers
+    // sent absolute, and two near-tie quaternions.
+    let standard = fuzzing::derive::standard_only::datagrams();
+    let (absolute, ties): (Vec<_>, Vec<_>) = standard
+        .into_iter()
+        .partition(|(name, _)| name.starts_with("absolute_"));
+    for (name, data) in absolute.into_iter().chain(ties.into_iter().take(2)) {
+        seeds.push((format!("standard_{name}"), data));
+    }
     write_all("derive_vs_schema", &seeds);
 }
 

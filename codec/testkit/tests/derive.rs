@@ -7,7 +7,9 @@ use bitlens_codec::packet::{Packet, read_packet, trace_packet, write_packet};
 use bitlens_codec::{BitPacked, PacketSet, ReadStream, WriteStream, generate, packed};
 use bitlens_schema::Schema;
 use bitlens_testkit::demo::{self, DemoPacket};
-use bitlens_testkit::fuzzing::derive::{DEMO, SHOWCASE, derive_vs_schema, same_bytes};
+use bitlens_testkit::fuzzing::derive::{
+    DEMO, SHOWCASE, derive_vs_schema, same_bytes, standard_only,
+};
 use bitlens_testkit::fuzzing::schema::{DEMO as SHIPPED, assert_same_trace};
 use bitlens_testkit::showcase::{self, Optional, Point, Shape, Shapes, Showcase, Team, Weapon};
 
@@ -230,106 +232,33 @@ fn the_schema_text_says_each_attribute() {
     );
 }
 
-/// The bits of `data` from `from` to `to`, as booleans (stream order: bit `b` is bit `b % 8` of
-/// byte `b / 8`).
-fn bits_of(data: &[u8], from: usize, to: usize) -> Vec<bool> {
-    (from..to)
-        .map(|b| data[b / 8] >> (b % 8) & 1 == 1)
-        .collect()
-}
-
-/// Bits packed into bytes, zero-padded, with the packet CRC of `protocol` in the first four.
-fn sealed(bits: &[bool], protocol: bitlens_codec::ProtocolId) -> Vec<u8> {
-    let mut out = vec![0u8; bits.len().div_ceil(8)];
-    for (b, &set) in bits.iter().enumerate() {
-        out[b / 8] |= u8::from(set) << (b % 8);
-    }
-    let crc = bitlens_codec::checksum::packet_crc(protocol, &out);
-    out[..4].copy_from_slice(&crc.to_le_bytes());
-    out
-}
-
 #[test]
 fn what_does_not_reencode_is_checked_against_the_writers_formula() {
     // serialize 1.0's readers take two encodings their writers do not send back: a relative
     // integer's small difference in the absolute tier, and a near-tie quaternion. The harness
     // accepts them (the derived code and the schema write the same other bytes) and checks each
     // value as the writer's formula gives it.
-    let id = Showcase::protocol().id;
-    let mut p = Showcase::Relatives(showcase::Relatives {
-        base: 5,
-        next: 6,
-        later: 6,
-        after_hundred: 101,
-        first: 0,
-        ids: vec![11],
-        stamps: vec![1001],
-    });
-    let mut buf = [0u8; showcase::MTU];
-    let n = write_packet(&mut p, &mut buf).unwrap();
-    let (_, trace) = trace_packet::<Showcase>(&buf[..n]);
-    assert!(trace.error.is_none());
-    for path in ["after_hundred", "later", "stamps[0]"] {
-        // (An array element's path names its scope first, then its value's.)
-        let f = trace.fields.iter().rfind(|g| g.path == path).unwrap();
-        assert_eq!(f.bits, 1, "{path}: d = 1 takes the one flag");
-        let value = match f.value {
-            bitlens_codec::Value::Int(v) => v as u32,
-            ref v => panic!("{v:?}"),
-        };
-        // Six 0 flags, then the value in 32 bits: the absolute tier.
-        let mut bits = bits_of(&buf, 0, f.bit);
-        bits.extend([false; 6]);
-        bits.extend((0..32).map(|i| value >> i & 1 == 1));
-        // The body after it, then the aligned end-of-packet check.
-        let end_of_packet = |check: bool| {
-            let kind = |g: &&bitlens_codec::TraceField| {
-                matches!(g.kind, bitlens_codec::FieldKind::Check { .. }) == check
-            };
-            let mut found = trace.fields.iter().filter(|g| g.path == "end of packet");
-            found.find(kind).map(|g| g.bit)
-        };
-        let end = end_of_packet(true).unwrap();
-        let body_end = end_of_packet(false).unwrap_or(end);
-        bits.extend(bits_of(&buf, f.bit + 1, body_end));
-        bits.resize(bits.len().div_ceil(8) * 8, false);
-        bits.extend(bits_of(&buf, end, end + 32));
-        let absolute = sealed(&bits, id);
-        let back = read_packet::<Showcase>(&absolute).expect("an absolute small difference reads");
-        assert_eq!(back, p, "{path}");
+    let (relatives, written) = standard_only::relatives();
+    let datagrams = standard_only::datagrams();
+    let mut ties = 0;
+    for (name, data) in &datagrams {
+        let back = read_packet::<Showcase>(data).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut again = [0u8; showcase::MTU];
         let m = write_packet(&mut back.clone(), &mut again).unwrap();
-        assert_eq!(again[..m], buf[..n], "{path} writes back in its own tier");
-        derive_vs_schema(&absolute);
-    }
-
-    // A 9-bit near tie: the codes of largest 0 whose rebuilt largest is below a sent component.
-    let spec = bitlens_codec::SmallestThree::new(9).unwrap();
-    let mut floats = Showcase::Floats(showcase::Floats::default());
-    let n = write_packet(&mut floats, &mut buf).unwrap();
-    let (_, trace) = trace_packet::<Showcase>(&buf[..n]);
-    let at = trace.get("rotation.largest").unwrap().bit;
-    let mut ties = 0;
-    for a in (0..=spec.max_code()).step_by(7) {
-        for b in (0..=spec.max_code()).step_by(11) {
-            let c = spec.max_code() - 3;
-            if spec.reencodes(0, [a, b, c]) {
-                continue;
-            }
-            let mut bits = bits_of(&buf, 0, n * 8);
-            let fields = [(0u32, 2usize), (a, 9), (b, 9), (c, 9)];
-            let mut bit = at;
-            for (v, w) in fields {
-                for i in 0..w {
-                    bits[bit + i] = v >> i & 1 == 1;
-                }
-                bit += w;
-            }
-            let tie = sealed(&bits, id);
-            assert!(read_packet::<Showcase>(&tie).is_ok(), "a near tie reads");
-            derive_vs_schema(&tie);
+        assert_ne!(&again[..m], &data[..], "{name} writes back as itself");
+        if name.starts_with("absolute_") {
+            assert_eq!(back, relatives, "{name}");
+            assert_eq!(
+                again[..m],
+                written[..],
+                "{name} writes back in its own tier"
+            );
+        } else {
+            assert!(name.starts_with("near_tie_"), "{name}");
             ties += 1;
         }
+        derive_vs_schema(data);
     }
-    assert!(ties > 0, "no 9-bit near tie found");
+    assert_eq!(datagrams.len() - ties, 3, "one per relative integer");
+    assert!(ties > 10, "{ties} 9-bit near ties");
 }
