@@ -1,7 +1,8 @@
 //! bitlens-codec: bit-packed serialization for the protocols of real-time games.
 //!
 //! One `serialize` function per message, generic over [`Stream`], writes a packet
-//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]) and traces one
+//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]: a bound, as
+//! serialize 1.0 defines it), counts its exact bits ([`CountStream`]) and traces one
 //! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
 //!
 //! # Guarantees
@@ -13,10 +14,17 @@
 //!   range 0..=100`).
 //! - **Writes of invalid values are errors**, not panics and not silent truncation: a value
 //!   outside its range, a too-long string, more data than the buffer (or MTU) holds.
-//! - **measure == bits written**, and **read(write(x)) == x**; every packet a reader accepts
-//!   re-encodes to the identical bytes. Property tests pin all three.
-//! - The wire format is the one of the reference C++ serialize library (WIRE.md section 1), pinned
-//!   by its conformance vectors (`codec/tests/vectors/`, run by `bitlens vectors`).
+//! - **count == bits written** (from bit 0), **measure >= bits written** at every starting
+//!   bit, and **read(write(x)) == x**; every packet a reader accepts re-encodes to the identical
+//!   bytes, where its compressed float ranges are stable, its quaternions are not near ties
+//!   ([`CompressedFloat::is_stable`], [`SmallestThree::reencodes`]) and its relative integers
+//!   use their smallest tier (a reader also takes a small difference sent in the 32-bit tier).
+//!   Property tests pin them.
+//! - **Readers refuse exactly what serialize 1.0 refuses** at the serialize layer (WIRE.md
+//!   section 1): conforming writers' packets are accepted and decode to the standard's values.
+//!   bitlens's own layers (packet framing, check markers, `end`, relative object indices) keep
+//!   their stricter rules. Pinned by the conformance vectors (`codec/tests/vectors/`, run by
+//!   `bitlens vectors`).
 //!
 //! # The crates
 //!
@@ -42,7 +50,7 @@
 //! [`packed`] and the `bitlens-codec-derive` crate for the attribute language).
 //!
 //! ```
-//! use bitlens_codec::{BitPacked, Result, WriteStream, ReadStream, MeasureStream};
+//! use bitlens_codec::{BitPacked, CountStream, MeasureStream, ReadStream, Result, WriteStream};
 //!
 //! #[derive(BitPacked, Debug, Default, PartialEq)]
 //! struct Player {
@@ -60,9 +68,14 @@
 //! let bits = w.bits_written();
 //! let n = w.finish();
 //!
+//! let mut c = CountStream::new();
+//! p.serialize(&mut c)?;
+//! assert_eq!(c.bits(), bits);
+//! // The standard's measure, a bound at any start: the string's align pads 3 bits here (40
+//! // written), and a measure charges 7 for it.
 //! let mut m = MeasureStream::new();
 //! p.serialize(&mut m)?;
-//! assert_eq!(m.bits(), bits);
+//! assert_eq!((bits, m.bits()), (40, 44));
 //!
 //! let mut back = Player::default();
 //! back.serialize(&mut ReadStream::new(&buf[..n]))?;
@@ -111,6 +124,7 @@ pub mod float_text;
 #[cfg(feature = "arbitrary")]
 pub mod generate;
 pub mod link;
+pub mod measure;
 pub mod packed;
 pub mod packet;
 pub mod quantize;
@@ -125,6 +139,7 @@ pub use bitlens_codec_derive::{BitPacked, PacketSet};
 pub use bits::{BitReader, BitWriter, bits_required, bits_required128};
 pub use error::{Error, ErrorKind, Result};
 pub use fixed::{Fixed, FixedPoint};
+pub use measure::MeasureStream;
 pub use packed::{BitPacked, PacketSet};
 pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
@@ -133,4 +148,4 @@ pub use quantize::{CompressedFloat, CompressedFloatParams, SmallestThree};
 pub use read::{ReadStream, TraceStream};
 pub use stream::Stream;
 pub use trace::{FieldKind, Trace, TraceField, Value};
-pub use write::{MeasureStream, WriteStream};
+pub use write::{CountStream, WriteStream};

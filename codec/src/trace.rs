@@ -72,33 +72,45 @@ pub enum Value {
     Fixed(Fixed),
 }
 
-impl PartialEq for Value {
-    fn eq(&self, other: &Value) -> bool {
-        use Value::*;
-        match (self, other) {
-            (None, None) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
-            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
-            (Str(a), Str(b)) => a == b,
-            (Bytes(a), Bytes(b)) => a == b,
-            (Floats(a), Floats(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            }
-            (U128(a), U128(b)) => a == b,
-            (Fixed(a), Fixed(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
 impl Value {
     /// An unsigned 128-bit integer: [`Value::Int`] when it fits `i128`, else [`Value::U128`].
     pub fn from_u128(v: u128) -> Value {
         match i128::try_from(v) {
             Ok(i) => Value::Int(i),
             Err(_) => Value::U128(v),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::Floats(a), Value::Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Value::U128(a), Value::U128(b)) => a == b,
+            (Value::Fixed(a), Value::Fixed(b)) => a == b,
+            // Every variant named, so that a new one cannot fall through unnoticed.
+            (
+                Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::F32(_)
+                | Value::F64(_)
+                | Value::Str(_)
+                | Value::Bytes(_)
+                | Value::Floats(_)
+                | Value::U128(_)
+                | Value::Fixed(_),
+                _,
+            ) => false,
         }
     }
 }
@@ -550,5 +562,9 @@ mod tests {
         );
         assert_ne!(Value::Floats(vec![1.0]), Value::Floats(vec![1.0, 1.0]));
         assert_ne!(Value::Int(1), Value::F32(1.0));
+        let payload = f32::from_bits(0x7FA0_0001);
+        assert_ne!(Value::F32(payload), Value::F32(f32::from_bits(0x7FA0_0002)));
+        assert_eq!(Value::U128(u128::MAX), Value::U128(u128::MAX));
+        assert_ne!(Value::U128(u128::MAX), Value::Int(-1));
     }
 }

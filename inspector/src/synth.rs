@@ -216,7 +216,7 @@ fn random_packet(rng: &mut Rng, from_server: bool) -> DemoPacket {
         };
         let p = p.ok().filter(|p| {
             let mut p = p.clone();
-            bitlens_codec::packet::measure_packet(&mut p).is_ok_and(|bits| bits <= demo::MTU * 8)
+            bitlens_codec::packet::count_packet(&mut p).is_ok_and(|bits| bits <= demo::MTU * 8)
         });
         if let Some(p) = p {
             return p;

@@ -2,7 +2,7 @@
 //! that every error names the file, line and column. Shared by the packet parser (`parse`) and
 //! the `[batch]` parser (`batch`).
 
-use crate::SchemaError;
+use crate::{SchemaError, SchemaWarning};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -12,6 +12,8 @@ pub(crate) type Val<'i> = Spanned<DeValue<'i>>;
 pub(crate) struct Parser<'t> {
     pub(crate) text: &'t str,
     pub(crate) file: &'t str,
+    /// What loads but deserves a look, in the order found.
+    pub(crate) warnings: std::cell::RefCell<Vec<SchemaWarning>>,
 }
 
 /// Line and column (both from 1) of byte `offset` in `text`.
@@ -26,6 +28,17 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl<'t> Parser<'t> {
+    /// Records a warning at `span`.
+    pub(crate) fn warn(&self, span: &Range<usize>, message: impl Into<String>) {
+        let (line, col) = line_col(self.text, span.start);
+        self.warnings.borrow_mut().push(SchemaWarning {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message: message.into(),
+        });
+    }
+
     pub(crate) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
         let (line, col) = line_col(self.text, span.start);
         SchemaError {
