@@ -24,7 +24,8 @@
 //! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
 //! and network ids ([`link`]). Its default build depends on `crc32fast`, `itoa` and
 //! `compact_str` only: a game that wants only the bit packer compiles only this. Optional
-//! features: `serde` (serialize traces) and `arbitrary` (arbitrary values for fuzzing).
+//! features: `serde` (serialize traces) and `arbitrary` (arbitrary values, and the `fuzzing` module: the
+//! fuzz harnesses for your own packet set, one line per cargo-fuzz target).
 //!
 //! The formats live beside it, each in its own crate: `bitlens-tagged` (the tagged format of
 //! save files), `bitlens-batch` (byte-aligned message batches) and `bitlens-schema` (protocols
@@ -71,6 +72,8 @@
 pub mod bits;
 pub mod checksum;
 pub mod error;
+#[cfg(feature = "arbitrary")]
+pub mod fuzzing;
 pub mod link;
 pub mod packet;
 pub mod quantize;
