@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 
 bitlens_fuzz_guard::guard_allocator!();
 
+/// A harness, as a fuzz target calls it.
+type Harness = fn(&[u8]);
+
 /// Every fuzz target of `fuzz/fuzz_targets/` and its harness.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Harness)] = &[
     ("packet_read", fuzzing::packet_read),
     ("packet_roundtrip", fuzzing::packet_roundtrip),
     ("stream_ops", fuzzing::stream_ops),

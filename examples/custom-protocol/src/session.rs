@@ -213,7 +213,7 @@ impl Session {
             let text = lines[(tick / 9) as usize % lines.len()];
             let mut chat = Packet::Chat(Chat {
                 from: c,
-                team_only: tick % 2 == 0,
+                team_only: tick.is_multiple_of(2),
                 text: text.into(),
             });
             let time = self.time(tick, 10);
@@ -273,7 +273,7 @@ impl Session {
                     POSITION.decode(POSITION.encode(0.25)) - POSITION.decode(POSITION.encode(0.0));
                 e.position[0] = POSITION.decode(POSITION.encode(e.position[0] + step));
                 e.firing = self.rng.below(3) == 0;
-                if tick % 5 == 0 {
+                if tick.is_multiple_of(5) {
                     e.health = (e.health - 7).max(0);
                 }
             }
@@ -308,7 +308,7 @@ impl Session {
             entities: self
                 .entities
                 .iter()
-                .filter(|e| tick % 2 == 0 || e.kind == EntityKind::Player || c == 1)
+                .filter(|e| tick.is_multiple_of(2) || e.kind == EntityKind::Player || c == 1)
                 .cloned()
                 .collect(),
         }

@@ -8,7 +8,10 @@ use std::path::Path;
 
 type P = custom_protocol::Packet;
 
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A harness, as a fuzz target calls it.
+type Harness = fn(&[u8]);
+
+const TARGETS: &[(&str, Harness)] = &[
     ("packet_read", fuzzing::packet_read::<P>),
     ("packet_roundtrip", fuzzing::packet_roundtrip::<P>),
     ("hostile_lengths", fuzzing::hostile_lengths::<P>),

@@ -216,7 +216,10 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
              \n\
              type P = {packet};\n\
              \n\
-             const TARGETS: &[(&str, fn(&[u8]))] = &[\n\
+             /// A harness, as a fuzz target calls it.\n\
+             type Harness = fn(&[u8]);\n\
+             \n\
+             const TARGETS: &[(&str, Harness)] = &[\n\
              {table}\
              ];\n\
              \n\
