@@ -95,32 +95,10 @@ enum Command {
     },
     /// Write a fuzz seed corpus from a capture: one file per distinct UDP payload to or from
     /// PORT, named by the SHA-1 of its bytes (as libFuzzer names inputs).
-    Seeds {
-        /// A pcap or pcapng file.
-        capture: PathBuf,
-        /// The UDP port whose datagrams become seeds.
-        #[arg(long)]
-        port: u16,
-        /// The corpus folder (created if missing), e.g. fuzz/corpus/packet_read.
-        dir: PathBuf,
-    },
+    Seeds(cmd::seeds::SeedsArgs),
     /// Write the cargo-fuzz crate (fuzz/) and the corpus replay test (tests/fuzz_corpus.rs) for
     /// your own packet set: targets packet_read, packet_roundtrip, hostile_lengths.
-    FuzzInit {
-        /// Your packet set's type path; it implements bitlens_codec::packet::Packet, Default,
-        /// Clone, PartialEq, Debug and Arbitrary.
-        #[arg(long, value_name = "PATH")]
-        packet: String,
-        /// The crate that defines it.
-        #[arg(long, value_name = "DIR", default_value = ".")]
-        crate_dir: PathBuf,
-        /// Depend on a bitlens checkout by path instead of the published crates.
-        #[arg(long, value_name = "DIR")]
-        bitlens: Option<PathBuf>,
-        /// Overwrite files that exist.
-        #[arg(long)]
-        force: bool,
-    },
+    FuzzInit(cmd::fuzz_init::FuzzInitArgs),
     /// Decode one raw packet with a schema, field by field (exit status 1 if it is rejected).
     DecodeBytes {
         /// The schema (TOML).
@@ -202,32 +180,20 @@ fn main() -> ExitCode {
             Err(e) => fail(&e),
         },
         Command::Vectors { files } => cmd::vectors::run(&files),
-        Command::Seeds { capture, port, dir } => match cmd::seeds::run(&capture, port, &dir) {
+        Command::Seeds(a) => match cmd::seeds::run(&a.capture, a.port, &a.dir) {
             Ok(summary) => {
-                println!("{}: {summary}", dir.display());
+                println!("{}: {summary}", a.dir.display());
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e),
         },
-        Command::FuzzInit {
-            packet,
-            crate_dir,
-            bitlens,
-            force,
-        } => {
-            let opts = cmd::fuzz_init::Options {
-                crate_dir,
-                packet,
-                bitlens,
-            };
-            match cmd::fuzz_init::run(&opts, force) {
-                Ok(summary) => {
-                    println!("{summary}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => fail(&e),
+        Command::FuzzInit(a) => match cmd::fuzz_init::run(&a.options(), a.force) {
+            Ok(summary) => {
+                println!("{summary}");
+                ExitCode::SUCCESS
             }
-        }
+            Err(e) => fail(&e),
+        },
         Command::Encode {
             schema,
             packet_type,

@@ -15,8 +15,40 @@
 //! by `bitlens seeds CAPTURE --port P fuzz/corpus/<target>` (the replay fails on an empty one).
 
 use anyhow::{Context, Result, bail};
+use clap::Parser;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
+
+/// Write the cargo-fuzz crate (fuzz/) and the corpus replay test (tests/fuzz_corpus.rs) for your
+/// own packet set: targets packet_read, packet_roundtrip and hostile_lengths over
+/// bitlens_codec::fuzzing.
+#[derive(Parser, Debug)]
+pub struct FuzzInitArgs {
+    /// Your packet set's type path, e.g. my_game::Packet; it implements
+    /// bitlens_codec::packet::Packet, Default, Clone, PartialEq, Debug and Arbitrary.
+    #[arg(long, value_name = "PATH")]
+    pub packet: String,
+    /// The crate that defines it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub crate_dir: PathBuf,
+    /// Depend on a bitlens checkout by path instead of the published crates.
+    #[arg(long, value_name = "DIR")]
+    pub bitlens: Option<PathBuf>,
+    /// Overwrite files that exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl FuzzInitArgs {
+    /// The options these arguments give.
+    pub fn options(&self) -> Options {
+        Options {
+            crate_dir: self.crate_dir.clone(),
+            packet: self.packet.clone(),
+            bitlens: self.bitlens.clone(),
+        }
+    }
+}
 
 /// The fuzz targets written, each a harness of `bitlens_codec::fuzzing`, with what it checks.
 pub const TARGETS: &[(&str, &str)] = &[

@@ -9,10 +9,24 @@
 
 use crate::capture::{Capture, Status};
 use anyhow::{Context, Result};
+use clap::Parser;
 use sha1::{Digest, Sha1};
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Write a fuzz seed corpus from a capture: one file per distinct UDP payload to or from PORT,
+/// named by the SHA-1 of its bytes (as libFuzzer names inputs).
+#[derive(Parser, Debug)]
+pub struct SeedsArgs {
+    /// A pcap or pcapng file.
+    pub capture: PathBuf,
+    /// The UDP port whose datagrams become seeds.
+    #[arg(long)]
+    pub port: u16,
+    /// The corpus folder (created if missing), e.g. fuzz/corpus/packet_read.
+    pub dir: PathBuf,
+}
 
 /// What a `seeds` run found and wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
