@@ -4,6 +4,13 @@
 //! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]) and traces one
 //! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
 //!
+//! **Your own protocol**: write a `serialize` per message and implement [`Packet`] for the enum
+//! of your packets (its [`Protocol`]: id, packet types, MTU). Then the `bitlens` crate's
+//! inspector reads your captures with it, and the `fuzzing` module (feature `arbitrary`) gives
+//! your one-line cargo-fuzz targets the checks bitlens runs on its own protocol
+//! (`bitlens fuzz-init` writes them). The repository's `examples/custom-protocol/` is a whole
+//! game protocol done this way.
+//!
 //! # Guarantees
 //!
 //! - **Reads never panic and never allocate by an unchecked length**, on any input. Every value
