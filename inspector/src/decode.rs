@@ -147,6 +147,16 @@ impl Decoders {
             .or_else(|| self.by_port.get(&d.src.port()))
     }
 
+    /// The framing parameters a decoder verifies CRCs with (the demo's carries `--protocol-id`);
+    /// `None` for message batches, which have no CRC.
+    pub fn protocol_of<'a>(&'a self, kind: &'a DecoderKind) -> Option<&'a Protocol> {
+        match kind {
+            DecoderKind::Demo => Some(&self.demo_protocol),
+            DecoderKind::Schema(schema) => Some(schema.protocol()),
+            DecoderKind::Batch | DecoderKind::SchemaBatch(_) => None,
+        }
+    }
+
     /// `port=kind` pairs, for the status bar and summaries.
     pub fn describe(&self) -> String {
         self.by_port

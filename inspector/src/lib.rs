@@ -6,5 +6,6 @@ pub mod cmd;
 pub mod decode;
 pub mod output;
 pub mod pipeline;
+pub mod proxy;
 pub mod synth;
 pub mod tui;

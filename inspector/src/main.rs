@@ -93,6 +93,12 @@ enum Command {
         #[arg(long)]
         json: PathBuf,
     },
+    /// Run a live UDP proxy between a game client and its server: one NDJSON line per datagram
+    /// (the `decode --json` contract plus direction and client), and on request a recording,
+    /// impairments (drop, duplicate, delay, reorder) and field-level mutations. Ctrl-C stops it.
+    Proxy(Box<cmd::proxy::ProxyArgs>),
+    /// Send the mutated datagrams of a proxy log to a server again, byte for byte.
+    Replay(cmd::proxy::ReplayArgs),
     /// Write a fuzz seed corpus from a capture: one file per distinct UDP payload to or from
     /// PORT, named by the SHA-1 of its bytes (as libFuzzer names inputs).
     Seeds(cmd::seeds::SeedsArgs),
@@ -231,6 +237,14 @@ fn main() -> ExitCode {
                 eprintln!("bitlens: {err:#}");
                 ExitCode::from(2)
             }
+        },
+        Command::Proxy(args) => match cmd::proxy::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
+        },
+        Command::Replay(args) => match cmd::proxy::replay(&args, &mut std::io::stdout().lock()) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => fail(&e),
         },
         Command::Tagged { file, json } => {
             if let Err(err) = cmd::common::must_exist(&file) {

@@ -305,3 +305,75 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
         "{status}"
     );
 }
+
+/// A live session (`bitlens proxy --tui`): an app over a growing capture.
+fn live_app() -> (App, Vec<bitlens::capture::write::SynthDatagram<'static>>) {
+    let mut app = App::new(
+        Arc::new(Capture::live("proxy 127.0.0.1:7777 → 10.0.0.1:40000")),
+        Arc::new(Decoders::default()),
+        false,
+        SIZE,
+    );
+    app.live = Some(bitlens::tui::Live {
+        follow: true,
+        ..Default::default()
+    });
+    let (datagrams, _) = bitlens::synth::generate(12, 3, false);
+    (app, datagrams)
+}
+
+fn push(app: &mut App, datagrams: &[bitlens::capture::write::SynthDatagram<'static>], i: usize) {
+    use bitlens::capture::Datagram;
+    let s = &datagrams[i];
+    let d = Datagram::detached(i as u64 + 1, s.time, s.src, s.dst, s.payload.len());
+    let decoders = Decoders::default();
+    let v = decoders.verdict_of(&d, &s.payload);
+    let t = v.packet_type.map(str::to_owned);
+    app.push_live(d, &s.payload, v.status, t.as_deref());
+}
+
+#[test]
+fn a_live_list_grows_follows_and_pauses() {
+    let (mut app, datagrams) = live_app();
+    assert!(app.rows.is_empty() && app.detail.is_none());
+    for i in 0..5 {
+        push(&mut app, &datagrams, i);
+    }
+    // Following: the newest datagram is selected and opened, decoded as from a file.
+    assert_eq!((app.rows.len(), app.selected), (5, 4));
+    let detail = app.detail.as_ref().unwrap();
+    assert_eq!(detail.datagram, 4);
+    assert!(!detail.decoded.trace.fields.is_empty());
+    assert_eq!(app.status_counts()[Status::Ok as usize], 5);
+    let status = screen_row(&render(&app), SIZE.1 - 1);
+    assert!(
+        status.contains("5 datagrams") && status.contains("LIVE following"),
+        "{status}"
+    );
+
+    // Paused: arrivals wait, the list and the cursor stay.
+    app.handle_key(Key::Char('p'));
+    for i in 5..8 {
+        push(&mut app, &datagrams, i);
+    }
+    assert_eq!((app.rows.len(), app.selected), (5, 4));
+    let status = screen_row(&render(&app), SIZE.1 - 1);
+    assert!(status.contains("PAUSED (3 new)"), "{status}");
+    app.handle_key(Key::Char('p'));
+    assert_eq!((app.rows.len(), app.selected), (8, 7));
+
+    // Not following: the list grows under a cursor that stays put.
+    app.handle_key(Key::Char('f'));
+    app.handle_key(Key::Up);
+    for i in 8..12 {
+        push(&mut app, &datagrams, i);
+    }
+    assert_eq!((app.rows.len(), app.selected), (12, 6));
+    let status = screen_row(&render(&app), SIZE.1 - 1);
+    assert!(status.contains("LIVE not following"), "{status}");
+    // A filter applies to arrivals too.
+    app.apply_filter("port:1");
+    assert!(app.rows.is_empty());
+    app.handle_key(Key::Char('f'));
+    assert!(app.rows.is_empty());
+}

@@ -360,6 +360,32 @@ impl Datagram {
     pub fn payload_len(&self) -> usize {
         self.payload_len as usize
     }
+
+    /// A whole datagram seen outside any file (the live proxy's): its payload is the first
+    /// `payload_len` bytes of a buffer of its own, so [`Datagram::payload`] of that buffer gives
+    /// it. Link type raw IP, interface 0.
+    pub fn detached(
+        frame: u64,
+        time: Timestamp,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload_len: usize,
+    ) -> Self {
+        let len = u32::try_from(payload_len).unwrap_or(u32::MAX);
+        Datagram {
+            frame,
+            time,
+            src,
+            dst,
+            captured_len: len,
+            original_len: len,
+            status: Status::Whole,
+            interface: 0,
+            link_type: LinkType::RAW,
+            payload_start: 0,
+            payload_len: len,
+        }
+    }
 }
 
 /// A capture file read into memory, with its index of UDP datagrams.
@@ -569,6 +595,31 @@ impl Capture {
     /// The damage that stopped reading before the end of the file, if any.
     pub fn damage(&self) -> Option<&CaptureError> {
         self.damage.as_ref()
+    }
+
+    /// An empty capture that datagrams are appended to as they arrive ([`Capture::push`]): the
+    /// live proxy's session, shown by the same inspector as a file.
+    pub fn live(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            data: Vec::new(),
+            format: FileFormat::Pcapng,
+            frames: 0,
+            datagrams: Vec::new(),
+            skipped: Skipped::default(),
+            interfaces: Vec::new(),
+            damage: None,
+        }
+    }
+
+    /// Appends a whole datagram to a [`Capture::live`] capture: its payload is copied to the end
+    /// of [`Capture::data`], `frame` is kept as given.
+    pub fn push(&mut self, mut datagram: Datagram, payload: &[u8]) {
+        datagram.payload_start = self.data.len();
+        datagram.payload_len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        self.data.extend_from_slice(payload);
+        self.frames = self.frames.max(datagram.frame);
+        self.datagrams.push(datagram);
     }
 }
 

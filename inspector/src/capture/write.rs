@@ -15,10 +15,11 @@ use std::time::Duration;
 use etherparse::{IpFragOffset, IpNumber, Ipv4Header, PacketBuilder, UdpHeader};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapTsResolution, PcapWriter};
 use pcap_file::pcapng::PcapNgWriter;
-use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption, InterfaceTsResolution,
 };
+use pcap_file::pcapng::blocks::opt_common::CommonOption;
 use pcap_file::{DataLink, Endianness};
 
 use super::link::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
@@ -243,6 +244,108 @@ pub fn write_capture<W: Write>(
                     error,
                 })
         }
+    }
+}
+
+/// A pcapng file written one datagram at a time, as the datagrams happen (the live proxy's
+/// recording): one Ethernet interface named `if_name` with nanosecond timestamps
+/// (`if_tsresol` 9), each datagram one Enhanced Packet Block with synthesized Ethernet, IP and UDP
+/// headers (correct checksums) and an optional comment (`frame.comment` in tshark).
+///
+/// Every block is complete once [`UdpPcapngWriter::write`] returns, so a file cut after any
+/// block reads back whole up to it; `W` decides when bytes reach the disk (wrap a file in a
+/// `BufWriter` and call [`UdpPcapngWriter::flush`]).
+pub struct UdpPcapngWriter<W: Write> {
+    writer: PcapNgWriter<W>,
+    written: usize,
+}
+
+impl<W: Write> UdpPcapngWriter<W> {
+    /// Writes the section header and the interface description to `out`.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] when `out` fails.
+    pub fn new(out: W, if_name: &str) -> Result<Self, CaptureError> {
+        let mut writer =
+            PcapNgWriter::with_endianness(out, Endianness::Little).map_err(io_error)?;
+        let mut idb = InterfaceDescriptionBlock::new(DataLink::ETHERNET, SNAPLEN);
+        idb.options = vec![
+            InterfaceDescriptionOption::IfName(if_name.to_owned().into()),
+            InterfaceDescriptionOption::IfTsResol(InterfaceTsResolution::NANO),
+        ];
+        writer.write_pcapng_block(idb).map_err(io_error)?;
+        Ok(Self { writer, written: 0 })
+    }
+
+    /// Appends one datagram (whole, or cut or fragmented as `d` says), with `comment` on each of
+    /// its frames.
+    ///
+    /// # Errors
+    /// As [`write_capture`]: [`CaptureError::Unwritable`] for a datagram the format cannot hold
+    /// (nothing of it is written), [`CaptureError::Io`] when the output fails.
+    pub fn write(
+        &mut self,
+        d: &SynthDatagram<'_>,
+        comment: Option<&str>,
+    ) -> Result<(), CaptureError> {
+        let index = self.written;
+        let time = duration(index, d.time)?;
+        let options = match comment {
+            Some(c) => vec![EnhancedPacketOption::Common(CommonOption::Comment(
+                c.into(),
+            ))],
+            None => vec![],
+        };
+        for (frame, original_len) in frames(index, WriteFormat::NANO_PCAPNG, d)? {
+            let epb = EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: time,
+                original_len,
+                data: Cow::Borrowed(&frame),
+                options: options.clone(),
+            };
+            self.writer.write_pcapng_block(epb).map_err(io_error)?;
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Flushes the output.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] when the output fails.
+    pub fn flush(&mut self) -> Result<(), CaptureError> {
+        self.writer
+            .get_mut()
+            .flush()
+            .map_err(|error| CaptureError::Io {
+                file: "output".into(),
+                error,
+            })
+    }
+
+    /// The output, flushed.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] when the flush fails.
+    pub fn into_inner(mut self) -> Result<W, CaptureError> {
+        self.flush()?;
+        Ok(self.writer.into_inner())
+    }
+}
+
+impl WriteFormat {
+    /// The format [`UdpPcapngWriter`] writes.
+    const NANO_PCAPNG: Self = Self::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 0,
+    };
+}
+
+fn io_error(e: impl std::fmt::Display) -> CaptureError {
+    CaptureError::Io {
+        file: "output".into(),
+        error: std::io::Error::other(e.to_string()),
     }
 }
 

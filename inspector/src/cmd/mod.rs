@@ -7,6 +7,7 @@ pub mod decode_bytes;
 pub mod encode;
 pub mod fuzz_init;
 pub mod inspect;
+pub mod proxy;
 pub mod seeds;
 pub mod synth;
 pub mod tagged;

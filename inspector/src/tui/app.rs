@@ -169,6 +169,23 @@ impl Filter {
     }
 }
 
+/// Most datagrams a live session's list holds; later ones are counted, not listed (the
+/// recording has them all).
+pub const LIVE_LIMIT: usize = 1_000_000;
+
+/// The state of a live session (`bitlens proxy --tui`): the list grows as datagrams arrive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Live {
+    /// The cursor jumps to each new datagram (`f` toggles).
+    pub follow: bool,
+    /// The list does not grow (`p` toggles); arrivals wait in the capture.
+    pub paused: bool,
+    /// Datagrams that arrived while paused.
+    pub waiting: usize,
+    /// Datagrams not listed because the list reached [`LIVE_LIMIT`].
+    pub unlisted: u64,
+}
+
 /// The whole state of the inspector.
 #[derive(Debug)]
 pub struct App {
@@ -209,6 +226,8 @@ pub struct App {
     pub quit: bool,
     /// Terminal size, as of the last resize.
     pub size: (u16, u16),
+    /// Set for a live session ([`App::push_live`]).
+    pub live: Option<Live>,
 }
 
 impl App {
@@ -241,6 +260,7 @@ impl App {
             color,
             quit: false,
             size,
+            live: None,
         };
         app.open_selected();
         app
@@ -491,6 +511,10 @@ impl App {
                 self.rows = (0..self.capture.datagrams().len())
                     .filter(|&i| self.matches(i))
                     .collect();
+                // Everything that arrived while paused is in the new list.
+                if let Some(live) = &mut self.live {
+                    live.waiting = 0;
+                }
                 let row = keep
                     .and_then(|k| self.rows.binary_search(&k).ok())
                     .unwrap_or(0);
@@ -501,6 +525,80 @@ impl App {
             }
             Err(e) => self.message = Some(format!("filter: {e}")),
         }
+    }
+
+    /// Appends a datagram that just arrived to a live session (the app must own its capture
+    /// alone, as [`crate::tui::live`] gives it), with its verdict. Follows it when following;
+    /// while paused it waits for `p`.
+    pub fn push_live(
+        &mut self,
+        datagram: crate::capture::Datagram,
+        payload: &[u8],
+        status: Status,
+        packet_type: Option<&str>,
+    ) {
+        let live = self.live.get_or_insert_with(Live::default);
+        if self.summaries.len() >= LIVE_LIMIT {
+            live.unlisted += 1;
+            return;
+        }
+        let Some(capture) = Arc::get_mut(&mut self.capture) else {
+            live.unlisted += 1;
+            return;
+        };
+        capture.push(datagram, payload);
+        let packet_type = self.type_id(packet_type);
+        self.summaries.push(Some(Summary {
+            status,
+            packet_type,
+        }));
+        self.summarized += 1;
+        let i = self.summaries.len() - 1;
+        match &mut self.live {
+            Some(live) if live.paused => live.waiting += 1,
+            _ => self.list_new(i..i + 1),
+        }
+    }
+
+    /// Lists the datagrams `new` that match the filter, then follows the last when following.
+    fn list_new(&mut self, new: std::ops::Range<usize>) {
+        let was_empty = self.rows.is_empty();
+        for i in new {
+            if self.matches(i) {
+                self.rows.push(i);
+            }
+        }
+        let follow = self.live.as_ref().is_some_and(|l| l.follow);
+        if follow && !self.rows.is_empty() {
+            self.select(self.rows.len() - 1);
+        } else if was_empty && !self.rows.is_empty() {
+            self.select(0);
+        }
+    }
+
+    /// `f` and `p` of a live session.
+    fn live_key(&mut self, key: Key) -> bool {
+        let Some(live) = &mut self.live else {
+            return false;
+        };
+        match key {
+            Key::Char('f') => {
+                live.follow = !live.follow;
+                if live.follow && !self.rows.is_empty() {
+                    self.select(self.rows.len() - 1);
+                }
+            }
+            Key::Char('p') => {
+                live.paused = !live.paused;
+                if !live.paused {
+                    let waiting = std::mem::take(&mut live.waiting);
+                    let n = self.summaries.len();
+                    self.list_new(n - waiting..n);
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Handles one key.
@@ -528,6 +626,9 @@ impl App {
             return;
         }
         self.message = None;
+        if self.live_key(key) {
+            return;
+        }
         let page = |h: usize| h.saturating_sub(1).max(1) as isize;
         match key {
             Key::Char('q') | Key::Esc => self.quit = true,

@@ -6,9 +6,10 @@
 //! (the list is usable at once, the status counts fill in with a progress gauge).
 
 pub mod app;
+pub mod live;
 pub mod ui;
 
-pub use app::{App, Key, Pane};
+pub use app::{App, Key, Live, Pane};
 
 use crate::capture::Capture;
 use crate::decode::{Decoders, Status};

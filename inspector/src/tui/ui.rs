@@ -642,7 +642,22 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         }
     }
     spans.push(Span::raw(format!("│ {} ", app.decoders.describe())));
-    if !app.fully_summarized() {
+    if let Some(live) = &app.live {
+        let mode = match (live.paused, live.follow) {
+            (true, _) => format!("PAUSED ({} new)", live.waiting),
+            (false, true) => "following".to_owned(),
+            (false, false) => "not following".to_owned(),
+        };
+        let unlisted = if live.unlisted > 0 {
+            format!(", {} not listed", live.unlisted)
+        } else {
+            String::new()
+        };
+        spans.push(Span::styled(
+            format!("│ LIVE {mode}{unlisted} · f follow · p pause "),
+            t.fg(Color::Cyan),
+        ));
+    } else if !app.fully_summarized() {
         let pct = app.summarized * 100 / app.summaries.len().max(1);
         let filled = pct / 10;
         spans.push(Span::styled(

@@ -1,0 +1,315 @@
+//! `bitlens proxy` and `bitlens replay`: the options, and the run (see [`crate::proxy`]).
+
+use super::common::{DecodeOpts, read_text};
+use crate::proxy::impair::Impairments;
+use crate::proxy::mutate::{Fuzz, Rule};
+use crate::proxy::output::Outputs;
+use crate::proxy::record::Recording;
+use crate::proxy::spec::{RulesFile, Spec};
+use crate::proxy::{Config, Direction, Directions, Proxy, SessionDissector, replay};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use std::io::{BufWriter, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// The options of `bitlens proxy`.
+#[derive(Args, Debug, Clone)]
+pub struct ProxyArgs {
+    /// Where clients send to: ADDR:PORT (port 0 picks a free one; the start-up line on stderr
+    /// says which).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: String,
+    /// The server: HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub upstream: String,
+    /// Record the session: one pcapng frame per datagram, client and server addresses,
+    /// nanosecond times, the bytes forwarded.
+    #[arg(long, value_name = "FILE.pcapng")]
+    pub record: Option<PathBuf>,
+    /// Write the NDJSON lines of the mutated datagrams here (the input of `bitlens replay`).
+    #[arg(long, value_name = "FILE")]
+    pub mutation_log: Option<PathBuf>,
+    /// No NDJSON lines on stdout.
+    #[arg(long, conflicts_with = "tui")]
+    pub quiet: bool,
+    /// Show the live session in the inspector instead of NDJSON lines.
+    #[arg(long)]
+    pub tui: bool,
+    /// Seconds without a datagram either way after which a client's mapping is removed.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub idle_timeout: f64,
+    /// Most clients mapped at once (the least recently active is evicted for a new one).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_clients: usize,
+    /// Most datagrams delayed or held back at once (beyond: not forwarded, counted).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub queue: usize,
+    /// Seed of the impairment and mutation draws: the same seed and traffic, the same run.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Drop datagrams: `P` or `p=P,dir=DIR` (P: 0..1 or `5%`; DIR: to_server, to_client, both).
+    #[arg(long, value_name = "SPEC")]
+    pub drop: Option<String>,
+    /// Forward datagrams twice: as --drop.
+    #[arg(long, value_name = "SPEC")]
+    pub duplicate: Option<String>,
+    /// Delay datagrams: `ms=40,jitter_ms=10[,p=P][,dir=DIR]` (uniform in ms ± jitter).
+    #[arg(long, value_name = "SPEC")]
+    pub delay: Option<String>,
+    /// Hold datagrams back behind the next of their client and direction:
+    /// `p=P[,hold_ms=50][,dir=DIR]`.
+    #[arg(long, value_name = "SPEC")]
+    pub reorder: Option<String>,
+    /// A mutation rule (repeatable): `packet=PlayerInput,field=aim.x,action=out_of_range,p=1%`;
+    /// keys: name, packet, dir, p, field, action (set, out_of_range, flip, overclaim, truncate,
+    /// desync), value, bits, crc (resign, stale).
+    #[arg(long = "mutate", value_name = "SPEC")]
+    pub mutate: Vec<String>,
+    /// A TOML file of impairments and mutation rules (`[impair]`, `[[mutate]]`, `seed`).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Mutate this share of datagrams (0..1 or `5%`) with mutations drawn from their fields.
+    #[arg(long, value_name = "RATE")]
+    pub fuzz: Option<String>,
+    /// The directions --fuzz mutates.
+    #[arg(long, value_name = "DIR", default_value = "to_server")]
+    pub fuzz_direction: String,
+    /// How datagrams are decoded (by the server's port).
+    #[command(flatten)]
+    pub decode: DecodeOpts,
+}
+
+/// The options of `bitlens replay`.
+#[derive(Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// A proxy log: `--mutation-log FILE` or the NDJSON output.
+    pub log: PathBuf,
+    /// The server: HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub upstream: String,
+    /// Only these frames (repeatable).
+    #[arg(long = "frame", value_name = "N")]
+    pub frames: Vec<u64>,
+    /// Milliseconds between two datagrams.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    pub gap_ms: u64,
+    /// Replay the datagrams that went to the clients instead (sent to --upstream all the same).
+    #[arg(long)]
+    pub to_client: bool,
+}
+
+fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
+    s.to_socket_addrs()
+        .with_context(|| format!("{what} {s:?}: not HOST:PORT"))?
+        .next()
+        .ok_or_else(|| anyhow!("{what} {s:?}: no address"))
+}
+
+impl ProxyArgs {
+    /// The proxy's configuration.
+    ///
+    /// # Errors
+    /// A bad address, spec, rules file or number, with the option's name.
+    pub fn config(&self) -> Result<Config> {
+        let listen = resolve("--listen", &self.listen)?;
+        let upstream = resolve("--upstream", &self.upstream)?;
+        if !(self.idle_timeout > 0.0 && self.idle_timeout.is_finite()) {
+            bail!("--idle-timeout must be a number of seconds > 0");
+        }
+        let mut impairments = Impairments::default();
+        let mut rules = Vec::new();
+        let mut seed = None;
+        if let Some(path) = &self.rules {
+            let file = RulesFile::load(path).map_err(anyhow::Error::msg)?;
+            seed = file.seed;
+            for (kind, spec) in file.impair {
+                impairments.set(&kind, spec).map_err(anyhow::Error::msg)?;
+            }
+            for spec in file.mutate {
+                rules.push(Rule::from_spec(spec, rules.len() + 1).map_err(anyhow::Error::msg)?);
+            }
+        }
+        for (kind, text) in [
+            ("drop", &self.drop),
+            ("duplicate", &self.duplicate),
+            ("delay", &self.delay),
+            ("reorder", &self.reorder),
+        ] {
+            if let Some(text) = text {
+                let spec = Spec::from_cli(&format!("--{kind}"), text, Some("p"))
+                    .map_err(anyhow::Error::msg)?;
+                impairments.set(kind, spec).map_err(anyhow::Error::msg)?;
+            }
+        }
+        for text in &self.mutate {
+            let spec = Spec::from_cli("--mutate", text, None).map_err(anyhow::Error::msg)?;
+            rules.push(Rule::from_spec(spec, rules.len() + 1).map_err(anyhow::Error::msg)?);
+        }
+        let fuzz = match &self.fuzz {
+            None => None,
+            Some(rate) => {
+                let mut spec =
+                    Spec::from_cli("--fuzz", rate, Some("p")).map_err(anyhow::Error::msg)?;
+                let rate = spec
+                    .probability(&["p"])
+                    .map_err(anyhow::Error::msg)?
+                    .ok_or_else(|| anyhow!("--fuzz needs a rate, e.g. 5%"))?;
+                spec.finish("a rate").map_err(anyhow::Error::msg)?;
+                let directions = Directions::parse(&self.fuzz_direction).ok_or_else(|| {
+                    anyhow!("--fuzz-direction must be to_server, to_client or both")
+                })?;
+                Some(Fuzz { rate, directions })
+            }
+        };
+        Ok(Config {
+            listen,
+            upstream,
+            idle: Duration::from_secs_f64(self.idle_timeout),
+            max_clients: self.max_clients.max(1),
+            queue: self.queue,
+            seed: self.seed.or(seed).unwrap_or(0),
+            impairments,
+            rules,
+            fuzz,
+        })
+    }
+}
+
+/// Runs the proxy until Ctrl-C; the summary goes to stderr.
+///
+/// # Errors
+/// Bad options, an address that cannot be bound, an output that cannot be created or fails.
+pub fn run(args: &ProxyArgs) -> Result<()> {
+    let config = args.config()?;
+    let decoders = args.decode.decoders()?;
+    let dis = SessionDissector::new(decoders, config.upstream);
+    let mut outputs = Outputs::default();
+    if let Some(path) = &args.record {
+        outputs.recording = Some(Recording::create(path).map_err(anyhow::Error::msg)?);
+    }
+    if let Some(path) = &args.mutation_log {
+        let file = std::fs::File::create(path)
+            .with_context(|| format!("{}: cannot create", path.display()))?;
+        outputs.mutation_log = Some((path.display().to_string(), BufWriter::new(file)));
+    }
+    if !args.quiet && !args.tui {
+        outputs.json = Some(Box::new(BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        )));
+    }
+    let summary = describe(&config, &dis);
+    let proxy = Proxy::bind(config.clone(), dis)
+        .with_context(|| format!("--listen {}: cannot bind", args.listen))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop)).context("cannot catch Ctrl-C")?;
+    }
+    let report = if args.tui {
+        crate::tui::live::run(proxy, outputs, stop, &summary)?
+    } else {
+        eprintln!(
+            "bitlens proxy: listening on {}, forwarding to {}; {summary}",
+            proxy.local_addr(),
+            config.upstream
+        );
+        let _ = std::io::stderr().flush();
+        proxy.run(outputs, stop)?
+    };
+    let r = &report.relay;
+    eprintln!(
+        "bitlens proxy: {} datagrams ({} to the server, {} to clients) from {} clients; \
+         sent {}; dropped {}, duplicated {}, delayed {}, reordered {}, mutated {}; \
+         not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
+         {} refused by the server; {} mappings idled out, {} evicted",
+        r.to_server + r.to_client,
+        r.to_server,
+        r.to_client,
+        r.clients,
+        r.sent,
+        r.dropped,
+        r.duplicated,
+        r.delayed,
+        r.reordered,
+        report.mutations.mutated,
+        r.queue_full,
+        r.unmapped,
+        r.discarded_at_exit,
+        r.send_errors,
+        r.upstream_refused,
+        r.idled_out,
+        r.evicted,
+    );
+    if report.mutations.not_applicable > 0 {
+        eprintln!(
+            "bitlens proxy: {} rule draws found no field to work on",
+            report.mutations.not_applicable
+        );
+    }
+    if let Some(path) = &args.record {
+        eprintln!(
+            "bitlens proxy: recorded {} frames to {}",
+            report.sink.recorded,
+            path.display()
+        );
+    }
+    match report.sink.error {
+        Some(e) => Err(anyhow!(e)),
+        None => Ok(()),
+    }
+}
+
+/// The start-up description: decoding, impairments, rules.
+fn describe(config: &Config, dis: &SessionDissector) -> String {
+    let mut s = match dis.name() {
+        Some(name) => format!("decoding port {} as {name}", config.upstream.port()),
+        None => format!(
+            "port {} has no decoder (datagrams show as undecoded; --decode {}=KIND)",
+            config.upstream.port(),
+            config.upstream.port()
+        ),
+    };
+    if !config.impairments.is_empty() {
+        s.push_str("; impair: ");
+        s.push_str(&config.impairments.describe());
+    }
+    let m = crate::proxy::mutate::Mutator::new(config.rules.clone(), config.fuzz, config.seed);
+    let rules = m.describe();
+    if !rules.is_empty() {
+        s.push_str("; mutate: ");
+        s.push_str(&rules);
+    }
+    if !config.impairments.is_empty() || !rules.is_empty() {
+        s.push_str(&format!("; seed {}", config.seed));
+    }
+    s
+}
+
+/// Runs `bitlens replay`; returns how many datagrams were sent.
+///
+/// # Errors
+/// An unreadable or inconsistent log, a bad address, a socket error.
+pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
+    let upstream = resolve("--upstream", &args.upstream)?;
+    let text = read_text(&args.log)?;
+    let entries =
+        replay::load(&args.log.display().to_string(), &text).map_err(anyhow::Error::msg)?;
+    let direction = if args.to_client {
+        Direction::ToClient
+    } else {
+        Direction::ToServer
+    };
+    replay::send(
+        &entries,
+        upstream,
+        direction,
+        &args.frames,
+        Duration::from_millis(args.gap_ms),
+        out,
+    )
+    .map_err(anyhow::Error::msg)
+}

@@ -1,0 +1,294 @@
+//! The proxy's one connection to decoding: everything the relay, the mutations and the output
+//! ask of a protocol goes through [`SessionDissector`], over today's [`Decoders`].
+//!
+//! When the inspector's per-port decoders become `Arc<dyn Dissector>` (issue 15), this file is
+//! the one to change: [`SessionDissector::packet_type`] is `Dissector::verdict`,
+//! [`SessionDissector::field_map`] reads `Dissector::dissect`'s trace, [`SessionDissector::seal`]
+//! is `Dissector::seal`, and [`SessionDissector::write_json`] the `decode --json` writer of a
+//! dissection.
+//!
+//! The decoder of a session is the one `bitlens decode` would pick for the recording: by the
+//! server's UDP port (the datagrams are recorded between the client and the server, see
+//! [`super::record`]), so a live line and the recording's line for the same frame agree.
+
+use crate::capture::{Datagram, Timestamp};
+use crate::decode::{DecoderKind, Decoders};
+use crate::output;
+use bitlens_codec::packet::packet_crc;
+use bitlens_codec::{FieldKind, Value};
+use std::net::SocketAddr;
+
+/// What a field is to a mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A value: a ranged integer, a code, a bool, raw bits.
+    Value,
+    /// The length or count in front of a string or array (`name.len`, `mice.len`).
+    Length {
+        /// Bits one counted element takes, when the datagram shows it (an element was read).
+        unit_bits: Option<usize>,
+    },
+    /// A check marker (`check "label"`), 32 bits.
+    Check,
+    /// The packet CRC (32 bits at bit 0).
+    Crc,
+}
+
+/// One field of a datagram: where its bits are and what the reader allows there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// Full path: `aim.x`, `mice.len`, `objects[2].position.y`; a check's path is its label.
+    pub path: String,
+    /// First bit (stream bit: bit `k % 8` of byte `k / 8`).
+    pub bit: usize,
+    /// Width in bits.
+    pub bits: usize,
+    /// The allowed range of the wire integer (`int(v, min, max)` sends `v - min`).
+    pub range: Option<(i128, i128)>,
+    /// The wire integer read (a compressed float's code, an int's value), when it has one.
+    pub wire: Option<i128>,
+    /// What it is.
+    pub role: Role,
+}
+
+/// The fields of one datagram, as its decoder traced them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldMap {
+    /// The packet type's name, when the read got that far.
+    pub packet_type: Option<String>,
+    /// Values, lengths, check markers and the CRC, in stream order (no scopes, no padding).
+    pub fields: Vec<Field>,
+    /// Bits in the datagram.
+    pub total_bits: usize,
+}
+
+impl FieldMap {
+    /// The fields whose path matches `pattern` (`*` matches any run of characters).
+    pub fn matching<'a>(&'a self, pattern: &'a str) -> impl Iterator<Item = &'a Field> + 'a {
+        self.fields
+            .iter()
+            .filter(move |f| wildcard_match(pattern, &f.path))
+    }
+}
+
+/// `*` matches any run of characters (also `.` and `[`), everything else itself.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    // Iterative glob with one backtrack point: linear in practice, never recursive.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// The decoding of one proxied session (one `--upstream`).
+#[derive(Debug, Clone)]
+pub struct SessionDissector {
+    decoders: Decoders,
+    /// A datagram addressed to the server: it picks the decoder as the recording's would.
+    probe: Datagram,
+    kind: Option<DecoderKind>,
+}
+
+impl SessionDissector {
+    /// The decoding of datagrams to and from `server`.
+    pub fn new(decoders: Decoders, server: SocketAddr) -> Self {
+        let probe = Datagram::detached(0, Timestamp::default(), server, server, 0);
+        let kind = decoders.for_datagram(&probe).cloned();
+        SessionDissector {
+            decoders,
+            probe,
+            kind,
+        }
+    }
+
+    /// The decoder's name (`demo`, `schema`, ...), `None` when the server's port has none.
+    pub fn name(&self) -> Option<&'static str> {
+        self.kind.as_ref().map(DecoderKind::name)
+    }
+
+    /// The per-port decoders (the TUI's inspector takes them whole).
+    pub fn decoders(&self) -> &Decoders {
+        &self.decoders
+    }
+
+    /// The packet type of a datagram, read at read-stream speed (no trace).
+    pub fn packet_type(&self, payload: &[u8]) -> Option<String> {
+        self.kind.as_ref()?;
+        let v = self.decoders.verdict_of(&self.probe, payload);
+        v.packet_type.map(str::to_owned)
+    }
+
+    /// Every field of a datagram with its bits, range and role.
+    pub fn field_map(&self, payload: &[u8]) -> FieldMap {
+        let Some(kind) = &self.kind else {
+            return FieldMap {
+                total_bits: payload.len() * 8,
+                ..FieldMap::default()
+            };
+        };
+        let decoded =
+            self.decoders
+                .decode_payload(crate::capture::Status::Whole, Some(kind), payload);
+        let trace = &decoded.trace.fields;
+        let mut fields = Vec::with_capacity(trace.len());
+        for f in trace {
+            let role = match &f.kind {
+                FieldKind::Check { label, .. } if label == "crc32" && f.bit == 0 => Role::Crc,
+                FieldKind::Check { .. } => Role::Check,
+                FieldKind::Value if output::leaf_name(&f.path) == "len" => Role::Length {
+                    unit_bits: unit_bits(trace, &f.path),
+                },
+                FieldKind::Value => Role::Value,
+                FieldKind::Scope | FieldKind::Padding => continue,
+            };
+            let path = match &f.kind {
+                FieldKind::Check { label, .. } => label.to_string(),
+                _ => f.path.to_string(),
+            };
+            let wire = f.raw.or(match f.value {
+                Value::Int(v) => Some(v),
+                Value::Bool(b) => Some(i128::from(b)),
+                _ => None,
+            });
+            fields.push(Field {
+                path,
+                bit: f.bit,
+                bits: f.bits,
+                range: f.range,
+                wire,
+                role,
+            });
+        }
+        let map = FieldMap {
+            packet_type: decoded.packet_type.clone(),
+            fields,
+            total_bits: payload.len() * 8,
+        };
+        decoded.trace.recycle();
+        map
+    }
+
+    /// Re-signs a (mutated) datagram: its CRC computed again with the protocol id folded in.
+    /// False when the format has no CRC (message batches, no decoder) or the datagram is
+    /// shorter than the CRC.
+    pub fn seal(&self, datagram: &mut [u8]) -> bool {
+        let Some(protocol) = self
+            .kind
+            .as_ref()
+            .and_then(|k| self.decoders.protocol_of(k))
+        else {
+            return false;
+        };
+        if datagram.len() < 4 {
+            return false;
+        }
+        let crc = packet_crc(protocol.id, datagram);
+        datagram[..4].copy_from_slice(&crc.to_le_bytes());
+        true
+    }
+
+    /// Appends the `decode --json` object of a datagram (no newline), its payload `payload`.
+    pub fn write_json(&self, buf: &mut Vec<u8>, d: &Datagram, payload: &[u8]) {
+        let decoded = self.decoders.decode_flat(d, payload);
+        output::write_json(buf, d, payload.len(), &decoded);
+        decoded.trace.recycle();
+    }
+}
+
+/// Bits per element counted by the length field at `len_path`: an array's first element, or a
+/// string's bytes.
+fn unit_bits(trace: &[bitlens_codec::TraceField], len_path: &str) -> Option<usize> {
+    let scope = len_path.strip_suffix(".len")?;
+    let first = format!("{scope}[0]");
+    if let Some(e) = trace.iter().find(|f| f.path == first.as_str()) {
+        return Some(e.bits).filter(|&b| b > 0);
+    }
+    let utf8 = format!("{scope}.utf8");
+    trace.iter().any(|f| f.path == utf8.as_str()).then_some(8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bitlens_codec::packet::{read_packet, write_packet};
+    use bitlens_testkit::demo::{self, DemoPacket};
+
+    fn robocat() -> Vec<u8> {
+        let mut p = demo::samples().pop().unwrap();
+        let mut buf = [0u8; 1200];
+        let n = write_packet(&mut p, &mut buf).unwrap();
+        buf[..n].to_vec()
+    }
+
+    #[test]
+    fn wildcards_match_paths() {
+        assert!(wildcard_match("aim.x", "aim.x"));
+        assert!(!wildcard_match("aim.x", "aim.xy"));
+        assert!(wildcard_match(
+            "objects[*].position.x",
+            "objects[12].position.x"
+        ));
+        assert!(wildcard_match("*.len", "mice.len"));
+        assert!(wildcard_match("*", ""));
+        assert!(!wildcard_match("a*b", "acbx"));
+        assert!(wildcard_match("a*b*c", "a_b_b_c"));
+    }
+
+    #[test]
+    fn the_field_map_of_a_robocat_has_roles_and_units() {
+        let s = SessionDissector::new(Decoders::default(), "127.0.0.1:40000".parse().unwrap());
+        assert_eq!(s.name(), Some("demo"));
+        let bytes = robocat();
+        let map = s.field_map(&bytes);
+        assert_eq!(map.packet_type.as_deref(), Some("RoboCat"));
+        assert_eq!(map.total_bits, bytes.len() * 8);
+        let get = |p: &str| map.fields.iter().find(|f| f.path == p).unwrap().clone();
+        assert_eq!(get("crc32").role, Role::Crc);
+        assert_eq!((get("stats").role, get("stats").bits), (Role::Check, 32));
+        let health = get("health");
+        assert_eq!(
+            (health.range, health.wire, health.bits),
+            (Some((0, 100)), Some(87), 7)
+        );
+        assert_eq!(
+            get("mice.len").role,
+            Role::Length {
+                unit_bits: Some(12)
+            }
+        );
+        assert_eq!(get("name.len").role, Role::Length { unit_bits: Some(8) });
+        assert_eq!(map.matching("location.*").count(), 3);
+    }
+
+    #[test]
+    fn sealing_makes_a_changed_packet_pass_the_crc_again() {
+        let s = SessionDissector::new(Decoders::default(), "127.0.0.1:40000".parse().unwrap());
+        let mut bytes = robocat();
+        // health: 87 -> 86 (bit 35, 7 bits, LSB first: clear the value's bit 0).
+        bytes[4] ^= 1 << 3;
+        assert!(read_packet::<DemoPacket>(&bytes).is_err());
+        assert!(s.seal(&mut bytes));
+        match read_packet::<DemoPacket>(&bytes).unwrap() {
+            DemoPacket::RoboCat(c) => assert_eq!(c.health, 86),
+            other => panic!("{other:?}"),
+        }
+        let none = SessionDissector::new(Decoders::default(), "127.0.0.1:9".parse().unwrap());
+        assert_eq!(none.name(), None);
+        assert!(!none.seal(&mut bytes));
+    }
+}

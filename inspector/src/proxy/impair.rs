@@ -1,0 +1,463 @@
+//! Impairment: drop, duplicate, delay with jitter and reorder, each with a probability and a
+//! direction, drawn from a seeded generator so that a run repeats.
+//!
+//! Every enabled impairment draws exactly one number per datagram of its direction (the delay
+//! one more for its jitter), whatever the others decided: the drop pattern of a seed does not
+//! change when a delay is added. The order of application is drop (nothing else happens to a
+//! dropped datagram), duplicate (the copy follows the original at once), delay (both copies),
+//! reorder (held back until the next datagram of its client and direction has gone, at most
+//! `hold_ms`). A delayed datagram is not also held back, and a flow holds one datagram at a
+//! time (a second draw while one is held sends at once, and releases the held one behind it);
+//! the NDJSON lines list what was drawn.
+//!
+//! Delayed and held datagrams wait in a [`Scheduler`] bounded in count and bytes: when it is
+//! full a datagram that should wait is dropped and counted, never queued without bound.
+
+use super::spec::Spec;
+use super::{Direction, Directions};
+use rand::Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::Hash;
+use std::time::{Duration, Instant};
+
+/// A probability and the directions it applies to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chance {
+    /// Probability per datagram, 0..=1.
+    pub p: f64,
+    /// Directions it applies to.
+    pub directions: Directions,
+}
+
+impl Chance {
+    /// Draws for one datagram: `None` when the direction is not concerned (nothing drawn).
+    fn roll(&self, dir: Direction, rng: &mut impl Rng) -> Option<bool> {
+        self.directions
+            .contains(dir)
+            .then(|| rng.random::<f64>() < self.p)
+    }
+}
+
+/// Delay with jitter: uniform in `ms - jitter_ms ..= ms + jitter_ms` (never below 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delay {
+    /// Which datagrams.
+    pub chance: Chance,
+    /// Mean delay in milliseconds.
+    pub ms: f64,
+    /// Half-width of the uniform jitter in milliseconds.
+    pub jitter_ms: f64,
+}
+
+/// Reordering: a datagram held back until the next one of its flow has been sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reorder {
+    /// Which datagrams.
+    pub chance: Chance,
+    /// The longest a datagram is held when no other follows it.
+    pub hold: Duration,
+}
+
+/// The impairments in force.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Impairments {
+    /// Datagrams not forwarded.
+    pub drop: Option<Chance>,
+    /// Datagrams forwarded twice.
+    pub duplicate: Option<Chance>,
+    /// Datagrams forwarded late.
+    pub delay: Option<Delay>,
+    /// Datagrams swapped with the next of their flow.
+    pub reorder: Option<Reorder>,
+}
+
+/// What happens to one datagram.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// Not forwarded.
+    pub drop: bool,
+    /// Forwarded twice.
+    pub duplicate: bool,
+    /// Forwarded after this long.
+    pub delay: Option<Duration>,
+    /// Held back behind the next datagram of its flow.
+    pub reorder: bool,
+}
+
+const CHANCE_KEYS: &str = "p (or probability), dir (or direction)";
+
+fn chance(
+    spec: &mut Spec,
+    default_dirs: Directions,
+    default_p: Option<f64>,
+) -> Result<Chance, String> {
+    let p = spec.probability(&["p", "probability"])?.or(default_p);
+    let Some(p) = p else {
+        return Err(format!("{}: needs a probability, e.g. p=5%", spec.origin()));
+    };
+    let directions = spec
+        .direction(&["dir", "direction"])?
+        .unwrap_or(default_dirs);
+    Ok(Chance { p, directions })
+}
+
+impl Impairments {
+    /// Sets one impairment from its spec: `drop`, `duplicate`, `delay` or `reorder`.
+    ///
+    /// # Errors
+    /// An unknown kind, a missing probability, an unknown key, a bad value.
+    pub fn set(&mut self, kind: &str, mut spec: Spec) -> Result<(), String> {
+        match kind {
+            "drop" => {
+                self.drop = Some(chance(&mut spec, Directions::Both, None)?);
+                spec.finish(CHANCE_KEYS)
+            }
+            "duplicate" => {
+                self.duplicate = Some(chance(&mut spec, Directions::Both, None)?);
+                spec.finish(CHANCE_KEYS)
+            }
+            "delay" => {
+                let ms = spec.number(&["ms"])?;
+                let jitter_ms = spec.number(&["jitter_ms", "jitter"])?.unwrap_or(0.0);
+                let c = chance(&mut spec, Directions::Both, Some(1.0))?;
+                let Some(ms) = ms else {
+                    return Err(format!("{}: needs ms=MILLISECONDS", spec.origin()));
+                };
+                self.delay = Some(Delay {
+                    chance: c,
+                    ms,
+                    jitter_ms,
+                });
+                spec.finish(&format!("ms, jitter_ms, {CHANCE_KEYS}"))
+            }
+            "reorder" => {
+                let hold_ms = spec.number(&["hold_ms", "hold"])?.unwrap_or(50.0);
+                let c = chance(&mut spec, Directions::Both, None)?;
+                self.reorder = Some(Reorder {
+                    chance: c,
+                    hold: Duration::from_secs_f64(hold_ms / 1000.0),
+                });
+                spec.finish(&format!("hold_ms, {CHANCE_KEYS}"))
+            }
+            other => Err(format!(
+                "[impair] {other}: unknown impairment (known: drop, duplicate, delay, reorder)"
+            )),
+        }
+    }
+
+    /// True when nothing is impaired.
+    pub fn is_empty(&self) -> bool {
+        *self == Impairments::default()
+    }
+
+    /// Decides the fate of one datagram of direction `dir`.
+    pub fn decide(&self, dir: Direction, rng: &mut impl Rng) -> Decision {
+        let drop = self.drop.and_then(|c| c.roll(dir, rng)).unwrap_or(false);
+        let duplicate = self
+            .duplicate
+            .and_then(|c| c.roll(dir, rng))
+            .unwrap_or(false);
+        let delay = self.delay.and_then(|d| {
+            let hit = d.chance.roll(dir, rng)?;
+            let jitter = if d.jitter_ms > 0.0 {
+                rng.random_range(-d.jitter_ms..=d.jitter_ms)
+            } else {
+                0.0
+            };
+            hit.then(|| Duration::from_secs_f64((d.ms + jitter).max(0.0) / 1000.0))
+        });
+        let reorder = self
+            .reorder
+            .and_then(|r| r.chance.roll(dir, rng))
+            .unwrap_or(false);
+        if drop {
+            return Decision {
+                drop,
+                ..Decision::default()
+            };
+        }
+        Decision {
+            drop,
+            duplicate,
+            delay,
+            reorder,
+        }
+    }
+
+    /// A one-line description for the start-up message.
+    pub fn describe(&self) -> String {
+        let c = |c: &Chance| format!("{}% {}", c.p * 100.0, c.directions.name());
+        let mut parts = Vec::new();
+        if let Some(d) = &self.drop {
+            parts.push(format!("drop {}", c(d)));
+        }
+        if let Some(d) = &self.duplicate {
+            parts.push(format!("duplicate {}", c(d)));
+        }
+        if let Some(d) = &self.delay {
+            parts.push(format!(
+                "delay {}±{} ms {}",
+                d.ms,
+                d.jitter_ms,
+                c(&d.chance)
+            ));
+        }
+        if let Some(r) = &self.reorder {
+            parts.push(format!(
+                "reorder {} (hold {} ms)",
+                c(&r.chance),
+                r.hold.as_millis()
+            ));
+        }
+        parts.join(", ")
+    }
+}
+
+struct Timed<T> {
+    due: Instant,
+    seq: u64,
+    bytes: usize,
+    item: T,
+}
+
+impl<T> PartialEq for Timed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.due, self.seq) == (other.due, other.seq)
+    }
+}
+impl<T> Eq for Timed<T> {}
+impl<T> PartialOrd for Timed<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Timed<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.due, self.seq).cmp(&(other.due, other.seq))
+    }
+}
+
+/// Datagrams waiting to be sent: delayed ones by due time (first in, first out among equal
+/// times) and at most one held back per flow for reordering. Bounded in count and bytes.
+pub struct Scheduler<K, T> {
+    delayed: BinaryHeap<Reverse<Timed<T>>>,
+    held: HashMap<K, Timed<T>>,
+    seq: u64,
+    bytes: usize,
+    max_len: usize,
+    max_bytes: usize,
+}
+
+impl<K: Eq + Hash + Clone, T> Scheduler<K, T> {
+    /// An empty scheduler holding at most `max_len` datagrams and `max_bytes` bytes.
+    pub fn new(max_len: usize, max_bytes: usize) -> Self {
+        Scheduler {
+            delayed: BinaryHeap::new(),
+            held: HashMap::new(),
+            seq: 0,
+            bytes: 0,
+            max_len,
+            max_bytes,
+        }
+    }
+
+    /// Datagrams waiting.
+    pub fn len(&self) -> usize {
+        self.delayed.len() + self.held.len()
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn admit(&mut self, bytes: usize) -> bool {
+        if self.len() >= self.max_len || self.bytes.saturating_add(bytes) > self.max_bytes {
+            return false;
+        }
+        self.bytes += bytes;
+        self.seq += 1;
+        true
+    }
+
+    /// Queues `item` (of `bytes` bytes) until `due`.
+    ///
+    /// # Errors
+    /// The item back when the scheduler is full.
+    pub fn delay(&mut self, due: Instant, bytes: usize, item: T) -> Result<(), T> {
+        if !self.admit(bytes) {
+            return Err(item);
+        }
+        let seq = self.seq;
+        self.delayed.push(Reverse(Timed {
+            due,
+            seq,
+            bytes,
+            item,
+        }));
+        Ok(())
+    }
+
+    /// True when `flow` has a datagram held back.
+    pub fn is_holding(&self, flow: &K) -> bool {
+        self.held.contains_key(flow)
+    }
+
+    /// Holds `item` back for `flow` until [`Scheduler::release`] or `deadline`.
+    ///
+    /// # Errors
+    /// The item back when the scheduler is full or the flow already holds one.
+    pub fn hold(&mut self, flow: K, deadline: Instant, bytes: usize, item: T) -> Result<(), T> {
+        if self.held.contains_key(&flow) || !self.admit(bytes) {
+            return Err(item);
+        }
+        let seq = self.seq;
+        self.held.insert(
+            flow,
+            Timed {
+                due: deadline,
+                seq,
+                bytes,
+                item,
+            },
+        );
+        Ok(())
+    }
+
+    /// Takes the datagram held back for `flow` (to be sent after the one going now).
+    pub fn release(&mut self, flow: &K) -> Option<T> {
+        let t = self.held.remove(flow)?;
+        self.bytes -= t.bytes;
+        Some(t.item)
+    }
+
+    /// Takes the next datagram whose time has come (delays first, then expired holds).
+    pub fn pop_due(&mut self, now: Instant) -> Option<T> {
+        if self.delayed.peek().is_some_and(|Reverse(t)| t.due <= now) {
+            let Reverse(t) = self.delayed.pop()?;
+            self.bytes -= t.bytes;
+            return Some(t.item);
+        }
+        let flow = self
+            .held
+            .iter()
+            .filter(|(_, t)| t.due <= now)
+            .min_by_key(|(_, t)| (t.due, t.seq))
+            .map(|(k, _)| k.clone())?;
+        self.release(&flow)
+    }
+
+    /// When the next datagram falls due.
+    pub fn next_due(&self) -> Option<Instant> {
+        let d = self.delayed.peek().map(|Reverse(t)| t.due);
+        let h = self.held.values().map(|t| t.due).min();
+        match (d, h) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn spec(text: &str) -> Spec {
+        Spec::from_cli("--test", text, Some("p")).unwrap()
+    }
+
+    #[test]
+    fn specs_set_each_impairment() {
+        let mut i = Impairments::default();
+        assert!(i.is_empty());
+        i.set("drop", spec("10%,dir=to_server")).unwrap();
+        i.set("delay", spec("ms=40,jitter_ms=10")).unwrap();
+        i.set("reorder", spec("p=0.5,hold_ms=20")).unwrap();
+        assert_eq!(i.drop.unwrap().directions, Directions::ToServer);
+        assert_eq!(i.delay.unwrap().chance.p, 1.0);
+        assert_eq!(i.reorder.unwrap().hold, Duration::from_millis(20));
+        assert!(
+            i.set("delay", spec("jitter_ms=3"))
+                .unwrap_err()
+                .contains("ms=")
+        );
+        assert!(
+            i.set("drop", spec("dir=both"))
+                .unwrap_err()
+                .contains("probability")
+        );
+        assert!(
+            i.set("warp", spec("5%"))
+                .unwrap_err()
+                .contains("unknown impairment")
+        );
+        assert_eq!(
+            i.describe(),
+            "drop 10% to_server, delay 40±10 ms 100% both, reorder 50% both (hold 20 ms)"
+        );
+    }
+
+    #[test]
+    fn a_seed_repeats_and_the_ratio_is_near_p() {
+        let mut i = Impairments::default();
+        i.set("drop", spec("p=0.2,dir=to_server")).unwrap();
+        i.set("delay", spec("ms=10,jitter_ms=5,p=0.5")).unwrap();
+        let run = |seed| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            (0..10_000)
+                .map(|k| {
+                    i.decide(
+                        if k % 2 == 0 {
+                            Direction::ToServer
+                        } else {
+                            Direction::ToClient
+                        },
+                        &mut rng,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let a = run(9);
+        assert_eq!(a, run(9));
+        assert_ne!(a, run(10));
+        let dropped_server = a.iter().step_by(2).filter(|d| d.drop).count();
+        let dropped_client = a.iter().skip(1).step_by(2).filter(|d| d.drop).count();
+        assert!((900..1100).contains(&dropped_server), "{dropped_server}");
+        assert_eq!(dropped_client, 0);
+        for d in a.iter().filter_map(|d| d.delay) {
+            assert!(
+                d >= Duration::from_millis(5) && d <= Duration::from_millis(15),
+                "{d:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_scheduler_is_bounded_and_orders_by_time() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut s: Scheduler<u8, &str> = Scheduler::new(3, 100);
+        s.delay(ms(20), 10, "late").unwrap();
+        s.delay(ms(10), 10, "early").unwrap();
+        s.hold(1, ms(15), 10, "held").unwrap();
+        assert_eq!(s.delay(ms(1), 1, "no room"), Err("no room"));
+        assert_eq!(s.next_due(), Some(ms(10)));
+        assert_eq!(s.pop_due(ms(5)), None);
+        assert_eq!(s.pop_due(ms(30)), Some("early"));
+        assert_eq!(s.pop_due(ms(30)), Some("late"));
+        assert_eq!(s.pop_due(ms(30)), Some("held"));
+        assert!(s.is_empty());
+        let mut s: Scheduler<u8, &str> = Scheduler::new(10, 15);
+        s.hold(1, ms(99), 10, "a").unwrap();
+        assert_eq!(s.hold(2, ms(99), 10, "too big"), Err("too big"));
+        assert_eq!(
+            s.hold(1, ms(99), 1, "second for flow 1"),
+            Err("second for flow 1")
+        );
+        assert_eq!(s.release(&1), Some("a"));
+        s.hold(2, ms(99), 10, "fits now").unwrap();
+    }
+}

@@ -1,0 +1,940 @@
+//! Field-level mutation through the decoder's field map: a datagram that is almost right, with
+//! its CRC re-signed so that it reaches the server's parser (or deliberately left stale).
+//!
+//! Actions (a rule's `action`):
+//!
+//! | action | what it writes |
+//! |---|---|
+//! | `set` (`value = V`) | the wire integer `V` raw into the field's bits: `V - min` for a ranged field, in range or not, as long as it fits the field's width |
+//! | `out_of_range` | a value above the field's range that still fits its width (`health` is 0..=100 in 7 bits: 101..=127), drawn from the seed |
+//! | `flip` (`bits = N`, default 1) | N distinct bits of the field inverted |
+//! | `overclaim` | a length or count (`name.len`, `mice.len`) set to the smallest claim whose elements need more bits than remain after it (the largest the range allows, if that is smaller) |
+//! | `truncate` (`value = BYTES`) | the datagram cut to BYTES bytes; with a field and no value, cut at the field's first byte; with neither, at a length drawn from the seed |
+//! | `desync` | one bit of a check marker flipped: the reader finds another hash and reports check_mismatch |
+//!
+//! `crc = "resign"` (the default) computes the CRC again with the protocol id
+//! (`SessionDissector::seal`); `crc = "stale"` leaves the old one, so the reader rejects the
+//! datagram at the CRC.
+//!
+//! Every mutation is a list of [`Op`]s: bit windows with their old and new bits (a string of
+//! `bits` binary digits, most significant first: value bit k is stream bit `bit + k`), and
+//! truncations. [`apply_ops`] plays them on the original bytes: replay uses it, and it
+//! reproduces the sent bytes exactly, without any decoder.
+
+use super::dissect::{Field, FieldMap, Role, SessionDissector};
+use super::spec::Spec;
+use super::{Direction, Directions};
+use rand::Rng;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// What a rule does to its field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Write this wire integer.
+    Set(i128),
+    /// Write a value above the range that fits the width.
+    OutOfRange,
+    /// Invert this many distinct bits.
+    Flip(u32),
+    /// Claim more elements than remain.
+    Overclaim,
+    /// Cut the datagram (to this many bytes).
+    Truncate(Option<usize>),
+    /// Flip a bit of a check marker.
+    Desync,
+}
+
+impl Action {
+    fn name(self) -> &'static str {
+        match self {
+            Action::Set(_) => "set",
+            Action::OutOfRange => "out_of_range",
+            Action::Flip(_) => "flip",
+            Action::Overclaim => "overclaim",
+            Action::Truncate(_) => "truncate",
+            Action::Desync => "desync",
+        }
+    }
+
+    /// Whether this action can work on `f`.
+    fn fits(self, f: &Field, total_bits: usize) -> bool {
+        match self {
+            Action::Set(_) => f.bits > 0 && f.bits <= 64,
+            Action::OutOfRange => out_of_range_band(f).is_some(),
+            Action::Flip(n) => f.bits >= n as usize && n > 0,
+            Action::Overclaim => matches!(f.role, Role::Length { .. }) && f.range.is_some(),
+            Action::Truncate(_) => f.bit / 8 < total_bits / 8,
+            Action::Desync => matches!(f.role, Role::Check | Role::Crc),
+        }
+    }
+}
+
+/// What happens to the CRC after a mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crc {
+    /// Computed again with the protocol id: the datagram reaches the parser.
+    Resign,
+    /// Left as it was: the reader rejects the datagram at the CRC.
+    Stale,
+}
+
+/// One mutation rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Its name in the logs.
+    pub name: String,
+    /// Only datagrams of this packet type.
+    pub packet: Option<String>,
+    /// Only datagrams of these directions.
+    pub directions: Directions,
+    /// Probability per matching datagram.
+    pub p: f64,
+    /// The field's path (`*` wildcards); several matches: one drawn from the seed.
+    pub field: Option<String>,
+    /// What to do.
+    pub action: Action,
+    /// The CRC afterwards.
+    pub crc: Crc,
+}
+
+const RULE_KEYS: &str =
+    "name, packet, dir (or direction), p (or probability), field, action, value, bits, crc";
+
+impl Rule {
+    /// A rule from its spec (`--mutate` or a `[[mutate]]` table); `index` names unnamed rules.
+    ///
+    /// # Errors
+    /// A missing or unknown action, a missing field or value, an unknown key, a bad value.
+    pub fn from_spec(mut spec: Spec, index: usize) -> Result<Self, String> {
+        let name = spec
+            .string(&["name"])?
+            .unwrap_or_else(|| format!("rule{index}"));
+        let packet = spec.string(&["packet", "type"])?;
+        let directions = spec
+            .direction(&["dir", "direction"])?
+            .unwrap_or(Directions::ToServer);
+        let p = spec.probability(&["p", "probability"])?.unwrap_or(1.0);
+        let field = spec.string(&["field"])?;
+        let value = spec.integer(&["value"])?;
+        let bits = spec.integer(&["bits"])?;
+        let crc = match spec.string(&["crc"])?.as_deref() {
+            None | Some("resign") => Crc::Resign,
+            Some("stale") => Crc::Stale,
+            Some(other) => {
+                return Err(format!(
+                    "{}: crc must be resign or stale (found {other:?})",
+                    spec.origin()
+                ));
+            }
+        };
+        let origin = spec.origin().to_owned();
+        let need_field = |what: &str| {
+            if field.is_none() {
+                Err(format!("{origin}: action {what} needs field=PATH"))
+            } else {
+                Ok(())
+            }
+        };
+        let action = match spec.string(&["action"])?.as_deref() {
+            Some("set") => {
+                need_field("set")?;
+                Action::Set(value.ok_or_else(|| format!("{origin}: action set needs value=V"))?)
+            }
+            Some("out_of_range") => {
+                need_field("out_of_range")?;
+                Action::OutOfRange
+            }
+            Some("flip") => {
+                need_field("flip")?;
+                let n = bits.unwrap_or(1);
+                let n = u32::try_from(n)
+                    .ok()
+                    .filter(|&n| (1..=64).contains(&n))
+                    .ok_or_else(|| format!("{origin}: bits must be 1..=64 (found {n})"))?;
+                Action::Flip(n)
+            }
+            Some("overclaim") => Action::Overclaim,
+            Some("truncate") => Action::Truncate(
+                value
+                    .map(|v| {
+                        usize::try_from(v).map_err(|_| {
+                            format!("{origin}: truncate value must be a byte count >= 0")
+                        })
+                    })
+                    .transpose()?,
+            ),
+            Some("desync") => Action::Desync,
+            Some(other) => {
+                return Err(format!(
+                    "{origin}: unknown action {other:?} (known: set, out_of_range, flip, overclaim, truncate, desync)"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "{origin}: needs action=ACTION (set, out_of_range, flip, overclaim, truncate, desync)"
+                ));
+            }
+        };
+        spec.finish(RULE_KEYS)?;
+        Ok(Rule {
+            name,
+            packet,
+            directions,
+            p,
+            field,
+            action,
+            crc,
+        })
+    }
+}
+
+/// One edit of a mutation, as logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Op {
+    /// `set`, `out_of_range`, `flip`, `overclaim`, `desync`, `resign` or `truncate`.
+    pub action: String,
+    /// The field's path (the check's label for markers, `crc32` for the CRC).
+    #[serde(default)]
+    pub field: Option<String>,
+    /// First bit of the window (for `truncate`: the new end, in bits).
+    pub bit: usize,
+    /// Width of the window (for `truncate`: the bits cut off).
+    pub bits: usize,
+    /// The window's bits before, most significant first (absent for `truncate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old: Option<String>,
+    /// The window's bits after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new: Option<String>,
+    /// The field's wire integer before (ranged fields: `min` + the bits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_value: Option<i128>,
+    /// The field's wire integer after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_value: Option<i128>,
+}
+
+/// One mutated datagram, as logged: which rule, which edits, the bytes before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mutation {
+    /// The rule's name (`fuzz` for `--fuzz`).
+    pub rule: String,
+    /// The packet type of the original datagram.
+    pub packet_type: Option<String>,
+    /// `resigned`, `stale`, or `none` (a format without CRC).
+    pub crc: String,
+    /// The edits in order.
+    pub ops: Vec<Op>,
+    /// The datagram as received, hex.
+    pub original: String,
+    /// The datagram as sent, hex.
+    pub sent: String,
+}
+
+/// `--fuzz`: mutations drawn from each datagram's own fields.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fuzz {
+    /// Probability per datagram.
+    pub rate: f64,
+    /// Which directions.
+    pub directions: Directions,
+}
+
+/// Counts of what the mutator did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MutationStats {
+    /// Datagrams mutated.
+    pub mutated: u64,
+    /// Rules that fired on a datagram without a field they could work on.
+    pub not_applicable: u64,
+}
+
+/// The rules, the fuzzer and their seeded generator.
+pub struct Mutator {
+    rules: Vec<Rule>,
+    fuzz: Option<Fuzz>,
+    rng: ChaCha8Rng,
+    /// What it did so far.
+    pub stats: MutationStats,
+}
+
+impl Mutator {
+    /// A mutator drawing from `seed`.
+    pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>, seed: u64) -> Self {
+        Mutator {
+            rules,
+            fuzz,
+            // A stream of its own, so adding a rule never changes the impairment draws.
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6d75_7461_7465),
+            stats: MutationStats::default(),
+        }
+    }
+
+    /// True when a datagram of `dir` may be mutated.
+    pub fn wants(&self, dir: Direction) -> bool {
+        self.rules.iter().any(|r| r.directions.contains(dir))
+            || self.fuzz.is_some_and(|f| f.directions.contains(dir))
+    }
+
+    /// The rules, for the start-up message.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .rules
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}: {}% of {} {}: {} {}",
+                    r.name,
+                    r.p * 100.0,
+                    r.packet.as_deref().unwrap_or("datagrams"),
+                    r.directions.name(),
+                    r.field.as_deref().unwrap_or("-"),
+                    r.action.name()
+                )
+            })
+            .collect();
+        if let Some(f) = self.fuzz {
+            parts.push(format!("fuzz {}% {}", f.rate * 100.0, f.directions.name()));
+        }
+        parts.join("; ")
+    }
+
+    /// Mutates `bytes` in place when a rule (the first that fires, in order) or the fuzzer
+    /// draws it; returns what it did.
+    pub fn mutate(
+        &mut self,
+        dir: Direction,
+        bytes: &mut Vec<u8>,
+        dis: &SessionDissector,
+    ) -> Option<Mutation> {
+        let mut packet_type: Option<Option<String>> = None;
+        let mut map: Option<FieldMap> = None;
+        for i in 0..self.rules.len() {
+            let rule = &self.rules[i];
+            if !rule.directions.contains(dir) {
+                continue;
+            }
+            if let Some(want) = &rule.packet {
+                let t = packet_type.get_or_insert_with(|| dis.packet_type(bytes));
+                if t.as_deref() != Some(want.as_str()) {
+                    continue;
+                }
+            }
+            if self.rng.random::<f64>() >= rule.p {
+                continue;
+            }
+            let map = map.get_or_insert_with(|| dis.field_map(bytes));
+            let original = bytes.clone();
+            let (action, crc) = (rule.action, rule.crc);
+            let field = match &rule.field {
+                Some(pattern) => {
+                    let candidates: Vec<&Field> = map
+                        .matching(pattern)
+                        .filter(|f| action.fits(f, map.total_bits))
+                        .collect();
+                    if candidates.is_empty() {
+                        self.stats.not_applicable += 1;
+                        continue;
+                    }
+                    Some(candidates[self.rng.random_range(0..candidates.len())].clone())
+                }
+                None => None,
+            };
+            match apply(action, field.as_ref(), map, bytes, &mut self.rng) {
+                Some(ops) => {
+                    let name = rule.name.clone();
+                    return Some(self.finish(
+                        name,
+                        map.packet_type.clone(),
+                        ops,
+                        crc,
+                        original,
+                        bytes,
+                        dis,
+                    ));
+                }
+                None => self.stats.not_applicable += 1,
+            }
+        }
+        let fuzz = self.fuzz.filter(|f| f.directions.contains(dir))?;
+        if self.rng.random::<f64>() >= fuzz.rate {
+            return None;
+        }
+        let map = map.get_or_insert_with(|| dis.field_map(bytes));
+        let original = bytes.clone();
+        let ops = self.fuzz_one(map, bytes)?;
+        Some(self.finish(
+            "fuzz".into(),
+            map.packet_type.clone(),
+            ops,
+            Crc::Resign,
+            original,
+            bytes,
+            dis,
+        ))
+    }
+
+    /// One mutation drawn from the datagram's fields: a field, then an action that suits it
+    /// (out of range or a bit flip for values, an overclaim for lengths, a desync for
+    /// markers); one time in eight a truncation instead.
+    fn fuzz_one(&mut self, map: &FieldMap, bytes: &mut Vec<u8>) -> Option<Vec<Op>> {
+        let fields: Vec<&Field> = map
+            .fields
+            .iter()
+            .filter(|f| f.role != Role::Crc && f.bits > 0)
+            .collect();
+        if fields.is_empty() || self.rng.random_range(0..8) == 0 {
+            return apply(Action::Truncate(None), None, map, bytes, &mut self.rng);
+        }
+        let f = fields[self.rng.random_range(0..fields.len())].clone();
+        let action = match f.role {
+            Role::Length { .. } if Action::Overclaim.fits(&f, map.total_bits) => Action::Overclaim,
+            Role::Check => Action::Desync,
+            _ if Action::OutOfRange.fits(&f, map.total_bits) && self.rng.random::<bool>() => {
+                Action::OutOfRange
+            }
+            _ => Action::Flip(1),
+        };
+        apply(action, Some(&f), map, bytes, &mut self.rng)
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "the pieces of one log entry")]
+    fn finish(
+        &mut self,
+        rule: String,
+        packet_type: Option<String>,
+        mut ops: Vec<Op>,
+        crc: Crc,
+        original: Vec<u8>,
+        bytes: &mut [u8],
+        dis: &SessionDissector,
+    ) -> Mutation {
+        let crc = match crc {
+            Crc::Stale => "stale",
+            Crc::Resign => {
+                let before = (bytes.len() >= 4).then(|| read_bits(bytes, 0, 32));
+                if dis.seal(bytes) {
+                    ops.push(Op {
+                        action: "resign".into(),
+                        field: Some("crc32".into()),
+                        bit: 0,
+                        bits: 32,
+                        old: before.map(|b| bit_string(b, 32)),
+                        new: Some(bit_string(read_bits(bytes, 0, 32), 32)),
+                        old_value: None,
+                        new_value: None,
+                    });
+                    "resigned"
+                } else {
+                    "none"
+                }
+            }
+        };
+        self.stats.mutated += 1;
+        Mutation {
+            rule,
+            packet_type,
+            crc: crc.into(),
+            ops,
+            original: hex(&original),
+            sent: hex(bytes),
+        }
+    }
+}
+
+/// The values above a field's range that its width can still hold, as raw bits.
+fn out_of_range_band(f: &Field) -> Option<(u64, u64)> {
+    let (lo, hi) = f.range?;
+    if f.bits == 0 || f.bits > 64 {
+        return None;
+    }
+    let max_raw = u64::MAX >> (64 - f.bits);
+    let span = u64::try_from(hi - lo).ok()?;
+    (span < max_raw).then_some((span + 1, max_raw))
+}
+
+/// Does `action` to `field` (or the datagram), returning the ops; `None` when it cannot.
+fn apply(
+    action: Action,
+    field: Option<&Field>,
+    map: &FieldMap,
+    bytes: &mut Vec<u8>,
+    rng: &mut ChaCha8Rng,
+) -> Option<Vec<Op>> {
+    let window_op =
+        |bytes: &mut Vec<u8>, f: &Field, bit: usize, bits: usize, new: u64, values: bool| {
+            let old = read_bits(bytes, bit, bits);
+            write_bits(bytes, bit, bits, new);
+            let lo = f.range.map_or(0, |r| r.0);
+            Op {
+                action: action.name().into(),
+                field: Some(f.path.clone()),
+                bit,
+                bits,
+                old: Some(bit_string(old, bits)),
+                new: Some(bit_string(new, bits)),
+                old_value: values.then(|| lo + i128::from(old)),
+                new_value: values.then(|| lo + i128::from(new)),
+            }
+        };
+    let in_bytes = |f: &Field| f.bit + f.bits <= bytes.len() * 8;
+    match action {
+        Action::Set(v) => {
+            let f = field?;
+            if !in_bytes(f) || f.bits == 0 || f.bits > 64 {
+                return None;
+            }
+            let raw = u64::try_from(v - f.range.map_or(0, |r| r.0)).ok()?;
+            if f.bits < 64 && raw >> f.bits != 0 {
+                return None;
+            }
+            Some(vec![window_op(bytes, f, f.bit, f.bits, raw, true)])
+        }
+        Action::OutOfRange => {
+            let f = field?;
+            let (a, b) = out_of_range_band(f)?;
+            if !in_bytes(f) {
+                return None;
+            }
+            let raw = rng.random_range(a..=b);
+            Some(vec![window_op(bytes, f, f.bit, f.bits, raw, true)])
+        }
+        Action::Flip(n) => {
+            let f = field?;
+            if !in_bytes(f) || f.bits < n as usize {
+                return None;
+            }
+            let picks = rand::seq::index::sample(rng, f.bits, n as usize);
+            if f.bits <= 64 {
+                let old = read_bits(bytes, f.bit, f.bits);
+                let mask = picks.iter().fold(0u64, |m, k| m | 1 << k);
+                let values = f.range.is_some();
+                Some(vec![window_op(bytes, f, f.bit, f.bits, old ^ mask, values)])
+            } else {
+                let mut ops = Vec::new();
+                let mut picks = picks.into_vec();
+                picks.sort_unstable();
+                for k in picks {
+                    let old = read_bits(bytes, f.bit + k, 1);
+                    ops.push(window_op(bytes, f, f.bit + k, 1, old ^ 1, false));
+                }
+                Some(ops)
+            }
+        }
+        Action::Overclaim => {
+            let f = field.or_else(|| {
+                let lengths: Vec<&Field> = map
+                    .fields
+                    .iter()
+                    .filter(|f| Action::Overclaim.fits(f, map.total_bits))
+                    .collect();
+                (!lengths.is_empty()).then(|| lengths[rng.random_range(0..lengths.len())])
+            })?;
+            let (lo, hi) = f.range?;
+            let Role::Length { unit_bits } = f.role else {
+                return None;
+            };
+            if !in_bytes(f) {
+                return None;
+            }
+            let remaining = map.total_bits.saturating_sub(f.bit + f.bits);
+            let unit = unit_bits.unwrap_or(1).max(1);
+            let claim = (i128::try_from(remaining / unit).ok()? + 1).min(hi);
+            if Some(claim) == f.wire || claim < lo {
+                return None;
+            }
+            let raw = u64::try_from(claim - lo).ok()?;
+            Some(vec![window_op(bytes, f, f.bit, f.bits, raw, true)])
+        }
+        Action::Truncate(to) => {
+            let len = bytes.len();
+            let to = match (to, field) {
+                (Some(n), _) => n,
+                (None, Some(f)) => f.bit / 8,
+                (None, None) if len > 0 => rng.random_range(0..len),
+                (None, None) => return None,
+            };
+            if to >= len {
+                return None;
+            }
+            bytes.truncate(to);
+            Some(vec![Op {
+                action: "truncate".into(),
+                field: field.map(|f| f.path.clone()),
+                bit: to * 8,
+                bits: (len - to) * 8,
+                old: None,
+                new: None,
+                old_value: Some(len as i128),
+                new_value: Some(to as i128),
+            }])
+        }
+        Action::Desync => {
+            let f = field.or_else(|| {
+                let checks: Vec<&Field> = map
+                    .fields
+                    .iter()
+                    .filter(|f| f.role == Role::Check)
+                    .collect();
+                (!checks.is_empty()).then(|| checks[rng.random_range(0..checks.len())])
+            })?;
+            if !in_bytes(f) || f.bits == 0 || f.bits > 64 {
+                return None;
+            }
+            let k = rng.random_range(0..f.bits);
+            let old = read_bits(bytes, f.bit, f.bits);
+            Some(vec![window_op(
+                bytes,
+                f,
+                f.bit,
+                f.bits,
+                old ^ (1 << k),
+                false,
+            )])
+        }
+    }
+}
+
+/// `bits` bits (at most 64) from stream bit `bit` (LSB first: value bit k is stream bit
+/// `bit + k`). The caller checks that they are inside `bytes`.
+pub fn read_bits(bytes: &[u8], bit: usize, bits: usize) -> u64 {
+    (0..bits).fold(0u64, |v, k| {
+        let b = bit + k;
+        v | u64::from(bytes[b / 8] >> (b % 8) & 1) << k
+    })
+}
+
+/// Writes the low `bits` bits of `v` at stream bit `bit`.
+pub fn write_bits(bytes: &mut [u8], bit: usize, bits: usize, v: u64) {
+    for k in 0..bits {
+        let b = bit + k;
+        let mask = 1u8 << (b % 8);
+        if v >> k & 1 == 1 {
+            bytes[b / 8] |= mask;
+        } else {
+            bytes[b / 8] &= !mask;
+        }
+    }
+}
+
+/// `v`'s low `bits` bits as binary digits, most significant first.
+pub fn bit_string(v: u64, bits: usize) -> String {
+    (0..bits)
+        .rev()
+        .map(|k| if v >> k & 1 == 1 { '1' } else { '0' })
+        .collect()
+}
+
+fn parse_bit_string(s: &str, bits: usize) -> Option<u64> {
+    if s.len() != bits || bits > 64 || !s.bytes().all(|c| c == b'0' || c == b'1') {
+        return None;
+    }
+    if bits == 0 {
+        return Some(0);
+    }
+    u64::from_str_radix(s, 2).ok()
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(HEX[usize::from(b >> 4)] as char);
+        s.push(HEX[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+/// Bytes from hex.
+///
+/// # Errors
+/// An odd length or a character that is not a hex digit.
+pub fn unhex(s: &str) -> Result<Vec<u8>, String> {
+    if !s.len().is_multiple_of(2) {
+        return Err("hex of odd length".into());
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| {
+            s.get(i..i + 2)
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .ok_or_else(|| format!("not hex at character {i}"))
+        })
+        .collect()
+}
+
+/// Plays logged ops on the original bytes: the bytes the proxy sent. Every bit window is
+/// checked to hold its `old` bits first, so a log that does not belong to these bytes is refused.
+///
+/// # Errors
+/// A window outside the bytes, old bits that differ, a malformed op.
+pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
+    let mut bytes = original.to_vec();
+    for (i, op) in ops.iter().enumerate() {
+        let which = format!("op {} ({})", i + 1, op.action);
+        if op.action == "truncate" {
+            let to = op.bit / 8;
+            if op.bit % 8 != 0 || bytes.len() * 8 != op.bit + op.bits {
+                return Err(format!(
+                    "{which}: cuts {} bits at bit {} of a {}-byte datagram",
+                    op.bits,
+                    op.bit,
+                    bytes.len()
+                ));
+            }
+            bytes.truncate(to);
+            continue;
+        }
+        if op.bits > 64 || op.bit + op.bits > bytes.len() * 8 {
+            return Err(format!(
+                "{which}: bits {}..{} are not inside the {}-byte datagram",
+                op.bit,
+                op.bit + op.bits,
+                bytes.len()
+            ));
+        }
+        let parse = |s: &Option<String>, what: &str| {
+            s.as_deref()
+                .and_then(|s| parse_bit_string(s, op.bits))
+                .ok_or_else(|| format!("{which}: {what} is not {} binary digits", op.bits))
+        };
+        let (old, new) = (parse(&op.old, "old")?, parse(&op.new, "new")?);
+        let found = read_bits(&bytes, op.bit, op.bits);
+        if found != old {
+            return Err(format!(
+                "{which}: bits {}..{} are {} here, the log says {}",
+                op.bit,
+                op.bit + op.bits,
+                bit_string(found, op.bits),
+                bit_string(old, op.bits)
+            ));
+        }
+        write_bits(&mut bytes, op.bit, op.bits, new);
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Decoders;
+    use bitlens_codec::ErrorKind;
+    use bitlens_codec::packet::{read_packet, write_packet};
+    use bitlens_testkit::demo::{self, DemoPacket};
+
+    fn dis() -> SessionDissector {
+        SessionDissector::new(Decoders::default(), "127.0.0.1:40000".parse().unwrap())
+    }
+
+    fn robocat() -> Vec<u8> {
+        let mut p = demo::samples().pop().unwrap();
+        let mut buf = [0u8; 1200];
+        let n = write_packet(&mut p, &mut buf).unwrap();
+        buf[..n].to_vec()
+    }
+
+    fn rule(text: &str) -> Rule {
+        Rule::from_spec(Spec::from_cli("--mutate", text, None).unwrap(), 1).unwrap()
+    }
+
+    fn mutate_once(text: &str, seed: u64) -> (Vec<u8>, Mutation) {
+        let mut m = Mutator::new(vec![rule(text)], None, seed);
+        let mut bytes = robocat();
+        let mutation = m
+            .mutate(Direction::ToServer, &mut bytes, &dis())
+            .expect("fires");
+        (bytes, mutation)
+    }
+
+    fn kind_of(bytes: &[u8]) -> String {
+        read_packet::<DemoPacket>(bytes)
+            .unwrap_err()
+            .kind()
+            .name()
+            .to_owned()
+    }
+
+    #[test]
+    fn bits_read_and_write_lsb_first() {
+        let mut b = vec![0u8; 3];
+        write_bits(&mut b, 3, 9, 0b1_0110_0101);
+        assert_eq!(b, [0b0010_1000, 0b0000_1011, 0]);
+        assert_eq!(read_bits(&b, 3, 9), 0b1_0110_0101);
+        assert_eq!(bit_string(5, 4), "0101");
+        assert_eq!(parse_bit_string("0101", 4), Some(5));
+        assert_eq!(unhex(&hex(&[0, 0xab, 0xff])).unwrap(), [0, 0xab, 0xff]);
+    }
+
+    #[test]
+    fn out_of_range_lands_raw_with_a_valid_crc() {
+        let (bytes, m) = mutate_once("packet=RoboCat,field=health,action=out_of_range", 1);
+        let op = &m.ops[0];
+        assert_eq!(
+            (op.field.as_deref(), op.bit, op.bits),
+            (Some("health"), 35, 7)
+        );
+        assert_eq!(op.old_value, Some(87));
+        let new = op.new_value.unwrap();
+        assert!((101..=127).contains(&new), "{new}");
+        assert_eq!(m.crc, "resigned");
+        let e = read_packet::<DemoPacket>(&bytes).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::OutOfRange {
+                value: new,
+                min: 0,
+                max: 100
+            }
+        );
+        assert_eq!(e.field(), "health");
+        assert_eq!(
+            apply_ops(&unhex(&m.original).unwrap(), &m.ops).unwrap(),
+            bytes
+        );
+        assert_eq!(hex(&bytes), m.sent);
+    }
+
+    #[test]
+    fn each_action_gives_the_reader_error_it_aims_at() {
+        for (spec, kind) in [
+            ("field=location.x,action=set,value=20001", "out_of_range"),
+            ("field=location.x,action=set,value=-20000", "none"),
+            ("field=name.len,action=overclaim", "past_end"),
+            ("field=stats,action=desync", "check_mismatch"),
+            ("action=desync", "check_mismatch"),
+            (
+                "field=health,action=set,value=100,crc=stale",
+                "crc_mismatch",
+            ),
+            ("field=mice.len,action=truncate", "past_end"),
+            ("action=truncate,value=3", "past_end"),
+        ] {
+            let (bytes, m) = mutate_once(spec, 5);
+            let got = read_packet::<DemoPacket>(&bytes)
+                .err()
+                .map_or("none".into(), |e| e.kind().name().to_owned());
+            assert_eq!(got, kind, "{spec}: {m:?}");
+            assert_eq!(
+                apply_ops(&unhex(&m.original).unwrap(), &m.ops).unwrap(),
+                bytes,
+                "{spec}"
+            );
+        }
+    }
+
+    #[test]
+    fn overclaim_claims_one_more_than_fits() {
+        // 3 mice of 12 bits: the claim is the fewest mice that no longer fit what remains.
+        let (bytes, m) = mutate_once("field=mice.len,action=overclaim", 1);
+        let op = &m.ops[0];
+        let remaining = bytes.len() * 8 - (op.bit + op.bits);
+        assert_eq!(op.old_value, Some(3));
+        assert_eq!(op.new_value, Some((remaining / 12 + 1) as i128));
+        assert!(op.new_value.unwrap() * 12 > remaining as i128);
+        assert!(op.new_value.unwrap() - 1 <= (remaining / 12) as i128);
+        assert_eq!(kind_of(&bytes), "past_end");
+        let (bytes, m) = mutate_once("field=name.len,action=overclaim", 1);
+        let op = &m.ops[0];
+        let remaining = bytes.len() * 8 - (op.bit + op.bits);
+        assert_eq!(op.new_value, Some((remaining / 8 + 1) as i128));
+        assert_eq!(kind_of(&bytes), "past_end");
+    }
+
+    #[test]
+    fn rules_that_cannot_apply_are_counted_not_forced() {
+        // x of PacketA fills its 32 bits: nothing lies above its range.
+        let mut m = Mutator::new(
+            vec![
+                rule("field=health,action=out_of_range"),
+                rule("field=nope,action=flip"),
+            ],
+            None,
+            1,
+        );
+        let mut a = {
+            let mut p = demo::samples().remove(0);
+            let mut buf = [0u8; 64];
+            let n = write_packet(&mut p, &mut buf).unwrap();
+            buf[..n].to_vec()
+        };
+        let before = a.clone();
+        assert!(m.mutate(Direction::ToServer, &mut a, &dis()).is_none());
+        assert_eq!(a, before);
+        assert_eq!(m.stats.not_applicable, 2);
+        assert!(m.mutate(Direction::ToClient, &mut a, &dis()).is_none());
+    }
+
+    #[test]
+    fn fuzzing_repeats_with_its_seed_and_replays() {
+        let run = |seed| {
+            let mut m = Mutator::new(
+                vec![],
+                Some(Fuzz {
+                    rate: 0.5,
+                    directions: Directions::Both,
+                }),
+                seed,
+            );
+            (0..200)
+                .map(|_| {
+                    let mut b = robocat();
+                    let mu = m.mutate(Direction::ToClient, &mut b, &dis());
+                    if let Some(mu) = &mu {
+                        assert_eq!(
+                            apply_ops(&unhex(&mu.original).unwrap(), &mu.ops).unwrap(),
+                            b
+                        );
+                    }
+                    mu
+                })
+                .collect::<Vec<_>>()
+        };
+        let a = run(3);
+        assert_eq!(a, run(3));
+        let n = a.iter().flatten().count();
+        assert!((70..130).contains(&n), "{n}");
+        let actions: std::collections::BTreeSet<_> = a
+            .iter()
+            .flatten()
+            .map(|m| m.ops[0].action.clone())
+            .collect();
+        assert!(actions.len() >= 4, "{actions:?}");
+    }
+
+    #[test]
+    fn replay_refuses_ops_that_do_not_fit_the_bytes() {
+        let (_, m) = mutate_once("field=health,action=set,value=3", 1);
+        let mut other = robocat();
+        other[4] ^= 0xff;
+        assert!(
+            apply_ops(&other, &m.ops)
+                .unwrap_err()
+                .contains("the log says")
+        );
+        assert!(
+            apply_ops(&other[..2], &m.ops)
+                .unwrap_err()
+                .contains("not inside")
+        );
+    }
+
+    #[test]
+    fn rule_specs_are_checked() {
+        let e =
+            |t: &str| Rule::from_spec(Spec::from_cli("--mutate", t, None).unwrap(), 1).unwrap_err();
+        assert!(e("field=a").contains("needs action"));
+        assert!(e("action=set,field=a").contains("needs value"));
+        assert!(e("action=flip").contains("needs field"));
+        assert!(e("action=explode").contains("unknown action"));
+        assert!(e("action=desync,crc=maybe").contains("crc must be"));
+        assert!(e("action=desync,colour=1").contains("unknown key"));
+        let r = rule("name=x,packet=PlayerInput,p=1%,field=aim.x,action=out_of_range,dir=both");
+        assert_eq!(
+            (r.p, r.directions, r.action),
+            (0.01, Directions::Both, Action::OutOfRange)
+        );
+    }
+}

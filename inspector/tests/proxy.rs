@@ -1,0 +1,1226 @@
+//! `bitlens proxy` and `bitlens replay` with real sockets on localhost: a test server and
+//! clients speaking the demo protocol and a schema protocol (tests/data/arena.schema.toml), the
+//! proxy binary between them, stopped with SIGINT as a user's Ctrl-C stops it.
+//!
+//! No test asserts a duration but lower bounds (a delayed datagram cannot arrive early); waits
+//! are generous, and the impairment and mutation draws come from fixed seeds.
+
+use bitlens::capture::Capture;
+use bitlens_codec::packet::{read_packet, write_packet};
+use bitlens_schema::Schema;
+use bitlens_testkit::demo::{self, DemoPacket, PacketA};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bitlens-proxy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn schema_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arena.schema.toml")
+}
+
+// ---- the test server ----
+
+/// What the server's reader said of a datagram: `None` when it accepted it, else the error
+/// kind and field.
+type Verdict = Option<(String, String)>;
+
+struct Received {
+    peer: SocketAddr,
+    bytes: Vec<u8>,
+    verdict: Verdict,
+}
+
+/// A UDP server on 127.0.0.1 that reads every datagram with `reader` and, when `echo` is set,
+/// sends accepted ones back to their sender.
+struct Server {
+    addr: SocketAddr,
+    received: Arc<Mutex<Vec<Received>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(reader: fn(&[u8]) -> Verdict, echo: bool) -> Self {
+        Self::on("127.0.0.1:0", reader, echo)
+    }
+
+    fn on(addr: &str, reader: fn(&[u8]) -> Verdict, echo: bool) -> Self {
+        let socket = UdpSocket::bind(addr).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let addr = socket.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (r, s) = (Arc::clone(&received), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65_536];
+            while !s.load(Ordering::Relaxed) {
+                let Ok((n, peer)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                let verdict = reader(&buf[..n]);
+                if echo && verdict.is_none() {
+                    let _ = socket.send_to(&buf[..n], peer);
+                }
+                r.lock().unwrap().push(Received {
+                    peer,
+                    bytes: buf[..n].to_vec(),
+                    verdict,
+                });
+            }
+        });
+        Server {
+            addr,
+            received,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.received.lock().unwrap().len()
+    }
+
+    /// Waits until the server has received `n` datagrams (or the generous timeout passes).
+    fn wait_for(&self, n: usize) -> usize {
+        let until = Instant::now() + WAIT;
+        while self.count() < n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.count()
+    }
+
+    fn take(&self) -> Vec<Received> {
+        std::mem::take(&mut *self.received.lock().unwrap())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn demo_reader(bytes: &[u8]) -> Verdict {
+    read_packet::<DemoPacket>(bytes)
+        .err()
+        .map(|e| (e.kind().name().to_owned(), e.field().to_owned()))
+}
+
+fn arena() -> &'static Schema {
+    static SCHEMA: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| Schema::load(&schema_path()).unwrap())
+}
+
+fn arena_reader(bytes: &[u8]) -> Verdict {
+    arena()
+        .read(bytes)
+        .err()
+        .map(|e| (e.kind().name().to_owned(), e.field().to_owned()))
+}
+
+fn arena_packet(packet_type: &str, json: Value) -> Vec<u8> {
+    let v = arena().value_from_json(packet_type, &json).unwrap();
+    let mut buf = [0u8; 1200];
+    let n = arena().write(packet_type, &v, &mut buf).unwrap();
+    buf[..n].to_vec()
+}
+
+fn demo_bytes(mut p: DemoPacket) -> Vec<u8> {
+    let mut buf = [0u8; 1200];
+    let n = write_packet(&mut p, &mut buf).unwrap();
+    buf[..n].to_vec()
+}
+
+fn packet_a(x: i32) -> Vec<u8> {
+    demo_bytes(DemoPacket::A(PacketA { x, y: 0, z: 0 }))
+}
+
+// ---- the proxy process ----
+
+struct ProxyProc {
+    child: Child,
+    addr: SocketAddr,
+    lines: mpsc::Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_bitlens")
+}
+
+/// Starts `bitlens proxy --listen 127.0.0.1:0 --upstream UPSTREAM ARGS` and waits for its
+/// start-up line.
+fn proxy(upstream: SocketAddr, args: &[&str]) -> ProxyProc {
+    let mut child = Command::new(bin())
+        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
+        .arg(upstream.to_string())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let (addr_tx, addr_rx) = mpsc::channel();
+    let err = Arc::clone(&stderr);
+    let errout = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(errout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("bitlens proxy: listening on ") {
+                let addr: SocketAddr = rest.split(',').next().unwrap().parse().unwrap();
+                let _ = addr_tx.send(addr);
+            }
+            let mut e = err.lock().unwrap();
+            e.push_str(&line);
+            e.push('\n');
+        }
+    });
+    let addr = match addr_rx.recv_timeout(WAIT) {
+        Ok(a) => a,
+        Err(_) => {
+            let _ = child.kill();
+            panic!("no start-up line: {}", stderr.lock().unwrap());
+        }
+    };
+    ProxyProc {
+        child,
+        addr,
+        lines,
+        stderr,
+    }
+}
+
+impl ProxyProc {
+    /// Waits until `n` NDJSON lines have arrived, returning those read so far.
+    fn lines_until(&self, n: usize, into: &mut Vec<Value>) {
+        let until = Instant::now() + WAIT;
+        while into.len() < n {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => into.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}"))),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Sends SIGINT (Ctrl-C), waits for the exit; returns every NDJSON line, stderr and
+    /// whether it exited with success.
+    fn interrupt(mut self) -> (Vec<Value>, String, bool) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let until = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!("the proxy did not stop on SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut lines = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            lines.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}")));
+        }
+        // The stderr reader finishes with the process.
+        std::thread::sleep(Duration::from_millis(50));
+        let err = self.stderr.lock().unwrap().clone();
+        (lines, err, status.success())
+    }
+}
+
+impl Drop for ProxyProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    s
+}
+
+/// The number after `label` in the proxy's closing summary: "dropped 12" -> 12.
+fn stat(stderr: &str, label: &str) -> u64 {
+    let at = stderr
+        .rfind(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {stderr}"));
+    let rest = &stderr[at + label.len()..];
+    let digits: String = rest
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {label:?} in {stderr}"))
+}
+
+/// The number before `label`: "3 mappings idled out" -> 3.
+fn stat_before(stderr: &str, label: &str) -> u64 {
+    let at = stderr
+        .rfind(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {stderr}"));
+    let digits: String = stderr[..at]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().unwrap()
+}
+
+// ---- forwarding ----
+
+#[test]
+fn several_clients_are_forwarded_both_ways_and_each_datagram_is_a_line() {
+    let server = Server::start(demo_reader, true);
+    let port = server.addr.port().to_string();
+    let p = proxy(server.addr, &["--decode", &format!("{port}=demo")]);
+    let clients: Vec<UdpSocket> = (0..3).map(|_| client()).collect();
+    let mut buf = [0u8; 2048];
+    for round in 0..5 {
+        for (c, sock) in clients.iter().enumerate() {
+            let x = (c * 100 + round) as i32;
+            sock.send_to(&packet_a(x), p.addr).unwrap();
+            let (n, from) = sock.recv_from(&mut buf).expect("the echo comes back");
+            assert_eq!(from, p.addr, "replies come from the listen address");
+            match read_packet::<DemoPacket>(&buf[..n]).unwrap() {
+                DemoPacket::A(a) => assert_eq!(a.x, x, "client {c} got its own packet back"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    // The server saw three peers, one upstream socket per client, none of them the clients.
+    let received = server.take();
+    let peers: BTreeSet<SocketAddr> = received.iter().map(|r| r.peer).collect();
+    assert_eq!(peers.len(), 3);
+    for c in &clients {
+        assert!(!peers.contains(&c.local_addr().unwrap()));
+    }
+    let mut lines = Vec::new();
+    p.lines_until(30, &mut lines);
+    let (rest, stderr, ok) = p.interrupt();
+    lines.extend(rest);
+    assert!(ok, "{stderr}");
+    assert_eq!(lines.len(), 30, "{stderr}");
+    let frames: BTreeSet<u64> = lines.iter().map(|l| l["frame"].as_u64().unwrap()).collect();
+    assert_eq!(frames, (1..=30).collect());
+    let mut per_client: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for l in &lines {
+        assert_eq!(l["decoder"], "demo", "{l}");
+        assert_eq!(l["status"], "ok", "{l}");
+        assert_eq!(l["packet_type"], "PacketA");
+        assert_eq!(l["impairments"], serde_json::json!([]));
+        assert!(l["mutation"].is_null());
+        let client = l["client"].as_str().unwrap().to_owned();
+        let dir = l["direction"].as_str().unwrap().to_owned();
+        // Addresses are the client's and the server's, in the datagram's direction.
+        let server_addr = server.addr.to_string();
+        let (src, dst) = (l["src"].as_str().unwrap(), l["dst"].as_str().unwrap());
+        match dir.as_str() {
+            "to_server" => assert_eq!((src, dst), (client.as_str(), server_addr.as_str())),
+            "to_client" => assert_eq!((src, dst), (server_addr.as_str(), client.as_str())),
+            other => panic!("direction {other}"),
+        }
+        *per_client.entry((client, dir)).or_default() += 1;
+    }
+    assert_eq!(per_client.len(), 6);
+    assert!(per_client.values().all(|&n| n == 5), "{per_client:?}");
+    assert!(
+        stderr.contains("30 datagrams (15 to the server, 15 to clients) from 3 clients"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_mapping_idles_out_and_the_table_evicts_when_full() {
+    let server = Server::start(demo_reader, true);
+    let p = proxy(
+        server.addr,
+        &["--idle-timeout", "0.3", "--max-clients", "2", "--quiet"],
+    );
+    let a = client();
+    let mut buf = [0u8; 2048];
+    a.send_to(&packet_a(1), p.addr).unwrap();
+    a.recv_from(&mut buf).unwrap();
+    a.send_to(&packet_a(2), p.addr).unwrap();
+    a.recv_from(&mut buf).unwrap();
+    // Well past the idle timeout: the next datagram needs a new upstream socket.
+    std::thread::sleep(Duration::from_millis(1500));
+    a.send_to(&packet_a(3), p.addr).unwrap();
+    a.recv_from(&mut buf).unwrap();
+    let peers: Vec<SocketAddr> = server.take().iter().map(|r| r.peer).collect();
+    assert_eq!(peers[0], peers[1], "one mapping while it is active");
+    assert_ne!(peers[1], peers[2], "a new mapping after the idle timeout");
+    // Three clients at once in a table of two: the least recently active goes.
+    let others: Vec<UdpSocket> = (0..3).map(|_| client()).collect();
+    for (i, c) in others.iter().enumerate() {
+        c.send_to(&packet_a(10 + i as i32), p.addr).unwrap();
+        c.recv_from(&mut buf).unwrap();
+    }
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    assert!(stat_before(&stderr, "mappings idled out") >= 1, "{stderr}");
+    assert!(stat_before(&stderr, "evicted") >= 1, "{stderr}");
+    assert_eq!(stat_before(&stderr, "clients;"), 5, "{stderr}");
+}
+
+// ---- recording ----
+
+#[test]
+fn the_recording_reads_back_in_bitlens_and_tshark() {
+    let server = Server::start(demo_reader, true);
+    let port = server.addr.port().to_string();
+    let decode = format!("{port}=demo");
+    let rec = tmp("session.pcapng");
+    let p = proxy(
+        server.addr,
+        &[
+            "--decode",
+            &decode,
+            "--record",
+            rec.to_str().unwrap(),
+            "--drop",
+            "p=0.5,dir=to_client",
+            "--seed",
+            "4",
+        ],
+    );
+    let clients = [client(), client()];
+    for i in 0..10 {
+        let c = &clients[i % 2];
+        c.send_to(&demo_bytes(demo::samples()[i % 6].clone()), p.addr)
+            .unwrap();
+    }
+    let mut lines = Vec::new();
+    p.lines_until(20, &mut lines);
+    // Ctrl-C: the recording is flushed and closed.
+    let (rest, stderr, ok) = p.interrupt();
+    lines.extend(rest);
+    assert!(ok, "{stderr}");
+    assert_eq!(lines.len(), 20, "{stderr}");
+
+    let capture = Capture::open(&rec).unwrap();
+    assert!(capture.damage().is_none(), "{:?}", capture.damage());
+    assert_eq!(capture.datagrams().len(), 20);
+    for (d, l) in capture.datagrams().iter().zip(&lines) {
+        assert_eq!(d.frame, l["frame"].as_u64().unwrap());
+        assert_eq!(d.src.to_string(), l["src"].as_str().unwrap());
+        assert_eq!(d.dst.to_string(), l["dst"].as_str().unwrap());
+        assert_eq!(
+            d.time.to_string(),
+            l["time"].as_str().unwrap(),
+            "nanosecond times"
+        );
+        assert_eq!(capture.payload(d).len() as u64, l["len"].as_u64().unwrap());
+    }
+    // `bitlens decode --json` of the recording gives the live lines, minus the proxy's keys.
+    let out = Command::new(bin())
+        .args(["decode", "--json", "--decode", &decode])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let decoded: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (live, file) in lines.iter().zip(&decoded) {
+        let mut live = live.clone();
+        for k in ["direction", "client", "impairments", "delay_us", "mutation"] {
+            live.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(&live, file);
+    }
+
+    if !have_tshark() {
+        return;
+    }
+    let out = Command::new("tshark")
+        .env("TZ", "UTC")
+        .args(["-r"])
+        .arg(&rec)
+        .args([
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+            "-e",
+            "frame.number",
+            "-e",
+            "ip.src",
+            "-e",
+            "udp.srcport",
+            "-e",
+            "ip.dst",
+            "-e",
+            "udp.dstport",
+            "-e",
+            "frame.time_epoch",
+            "-e",
+            "udp.length",
+            "-e",
+            "frame.comment",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('|').collect()).collect();
+    assert_eq!(rows.len(), 20, "{text}");
+    for (row, l) in rows.iter().zip(&lines) {
+        let src: SocketAddr = l["src"].as_str().unwrap().parse().unwrap();
+        let dst: SocketAddr = l["dst"].as_str().unwrap().parse().unwrap();
+        assert_eq!(row[0], l["frame"].to_string());
+        assert_eq!(
+            (row[1], row[2]),
+            (
+                src.ip().to_string().as_str(),
+                src.port().to_string().as_str()
+            )
+        );
+        assert_eq!(
+            (row[3], row[4]),
+            (
+                dst.ip().to_string().as_str(),
+                dst.port().to_string().as_str()
+            )
+        );
+        assert_eq!(
+            row[5],
+            l["time"].as_str().unwrap(),
+            "tshark reads the nanoseconds"
+        );
+        assert_eq!(row[6], (l["len"].as_u64().unwrap() + 8).to_string());
+        let dir = l["direction"].as_str().unwrap();
+        assert!(
+            row[7].starts_with(&format!(
+                "bitlens {dir} client {}",
+                l["client"].as_str().unwrap()
+            )),
+            "{row:?}"
+        );
+        let dropped = l["impairments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i == "drop");
+        assert_eq!(row[7].ends_with("; drop"), dropped, "{row:?}");
+    }
+}
+
+fn have_tshark() -> bool {
+    if Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("tshark not installed: run scripts/install-test-deps.sh");
+    }
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "skipped: tshark not installed");
+    false
+}
+
+// ---- impairment ----
+
+/// Sends `n` PacketAs (x = 0..n) from one client, paced so that loopback loses nothing, and
+/// returns the x values the server received, in order, with the proxy's lines and stderr.
+fn impaired_run(args: &[&str], n: usize) -> (Vec<i32>, Vec<Value>, String) {
+    let server = Server::start(demo_reader, false);
+    let mut all = vec![
+        "--decode".to_owned(),
+        format!("{}=demo", server.addr.port()),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let p = proxy(server.addr, &all);
+    let c = client();
+    let mut lines = Vec::new();
+    for x in 0..n {
+        c.send_to(&packet_a(x as i32), p.addr).unwrap();
+        if x % 50 == 49 {
+            // Let the proxy's lines (one per datagram) catch up: no burst outruns a buffer.
+            p.lines_until(x + 1, &mut lines);
+        }
+    }
+    p.lines_until(n, &mut lines);
+    let forwarded: usize = lines
+        .iter()
+        .map(|l| {
+            let imp = l["impairments"].as_array().unwrap();
+            if imp.iter().any(|i| i == "drop") {
+                0
+            } else if imp.iter().any(|i| i == "duplicate") {
+                2
+            } else {
+                1
+            }
+        })
+        .sum();
+    server.wait_for(forwarded);
+    // Held and delayed datagrams have all come out once the server has them all.
+    let (rest, stderr, ok) = p.interrupt();
+    lines.extend(rest);
+    assert!(ok, "{stderr}");
+    let xs = server
+        .take()
+        .iter()
+        .map(|r| match read_packet::<DemoPacket>(&r.bytes).unwrap() {
+            DemoPacket::A(a) => a.x,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    (xs, lines, stderr)
+}
+
+#[test]
+fn drops_fall_in_their_band_and_a_seed_repeats_them() {
+    let args_json = ["--drop", "p=0.3,dir=to_server", "--seed", "7"];
+    let (xs, lines, stderr) = impaired_run(&args_json, 1000);
+    let dropped: BTreeSet<i32> = lines
+        .iter()
+        .filter(|l| {
+            l["impairments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i == "drop")
+        })
+        .map(x_of)
+        .collect();
+    // 1000 draws at 0.3: mean 300, standard deviation 14.5; the band is 5 deviations wide.
+    assert!((228..=372).contains(&dropped.len()), "{}", dropped.len());
+    assert_eq!(stat(&stderr, "dropped"), dropped.len() as u64);
+    let expected: Vec<i32> = (0..1000).filter(|x| !dropped.contains(x)).collect();
+    assert_eq!(xs, expected, "everything else arrives, in order");
+    // The same seed and traffic drop the same datagrams.
+    let (again, _, _) = impaired_run(&args_json, 1000);
+    assert_eq!(again, xs);
+    let (other_seed, _, _) = impaired_run(&["--drop", "p=0.3,dir=to_server", "--seed", "8"], 1000);
+    assert_ne!(other_seed, xs);
+}
+
+#[test]
+fn duplicates_delays_and_reordering_keep_every_datagram() {
+    let (xs, lines, _) = impaired_run(&["--duplicate", "p=0.2", "--seed", "1"], 300);
+    let dup: BTreeSet<i32> = lines
+        .iter()
+        .filter(|l| {
+            l["impairments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i == "duplicate")
+        })
+        .map(x_of)
+        .collect();
+    assert!((20..=100).contains(&dup.len()), "{}", dup.len());
+    let expected: Vec<i32> = (0..300)
+        .flat_map(|x| {
+            if dup.contains(&x) {
+                vec![x, x]
+            } else {
+                vec![x]
+            }
+        })
+        .collect();
+    assert_eq!(xs, expected);
+
+    let (xs, lines, _) = impaired_run(&["--reorder", "p=0.3,hold_ms=1000", "--seed", "2"], 300);
+    let drawn: BTreeSet<i32> = lines
+        .iter()
+        .filter(|l| {
+            l["impairments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i == "reorder")
+        })
+        .map(x_of)
+        .collect();
+    assert!((40..=140).contains(&drawn.len()), "{}", drawn.len());
+    // The model: a drawn datagram is held unless one is held already; the next datagram sent
+    // releases it right behind itself.
+    let mut model = Vec::new();
+    let mut holding = None;
+    for x in 0..300 {
+        if drawn.contains(&x) && holding.is_none() {
+            holding = Some(x);
+        } else {
+            model.push(x);
+            model.extend(holding.take());
+        }
+    }
+    model.extend(holding);
+    assert_eq!(xs, model);
+
+    // Delay: 40 ± 10 ms on every reply; a reply never arrives earlier than 30 ms.
+    let server = Server::start(demo_reader, true);
+    let p = proxy(
+        server.addr,
+        &["--delay", "ms=40,jitter_ms=10,dir=to_client", "--seed", "3"],
+    );
+    let c = client();
+    let mut buf = [0u8; 2048];
+    for x in 0..10 {
+        let t = Instant::now();
+        c.send_to(&packet_a(x), p.addr).unwrap();
+        c.recv_from(&mut buf).unwrap();
+        assert!(
+            t.elapsed() >= Duration::from_millis(30),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+    let (lines, _, ok) = p.interrupt();
+    assert!(ok);
+    for l in lines.iter().filter(|l| l["direction"] == "to_client") {
+        let us = l["delay_us"].as_u64().unwrap();
+        assert!((30_000..=50_000).contains(&us), "{us}");
+    }
+}
+
+// ---- mutation and replay ----
+
+#[test]
+fn mutations_land_as_logged_the_server_rejects_them_and_replay_resends_them() {
+    let server = Server::start(demo_reader, false);
+    let port = server.addr.port().to_string();
+    let log = tmp("mutations.ndjson");
+    let rules = tmp("rules.toml");
+    std::fs::write(
+        &rules,
+        r#"
+seed = 11
+[[mutate]]
+name = "cat health"
+packet = "RoboCat"
+field = "health"
+action = "out_of_range"
+
+[[mutate]]
+name = "scene desync"
+packet = "SceneUpdate"
+field = "objects"
+action = "desync"
+
+[[mutate]]
+name = "b overclaim"
+packet = "PacketB"
+field = "elements.len"
+action = "overclaim"
+
+[[mutate]]
+name = "c stale"
+packet = "PacketC"
+field = "b"
+action = "flip"
+bits = 3
+crc = "stale"
+
+[[mutate]]
+name = "body cut"
+packet = "RigidBody"
+field = "orientation.c"
+action = "truncate"
+"#,
+    )
+    .unwrap();
+    let p = proxy(
+        server.addr,
+        &[
+            "--decode",
+            &format!("{port}=demo"),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--mutation-log",
+            log.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    let c = client();
+    for round in 0..3 {
+        for s in demo::samples() {
+            let _ = round;
+            c.send_to(&demo_bytes(s), p.addr).unwrap();
+        }
+    }
+    assert_eq!(server.wait_for(18), 18);
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    let received = server.take();
+    let expected = [
+        ("PacketA", None),
+        ("PacketB", Some(("past_end", "elements.len"))),
+        ("PacketC", Some(("crc_mismatch", ""))),
+        ("RigidBody", Some(("past_end", "orientation"))),
+        ("SceneUpdate", Some(("check_mismatch", "objects"))),
+        ("RoboCat", Some(("out_of_range", "health"))),
+    ];
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logged.len(), 15, "every datagram but the PacketAs");
+    let mut logged_iter = logged.iter();
+    for (i, r) in received.iter().enumerate() {
+        let (packet_type, want) = expected[i % 6];
+        let got = r.verdict.as_ref().map(|(k, f)| (k.as_str(), f.as_str()));
+        match want {
+            None => assert_eq!(got, None, "{packet_type}"),
+            Some((kind, field)) => {
+                let (k, f) = got.unwrap_or_else(|| panic!("{packet_type} accepted"));
+                assert_eq!(k, kind, "{packet_type}");
+                assert!(f.starts_with(field), "{packet_type}: {f}");
+                let l = logged_iter.next().unwrap();
+                let m = &l["mutation"];
+                assert_eq!(m["packet_type"], packet_type);
+                assert_eq!(
+                    m["sent"].as_str().unwrap(),
+                    hex(&r.bytes),
+                    "the server got the logged bytes"
+                );
+                // The proxy's own decode of what it sent agrees with the server.
+                assert_eq!(l["error"]["kind"], kind, "{l}");
+            }
+        }
+    }
+    // The out-of-range value the server reports is the one logged.
+    let cat = logged
+        .iter()
+        .find(|l| l["mutation"]["rule"] == "cat health")
+        .unwrap();
+    let op = &cat["mutation"]["ops"][0];
+    assert_eq!(
+        (
+            op["field"].as_str(),
+            op["bit"].as_u64(),
+            op["bits"].as_u64()
+        ),
+        (Some("health"), Some(35), Some(7))
+    );
+    let new = op["new_value"].as_i64().unwrap();
+    assert!((101..=127).contains(&new));
+    assert!(
+        cat["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{new} out of range 0..=100")),
+        "{cat}"
+    );
+    assert_eq!(cat["mutation"]["ops"][1]["action"], "resign");
+    let stale = logged
+        .iter()
+        .find(|l| l["mutation"]["rule"] == "c stale")
+        .unwrap();
+    assert_eq!(stale["mutation"]["crc"], "stale");
+
+    // Replay: a fresh server receives exactly the logged bytes, in order.
+    let fresh = Server::start(demo_reader, false);
+    let out = Command::new(bin())
+        .arg("replay")
+        .arg(&log)
+        .args(["--upstream", &fresh.addr.to_string(), "--gap-ms", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fresh.wait_for(15), 15);
+    let replayed = fresh.take();
+    for (r, l) in replayed.iter().zip(&logged) {
+        assert_eq!(hex(&r.bytes), l["mutation"]["sent"].as_str().unwrap());
+    }
+    let kinds: Vec<_> = replayed
+        .iter()
+        .map(|r| r.verdict.clone().unwrap().0)
+        .collect();
+    let sent_kinds: Vec<_> = received
+        .iter()
+        .filter_map(|r| r.verdict.clone())
+        .map(|v| v.0)
+        .collect();
+    assert_eq!(kinds, sent_kinds);
+    // One frame only.
+    let frame = logged[4]["frame"].to_string();
+    let out = Command::new(bin())
+        .arg("replay")
+        .arg(&log)
+        .args(["--upstream", &fresh.addr.to_string(), "--frame", &frame])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(fresh.wait_for(1), 1);
+    assert_eq!(
+        hex(&fresh.take()[0].bytes),
+        logged[4]["mutation"]["sent"].as_str().unwrap()
+    );
+    // A log whose edits do not fit its bytes is refused.
+    let bad = tmp("bad.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let first = text.lines().next().unwrap();
+    let v: Value = serde_json::from_str(first).unwrap();
+    let original = v["mutation"]["original"].as_str().unwrap();
+    let flipped = format!(
+        "{}{}",
+        &original[..10],
+        if &original[10..11] == "0" { "1" } else { "0" }
+    );
+    std::fs::write(&bad, first.replace(original, &(flipped + &original[11..]))).unwrap();
+    let out = Command::new(bin())
+        .arg("replay")
+        .arg(&bad)
+        .args(["--upstream", &fresh.addr.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad.ndjson:1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_schema_protocol_is_mutated_at_its_rate_and_fuzzed() {
+    let server = Server::start(arena_reader, true);
+    let port = server.addr.port().to_string();
+    let schema = schema_path();
+    let p = proxy(
+        server.addr,
+        &[
+            "--schema",
+            schema.to_str().unwrap(),
+            "--decode",
+            &format!("{port}=schema"),
+            "--mutate",
+            "name=aim,packet=PlayerInput,field=aim.x,action=out_of_range,p=10%",
+            "--seed",
+            "5",
+        ],
+    );
+    let c = client();
+    for seq in 0..300 {
+        let input = arena_packet(
+            "PlayerInput",
+            serde_json::json!({"sequence": seq, "aim": {"x": (seq * 7) % 1800, "y": -5}, "buttons": 3}),
+        );
+        c.send_to(&input, p.addr).unwrap();
+        if seq % 50 == 49 {
+            server.wait_for(seq + 1);
+        }
+    }
+    server.wait_for(300);
+    let mut lines = Vec::new();
+    p.lines_until(300, &mut lines);
+    let (rest, stderr, ok) = p.interrupt();
+    lines.extend(rest);
+    assert!(ok, "{stderr}");
+    let received = server.take();
+    assert_eq!(received.len(), 300);
+    let rejected: Vec<&Received> = received.iter().filter(|r| r.verdict.is_some()).collect();
+    // 300 draws at 0.1: mean 30, deviation 5.2.
+    assert!((10..=56).contains(&rejected.len()), "{}", rejected.len());
+    for r in &rejected {
+        assert_eq!(r.verdict, Some(("out_of_range".into(), "aim.x".into())));
+    }
+    let mutated: Vec<&Value> = lines.iter().filter(|l| !l["mutation"].is_null()).collect();
+    assert_eq!(mutated.len(), rejected.len());
+    for l in &mutated {
+        assert_eq!(l["decoder"], "schema");
+        assert_eq!(l["error"]["field"], "aim.x");
+        let op = &l["mutation"]["ops"][0];
+        let v = op["new_value"].as_i64().unwrap();
+        assert!((1801..=2295).contains(&v), "{v}");
+    }
+    // Accepted inputs were echoed: the replies decode as the schema too.
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["direction"] == "to_client")
+            .all(|l| l["status"] == "ok")
+    );
+
+    // --fuzz on the same protocol: the proxy's decode of each fuzzed datagram (in the log)
+    // says what the server's reader says of it.
+    let log = tmp("fuzz.ndjson");
+    let p = proxy(
+        server.addr,
+        &[
+            "--schema",
+            schema.to_str().unwrap(),
+            "--decode",
+            &format!("{port}=schema"),
+            "--fuzz",
+            "50%",
+            "--seed",
+            "9",
+            "--quiet",
+            "--mutation-log",
+            log.to_str().unwrap(),
+        ],
+    );
+    for seq in 0..100 {
+        let input = arena_packet(
+            "PlayerInput",
+            serde_json::json!({"sequence": seq, "aim": {"x": 1, "y": 2}, "buttons": 1}),
+        );
+        c.send_to(&input, p.addr).unwrap();
+    }
+    server.wait_for(100);
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    let fuzzed = stat(&stderr, "mutated");
+    assert!((25..=75).contains(&fuzzed), "{fuzzed}");
+    let received = server.take();
+    assert_eq!(received.len(), 100);
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logged.len() as u64, fuzzed);
+    let mut refused = 0;
+    for l in &logged {
+        let sent = l["mutation"]["sent"].as_str().unwrap();
+        let r = received
+            .iter()
+            .find(|r| hex(&r.bytes) == sent)
+            .expect("the server got it");
+        let server_says = r.verdict.as_ref().map(|v| v.0.as_str());
+        let proxy_says = l["error"]["kind"].as_str();
+        assert_eq!(server_says, proxy_says, "{l}");
+        refused += usize::from(server_says.is_some());
+    }
+    // A flipped bit may leave a valid packet (a sequence number, an aim still in range).
+    assert!(refused > 0 && refused as u64 <= fuzzed);
+    let actions: BTreeSet<&str> = logged
+        .iter()
+        .map(|l| l["mutation"]["ops"][0]["action"].as_str().unwrap())
+        .collect();
+    assert!(actions.len() >= 3, "{actions:?}");
+}
+
+/// The `x` of a PacketA line.
+fn x_of(l: &Value) -> i32 {
+    let fields = l["fields"].as_array().unwrap();
+    let x = fields
+        .iter()
+        .find(|f| f["path"] == "x")
+        .unwrap_or_else(|| panic!("{l}"));
+    x["value"].as_i64().unwrap() as i32
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---- robustness ----
+
+#[test]
+fn hostile_traffic_and_a_closed_server_never_stop_the_proxy() {
+    // A server port with nothing behind it: the kernel answers ICMP port unreachable.
+    let closed = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let closed_addr = closed.local_addr().unwrap();
+    drop(closed);
+    let mut p = proxy(
+        closed_addr,
+        &[
+            "--quiet",
+            "--max-clients",
+            "8",
+            "--delay",
+            "ms=300",
+            "--queue",
+            "50",
+        ],
+    );
+    let c = client();
+    for x in 0..20 {
+        c.send_to(&packet_a(x), p.addr).unwrap();
+    }
+    // The largest UDP payload over IPv4.
+    let huge = vec![0xA5u8; 65_507];
+    c.send_to(&huge, p.addr).unwrap();
+    // Past their delay, the datagrams have gone to the closed port and come back refused.
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(p.alive());
+    // A flood from 40 more source ports, in a table of 8 clients and a queue of 50.
+    let flooders: Vec<UdpSocket> = (0..40).map(|_| client()).collect();
+    for f in &flooders {
+        // One small datagram each first, paced: every flooder gets a mapping.
+        f.send_to(&[1u8; 100], p.addr).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for round in 0..20 {
+        for f in &flooders {
+            let size = if round % 4 == 0 { 30_000 } else { 500 };
+            let _ = f.send_to(&huge[..size], p.addr);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(p.alive());
+    // The server comes up on the same port: traffic flows again (delayed by 300 ms).
+    let server = Server::on(&closed_addr.to_string(), demo_reader, true);
+    let fresh = client();
+    let mut buf = [0u8; 2048];
+    fresh.send_to(&packet_a(99), p.addr).unwrap();
+    let (n, _) = fresh
+        .recv_from(&mut buf)
+        .expect("forwarded once the server is back");
+    assert_eq!(&buf[..n], &packet_a(99)[..]);
+    let peak_kb = peak_memory_kb(p.child.id());
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    assert!(server.count() >= 1);
+    assert!(
+        stat_before(&stderr, "refused by the server") > 0,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{closed_addr} refused a datagram of client")),
+        "{stderr}"
+    );
+    assert!(stat_before(&stderr, "evicted") >= 30, "{stderr}");
+    assert!(
+        stat_before(&stderr, "queue full") > 0,
+        "the delay queue was bounded: {stderr}"
+    );
+    // 821 datagrams of up to 64 KiB passed: 30 MB if any of it were kept. The queue of 50 and
+    // the channel of 1024 bound what may be.
+    if let Some(kb) = peak_kb {
+        assert!(kb < 150_000, "peak resident memory {kb} kB");
+    }
+}
+
+/// The peak resident set of a process (Linux), in kB.
+fn peak_memory_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn bad_options_are_one_line_errors() {
+    for (args, want) in [
+        (
+            vec!["--listen", "127.0.0.1:0", "--upstream", "nowhere"],
+            "--upstream \"nowhere\"",
+        ),
+        (
+            vec![
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "127.0.0.1:9",
+                "--drop",
+                "p=2",
+            ],
+            "probability",
+        ),
+        (
+            vec![
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "127.0.0.1:9",
+                "--mutate",
+                "field=x",
+            ],
+            "needs action",
+        ),
+        (
+            vec![
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "127.0.0.1:9",
+                "--delay",
+                "ms=5,colour=red",
+            ],
+            "unknown key \"colour\"",
+        ),
+        (
+            vec![
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "127.0.0.1:9",
+                "--rules",
+                "/nonexistent.toml",
+            ],
+            "no such file",
+        ),
+    ] {
+        let out = Command::new(bin())
+            .arg("proxy")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("bitlens: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
