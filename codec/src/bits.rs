@@ -30,6 +30,17 @@ pub const fn bits_required(min: i64, max: i64) -> u32 {
     64 - span.leading_zeros()
 }
 
+/// [`bits_required`] for 128-bit bounds (serialize 1.0's `bits_required128`): 0 when `min == max`,
+/// else the bit length of the unsigned span `max - min`, computed in the unsigned 128-bit domain
+/// so that a span wider than `2^127` is exact. Agrees with [`bits_required`] wherever both apply.
+///
+/// `[0, 2^64]` needs 65 bits, `[i128::MIN, i128::MAX]` 128, `[-5_000_000_000, 5_000_000_000]` 34.
+#[inline]
+pub const fn bits_required128(min: i128, max: i128) -> u32 {
+    let span = (max as u128).wrapping_sub(min as u128);
+    128 - span.leading_zeros()
+}
+
 /// The writer ran out of room in its buffer: `needed` more bits were asked for, `available` remain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow {

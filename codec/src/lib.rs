@@ -79,6 +79,8 @@
 pub mod bits;
 pub mod checksum;
 pub mod error;
+pub mod fixed;
+pub mod float_text;
 #[cfg(feature = "arbitrary")]
 pub mod fuzzing;
 pub mod link;
@@ -89,12 +91,13 @@ pub mod stream;
 pub mod trace;
 pub mod write;
 
-pub use bits::{BitReader, BitWriter, bits_required};
+pub use bits::{BitReader, BitWriter, bits_required, bits_required128};
 pub use error::{Error, ErrorKind, Result};
+pub use fixed::{Fixed, FixedPoint};
 pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
 };
-pub use quantize::{CompressedFloat, SmallestThree};
+pub use quantize::{CompressedFloat, CompressedFloatParams, SmallestThree};
 pub use read::{ReadStream, TraceStream};
 pub use stream::Stream;
 pub use trace::{FieldKind, Trace, TraceField, Value};

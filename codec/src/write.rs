@@ -2,13 +2,13 @@
 //! [`WriteStream`] (bits into a caller-owned buffer) and [`MeasureStream`] (bits counted), so a
 //! measure checks every value exactly as a write does.
 
-use crate::bits::{BitCounter, BitSink, BitWriter, bits_required};
+use crate::bits::{BitCounter, BitSink, BitWriter, Overflow, bits_required};
 use crate::checksum::{ProtocolId, check_hash, packet_crc};
 use crate::error::Result;
 use crate::quantize::CompressedFloat;
 use crate::stream::{
-    Stream, array_impl, int_relative_as_flags, invalid, on_local, out_of_range, overflow,
-    relative_short, span,
+    Stream, array_impl, int_relative_as_flags, int128_args, invalid, on_local, out_of_range,
+    overflow, relative_short, span, span128,
 };
 
 /// A writer over no buffer: the stand-in of `on_local` while an array writes on a local copy.
@@ -95,6 +95,27 @@ impl<K: BitSink> Encoder<K> {
     fn put(&mut self, name: &str, value: u64, n: u32) -> Result<()> {
         let bit = self.sink.position();
         self.sink.put(value, n).map_err(|e| overflow(e, bit, name))
+    }
+
+    /// The low `n` (1..=128) bits of `value`, LSB first, after one capacity check for all of
+    /// them (so a field never goes out half written).
+    #[inline]
+    fn put_wide(&mut self, name: &str, value: u128, n: u32) -> Result<()> {
+        let bit = self.sink.position();
+        let available = self.sink.available();
+        if n as usize > available {
+            let e = Overflow {
+                needed: n as usize,
+                available,
+            };
+            return Err(overflow(e, bit, name));
+        }
+        if n <= 64 {
+            self.put(name, value as u64, n)
+        } else {
+            self.put(name, value as u64, 64)?;
+            self.put(name, (value >> 64) as u64, n - 64)
+        }
     }
 }
 
@@ -195,6 +216,22 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
     #[inline]
     fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
         self.put(name, *v, 64)
+    }
+
+    /// The offset in one piece (two above 64 bits) after one capacity check.
+    #[inline]
+    fn int128(&mut self, name: &str, v: &mut i128, min: i128, max: i128) -> Result<()> {
+        int128_args(self, name, *v, min, max)?;
+        let (_, width) = span128(min, max);
+        if width == 0 {
+            return Ok(());
+        }
+        self.put_wide(name, (*v as u128).wrapping_sub(min as u128), width)
+    }
+
+    #[inline]
+    fn u128(&mut self, name: &str, v: &mut u128) -> Result<()> {
+        self.put_wide(name, *v, 128)
     }
 
     #[inline]

@@ -53,9 +53,11 @@ mod parse;
 mod source;
 mod value;
 
+pub use parse::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
+use bitlens_codec::fixed::{Fixed, FixedPoint};
 use bitlens_codec::packet::{Protocol, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
@@ -474,6 +476,42 @@ impl Schema {
                 s.u64(name, &mut x)?;
                 read(DynValue::U64(x))
             }
+            Kind::Int128 { min, max } => {
+                let mut x = if S::WRITING {
+                    want_i128(s, name, src)?
+                } else {
+                    0
+                };
+                s.int128(name, &mut x, *min, *max)?;
+                read(DynValue::I128(x))
+            }
+            Kind::U128 => {
+                let mut x = if S::WRITING {
+                    want_u128(s, name, src)?
+                } else {
+                    0
+                };
+                s.u128(name, &mut x)?;
+                read(DynValue::U128(x))
+            }
+            Kind::Fixed(q) => {
+                let mut raw = if S::WRITING {
+                    want_fixed(s, name, src, q)?
+                } else {
+                    0
+                };
+                s.fixed(name, &mut raw, q)?;
+                read(DynValue::Fixed(Fixed::new(raw, q.fraction_bits())))
+            }
+            Kind::WStr { max_len } => {
+                let mut text = match src {
+                    DynValue::Str(t) if S::WRITING => t.clone(),
+                    other if S::WRITING => return Err(wrong(s, name, "a string", other)),
+                    _ => String::new(),
+                };
+                s.wstring(name, &mut text, *max_len)?;
+                read(DynValue::Str(text))
+            }
             Kind::F32 => {
                 let mut x = if S::WRITING {
                     want_f32(s, name, src)?
@@ -753,6 +791,55 @@ fn want_u64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<u64> {
         DynValue::Int(x) if x >= 0 => Ok(x as u64),
         ref other => Err(wrong(s, name, "an unsigned integer", other)),
     }
+}
+
+fn want_i128<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<i128> {
+    match *v {
+        DynValue::I128(x) => Ok(x),
+        DynValue::Int(x) => Ok(i128::from(x)),
+        DynValue::U64(x) => Ok(i128::from(x)),
+        DynValue::U128(x) => i128::try_from(x).map_err(|_| out_of_range_u128(s, name, x)),
+        ref other => Err(wrong(s, name, "an integer", other)),
+    }
+}
+
+#[cold]
+fn out_of_range_u128<S: Stream>(s: &S, name: &str, x: u128) -> Error {
+    let why = format!("{x} does not fit a 128-bit signed integer");
+    Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
+}
+
+fn want_u128<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<u128> {
+    match *v {
+        DynValue::U128(x) => Ok(x),
+        DynValue::U64(x) => Ok(u128::from(x)),
+        DynValue::Int(x) if x >= 0 => Ok(x as u128),
+        DynValue::I128(x) if x >= 0 => Ok(x as u128),
+        ref other => Err(wrong(s, name, "an unsigned integer", other)),
+    }
+}
+
+/// The raw value of a fixed-point field: a [`Fixed`] (rescaled to the field's fraction bits,
+/// rounding half away from zero when that drops bits), whole units, or a float quantized
+/// half away from zero.
+fn want_fixed<S: Stream>(s: &S, name: &str, v: &DynValue, q: &FixedPoint) -> Result<i128> {
+    let f = q.fraction_bits();
+    let fixed = match *v {
+        DynValue::Fixed(x) => x.rescale(f),
+        DynValue::Int(units) => Fixed::new(i128::from(units), 0).rescale(f),
+        DynValue::F64(x) => q.from_f64(x).ok(),
+        DynValue::F32(x) => q.from_f64(f64::from(x)).ok(),
+        ref other => return Err(wrong(s, name, "a fixed-point number", other)),
+    };
+    fixed.map(|x| x.raw).ok_or_else(|| {
+        let why = format!(
+            "{} has no Q{}.{} value",
+            v,
+            q.integer_bits(),
+            q.fraction_bits()
+        );
+        Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
+    })
 }
 
 fn want_f32<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<f32> {

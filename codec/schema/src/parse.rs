@@ -1,7 +1,8 @@
 //! TOML text -> checked schema definitions, with every error placed at a line and column.
 
 use crate::{Schema, SchemaError};
-use bitlens_codec::bits::bits_required;
+use bitlens_codec::bits::{bits_required, bits_required128};
+use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use std::collections::HashMap;
@@ -20,6 +21,9 @@ pub(crate) struct StructDef {
     pub layout: Arc<[Arc<str>]>,
     /// Fewest bits the struct can take on the wire.
     pub min_bits: usize,
+    /// Where the first `end` field inside the struct is (in it, or in a struct, array or
+    /// include inside it): a packet body may not hold one.
+    pub end_at: Option<Range<usize>>,
 }
 
 /// One field of a struct.
@@ -50,6 +54,15 @@ pub(crate) enum Kind {
     },
     Bits(u32),
     U64,
+    Int128 {
+        min: i128,
+        max: i128,
+    },
+    U128,
+    Fixed(FixedPoint),
+    WStr {
+        max_len: usize,
+    },
     F32,
     F64,
     CompressedFloat(CompressedFloat),
@@ -134,16 +147,29 @@ pub(crate) const BUILTINS: &[&str] = &[
     "align",
     "end",
     "include",
+    "int64",
+    "int128",
+    "u128",
+    "fixed",
+    "wstring",
 ];
 
 const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
 
 fn keys_of(ty: &str) -> &'static [&'static str] {
     match ty {
-        "int" => &["min", "max"],
+        "int" | "int64" | "int128" => &["min", "max"],
         "bits" | "quaternion" => &["bits"],
-        "compressed_float" | "compressed_vector" => &["min", "max", "resolution"],
-        "string" => &["max_len"],
+        "compressed_float" | "compressed_vector" => &[
+            "min",
+            "max",
+            "resolution",
+            "delta",
+            "max_integer_value",
+            "bits",
+        ],
+        "fixed" => &["integer_bits", "fraction_bits", "min", "max", "unsigned"],
+        "string" | "wstring" => &["max_len"],
         "bytes" => &["len"],
         "array" => &["max_len", "element"],
         "sparse_array" => &["max_objects", "element", "index_name"],
@@ -427,6 +453,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                 ));
             }
         };
+        if let Some(at) = &structs[sid].end_at {
+            let (l, c) = line_col(p.text, body.span().start);
+            return Err(p.err(
+                at,
+                format!(
+                    "`end` inside the body of packet \"{}\" (its body struct is named at {l}:{c}): the packet framing closes every body with its own check \"end of packet\" and then the end of the data, so an `end` before that check makes every packet unreadable (remove this field; the framing already rejects trailing bytes)",
+                    pname.get_ref()
+                ),
+            ));
+        }
         packet_types.push(pname.into_inner());
         packets.push(sid);
     }
@@ -596,6 +632,7 @@ impl Resolver<'_, '_> {
         let mut fields: Vec<Field> = Vec::new();
         let mut layout: Vec<Arc<str>> = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::new();
+        let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
             let ty = rf.ty.get_ref().as_str();
@@ -620,6 +657,7 @@ impl Resolver<'_, '_> {
                 };
                 let k = self.resolve(j, Some(&sname.span()))?;
                 let inc = self.structs[k].clone();
+                end_at = end_at.or(inc.end_at.clone());
                 let base = layout.len();
                 for mut f in inc.fields {
                     if let Some(slot) = &mut f.slot {
@@ -648,6 +686,12 @@ impl Resolver<'_, '_> {
                 continue;
             }
             let kind = self.kind(rf, ty, &rf.ty.span(), Some(rf.table))?;
+            if end_at.is_none() {
+                end_at = match kind {
+                    Kind::End => Some(rf.span.clone()),
+                    _ => self.end_inside(&kind),
+                };
+            }
             let has_value = !matches!(kind, Kind::Align | Kind::Check(_) | Kind::End);
             let name: Arc<str> = match (&rf.name, &kind) {
                 (Some(n), _) => {
@@ -719,11 +763,22 @@ impl Resolver<'_, '_> {
             fields,
             layout: layout.into(),
             min_bits,
+            end_at,
         };
         self.structs.push(def);
         let j = self.structs.len() - 1;
         self.state[i] = State::Done(j);
         Ok(j)
+    }
+
+    /// Where an `end` field is inside a field of `kind` (a struct, or an array or sparse array
+    /// of structs).
+    fn end_inside(&self, kind: &Kind) -> Option<Range<usize>> {
+        match kind {
+            Kind::Struct(k) | Kind::Sparse { element: k, .. } => self.structs[*k].end_at.clone(),
+            Kind::Array { element, .. } => self.end_inside(element),
+            _ => None,
+        }
     }
 
     fn no_duplicate(
@@ -843,7 +898,90 @@ impl Resolver<'_, '_> {
             "u8" => full(0, u8::MAX.into()),
             "u16" => full(0, u16::MAX.into()),
             "u32" => full(0, u32::MAX.into()),
-            "int" => {
+            "int128" => {
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value: `min = 0`, or a string of digits beyond 64 bits",
+                )?;
+                let max_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max",
+                    "give the largest value: `max = 100`, or a string of digits beyond 64 bits",
+                )?;
+                let min = p.int128(min_v, "min")?;
+                let max = p.int128(max_v, "max")?;
+                if min > max {
+                    return Err(p.err(
+                        &min_v.span(),
+                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
+                    ));
+                }
+                Ok(Kind::Int128 { min, max })
+            }
+            "u128" => Ok(Kind::U128),
+            "fixed" => {
+                let ib_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "integer_bits",
+                    "give the Q format's integer bits, sign included: `integer_bits = 8` for Q8.8",
+                )?;
+                let fb_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "fraction_bits",
+                    "give the Q format's fraction bits: `fraction_bits = 8` for Q8.8",
+                )?;
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value in whole units: `min = -100`",
+                )?;
+                let max_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max",
+                    "give the largest value in whole units: `max = 100`",
+                )?;
+                let unsigned = match get(t, "unsigned") {
+                    Some(v) => v
+                        .get_ref()
+                        .as_bool()
+                        .ok_or_else(|| p.err(&v.span(), "unsigned must be true or false"))?,
+                    None => false,
+                };
+                let ib = p.count(ib_v, "integer_bits")?;
+                let fb = p.count(fb_v, "fraction_bits")?;
+                let min = p.int(min_v, "min")?;
+                let max = p.int(max_v, "max")?;
+                let bits = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                let spec = FixedPoint::new(bits(ib), bits(fb), !unsigned, min, max)
+                    .map_err(|e| p.err(&ib_v.span(), e))?;
+                Ok(Kind::Fixed(spec))
+            }
+            "wstring" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "a wide string's length in UTF-16 units needs an upper bound (buffer_size - 1): add `max_len = 31`",
+                )?;
+                Ok(Kind::WStr {
+                    max_len: p.count(v, "max_len")?,
+                })
+            }
+            "int" | "int64" => {
                 let min_v = self.need(t, span, ty, "min", "give the smallest value: `min = 0`")?;
                 let max_v = self.need(t, span, ty, "max", "give the largest value: `max = 100`")?;
                 let min = p.int(min_v, "min")?;
@@ -867,7 +1005,23 @@ impl Resolver<'_, '_> {
                 }
                 Ok(Kind::Bits(n as u32))
             }
+            "compressed_float" | "compressed_vector" if get(t, "max_integer_value").is_some() => {
+                let spec = self.compressed_params(t, span, ty)?;
+                Ok(if ty == "compressed_float" {
+                    Kind::CompressedFloat(spec)
+                } else {
+                    Kind::CompressedVector(spec)
+                })
+            }
             "compressed_float" | "compressed_vector" => {
+                for key in ["delta", "bits"] {
+                    if let Some(v) = get(t, key) {
+                        return Err(p.err(
+                            &v.span(),
+                            format!("`{key}` is a precomputed constant: give it with `max_integer_value` (and `min`, `delta`), or use `max` and `resolution`"),
+                        ));
+                    }
+                }
                 let min_v = self.need(
                     t,
                     span,
@@ -1120,6 +1274,66 @@ impl Resolver<'_, '_> {
         }
     }
 
+    /// A compressed float given by its precomputed wire constants (serialize 1.0's
+    /// precomputed entry point): `min`, `delta`, `max_integer_value` and, optionally, `bits`
+    /// (checked against `max_integer_value`).
+    fn compressed_params(
+        &self,
+        t: &DeTable<'_>,
+        span: &Range<usize>,
+        ty: &str,
+    ) -> Result<CompressedFloat, SchemaError> {
+        let p = self.p;
+        for key in ["max", "resolution"] {
+            if let Some(v) = get(t, key) {
+                return Err(p.err(
+                    &v.span(),
+                    format!("`{key}` with `max_integer_value`: give either the range (`max`, `resolution`) or its precomputed constants (`delta`, `max_integer_value`), not both"),
+                ));
+            }
+        }
+        let min_v = self.need(
+            t,
+            span,
+            ty,
+            "min",
+            "give the smallest value: `min = -512.0`",
+        )?;
+        let delta_v = self.need(
+            t,
+            span,
+            ty,
+            "delta",
+            "give max - min as an f32: `delta = 1024.0`",
+        )?;
+        let m_v = get(t, "max_integer_value").unwrap_or(min_v);
+        let min = p.float(min_v, "min")?;
+        let delta = p.float(delta_v, "delta")?;
+        let m = p.count(m_v, "max_integer_value")?;
+        let max_integer_value = u32::try_from(m).map_err(|_| {
+            p.err(
+                &m_v.span(),
+                format!("max_integer_value {m} (use 1 to 4294967040)"),
+            )
+        })?;
+        let bits = match get(t, "bits") {
+            Some(v) => u32::try_from(p.count(v, "bits")?).unwrap_or(u32::MAX),
+            None => bits_required(0, i64::from(max_integer_value)),
+        };
+        let params = bitlens_codec::quantize::CompressedFloatParams {
+            max_integer_value,
+            bits,
+            delta,
+        };
+        CompressedFloat::from_params(min, params).map_err(|e| {
+            let at = get(t, "bits").filter(|_| e.contains("bits")).unwrap_or(m_v);
+            p.err(
+                &at.span(),
+                format!("{e} (give the constants a schema compiler derives)"),
+            )
+        })
+    }
+
     /// `previous = -1` (a constant) or `previous = "field"` (resolved by the caller).
     fn previous(&self, t: &DeTable<'_>) -> Result<Prev, SchemaError> {
         match get(t, "previous") {
@@ -1133,8 +1347,50 @@ impl Resolver<'_, '_> {
 fn is_integer(k: &Kind) -> bool {
     matches!(
         k,
-        Kind::Int { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. }
+        Kind::Int { .. }
+            | Kind::Int128 { .. }
+            | Kind::ObjectIndex { .. }
+            | Kind::IntRelative { .. }
     )
+}
+
+/// A decimal or `0x` hex integer, with an optional `-`, as an `i128`: how the schema language
+/// and the vectors write 128-bit values. `None` for anything else or a value out of range.
+pub fn parse_i128(text: &str) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<u128>().ok()?
+        }
+        None => return None,
+    };
+    if negative {
+        0i128.checked_sub_unsigned(magnitude)
+    } else {
+        i128::try_from(magnitude).ok()
+    }
+}
+
+/// A decimal or `0x` hex integer as a `u128`; `None` for anything else.
+pub fn parse_u128(text: &str) -> Option<u128> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()
+        }
+        Some(_) => None,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
 }
 
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
@@ -1145,6 +1401,12 @@ pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) ->
         Kind::Int { min, max } => bits_required(*min, *max) as usize,
         Kind::Bits(n) => *n as usize,
         Kind::U64 | Kind::F64 => 64,
+        Kind::Int128 { min, max } => bits_required128(*min, *max) as usize,
+        Kind::U128 => 128,
+        Kind::Fixed(q) => q.width() as usize,
+        Kind::WStr { max_len } => {
+            bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
+        }
         Kind::F32 => 32,
         Kind::CompressedFloat(c) => c.width() as usize,
         Kind::CompressedVector(c) => 3 * c.width() as usize,
