@@ -1,15 +1,19 @@
 //! A game's own protocol in bitlens: **skirmish**, a small arena shooter whose client and server
 //! talk over UDP with bit-packed packets written by hand-written `serialize` functions over
 //! [`bitlens_codec::Stream`]. Nothing here is bitlens's demo protocol: this crate is what a game
-//! team writes, and shows what it gets for it (README.md, "Your own protocol in Rust"):
+//! team writes, and shows what it gets for it (the repository README, "Your own protocol"):
 //!
 //! - the inspector's whole CLI for its captures (`src/main.rs`: `inspect`, `decode`, `check`,
 //!   `decode-bytes`);
 //! - the fuzz harnesses of [`bitlens_codec::fuzzing`] for its packets (`fuzz/`, written by
 //!   `bitlens fuzz-init`; the corpus in `fuzz/corpus/` is replayed by `cargo test`);
-//! - a capture of a session with labelled faults (`captures/custom.pcap`, [`session`]) and a
-//!   schema describing the same protocol (`captures/custom.schema.toml`), which decodes it the
-//!   same way.
+//! - a capture of a session with labelled faults (`captures/custom.pcap`, written by the
+//!   `session` module) and a schema describing the same protocol
+//!   (`captures/custom.schema.toml`), which decodes it the same way.
+//!
+//! The inspector and the session need the `bitlens` crate: they sit behind the default feature
+//! `inspector`, which the fuzz crate leaves out (only the codec and this protocol are built for
+//! fuzzing).
 //!
 //! # The protocol
 //!
@@ -44,6 +48,7 @@ use bitlens_codec::trace::Value;
 use bitlens_codec::{Result, Stream};
 use std::sync::LazyLock;
 
+#[cfg(feature = "inspector")]
 pub mod session;
 
 /// The protocol id: ASCII "SKM1" read as a little-endian `u32`.

@@ -1,6 +1,7 @@
 //! The fuzz crate (`fuzz/`) and `tests/fuzz_corpus.rs` are what `bitlens fuzz-init` writes for
 //! this crate's packet set: regenerate them with
-//! `bitlens fuzz-init --packet custom_protocol::Packet --crate-dir examples/custom-protocol --bitlens . --force`.
+//! `bitlens fuzz-init --packet custom_protocol::Packet --crate-dir examples/custom-protocol
+//! --bitlens . --no-default-features --force` (the fuzz build leaves the inspector out).
 
 use bitlens::cmd::fuzz_init::{Options, TARGETS, files};
 use std::path::PathBuf;
@@ -9,9 +10,9 @@ use std::path::PathBuf;
 fn the_committed_fuzz_crate_is_what_fuzz_init_writes() {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let opts = Options {
-        crate_dir: here.clone(),
-        packet: "custom_protocol::Packet".into(),
         bitlens: Some(here.join("../..")),
+        default_features: false,
+        ..Options::new(&here, "custom_protocol::Packet")
     };
     let files = files(&opts).unwrap();
     assert_eq!(files.len(), TARGETS.len() + 3);

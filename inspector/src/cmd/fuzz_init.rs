@@ -34,6 +34,13 @@ pub struct FuzzInitArgs {
     /// Depend on a bitlens checkout by path instead of the published crates.
     #[arg(long, value_name = "DIR")]
     pub bitlens: Option<PathBuf>,
+    /// Depend on the crate without its default features (keep a CLI or a game engine out of
+    /// the fuzz build).
+    #[arg(long)]
+    pub no_default_features: bool,
+    /// Features of the crate the fuzz targets need (comma-separated, e.g. arbitrary).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub features: Vec<String>,
     /// Overwrite files that exist.
     #[arg(long)]
     pub force: bool,
@@ -46,6 +53,8 @@ impl FuzzInitArgs {
             crate_dir: self.crate_dir.clone(),
             packet: self.packet.clone(),
             bitlens: self.bitlens.clone(),
+            default_features: !self.no_default_features,
+            features: self.features.clone(),
         }
     }
 }
@@ -75,6 +84,37 @@ pub struct Options {
     pub packet: String,
     /// A bitlens checkout to depend on by path (else the published versions).
     pub bitlens: Option<PathBuf>,
+    /// Whether the fuzz crate takes the crate's default features.
+    pub default_features: bool,
+    /// The crate's features the fuzz crate enables.
+    pub features: Vec<String>,
+}
+
+impl Options {
+    /// Options for the crate at `crate_dir` and the packet set `packet`, with the crate's
+    /// default features and the published bitlens crates.
+    pub fn new(crate_dir: impl Into<PathBuf>, packet: impl Into<String>) -> Self {
+        Options {
+            crate_dir: crate_dir.into(),
+            packet: packet.into(),
+            bitlens: None,
+            default_features: true,
+            features: Vec::new(),
+        }
+    }
+
+    /// The dependency on the crate, as `fuzz/Cargo.toml` writes it.
+    fn crate_dependency(&self) -> String {
+        let mut spec = String::from("path = \"..\"");
+        if !self.default_features {
+            spec.push_str(", default-features = false");
+        }
+        if !self.features.is_empty() {
+            let list: Vec<String> = self.features.iter().map(|f| format!("{f:?}")).collect();
+            let _ = write!(spec, ", features = [{}]", list.join(", "));
+        }
+        format!("{{ {spec} }}")
+    }
 }
 
 /// One file to write: its path relative to the crate, and its text.
@@ -200,7 +240,8 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
          \n\
          [dependencies]\n\
          libfuzzer-sys = \"0.4\"\n\
-         {name} = {{ path = \"..\" }}\n"
+         {name} = {dependency}\n",
+        dependency = opts.crate_dependency()
     );
     manifest.push_str(&bitlens_deps(opts)?);
     manifest.push_str("\n[profile.release]\ndebug = 1\n");
@@ -354,11 +395,7 @@ mod tests {
     #[test]
     fn writes_the_targets_and_the_replay_for_the_packet_set() {
         let dir = temp_crate("write");
-        let opts = Options {
-            crate_dir: dir.clone(),
-            packet: "my_game::net::Packet".into(),
-            bitlens: None,
-        };
+        let opts = Options::new(&dir, "my_game::net::Packet");
         let summary = run(&opts, false).unwrap();
         assert!(summary.contains("fuzz/Cargo.toml"), "{summary}");
         let manifest = std::fs::read_to_string(dir.join("fuzz/Cargo.toml")).unwrap();
@@ -393,12 +430,16 @@ mod tests {
         let dir = temp_crate("path");
         let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let opts = Options {
-            crate_dir: dir.clone(),
-            packet: "my_game::Packet".into(),
             bitlens: Some(checkout.clone()),
+            default_features: false,
+            features: vec!["arbitrary".into(), "net".into()],
+            ..Options::new(&dir, "my_game::Packet")
         };
         let f = files(&opts).unwrap();
         let doc: toml::Table = f[0].text.parse().unwrap();
+        let game = &doc["dependencies"]["my-game"];
+        assert_eq!(game["default-features"].as_bool(), Some(false));
+        assert_eq!(game["features"].as_array().unwrap().len(), 2);
         let guard = doc["dependencies"]["bitlens-fuzz-guard"]["path"]
             .as_str()
             .unwrap();
@@ -424,11 +465,7 @@ mod tests {
     #[test]
     fn bad_arguments_are_named() {
         let dir = temp_crate("bad");
-        let opts = |packet: &str| Options {
-            crate_dir: dir.clone(),
-            packet: packet.into(),
-            bitlens: None,
-        };
+        let opts = |packet: &str| Options::new(&dir, packet);
         let err = files(&opts("Vec<u8>")).unwrap_err().to_string();
         assert!(err.contains("not a Rust type path"), "{err}");
         let err = files(&Options {
