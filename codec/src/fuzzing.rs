@@ -39,6 +39,42 @@
 //!
 //! Each property is stated through one function ([`assert_reencodes`], [`assert_measure`],
 //! [`assert_round_trip`]), so the harnesses and your own tests check it the same way.
+//!
+//! # Example
+//!
+//! The harnesses are plain functions: a unit test can run them on chosen inputs too.
+//!
+//! ```
+//! use bitlens_codec::packet::{Packet, Protocol, ProtocolId};
+//! use bitlens_codec::{Result, Stream, fuzzing};
+//! use std::sync::LazyLock;
+//!
+//! static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {
+//!     name: "ping".into(),
+//!     id: ProtocolId::U32(7),
+//!     packet_types: vec!["Ping".into()],
+//!     mtu: 64,
+//! });
+//!
+//! #[derive(Debug, Clone, Default, PartialEq, arbitrary::Arbitrary)]
+//! struct Ping { sequence: u16 }
+//!
+//! impl Packet for Ping {
+//!     fn protocol() -> &'static Protocol { &PROTOCOL }
+//!     fn packet_type(&self) -> u32 { 0 }
+//!     fn empty(t: u32) -> Option<Self> { (t == 0).then(Ping::default) }
+//!     fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+//!         s.int_as("sequence", &mut self.sequence, 0, u16::MAX)
+//!     }
+//! }
+//!
+//! fuzzing::round_trip(Ping { sequence: 9 });
+//! for input in [&b""[..], b"\x01\x02\x03\x04\x05\x06", b"anything at all"] {
+//!     fuzzing::packet_read::<Ping>(input);
+//!     fuzzing::packet_roundtrip::<Ping>(input);
+//!     fuzzing::hostile_lengths::<Ping>(input);
+//! }
+//! ```
 
 use crate::error::ErrorKind;
 use crate::packet::{
