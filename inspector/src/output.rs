@@ -13,15 +13,22 @@ use std::net::SocketAddr;
 /// The shape (README, "JSON"):
 ///
 /// ```text
-/// {"frame","time","src","dst","len","decoder","status","packet_type",
+/// {"frame","time","src","dst","len","captured"?,"decoder","status","packet_type",
 ///  "fields":[{"path","bit","bits","value","min","max"}],
 ///  "checks":[{"label","bit","ok","expected","found"}],
 ///  "error":{"kind","bit","field","message"}|null,
 ///  "desync":{"label","expected_bit","found_bit","after_check","behind_min","behind_max",
 ///            "message"}|null,
 ///  "messages":[{"index","offset","type","name","stage","stage_name","len","status","error",
-///               "fields"}]}          (batch datagrams only)
+///               "fields"}],          (batch datagrams only)
+///  "flaw":{"field","offset","claimed","room","message"}}   (only with a malformed length)
 /// ```
+///
+/// `len` is the UDP payload length the UDP header declares ([`Datagram::declared_len`]);
+/// `captured`, the bytes of it in the capture (`payload_len`), is there only when they differ:
+/// a datagram cut by the snap length, or an IP fragment. `flaw` is there only for an IP or UDP
+/// length that claims more than an uncut frame holds ([`Datagram::flaw`]): its Wireshark field
+/// name (`udp.length`), file offset, value and the bytes there are.
 ///
 /// Values are written as SCHEMA.md gives them: NaN and infinities as `"nan"`, `"inf"`,
 /// `"-inf"`, `"nan:0x<bits>"`; integers beyond the range of `i64`/`u64` (and such `min`/`max`) as
@@ -42,7 +49,11 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
     j.raw(",\"dst\":");
     j.addr(&d.dst);
     j.raw(",\"len\":");
-    j.uint(payload_len as u64);
+    j.uint(d.declared_len() as u64);
+    if payload_len != d.declared_len() {
+        j.raw(",\"captured\":");
+        j.uint(payload_len as u64);
+    }
     j.raw(",\"decoder\":");
     j.str(decoded.decoder);
     // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message body
@@ -168,6 +179,19 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
             j.raw("]}");
         }
         j.raw("]");
+    }
+    if let Some(flaw) = &d.flaw {
+        j.raw(",\"flaw\":{\"field\":");
+        j.str(flaw.field.name());
+        j.raw(",\"offset\":");
+        j.uint(flaw.offset);
+        j.raw(",\"claimed\":");
+        j.uint(u64::from(flaw.claimed));
+        j.raw(",\"room\":");
+        j.uint(u64::from(flaw.room));
+        j.raw(",\"message\":");
+        j.str(&flaw.to_string());
+        j.raw("}");
     }
     j.raw("}");
 }
@@ -521,12 +545,13 @@ impl<'a> Json<'a> {
 /// The one-line text summary of a datagram.
 pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
     let mut s = format!(
-        "{:>7}  {}  {} -> {}  {:>5} B  {} {} {}",
+        "{:>7}  {}  {} -> {}  {:>5} B{}  {} {} {}",
         d.frame,
         d.time,
         d.src,
         d.dst,
-        d.payload_len(),
+        d.declared_len(),
+        captured_note(d),
         decoded.decoder,
         decoded.packet_type.as_deref().unwrap_or("-"),
         decoded.status
@@ -538,6 +563,15 @@ pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
         let _ = write!(s, "; {}", ds.message());
     }
     s
+}
+
+/// ` (54 captured)` after the length of a datagram the capture holds only part of, else empty.
+pub fn captured_note(d: &Datagram) -> String {
+    if d.payload_len() == d.declared_len() {
+        String::new()
+    } else {
+        format!(" ({} captured)", d.payload_len())
+    }
 }
 
 /// The field tree of a decoded datagram, indented, one field per line.

@@ -89,8 +89,11 @@ fn doc_has_null_value(text: &str) -> bool {
 }
 
 fn encode(schema: &Path, json: &str) -> Vec<u8> {
-    // One file per JSON text: the tests run in parallel.
-    let name = format!("value-{:016x}.json", fxhash(json));
+    // One file per call: the tests run in parallel, and two of them may encode the same text
+    // (the same name would let one read the other's half-written file).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("value-{:016x}-{call}.json", fxhash(json));
     let j = file(&name, json.as_bytes());
     let out = bitlens(&[
         &"encode",

@@ -4,7 +4,7 @@ use crate::{Schema, SchemaError};
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId};
-use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
+use bitlens_codec::quantize::{CompressedFloat, MAX_STEPS, SmallestThree};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -1053,6 +1053,24 @@ impl Resolver<'_, '_> {
                         format!("{e} (use finite bounds, min < max, resolution > 0)"),
                     )
                 })?;
+                if let Some(coarsest) = too_fine(min, max, res) {
+                    return Err(p.err(
+                        &res_v.span(),
+                        format!(
+                            "resolution {} asks for {} steps of {}..={}, more than the {} a \
+                             compressed float's 32-bit code holds (use `resolution = \
+                             {coarsest}` or coarser)",
+                            short(res),
+                            match (max - min) / res {
+                                steps if steps.is_finite() => short(steps),
+                                _ => format!("over {}", short(f32::MAX)),
+                            },
+                            short(min),
+                            short(max),
+                            MAX_STEPS as u32
+                        ),
+                    ));
+                }
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
                 } else {
@@ -1341,6 +1359,37 @@ impl Resolver<'_, '_> {
             Some(v) if v.get_ref().is_str() => Ok(Prev::Slot(usize::MAX)),
             Some(v) => Ok(Prev::Const(self.p.int(v, "previous")?)),
         }
+    }
+}
+
+/// For a compressed float whose resolution asks for more steps than a 32-bit code holds
+/// ([`MAX_STEPS`]; the codec would clamp them silently), a resolution that fits, written as the
+/// schema should say it: two significant digits, rounded up. `None` when `res` fits.
+fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
+    // The codec's own count: one `f32` division (quantize.rs).
+    let fits = |r: f32| (max - min) / r <= MAX_STEPS;
+    if fits(res) {
+        return None;
+    }
+    let least = f64::from(max - min) / f64::from(MAX_STEPS);
+    let unit = 10f64.powi(least.log10().floor() as i32 - 1);
+    let mut digits = (least / unit).ceil();
+    // At most a few steps: the rounding of `digits * unit` to f32 may land just below.
+    let mut r = (digits * unit) as f32;
+    while !fits(r) {
+        digits += 1.0;
+        r = (digits * unit) as f32;
+    }
+    Some(short(r))
+}
+
+/// A float as a schema writes it: plain between 1e-4 and 1e6, in exponent form (`2.4e-10`, valid
+/// TOML) outside.
+fn short(x: f32) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }
 

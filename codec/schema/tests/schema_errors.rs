@@ -230,3 +230,35 @@ fn array_of_elements_that_take_no_bits() {
         "{got}"
     );
 }
+
+#[test]
+fn compressed_float_finer_than_a_32_bit_code() {
+    // 1 / 1e-30 steps: the codec would clamp them to 4294967040 and send something else.
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_float\", min = 0.0, max = 1.0, resolution = 1e-30 }]\n",
+        "game.toml:7:87: resolution 1e-30 asks for 1e30 steps of 0..=1, more than the 4294967040 \
+         a compressed float's 32-bit code holds (use `resolution = 2.4e-10` or coarser)",
+    );
+    // A vector of them too, and a range so wide that the count is not even finite.
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_vector\", min = -1e30, max = 1e30, resolution = 1e-10 }]\n",
+        "game.toml:7:91: resolution 1e-10 asks for over 3.4028235e38 steps of -1e30..=1e30, more than the \
+         4294967040 a compressed float's 32-bit code holds (use `resolution = 4.7e20` or coarser)",
+    );
+    // The suggested resolution loads; at the boundary, 4294967040 steps load and one more
+    // does not.
+    let field = |max: &str, res: &str| {
+        format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"v\", type = \"compressed_float\", min = 0.0, max = {max}, resolution = {res} }}]\n"
+        )
+    };
+    for (max, res) in [("1.0", "2.4e-10"), ("1.0", "0.01"), ("4294967040.0", "1.0")] {
+        Schema::from_toml(&field(max, res), "game.toml")
+            .unwrap_or_else(|e| panic!("{max} {res}: {e}"));
+    }
+    let e = Schema::from_toml(&field("4294967040.0", "0.99"), "game.toml").unwrap_err();
+    assert!(
+        e.to_string().contains("(use `resolution = 1` or coarser)"),
+        "{e}"
+    );
+}
