@@ -55,7 +55,7 @@ fn intern(s: &str) -> &'static str {
 
 /// A fixed-width primitive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Prim {
+pub(super) enum Prim {
     Bool,
     U8,
     U16,
@@ -87,7 +87,7 @@ impl Prim {
         })
     }
 
-    fn size(self) -> usize {
+    pub(super) fn size(self) -> usize {
         match self {
             Prim::Bool | Prim::U8 | Prim::I8 => 1,
             Prim::U16 | Prim::I16 => 2,
@@ -107,14 +107,14 @@ impl Prim {
         }
     }
 
-    fn signed(self) -> bool {
+    pub(super) fn signed(self) -> bool {
         matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64)
     }
 }
 
 /// A range check made after a value is read (and before it is written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Check {
+pub(super) enum Check {
     None,
     /// Unsigned values in `min..=max`.
     Range {
@@ -127,7 +127,7 @@ enum Check {
 
 /// What a batch field is on the wire.
 #[derive(Debug, Clone)]
-enum BKind {
+pub(super) enum BKind {
     Prim(Prim, Check),
     /// A varint: `wide` = 64 bits, `signed` = zig-zag first.
     Packed {
@@ -165,32 +165,32 @@ enum BKind {
 }
 
 #[derive(Debug, Clone)]
-struct BField {
-    name: &'static str,
-    kind: BKind,
-    guard: Option<(usize, bool)>,
+pub(super) struct BField {
+    pub(super) name: &'static str,
+    pub(super) kind: BKind,
+    pub(super) guard: Option<(usize, bool)>,
 }
 
 #[derive(Debug, Clone)]
-struct BStruct {
-    fields: Vec<BField>,
+pub(super) struct BStruct {
+    pub(super) fields: Vec<BField>,
     layout: Arc<[Arc<str>]>,
 }
 
 #[derive(Debug, Clone)]
-struct MessageDef {
-    message_type: u8,
-    name: &'static str,
-    body: usize,
+pub(super) struct MessageDef {
+    pub(super) message_type: u8,
+    pub(super) name: &'static str,
+    pub(super) body: usize,
 }
 
 /// The `[batch]` section of a schema: message types by number, their byte-aligned bodies, and
 /// optionally the update stages' names.
 #[derive(Debug, Clone)]
 pub struct BatchSchema {
-    messages: Vec<MessageDef>,
+    pub(super) messages: Vec<MessageDef>,
     by_type: Vec<Option<usize>>,
-    structs: Vec<BStruct>,
+    pub(super) structs: Vec<BStruct>,
     stages: Option<Vec<Option<&'static str>>>,
 }
 

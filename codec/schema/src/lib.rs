@@ -52,9 +52,11 @@ mod json;
 mod parse;
 mod source;
 mod value;
+pub mod wireshark;
 
 pub use parse::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
+pub use wireshark::{WiresharkError, WiresharkOptions};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
 use bitlens_codec::fixed::{Fixed, FixedPoint};
