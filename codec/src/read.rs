@@ -28,6 +28,7 @@ pub type TraceStream<'a> = Decoder<'a, Recorder>;
 
 impl<'a> ReadStream<'a> {
     /// A read stream over `data`.
+    #[inline]
     pub fn new(data: &'a [u8]) -> Self {
         Decoder {
             r: BitReader::new(data),
@@ -183,7 +184,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
         let bit = self.r.bits_read();
         if n == 0 || n > 64 {
@@ -297,7 +298,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
         let bit = self.r.bits_read();
         *v = self.take(name, 64)?;
@@ -340,7 +341,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
         let bit = self.r.bits_read();
         *v = f32::from_bits(self.take(name, 32)? as u32);
@@ -349,7 +350,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
         let bit = self.r.bits_read();
         *v = f64::from_bits(self.take(name, 64)?);
@@ -363,6 +364,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         self.read_padding(name)
     }
 
+    #[inline(always)]
     fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
         self.read_padding(name)?;
         let bit = self.r.bits_read();

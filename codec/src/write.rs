@@ -34,6 +34,7 @@ pub type MeasureStream = Encoder<BitCounter>;
 
 impl<'a> WriteStream<'a> {
     /// A write stream over `buf`.
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
         Encoder {
             sink: BitWriter::new(buf),
@@ -48,6 +49,7 @@ impl<'a> WriteStream<'a> {
 
     /// Flushes the last partial word, fills in the packet CRC if [`Stream::packet_crc`] was
     /// written, and returns the bytes used.
+    #[inline]
     pub fn finish(self) -> usize {
         let crc = self.crc;
         let bytes = self.sink.finish();
@@ -63,6 +65,7 @@ impl<'a> WriteStream<'a> {
 
 impl MeasureStream {
     /// A measuring stream with no size limit.
+    #[inline]
     pub fn new() -> Self {
         Encoder {
             sink: BitCounter::new(),
@@ -93,8 +96,10 @@ impl Default for MeasureStream {
 impl<K: BitSink> Encoder<K> {
     #[inline(always)]
     fn put(&mut self, name: &str, value: u64, n: u32) -> Result<()> {
-        let bit = self.sink.position();
-        self.sink.put(value, n).map_err(|e| overflow(e, bit, name))
+        // A refused write leaves the position where it was: it is the field's bit.
+        self.sink
+            .put(value, n)
+            .map_err(|e| overflow(e, self.sink.position(), name))
     }
 
     /// The low `n` (1..=128) bits of `value`, LSB first, after one capacity check for all of
@@ -141,7 +146,7 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
         if n == 0 || n > 64 {
             return Err(invalid(
@@ -179,10 +184,11 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
     /// rest, a full buffer and every error flag by flag, as the default.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
+        // A short form that does not fit writes nothing: the flags then fail where they should.
         if let Some((bits, n)) = relative_short(previous, *current)
-            && n as usize <= self.sink.available()
+            && self.sink.put(bits, n).is_ok()
         {
-            return self.put(name, bits, n);
+            return Ok(());
         }
         int_relative_as_flags(self, name, previous, current)
     }
@@ -213,7 +219,7 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         self.put(name, span(min, *v), width)
     }
 
-    #[inline]
+    #[inline(always)]
     fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
         self.put(name, *v, 64)
     }
@@ -234,12 +240,12 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         self.put_wide(name, *v, 128)
     }
 
-    #[inline]
+    #[inline(always)]
     fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
         self.put(name, u64::from(v.to_bits()), 32)
     }
 
-    #[inline]
+    #[inline(always)]
     fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
         self.put(name, v.to_bits(), 64)
     }
@@ -254,6 +260,7 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         }
     }
 
+    #[inline(always)]
     fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
         self.align(name)?;
         let bit = self.sink.position();
