@@ -259,7 +259,7 @@ pub fn hostile_variants_with<P: Packet + Default>(
     let attacked = trace.fields.iter().filter(|f| {
         f.kind == FieldKind::Value
             && f.bits > 0
-            && (f.path.ends_with(".len") || f.path == "packet_type")
+            && (f.path().ends_with(".len") || f.path() == "packet_type")
     });
     for f in attacked {
         let Some((min, max)) = f.range else { continue };
@@ -278,13 +278,13 @@ pub fn hostile_variants_with<P: Packet + Default>(
             let after = trace.total_bits - (f.bit + f.bits);
             // A string's length counts bytes.
             let string = f
-                .path
+                .path()
                 .strip_suffix(".len")
                 .is_some_and(|s| trace.get(&format!("{s}.utf8")).is_some());
-            let element_bits = min_element_bits(&f.path).max(if string { 8 } else { 1 });
+            let element_bits = min_element_bits(f.path()).max(if string { 8 } else { 1 });
             let claimed =
                 usize::try_from(span).map_or(usize::MAX, |s| s.saturating_mul(element_bits));
-            if claimed <= after || f.path == "packet_type" {
+            if claimed <= after || f.path() == "packet_type" {
                 continue;
             }
             span
@@ -294,7 +294,7 @@ pub fn hostile_variants_with<P: Packet + Default>(
         let crc = packet_crc(P::protocol().id, &bytes);
         bytes[..4].copy_from_slice(&crc.to_le_bytes());
         out.push(Hostile {
-            path: f.path.to_string(),
+            path: f.path().to_string(),
             raw,
             bytes,
         });

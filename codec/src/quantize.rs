@@ -315,17 +315,17 @@ impl SmallestThree {
     }
 
     /// Bits per small component.
-    pub fn bits(&self) -> u32 {
+    pub const fn bits(&self) -> u32 {
         self.bits
     }
 
     /// The largest code of one small component.
-    pub fn max_code(&self) -> u32 {
+    pub const fn max_code(&self) -> u32 {
         self.max_code
     }
 
     /// Total bits on the wire: 2 + 3 × bits.
-    pub fn width(&self) -> u32 {
+    pub const fn width(&self) -> u32 {
         2 + 3 * self.bits
     }
 

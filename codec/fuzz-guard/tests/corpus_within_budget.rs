@@ -4,7 +4,7 @@
 //! target.
 
 use bitlens_fuzz_guard::{allocated_by, budget};
-use bitlens_testkit::fuzzing::{self, batch, bits, schema, tagged};
+use bitlens_testkit::fuzzing::{self, batch, bits, derive, schema, tagged};
 use std::path::{Path, PathBuf};
 
 bitlens_fuzz_guard::guard_allocator!();
@@ -26,6 +26,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("batch_roundtrip", batch::batch_roundtrip),
     ("schema_vs_compiled", schema::schema_vs_compiled),
     ("schema_batch_vs_compiled", schema::schema_batch_vs_compiled),
+    ("derive_vs_schema", derive::derive_vs_schema),
     ("capture_ingest", bitlens::capture::fuzz_ingest),
 ];
 

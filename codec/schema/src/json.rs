@@ -70,6 +70,64 @@ pub(super) fn struct_from_json(
     }))
 }
 
+/// A tagged union's value from a JSON object: its tag names the variant (or gives its number),
+/// the other keys are the variant's fields.
+fn union_from_json(
+    schema: &Schema,
+    def: &crate::parse::UnionDef,
+    j: &Json,
+    path: &str,
+) -> Result<DynValue, String> {
+    let obj = j.as_object().ok_or_else(|| err(path, "an object", j))?;
+    let tag: &str = &def.tag;
+    let p = at(path, tag);
+    let given = obj
+        .get(tag)
+        .ok_or_else(|| format!("{p}: missing (name the variant)"))?;
+    let variant = match given {
+        Json::String(n) => def.variants.iter().find(|v| *v.name == **n),
+        other => other
+            .as_u64()
+            .and_then(|i| def.variants.get(usize::try_from(i).ok()?)),
+    }
+    .ok_or_else(|| {
+        let names: Vec<&str> = def.variants.iter().map(|v| &*v.name).collect();
+        format!(
+            "{p}: no variant {given} (expected one of {})",
+            names.join(", ")
+        )
+    })?;
+    let first = DynValue::Enum(variant.name.clone());
+    match variant.body {
+        None => {
+            if let Some(k) = obj.keys().find(|k| **k != tag) {
+                return Err(format!(
+                    "{}: no such field (variant {} has none)",
+                    at(path, k),
+                    variant.name
+                ));
+            }
+            Ok(DynValue::Struct(DynStruct {
+                names: variant.layout.clone(),
+                values: vec![first],
+            }))
+        }
+        Some(sid) => {
+            let mut rest = obj.clone();
+            rest.remove(tag);
+            let sd = &schema.structs[sid];
+            let DynValue::Struct(mut st) =
+                struct_from_json(schema, sd, None, &Json::Object(rest), path)?
+            else {
+                return Err(err(path, "an object", j));
+            };
+            st.values.insert(0, first);
+            st.names = variant.layout.clone();
+            Ok(DynValue::Struct(st))
+        }
+    }
+}
+
 fn int(j: &Json, path: &str) -> Result<i64, String> {
     j.as_i64().ok_or_else(|| err(path, "an integer", j))
 }
@@ -210,6 +268,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         }),
         Kind::Align | Kind::Check(_) | Kind::End => DynValue::Null,
         Kind::Struct(sid) => struct_from_json(schema, &schema.structs[*sid], None, j, path)?,
+        Kind::Union(u) => union_from_json(schema, &schema.unions[*u], j, path)?,
         Kind::Array { element, .. } => {
             let items = j.as_array().ok_or_else(|| err(path, "an array", j))?;
             let mut out = Vec::with_capacity(items.len());
@@ -219,6 +278,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
                     Kind::Struct(sid) => {
                         struct_from_json(schema, &schema.structs[*sid], None, item, &p)?
                     }
+                    Kind::Union(u) => union_from_json(schema, &schema.unions[*u], item, &p)?,
                     k => value_from_json(schema, k, item, &p)?,
                 });
             }

@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+pub mod dissect;
 mod json;
 mod parse;
 mod source;
@@ -60,12 +61,12 @@ pub use wireshark::{WiresharkError, WiresharkOptions};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
 use bitlens_codec::fixed::{Fixed, FixedPoint};
-use bitlens_codec::packet::{Protocol, frame};
+use bitlens_codec::packet::{Protocol, ProtocolId, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{Trace, Value};
 use bitlens_codec::write::{MeasureStream, WriteStream};
-use parse::{EnumDef, Field, Kind, Prev, StructDef};
+use parse::{EnumDef, Field, Kind, Prev, StructDef, UnionDef};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -103,11 +104,14 @@ pub struct Schema {
     protocol: Protocol,
     structs: Vec<StructDef>,
     enums: Vec<EnumDef>,
+    unions: Vec<UnionDef>,
     /// Body struct of each packet type.
     packets: Vec<usize>,
     struct_ids: HashMap<String, usize>,
     /// The `[batch]` section: message batches with schema-described bodies.
     batch: Option<batch::BatchSchema>,
+    /// The TOML text it was parsed from.
+    source: Arc<str>,
 }
 
 static NULL: DynValue = DynValue::Null;
@@ -140,6 +144,19 @@ impl Schema {
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
     pub fn protocol(&self) -> &Protocol {
         &self.protocol
+    }
+
+    /// The TOML text the schema was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The same schema framing its packets with another protocol id (`bitlens --protocol-id`):
+    /// the CRCs of packets of another version or build are checked against that id.
+    pub fn with_protocol_id(&self, id: ProtocolId) -> Schema {
+        let mut s = self.clone();
+        s.protocol.id = id;
+        s
     }
 
     /// The `[batch]` section, when the schema has one: message types and their byte-aligned
@@ -317,25 +334,26 @@ impl Schema {
         Ok(out)
     }
 
-    /// The fields of `sd` (no scope of their own). `prefix` is the sparse array's index value,
-    /// which takes slot 0 of the element's layout (and shifts the struct's slots by one).
+    /// The fields of `sd` (no scope of their own). `prefix` is the sparse array's index value or
+    /// a union's tag, which takes slot 0 of the value's layout (and shifts the struct's slots by
+    /// one).
     fn struct_value<S: Stream>(
         &self,
         s: &mut S,
         sd: &StructDef,
         value: &DynValue,
         base: usize,
-        prefix: Option<(&Arc<[Arc<str>]>, i64)>,
+        prefix: Option<(&Arc<[Arc<str>]>, DynValue)>,
     ) -> Result<DynValue> {
-        let layout = prefix.map_or(&sd.layout, |(l, _)| l);
+        let layout = prefix.as_ref().map_or(&sd.layout, |(l, _)| *l);
         if S::WRITING {
             let src = canonical(layout, value, s.bit_position())?;
             self.fields(s, sd, &src, &mut Vec::new(), base)?;
             return Ok(DynValue::Null);
         }
         let mut out = Vec::with_capacity(layout.len());
-        if let Some((_, index)) = prefix {
-            out.push(DynValue::Int(index));
+        if let Some((_, first)) = prefix {
+            out.push(first);
         }
         self.fields(s, sd, &[], &mut out, base)?;
         Ok(DynValue::Struct(DynStruct {
@@ -611,6 +629,10 @@ impl Schema {
                 let sd = &self.structs[*sid];
                 s.scope(name, |s| self.struct_value(s, sd, src, 0, None))?
             }
+            Kind::Union(u) => {
+                let def = &self.unions[*u];
+                s.scope(name, |s| self.union_value(s, def, src))?
+            }
             Kind::Array {
                 max_len,
                 min_element_bits,
@@ -664,7 +686,10 @@ impl Schema {
         Ok(DynValue::Array(out))
     }
 
-    /// One array element: a struct's fields go straight into the `[i]` scope.
+    /// One array element: a struct's fields go straight into the `[i]` scope. A relative
+    /// element (object index, relative integer) is sent after its declared constant `previous`,
+    /// every element on its own, as a loop calling `object_index(.., PREVIOUS, ..)` per element
+    /// sends them (the derive's `element(...)` does).
     fn element<S: Stream>(
         &self,
         s: &mut S,
@@ -674,7 +699,60 @@ impl Schema {
     ) -> Result<DynValue> {
         match element {
             Kind::Struct(sid) => self.struct_value(s, &self.structs[*sid], src, 0, None),
-            k => self.value(s, f, k, src, -1),
+            Kind::Union(u) => self.union_value(s, &self.unions[*u], src),
+            k => self.value(s, f, k, src, element_previous(k)),
+        }
+    }
+
+    /// A tagged union's value (no scope of its own): the tag as `int(0, variants - 1)` (the trace
+    /// shows the variant's name over it), then the variant's body fields.
+    fn union_value<S: Stream>(
+        &self,
+        s: &mut S,
+        def: &UnionDef,
+        src: &DynValue,
+    ) -> Result<DynValue> {
+        let tag: &str = &def.tag;
+        let last = def.variants.len() as i64 - 1;
+        let mut t = 0i64;
+        if S::WRITING {
+            let given = match src {
+                DynValue::Struct(st) => st.get(tag).cloned().unwrap_or_default(),
+                other => return Err(wrong(s, tag, "a struct with its variant", other)),
+            };
+            t = match &given {
+                DynValue::Enum(n) => union_variant(s, tag, def, n)?,
+                DynValue::Str(n) => union_variant(s, tag, def, n)?,
+                other => want_i64(s, tag, other)?,
+            };
+        }
+        s.int(tag, &mut t, 0, last)?;
+        let Some(v) = def.variants.get(t as usize) else {
+            let kind = ErrorKind::OutOfRange {
+                value: i128::from(t),
+                min: 0,
+                max: i128::from(last),
+            };
+            return Err(Error::new(kind, s.bit_position(), tag));
+        };
+        if S::READING {
+            let n = v.name.to_string();
+            s.annotate(|| Value::Str(n));
+        }
+        let first = DynValue::Enum(v.name.clone());
+        match v.body {
+            Some(sid) => {
+                let sd = &self.structs[sid];
+                self.struct_value(s, sd, src, 1, Some((&v.layout, first)))
+            }
+            None if S::READING => Ok(DynValue::Struct(DynStruct {
+                names: v.layout.clone(),
+                values: vec![first],
+            })),
+            None => {
+                canonical(&v.layout, src, s.bit_position())?;
+                Ok(DynValue::Null)
+            }
         }
     }
 
@@ -723,7 +801,7 @@ impl Schema {
                     return Ok(None);
                 }
                 previous = current;
-                self.struct_value(s, sd, &NULL, 1, Some((layout, current)))
+                self.struct_value(s, sd, &NULL, 1, Some((layout, DynValue::Int(current))))
                     .map(Some)
             })?;
             match item {
@@ -731,6 +809,21 @@ impl Schema {
                 None => return Ok(DynValue::Array(out)),
             }
         }
+    }
+}
+
+/// The `previous` of a relative array element: its constant (a field's value is refused when the
+/// schema loads: an element has no sibling fields), -1 when it declares none.
+pub(crate) fn element_previous(k: &Kind) -> i64 {
+    match k {
+        Kind::ObjectIndex {
+            previous: Prev::Const(c),
+            ..
+        }
+        | Kind::IntRelative {
+            previous: Prev::Const(c),
+        } => *c,
+        _ => -1,
     }
 }
 
@@ -865,6 +958,24 @@ fn want_floats<const N: usize, S: Stream>(s: &S, name: &str, v: &DynValue) -> Re
             Ok(out)
         }
         other => Err(wrong(s, name, &format!("{N} numbers"), other)),
+    }
+}
+
+fn union_variant<S: Stream>(s: &S, name: &str, def: &UnionDef, n: &str) -> Result<i64> {
+    match def.variants.iter().position(|v| &*v.name == n) {
+        Some(i) => Ok(i as i64),
+        None => {
+            let names: Vec<&str> = def.variants.iter().map(|v| &*v.name).collect();
+            let why = format!(
+                "no variant named {n:?} (expected one of {})",
+                names.join(", ")
+            );
+            Err(Error::new(
+                ErrorKind::InvalidArgument(why),
+                s.bit_position(),
+                name,
+            ))
+        }
     }
 }
 

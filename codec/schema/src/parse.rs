@@ -86,6 +86,8 @@ pub(crate) enum Kind {
     },
     Enum(usize),
     Struct(usize),
+    /// A tagged union (`[union.NAME]`): its tag, then the variant's body fields.
+    Union(usize),
     Array {
         max_len: usize,
         min_element_bits: usize,
@@ -117,6 +119,22 @@ impl EnumDef {
             .find(|(_, n)| &**n == name)
             .map(|(v, _)| *v)
     }
+}
+
+/// A resolved tagged union: the tag's name, and per variant its name, its body struct and the
+/// layout of its value (the tag, then the body's fields).
+#[derive(Debug, Clone)]
+pub(crate) struct UnionDef {
+    pub tag: Arc<str>,
+    pub variants: Vec<UnionVariant>,
+    pub min_bits: usize,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct UnionVariant {
+    pub name: Arc<str>,
+    pub body: Option<usize>,
+    pub layout: Arc<[Arc<str>]>,
 }
 
 /// The built-in type names, for "unknown type" hints and shadowing checks.
@@ -203,11 +221,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let root_span = root.span();
     let root = root.get_ref();
     for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum", "batch"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "union", "batch"].contains(&k.get_ref().as_ref()) {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME] or [batch])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME] or [batch])",
                     k.get_ref()
                 ),
             ));
@@ -294,6 +312,14 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         }
     }
 
+    let mut raw_unions: Vec<RawUnion<'_>> = Vec::new();
+    if let Some(section) = get(root, "union") {
+        for (name, def) in p.table(section, "[union]")?.iter() {
+            declare(&p, name, TypeRef::Union(raw_unions.len()))?;
+            raw_unions.push(raw_union(&p, name.get_ref(), def)?);
+        }
+    }
+
     let mut r = Resolver {
         p: &p,
         raw: &raw,
@@ -302,7 +328,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         state: vec![State::Todo; raw.len()],
         structs: Vec::new(),
         stack: Vec::new(),
+        raw_unions: &raw_unions,
+        unions: vec![None; raw_unions.len()],
     };
+    for i in 0..raw_unions.len() {
+        r.union(i)?;
+    }
     for i in 0..raw.len() {
         r.resolve(i, None)?;
     }
@@ -315,6 +346,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         })
         .collect();
     let structs = r.structs;
+    let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
     // ---- protocol ----
     let proto_v = get(root, "protocol").ok_or_else(|| {
@@ -475,6 +507,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         .map(|v| crate::batch::parse(&p, v))
         .transpose()?;
     Ok(Schema {
+        source: text.into(),
         batch,
         protocol: Protocol {
             name: name.into_inner(),
@@ -484,6 +517,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         },
         structs,
         enums,
+        unions,
         packets,
         struct_ids,
     })
@@ -493,6 +527,109 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
 enum TypeRef {
     Struct(usize),
     Enum(usize),
+    Union(usize),
+}
+
+/// A union as written: its tag name, and per variant its name (with span) and body struct name.
+struct RawUnion<'i> {
+    name: String,
+    tag: Arc<str>,
+    variants: Vec<(Spanned<String>, Option<Spanned<String>>)>,
+    _table: std::marker::PhantomData<&'i ()>,
+}
+
+fn raw_union<'i>(
+    p: &Parser<'_>,
+    name: &str,
+    def: &'i Val<'i>,
+) -> Result<RawUnion<'i>, SchemaError> {
+    let t = p.table(def, &format!("union {name}"))?;
+    for (k, _) in t.iter() {
+        if !["variants", "tag_name", "doc"].contains(&k.get_ref().as_ref()) {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown key \"{}\" in union {name} (expected variants, tag_name or doc)",
+                    k.get_ref()
+                ),
+            ));
+        }
+    }
+    let tag: Arc<str> = match get(t, "tag_name") {
+        Some(v) => p.string(v, "tag_name")?.into_inner().into(),
+        None => "variant".into(),
+    };
+    let vv = get(t, "variants").ok_or_else(|| {
+        p.err(
+            &def.span(),
+            format!(
+                "union {name} has no variants (add `variants = [\"Body\", {{ name = \"None\" }}]`)"
+            ),
+        )
+    })?;
+    let list = vv.get_ref().as_array().ok_or_else(|| {
+        p.err(
+            &vv.span(),
+            "`variants` must be an array of struct names or `{ name = ..., body = ... }`",
+        )
+    })?;
+    if list.is_empty() {
+        return Err(p.err(
+            &vv.span(),
+            format!("union {name} has no variants (add one)"),
+        ));
+    }
+    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> = Vec::new();
+    for entry in list.iter() {
+        let (vname, body) = match entry.get_ref() {
+            DeValue::String(_) => {
+                let s = p.string(entry, "variant")?;
+                (s.clone(), Some(s))
+            }
+            DeValue::Table(vt) => {
+                for (k, _) in vt.iter() {
+                    if k.get_ref() != "name" && k.get_ref() != "body" {
+                        return Err(p.err(
+                            &k.span(),
+                            format!(
+                                "unknown key \"{}\" in a variant (expected name and body)",
+                                k.get_ref()
+                            ),
+                        ));
+                    }
+                }
+                let n = get(vt, "name").ok_or_else(|| {
+                    p.err(&entry.span(), "variant has no name (add `name = \"...\"`)")
+                })?;
+                let b = get(vt, "body")
+                    .map(|b| p.string(b, "variant body"))
+                    .transpose()?;
+                (p.string(n, "variant name")?, b)
+            }
+            _ => {
+                return Err(p.err(
+                    &entry.span(),
+                    "a variant is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                ));
+            }
+        };
+        if variants.iter().any(|(n, _)| n.get_ref() == vname.get_ref()) {
+            return Err(p.err(
+                &vname.span(),
+                format!(
+                    "duplicate variant name \"{}\" in union {name} (rename one)",
+                    vname.get_ref()
+                ),
+            ));
+        }
+        variants.push((vname, body));
+    }
+    Ok(RawUnion {
+        name: name.to_owned(),
+        tag,
+        variants,
+        _table: std::marker::PhantomData,
+    })
 }
 
 fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
@@ -607,9 +744,78 @@ struct Resolver<'a, 'i> {
     structs: Vec<StructDef>,
     /// Structs being resolved, outermost first (for the cycle message).
     stack: Vec<usize>,
+    raw_unions: &'a [RawUnion<'i>],
+    /// Unions resolved so far, by their index among the raw ones.
+    unions: Vec<Option<UnionDef>>,
 }
 
 impl Resolver<'_, '_> {
+    /// Resolves union `i` (its variants' body structs first); its index in the final list is
+    /// `i` (every union is resolved, in order, before the list is built).
+    fn union(&mut self, i: usize) -> Result<usize, SchemaError> {
+        if self.unions[i].is_some() {
+            return Ok(i);
+        }
+        let raw_unions = self.raw_unions;
+        let ru = &raw_unions[i];
+        let mut variants = Vec::new();
+        let mut fewest = usize::MAX;
+        for (vname, body) in &ru.variants {
+            let (sid, layout) = match body {
+                None => (None, vec![ru.tag.clone()]),
+                Some(b) => {
+                    let j = match self.types.get(b.get_ref()) {
+                        Some((_, TypeRef::Struct(j))) => *j,
+                        _ => {
+                            return Err(self.p.err(
+                                &b.span(),
+                                format!(
+                                    "variant body \"{}\" of union {} is not a struct defined in this file (add [struct.{}])",
+                                    b.get_ref(),
+                                    ru.name,
+                                    b.get_ref()
+                                ),
+                            ));
+                        }
+                    };
+                    let k = self.resolve(j, Some(&b.span()))?;
+                    let body = &self.structs[k];
+                    if body.layout.contains(&ru.tag) {
+                        return Err(self.p.err(
+                            &b.span(),
+                            format!(
+                                "struct {} has a field named \"{}\", which union {} uses for its tag (set tag_name = \"...\")",
+                                b.get_ref(),
+                                ru.tag,
+                                ru.name
+                            ),
+                        ));
+                    }
+                    if let Some(at) = &body.end_at {
+                        return Err(self.p.err(at, "`end` inside a union's variant (remove it)"));
+                    }
+                    let mut layout = vec![ru.tag.clone()];
+                    layout.extend(body.layout.iter().cloned());
+                    (Some(k), layout)
+                }
+            };
+            fewest = fewest.min(sid.map_or(0, |k| self.structs[k].min_bits));
+            variants.push(UnionVariant {
+                name: vname.get_ref().as_str().into(),
+                body: sid,
+                layout: layout.into(),
+            });
+        }
+        let n = variants.len() as i64;
+        let min_bits = (bits_required(0, n - 1) as usize).saturating_add(fewest);
+        self.unions[i] = Some(UnionDef {
+            tag: ru.tag.clone(),
+            variants,
+            min_bits,
+        });
+        Ok(i)
+    }
+
     /// Resolves raw struct `i` and returns its index in `structs`; `from` is the span of the
     /// field that refers to it.
     fn resolve(&mut self, i: usize, from: Option<&Range<usize>>) -> Result<usize, SchemaError> {
@@ -757,7 +963,7 @@ impl Resolver<'_, '_> {
         let min_bits = fields
             .iter()
             .filter(|f| f.guard.is_none())
-            .map(|f| min_bits(&f.kind, &self.structs, self.enums))
+            .map(|f| min_bits_with(&f.kind, &self.structs, self.enums, &self.unions))
             .fold(0usize, usize::saturating_add);
         let def = StructDef {
             fields,
@@ -1191,7 +1397,8 @@ impl Resolver<'_, '_> {
                         "an array element cannot take `previous` from a field (use a constant)",
                     ));
                 }
-                let min_element_bits = min_bits(&element, &self.structs, self.enums);
+                let min_element_bits =
+                    min_bits_with(&element, &self.structs, self.enums, &self.unions);
                 if min_element_bits == 0 {
                     return Err(p.err(
                         &ev.span(),
@@ -1283,6 +1490,10 @@ impl Resolver<'_, '_> {
             "end" => Ok(Kind::End),
             _ => match self.types.get(ty) {
                 Some((_, TypeRef::Enum(e))) => Ok(Kind::Enum(*e)),
+                Some((_, TypeRef::Union(u))) => {
+                    let u = *u;
+                    Ok(Kind::Union(self.union(u)?))
+                }
                 Some((_, TypeRef::Struct(j))) => {
                     let j = *j;
                     Ok(Kind::Struct(self.resolve(j, Some(ty_span))?))
@@ -1444,7 +1655,14 @@ pub fn parse_u128(text: &str) -> Option<u128> {
 
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
 /// that remain before it allocates.
-pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> usize {
+/// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
+/// that remain before it allocates (`unions`: those resolved so far).
+pub(crate) fn min_bits_with(
+    kind: &Kind,
+    structs: &[StructDef],
+    enums: &[EnumDef],
+    unions: &[Option<UnionDef>],
+) -> usize {
     match kind {
         Kind::Bool => 1,
         Kind::Int { min, max } => bits_required(*min, *max) as usize,
@@ -1469,6 +1687,10 @@ pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) ->
         Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,
         Kind::Enum(e) => bits_required(enums[*e].min, enums[*e].max) as usize,
         Kind::Struct(s) => structs[*s].min_bits,
+        Kind::Union(u) => unions
+            .get(*u)
+            .and_then(|d| d.as_ref())
+            .map_or(1, |d| d.min_bits),
         Kind::Array { max_len, .. } => {
             bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
         }

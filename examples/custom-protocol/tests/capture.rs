@@ -65,7 +65,7 @@ fn every_datagram_reads_as_labelled() {
                 assert!(packet.is_none());
                 let check = trace.fields.iter().find(|f| f.check_failed());
                 assert_eq!(
-                    check.map(|f| f.path.as_str()),
+                    check.map(|f| f.path()),
                     Some("header"),
                     "frame {}",
                     d.frame

@@ -14,6 +14,7 @@
 //! Existing files are left alone unless `--force`. The corpus folders are seeded from a capture
 //! by `bitlens seeds CAPTURE --port P fuzz/corpus/<target>` (the replay fails on an empty one).
 
+use super::common::{Context as Ctx, Exit};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use std::fmt::Write as _;
@@ -57,6 +58,16 @@ impl FuzzInitArgs {
             features: self.features.clone(),
         }
     }
+}
+
+/// The subcommand: writes the files and prints what it wrote and the next steps.
+///
+/// # Errors
+/// As [`run`].
+pub fn command(args: FuzzInitArgs, _: &Ctx<'_>) -> Result<Exit> {
+    let summary = run(&args.options(), args.force)?;
+    println!("{summary}");
+    Ok(Exit::Ok)
 }
 
 /// The fuzz targets written, each a harness of `bitlens_codec::fuzzing`, with what it checks.

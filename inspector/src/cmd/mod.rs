@@ -1,4 +1,8 @@
-//! The subcommands of `bitlens`, one module each.
+//! The subcommands, one module each: a `#[derive(clap::Parser)]` struct of arguments and a
+//! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check`,
+//! `decode-bytes`, `proxy`, `replay`, `export-wireshark`, `seeds` and `fuzz-init` come with
+//! every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors` (feature `demo`), `tagged`
+//! and `encode`.
 
 pub mod check;
 pub mod common;
@@ -10,6 +14,8 @@ pub mod fuzz_init;
 pub mod inspect;
 pub mod proxy;
 pub mod seeds;
+#[cfg(feature = "demo")]
 pub mod synth;
 pub mod tagged;
+#[cfg(feature = "demo")]
 pub mod vectors;

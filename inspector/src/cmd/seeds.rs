@@ -7,8 +7,9 @@
 //! snap length cut or that arrived as IP fragments are not what a peer sent and are skipped.
 //! Real traffic seeds the fuzzer with packets that get past the framing and into every body.
 
+use super::common::{Context as Ctx, Exit};
 use crate::capture::{Capture, Status};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Parser;
 use sha1::{Digest, Sha1};
 use std::collections::BTreeSet;
@@ -21,11 +22,37 @@ use std::path::{Path, PathBuf};
 pub struct SeedsArgs {
     /// A pcap or pcapng file.
     pub capture: PathBuf,
-    /// The UDP port whose datagrams become seeds.
+    /// The UDP port whose datagrams become seeds (default: the program's protocol port, when
+    /// it has exactly one).
     #[arg(long)]
-    pub port: u16,
+    pub port: Option<u16>,
     /// The corpus folder (created if missing), e.g. fuzz/corpus/packet_read.
     pub dir: PathBuf,
+}
+
+/// The subcommand: writes the seeds and prints a one-line summary.
+///
+/// # Errors
+/// No `--port` while the program reads several ports (or none); otherwise as [`run`].
+pub fn command(args: SeedsArgs, ctx: &Ctx<'_>) -> Result<Exit> {
+    let port = match args.port {
+        Some(p) => p,
+        None => {
+            let ports: Vec<u16> = ctx.dissectors().ports().map(|(p, _)| p).collect();
+            match ports.as_slice() {
+                [p] => *p,
+                [] => bail!("seeds needs --port PORT"),
+                _ => bail!(
+                    "seeds needs --port PORT: {} reads {}",
+                    ctx.program(),
+                    ctx.dissectors().describe()
+                ),
+            }
+        }
+    };
+    let summary = run(&args.capture, port, &args.dir)?;
+    println!("{}: {summary}", args.dir.display());
+    Ok(Exit::Ok)
 }
 
 /// What a `seeds` run found and wrote.

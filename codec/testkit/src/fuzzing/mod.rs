@@ -22,6 +22,7 @@ pub use bitlens_codec::fuzzing::Hostile;
 
 pub mod batch;
 pub mod bits;
+pub mod derive;
 pub mod schema;
 pub mod tagged;
 
