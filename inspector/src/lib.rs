@@ -108,6 +108,7 @@ pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod dissectors;
+pub mod faults;
 pub mod output;
 pub mod pipeline;
 pub mod proxy;

@@ -24,7 +24,7 @@ use crate::{
 };
 use bitlens::capture::Timestamp;
 use bitlens::capture::write::SynthDatagram;
-use bitlens::synth::{DesyncedWriter, Fault, Rng};
+use bitlens::faults::{DesyncedWriter, Fault, Rng};
 use bitlens_codec::packet::{self, Packet as _, Protocol, ProtocolId, frame, packet_crc};
 use bitlens_codec::{Result, WriteStream};
 use std::net::SocketAddr;
