@@ -10,7 +10,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use bitlens_batch::{BatchWriter, UpdateStage};
 use bitlens_codec::dissect::Status;
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame, packet_crc};
-use bitlens_codec::{Error, Result, Stream, WriteStream};
+use bitlens_codec::{Error, Result, WriteStream};
 use bitlens_testkit::batch_demo::{self as batch_demo, DemoMessage};
 use bitlens_testkit::demo::{self, DemoPacket, PacketB, RoboCat};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
