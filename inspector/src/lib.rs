@@ -92,6 +92,7 @@
 //! Each imports only those below it:
 //!
 //! - [`capture`]: pcap/pcapng files to UDP datagrams (with their capture status);
+//! - [`faults`]: labelled faults, for test captures of any protocol;
 //! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
 //!   protocols; a verdict or a dissection per datagram;
 //! - [`output`] (text and JSON lines), [`tui`] (the terminal UI), [`pipeline`] (work over the
