@@ -164,6 +164,7 @@ fn every_subcommand_follows_one_rule() {
         (0, vec!["export-wireshark", "--schema", schema]),
         (2, vec!["export-wireshark"]),
         (2, vec!["export-wireshark", "--schema", "no-such.toml"]),
+        (0, vec!["export-wireshark", "--as", "demo"]),
         (2, vec!["export-wireshark", "--as", "batch"]),
         (2, vec!["export-wireshark", "--as", "nope"]),
         // seeds: the port is needed where the program reads several.
