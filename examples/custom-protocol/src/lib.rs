@@ -1,15 +1,16 @@
 //! A game's own protocol in bitlens: **skirmish**, a small arena shooter whose client and server
-//! talk over UDP with bit-packed packets written by hand-written `serialize` functions over
-//! [`bitlens_codec::Stream`]. Nothing here is bitlens's demo protocol: this crate is what a game
+//! talk over UDP with bit-packed packets, described once with `#[derive(BitPacked)]` and
+//! `#[derive(PacketSet)]`. Nothing here is bitlens's demo protocol: this crate is what a game
 //! team writes, and shows what it gets for it (the repository README, "Your own protocol"):
 //!
-//! - the inspector's whole CLI for its captures (`src/main.rs`: `inspect`, `decode`, `check`,
-//!   `decode-bytes`);
+//! - the inspector's whole CLI for its captures: `src/main.rs`, the binary `skirmish`, is ten
+//!   lines of `bitlens::Cli` (`inspect`, `decode`, `check`, `decode-bytes`, `proxy`, `replay`,
+//!   `export-wireshark`, `seeds`, `fuzz-init`);
 //! - the fuzz harnesses of [`bitlens_codec::fuzzing`] for its packets (`fuzz/`, written by
-//!   `bitlens fuzz-init`; the corpus in `fuzz/corpus/` is replayed by `cargo test`);
+//!   `fuzz-init`; the corpus in `fuzz/corpus/` is replayed by `cargo test`);
 //! - a capture of a session with labelled faults (`captures/custom.pcap`, written by the
-//!   `session` module) and a schema describing the same protocol
-//!   (`captures/custom.schema.toml`), which decodes it the same way.
+//!   `session` module) and the protocol as a schema (`captures/custom.schema.toml`, the text
+//!   of [`PacketSet::schema`]), which decodes it the same way.
 //!
 //! The inspector and the session need the `bitlens` crate: they sit behind the default feature
 //! `inspector`, which the fuzz crate leaves out (only the codec and this protocol are built for
@@ -27,10 +28,20 @@
 //! | 1 | [`Snapshot`] | server | tick, acknowledged input, players alive, check `header`, the changed entities by relative index (kind, compressed position, health, firing), check `entities` |
 //! | 2 | [`Chat`] | both | sender slot, team flag, text of at most [`MAX_CHAT`] bytes |
 //!
-//! The types are plain structs with public fields, one `serialize` each, ranges as named
-//! constants: the shape a derive can generate later.
+//! Every packet's wire form is said by its attributes: nothing is a hand-written `serialize`.
+//! The derived code writes the bytes the hand-written functions it replaced wrote, and reads
+//! and traces them the same (`tests/wire_unchanged.rs` pins `decode --json` on the capture and
+//! every fuzz corpus input). What stays by hand, and why:
+//!
+//! - the `Arbitrary` impls: the derive makes none, and the fuzz harnesses need values within
+//!   the declared ranges (compressed floats on their grid, entity indices increasing); these
+//!   also keep what each committed `packet_roundtrip` corpus file means;
+//! - `Default` for [`Packet`]: std's `#[derive(Default)]` takes only a unit variant;
+//! - the compressed float ranges are named constants ([`MOVE_AXIS`] ...) that the attributes
+//!   name (`compressed = MOVE_AXIS`), because the session writer quantizes with them too.
 //!
 //! ```
+//! use bitlens_codec::PacketSet;
 //! use bitlens_codec::packet::{read_packet, write_packet};
 //! use custom_protocol::{Chat, Packet};
 //!
@@ -38,15 +49,19 @@
 //! let mut buf = [0u8; custom_protocol::MTU];
 //! let n = write_packet(&mut chat, &mut buf)?;
 //! assert_eq!(read_packet::<Packet>(&buf[..n])?, chat);
+//! // A sender past the 64 player slots is refused on write, naming the field.
+//! let mut bad = Packet::Chat(Chat { from: 64, team_only: false, text: "gg".into() });
+//! let err = write_packet(&mut bad, &mut buf).unwrap_err();
+//! assert!(err.to_string().contains("(field \"from\"): 64 out of range 0..=63"), "{err}");
+//! // The same attributes are the schema `--schema` and `export-wireshark` read.
+//! assert!(Packet::schema().contains("{ name = \"text\", type = \"string\", max_len = 120 }"));
 //! # Ok::<(), bitlens_codec::Error>(())
 //! ```
 
 use arbitrary::{Arbitrary, Unstructured};
-use bitlens_codec::packet::{self, Protocol, ProtocolId};
+use bitlens_codec::packet::ProtocolId;
 use bitlens_codec::quantize::CompressedFloat;
-use bitlens_codec::trace::Value;
-use bitlens_codec::{Result, Stream};
-use std::sync::LazyLock;
+use bitlens_codec::{BitPacked, PacketSet};
 
 #[cfg(feature = "inspector")]
 pub mod session;
@@ -61,7 +76,7 @@ pub const MTU: usize = 1024;
 pub const PORT: u16 = 28500;
 
 /// Player slots: a chat sender is `0..MAX_PLAYERS`.
-pub const MAX_PLAYERS: i32 = 64;
+pub const MAX_PLAYERS: u8 = 64;
 
 /// Entity slots of a [`Snapshot`]; index [`MAX_ENTITIES`] itself closes the list.
 pub const MAX_ENTITIES: i64 = 256;
@@ -89,14 +104,6 @@ const fn range(min: f32, max: f32, res: f32) -> CompressedFloat {
     CompressedFloat::new_const(min, max, res).expect("a valid range")
 }
 
-/// The framing parameters: name, id, packet types by number, MTU.
-pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {
-    name: "skirmish".into(),
-    id: PROTOCOL_ID,
-    packet_types: ["Input", "Snapshot", "Chat"].map(String::from).to_vec(),
-    mtu: MTU,
-});
-
 /// The buttons of an [`Input`], one bit each (bit 0 first).
 pub mod buttons {
     /// Fire the weapon.
@@ -113,244 +120,136 @@ pub mod buttons {
     pub const USE: u8 = 1 << 5;
 }
 
-/// An enum sent as `int(0, COUNT - 1)`; a reader annotates the trace with the value's name.
-pub trait WireEnum: Sized + Copy {
-    /// The names by number.
-    const NAMES: &'static [&'static str];
-    /// The number sent.
-    fn to_index(self) -> i64;
-    /// The value of a number in `0..NAMES.len()`.
-    fn from_index(i: i64) -> Self;
-}
-
-/// Serializes a [`WireEnum`] as `int(0, N - 1)` named `name`.
-///
-/// # Errors
-/// Out_of_range for a number past the last value; buffer full / past_end.
-pub fn serialize_enum<S: Stream, E: WireEnum>(s: &mut S, name: &str, v: &mut E) -> Result<()> {
-    let mut i = v.to_index();
-    s.int(name, &mut i, 0, E::NAMES.len() as i64 - 1)?;
-    if S::READING {
-        *v = E::from_index(i);
-        let n = E::NAMES[i as usize];
-        s.annotate(|| Value::Str(n.to_owned()));
-    }
-    Ok(())
-}
-
-/// The weapon a player holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The weapon a player holds: `int(0, 3)`, traced by its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, BitPacked)]
 pub enum Weapon {
     /// 0.
     #[default]
+    #[bitlens(name = "fists")]
     Fists,
     /// 1.
+    #[bitlens(name = "pistol")]
     Pistol,
     /// 2.
+    #[bitlens(name = "rifle")]
     Rifle,
     /// 3.
+    #[bitlens(name = "rocket")]
     Rocket,
 }
 
-impl WireEnum for Weapon {
-    const NAMES: &'static [&'static str] = &["fists", "pistol", "rifle", "rocket"];
-    fn to_index(self) -> i64 {
-        self as i64
-    }
-    fn from_index(i: i64) -> Self {
-        [Weapon::Fists, Weapon::Pistol, Weapon::Rifle, Weapon::Rocket][i as usize]
-    }
-}
-
-/// What an entity of a [`Snapshot`] is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What an entity of a [`Snapshot`] is: `int(0, 2)`, traced by its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, BitPacked)]
 pub enum EntityKind {
     /// 0.
     #[default]
+    #[bitlens(name = "player")]
     Player,
     /// 1.
+    #[bitlens(name = "rocket")]
     Rocket,
     /// 2.
+    #[bitlens(name = "pickup")]
     Pickup,
 }
 
-impl WireEnum for EntityKind {
-    const NAMES: &'static [&'static str] = &["player", "rocket", "pickup"];
-    fn to_index(self) -> i64 {
-        self as i64
-    }
-    fn from_index(i: i64) -> Self {
-        [EntityKind::Player, EntityKind::Rocket, EntityKind::Pickup][i as usize]
-    }
+/// Forward and strafe, [`MOVE_AXIS`] each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, BitPacked)]
+pub struct Movement {
+    /// Forward (positive) or back.
+    #[bitlens(compressed = MOVE_AXIS)]
+    pub forward: f32,
+    /// Right (positive) or left.
+    #[bitlens(compressed = MOVE_AXIS)]
+    pub strafe: f32,
+}
+
+/// Where a player looks, in degrees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, BitPacked)]
+pub struct Aim {
+    /// Yaw, [`AIM_YAW`].
+    #[bitlens(compressed = AIM_YAW)]
+    pub yaw: f32,
+    /// Pitch, [`AIM_PITCH`].
+    #[bitlens(compressed = AIM_PITCH)]
+    pub pitch: f32,
 }
 
 /// A client's input for one tick (type 0).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct Input {
     /// Input sequence number, for the server's acknowledgement.
     pub sequence: u16,
     /// The client's tick.
     pub tick: u32,
     /// Button bits ([`buttons`]), [`BUTTON_BITS`] of them.
+    #[bitlens(bits = BUTTON_BITS)]
     pub buttons: u8,
-    /// Forward and strafe, [`MOVE_AXIS`] each.
-    pub movement: [f32; 2],
-    /// Yaw ([`AIM_YAW`]) and pitch ([`AIM_PITCH`]) in degrees.
-    pub aim: [f32; 2],
+    /// Forward and strafe.
+    pub movement: Movement,
+    /// Yaw and pitch.
+    pub aim: Aim,
     /// The weapon held.
     pub weapon: Weapon,
 }
 
-impl Input {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports; buttons past [`BUTTON_BITS`] are out_of_range.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.int_as("sequence", &mut self.sequence, 0, u16::MAX)?;
-        s.int_as("tick", &mut self.tick, 0, u32::MAX)?;
-        let mut b = u64::from(self.buttons);
-        s.bits("buttons", &mut b, BUTTON_BITS)?;
-        self.buttons = b as u8;
-        let m = &mut self.movement;
-        s.scope("movement", |s| {
-            s.compressed_f32("forward", &mut m[0], &MOVE_AXIS)?;
-            s.compressed_f32("strafe", &mut m[1], &MOVE_AXIS)
-        })?;
-        let a = &mut self.aim;
-        s.scope("aim", |s| {
-            s.compressed_f32("yaw", &mut a[0], &AIM_YAW)?;
-            s.compressed_f32("pitch", &mut a[1], &AIM_PITCH)
-        })?;
-        serialize_enum(s, "weapon", &mut self.weapon)
-    }
-}
-
 /// One changed entity of a [`Snapshot`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct Entity {
-    /// Its slot, `0..MAX_ENTITIES`; strictly increasing within a snapshot.
+    /// Its slot, `0..MAX_ENTITIES`; strictly increasing within a snapshot (sent by the
+    /// snapshot, as a relative object index).
+    #[bitlens(sparse_index)]
     pub index: u16,
     /// What it is.
     pub kind: EntityKind,
     /// Where it is, [`POSITION`] per axis.
+    #[bitlens(compressed = POSITION)]
     pub position: [f32; 3],
     /// Its health, `0..=MAX_HEALTH`.
+    #[bitlens(range = 0..=MAX_HEALTH)]
     pub health: i32,
     /// Whether it is firing.
     pub firing: bool,
 }
 
-impl Entity {
-    /// The fewest bits an entity's fields take (after its index).
-    pub const MIN_BITS: usize = 2 + 3 * 15 + 8 + 1;
-
-    /// Serializes the entity's fields (its index is the snapshot's).
-    ///
-    /// # Errors
-    /// Whatever the stream reports.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        serialize_enum(s, "kind", &mut self.kind)?;
-        s.compressed_vec3("position", &mut self.position, &POSITION)?;
-        s.int_as("health", &mut self.health, 0, MAX_HEALTH)?;
-        s.bool("firing", &mut self.firing)
-    }
-}
-
 /// The server's view of the changed entities (type 1): seed 000's array subset, each entity by
-/// relative index, the list closed by the index [`MAX_ENTITIES`].
-#[derive(Debug, Clone, Default, PartialEq)]
+/// relative index, the list closed by the index [`MAX_ENTITIES`], between the check markers
+/// `header` and `entities`.
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct Snapshot {
     /// The server's tick.
     pub tick: u32,
     /// The last input sequence the server processed for this client.
     pub ack_sequence: u16,
     /// Players alive, `0..MAX_PLAYERS`.
+    #[bitlens(range = 0..=MAX_PLAYERS - 1)]
     pub players_alive: u8,
     /// The changed entities, by strictly increasing index.
+    #[bitlens(
+        check = "header",
+        sparse(max_objects = MAX_ENTITIES),
+        check_after = "entities"
+    )]
     pub entities: Vec<Entity>,
 }
 
-impl Snapshot {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports; indices that do not increase are out_of_range.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.int_as("tick", &mut self.tick, 0, u32::MAX)?;
-        s.int_as("ack_sequence", &mut self.ack_sequence, 0, u16::MAX)?;
-        s.int_as("players_alive", &mut self.players_alive, 0, 63)?;
-        s.check("header")?;
-        let entities = &mut self.entities;
-        s.scope("entities", |s| {
-            let mut previous = -1i64;
-            if S::WRITING {
-                for (i, e) in entities.iter_mut().enumerate() {
-                    s.index(i, |s| {
-                        let mut current = i64::from(e.index);
-                        s.object_index("index", previous, &mut current, MAX_ENTITIES)?;
-                        e.serialize(s)
-                    })?;
-                    previous = i64::from(e.index);
-                }
-                let mut end = MAX_ENTITIES;
-                return s.index(entities.len(), |s| {
-                    s.object_index("index", previous, &mut end, MAX_ENTITIES)
-                });
-            }
-            entities.clear();
-            // Bounded: indices strictly increase up to the sentinel (at most MAX_ENTITIES
-            // entities), and each entity takes at least Entity::MIN_BITS bits.
-            loop {
-                let done = s.index(entities.len(), |s| {
-                    let mut current = 0;
-                    s.object_index("index", previous, &mut current, MAX_ENTITIES)?;
-                    if current == MAX_ENTITIES {
-                        return Ok(true);
-                    }
-                    let mut e = Entity {
-                        index: current as u16,
-                        ..Entity::default()
-                    };
-                    e.serialize(s)?;
-                    entities.push(e);
-                    previous = current;
-                    Ok(false)
-                })?;
-                if done {
-                    return Ok(());
-                }
-            }
-        })?;
-        s.check("entities")
-    }
-}
-
 /// A chat line (type 2).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct Chat {
     /// The sender's player slot, `0..MAX_PLAYERS`.
+    #[bitlens(range = 0..=MAX_PLAYERS - 1)]
     pub from: u8,
     /// Only for the sender's team.
     pub team_only: bool,
     /// The text, at most [`MAX_CHAT`] bytes of UTF-8.
+    #[bitlens(max_len = MAX_CHAT)]
     pub text: String,
 }
 
-impl Chat {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports; a text over [`MAX_CHAT`] bytes is out_of_range.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.int_as("from", &mut self.from, 0, (MAX_PLAYERS - 1) as u8)?;
-        s.bool("team_only", &mut self.team_only)?;
-        s.string("text", &mut self.text, MAX_CHAT)
-    }
-}
-
-/// Any skirmish packet.
-#[derive(Debug, Clone, PartialEq)]
+/// Any skirmish packet: the packet set, numbered in declaration order (Input 0, Snapshot 1,
+/// Chat 2).
+#[derive(Debug, Clone, PartialEq, PacketSet)]
+#[bitlens(protocol = "skirmish", id = PROTOCOL_ID, mtu = MTU)]
 pub enum Packet {
     /// Type 0.
     Input(Input),
@@ -366,37 +265,6 @@ impl Default for Packet {
     }
 }
 
-impl packet::Packet for Packet {
-    fn protocol() -> &'static Protocol {
-        &PROTOCOL
-    }
-
-    fn packet_type(&self) -> u32 {
-        match self {
-            Packet::Input(_) => 0,
-            Packet::Snapshot(_) => 1,
-            Packet::Chat(_) => 2,
-        }
-    }
-
-    fn empty(t: u32) -> Option<Self> {
-        Some(match t {
-            0 => Packet::Input(Input::default()),
-            1 => Packet::Snapshot(Snapshot::default()),
-            2 => Packet::Chat(Chat::default()),
-            _ => return None,
-        })
-    }
-
-    fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        match self {
-            Packet::Input(p) => p.serialize(s),
-            Packet::Snapshot(p) => p.serialize(s),
-            Packet::Chat(p) => p.serialize(s),
-        }
-    }
-}
-
 // ---- Arbitrary values within every declared range (the fuzz harnesses need them) ----
 
 /// A value the codec reproduces exactly: the decoding of a random code.
@@ -404,8 +272,17 @@ fn arb_float(u: &mut Unstructured<'_>, spec: &CompressedFloat) -> arbitrary::Res
     Ok(spec.decode(u.int_in_range(0..=spec.steps())?))
 }
 
-fn arb_enum<E: WireEnum>(u: &mut Unstructured<'_>) -> arbitrary::Result<E> {
-    Ok(E::from_index(u.choose_index(E::NAMES.len())? as i64))
+fn arb_weapon(u: &mut Unstructured<'_>) -> arbitrary::Result<Weapon> {
+    Ok(*u.choose(&[
+        Weapon::Fists,
+        Weapon::Pistol,
+        Weapon::Rifle,
+        Weapon::Rocket,
+    ])?)
+}
+
+fn arb_kind(u: &mut Unstructured<'_>) -> arbitrary::Result<EntityKind> {
+    Ok(*u.choose(&[EntityKind::Player, EntityKind::Rocket, EntityKind::Pickup])?)
 }
 
 impl<'a> Arbitrary<'a> for Input {
@@ -414,9 +291,15 @@ impl<'a> Arbitrary<'a> for Input {
             sequence: u.arbitrary()?,
             tick: u.arbitrary()?,
             buttons: u.int_in_range(0..=(1 << BUTTON_BITS) - 1)?,
-            movement: [arb_float(u, &MOVE_AXIS)?, arb_float(u, &MOVE_AXIS)?],
-            aim: [arb_float(u, &AIM_YAW)?, arb_float(u, &AIM_PITCH)?],
-            weapon: arb_enum(u)?,
+            movement: Movement {
+                forward: arb_float(u, &MOVE_AXIS)?,
+                strafe: arb_float(u, &MOVE_AXIS)?,
+            },
+            aim: Aim {
+                yaw: arb_float(u, &AIM_YAW)?,
+                pitch: arb_float(u, &AIM_PITCH)?,
+            },
+            weapon: arb_weapon(u)?,
         })
     }
 }
@@ -425,7 +308,7 @@ impl<'a> Arbitrary<'a> for Entity {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         Ok(Entity {
             index: 0,
-            kind: arb_enum(u)?,
+            kind: arb_kind(u)?,
             position: [
                 arb_float(u, &POSITION)?,
                 arb_float(u, &POSITION)?,
@@ -469,7 +352,7 @@ impl<'a> Arbitrary<'a> for Chat {
             text.pop();
         }
         Ok(Chat {
-            from: u.int_in_range(0..=(MAX_PLAYERS - 1) as u8)?,
+            from: u.int_in_range(0..=MAX_PLAYERS - 1)?,
             team_only: u.arbitrary()?,
             text,
         })

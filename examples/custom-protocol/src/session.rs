@@ -19,7 +19,7 @@
 //! capture` checks the committed files; `BITLENS_BLESS=1` rewrites them).
 
 use crate::{
-    AIM_PITCH, AIM_YAW, Chat, Entity, EntityKind, Input, MOVE_AXIS, POSITION, PROTOCOL,
+    AIM_PITCH, AIM_YAW, Aim, Chat, Entity, EntityKind, Input, MOVE_AXIS, MTU, Movement, POSITION,
     PROTOCOL_ID, Packet, Snapshot, Weapon, buttons,
 };
 use bitlens::capture::Timestamp;
@@ -137,7 +137,7 @@ impl Session {
             let mut input = Packet::Input(self.input(tick, c));
             let bytes = match (tick, c) {
                 (26, 0) => {
-                    let mut b = encode(&mut input, &PROTOCOL);
+                    let mut b = encode(&mut input, Packet::protocol());
                     b.truncate(9);
                     fix_crc(&mut b);
                     self.label(
@@ -150,7 +150,7 @@ impl Session {
                 (30, 1) => {
                     let old = Protocol {
                         id: ProtocolId::U32(u32::from_le_bytes(*b"SKM0")),
-                        ..PROTOCOL.clone()
+                        ..Packet::protocol().clone()
                     };
                     self.label(
                         "wrong_protocol_id",
@@ -159,7 +159,7 @@ impl Session {
                     );
                     encode(&mut input, &old)
                 }
-                _ => encode(&mut input, &PROTOCOL),
+                _ => encode(&mut input, Packet::protocol()),
             };
             self.push(time, client(c), server(), bytes);
         }
@@ -179,7 +179,7 @@ impl Session {
                     SynthDatagram::new(time, server(), client(c), encode_desynced(&mut snap))
                 }
                 (14, 1) => {
-                    let mut b = encode(&mut snap, &PROTOCOL);
+                    let mut b = encode(&mut snap, Packet::protocol());
                     set_field(&mut b, "entities[1].health", 255);
                     self.label(
                         "health_out_of_range",
@@ -194,10 +194,10 @@ impl Session {
                         "truncated",
                         "frame cut by a 60-byte snap length".into(),
                     );
-                    SynthDatagram::new(time, server(), client(c), encode(&mut snap, &PROTOCOL))
+                    SynthDatagram::new(time, server(), client(c), encode(&mut snap, Packet::protocol()))
                         .truncated(60)
                 }
-                _ => SynthDatagram::new(time, server(), client(c), encode(&mut snap, &PROTOCOL)),
+                _ => SynthDatagram::new(time, server(), client(c), encode(&mut snap, Packet::protocol())),
             };
             self.out.push(datagram);
         }
@@ -217,7 +217,7 @@ impl Session {
                 text: text.into(),
             });
             let time = self.time(tick, 10);
-            let mut b = encode(&mut chat, &PROTOCOL);
+            let mut b = encode(&mut chat, Packet::protocol());
             if tick == 22 {
                 set_field(&mut b, "text.len", 127);
                 self.label(
@@ -250,14 +250,14 @@ impl Session {
             sequence: 100 + tick as u16,
             tick: 5000 + tick,
             buttons: b,
-            movement: [
-                MOVE_AXIS.decode(r.below(u64::from(MOVE_AXIS.steps()) + 1) as u32),
-                MOVE_AXIS.decode(64),
-            ],
-            aim: [
-                AIM_YAW.decode(r.below(u64::from(AIM_YAW.steps()) + 1) as u32),
-                AIM_PITCH.decode(2880 + r.below(200) as u32),
-            ],
+            movement: Movement {
+                forward: MOVE_AXIS.decode(r.below(u64::from(MOVE_AXIS.steps()) + 1) as u32),
+                strafe: MOVE_AXIS.decode(64),
+            },
+            aim: Aim {
+                yaw: AIM_YAW.decode(r.below(u64::from(AIM_YAW.steps()) + 1) as u32),
+                pitch: AIM_PITCH.decode(2880 + r.below(200) as u32),
+            },
             weapon: if c == 0 {
                 Weapon::Rifle
             } else {
@@ -332,10 +332,10 @@ fn try_encode(packet: &mut Packet, protocol: &Protocol) -> Result<Vec<u8>> {
 
 /// Encodes `packet` with a writer that adds one bit after `players_alive`.
 fn encode_desynced(packet: &mut Packet) -> Vec<u8> {
-    let mut buf = vec![0u8; PROTOCOL.mtu];
+    let mut buf = vec![0u8; MTU];
     let mut s = DesyncedWriter::new(&mut buf, "players_alive");
     let mut t = packet.packet_type();
-    frame(&mut s, &PROTOCOL, &mut t, |s, _| packet.serialize_body(s))
+    frame(&mut s, Packet::protocol(), &mut t, |s, _| packet.serialize_body(s))
         .expect("the session's packets are valid");
     let n = s.finish();
     buf.truncate(n);

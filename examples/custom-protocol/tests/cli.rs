@@ -1,7 +1,8 @@
 //! The README's commands for the game's own inspector (`src/main.rs`, ten lines of
 //! `bitlens::Cli`), run through the real `skirmish` binary on `captures/custom.pcap`: `check`
 //! exits 1 listing the session's faults, `decode --json` gives every labelled frame the status
-//! its label expects and skirmish's packet types, `seeds` takes the protocol's port.
+//! its label expects and skirmish's packet types, `seeds` takes the protocol's port,
+//! `export-wireshark --as skirmish` writes a dissector from the derived schema text.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -86,4 +87,15 @@ fn seeds_reads_the_protocols_port() {
     let written = std::fs::read_dir(&dir).expect("the corpus folder").count();
     assert!(written > 100, "{written} seed files");
     std::fs::remove_dir_all(&dir).expect("removes the folder");
+}
+
+#[test]
+fn export_wireshark_reads_the_derived_schema() {
+    let o = skirmish(&["export-wireshark", "--as", "skirmish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lua = text(&o.stdout);
+    assert!(lua.contains("Proto(\"skirmish\""), "{lua}");
+    for field in ["players_alive", "entities", "team_only", "movement.forward"] {
+        assert!(lua.contains(field), "{field} missing");
+    }
 }

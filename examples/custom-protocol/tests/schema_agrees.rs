@@ -6,10 +6,10 @@
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens::capture::Capture;
 use bitlens_codec::fuzzing::with_valid_crc;
-use bitlens_codec::packet::{trace_packet, write_packet};
+use bitlens_codec::packet::{Packet as _, trace_packet, write_packet};
 use bitlens_codec::trace::Trace;
 use bitlens_schema::Schema;
-use custom_protocol::{MTU, PROTOCOL, Packet};
+use custom_protocol::{MTU, Packet};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -60,7 +60,7 @@ fn arbitrary_packets(count: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn the_schema_has_the_compiled_framing() {
-    assert_eq!(SCHEMA.protocol(), &*PROTOCOL);
+    assert_eq!(SCHEMA.protocol(), Packet::protocol());
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn arbitrary_packets_and_their_bit_flips_agree() {
         // What the schema reads, it writes back to the same bytes.
         let (t, value) = SCHEMA.read(&bytes).expect("the schema reads it");
         let mut buf = [0u8; MTU];
-        let name = PROTOCOL.type_name(t).unwrap();
+        let name = Packet::protocol().type_name(t).unwrap();
         let n = SCHEMA.write(name, &value, &mut buf).expect("and writes it");
         assert_eq!(&buf[..n], &bytes[..]);
     }
@@ -96,7 +96,7 @@ fn arbitrary_packets_and_their_bit_flips_agree() {
         for bit in 32..bytes.len() * 8 {
             let mut b = bytes.clone();
             b[bit / 8] ^= 1 << (bit % 8);
-            same_trace(&with_valid_crc(&PROTOCOL, &b).unwrap_or(b));
+            same_trace(&with_valid_crc(Packet::protocol(), &b).unwrap_or(b));
         }
         for n in 0..bytes.len() {
             same_trace(&bytes[..n]);
