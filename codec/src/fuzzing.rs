@@ -45,34 +45,30 @@
 //! The harnesses are plain functions: a unit test can run them on chosen inputs too.
 //!
 //! ```
-//! use bitlens_codec::packet::{Packet, Protocol, ProtocolId};
-//! use bitlens_codec::{Result, Stream, fuzzing};
-//! use std::sync::LazyLock;
+//! use bitlens_codec::{BitPacked, PacketSet, fuzzing};
 //!
-//! static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {
-//!     name: "ping".into(),
-//!     id: ProtocolId::U32(7),
-//!     packet_types: vec!["Ping".into()],
-//!     mtu: 64,
-//! });
+//! #[derive(BitPacked, Debug, Clone, Default, PartialEq, arbitrary::Arbitrary)]
+//! struct Ping {
+//!     sequence: u16,
+//! }
 //!
-//! #[derive(Debug, Clone, Default, PartialEq, arbitrary::Arbitrary)]
-//! struct Ping { sequence: u16 }
+//! #[derive(PacketSet, Debug, Clone, PartialEq, arbitrary::Arbitrary)]
+//! #[bitlens(protocol = "ping", id = 7, mtu = 64)]
+//! enum Game {
+//!     Ping(Ping),
+//! }
 //!
-//! impl Packet for Ping {
-//!     fn protocol() -> &'static Protocol { &PROTOCOL }
-//!     fn packet_type(&self) -> u32 { 0 }
-//!     fn empty(t: u32) -> Option<Self> { (t == 0).then(Ping::default) }
-//!     fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-//!         s.int_as("sequence", &mut self.sequence, 0, u16::MAX)
+//! impl Default for Game {
+//!     fn default() -> Self {
+//!         Game::Ping(Ping::default())
 //!     }
 //! }
 //!
-//! fuzzing::round_trip(Ping { sequence: 9 });
+//! fuzzing::round_trip(Game::Ping(Ping { sequence: 9 }));
 //! for input in [&b""[..], b"\x01\x02\x03\x04\x05\x06", b"anything at all"] {
-//!     fuzzing::packet_read::<Ping>(input);
-//!     fuzzing::packet_roundtrip::<Ping>(input);
-//!     fuzzing::hostile_lengths::<Ping>(input);
+//!     fuzzing::packet_read::<Game>(input);
+//!     fuzzing::packet_roundtrip::<Game>(input);
+//!     fuzzing::hostile_lengths::<Game>(input);
 //! }
 //! ```
 

@@ -4,9 +4,11 @@
 //! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]) and traces one
 //! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
 //!
-//! **Your own protocol**: write a `serialize` per message and implement [`Packet`] for the enum
-//! of your packets (its [`Protocol`]: id, packet types, MTU). Then the `bitlens` crate's
-//! inspector reads your captures with it, and the `fuzzing` module (feature `arbitrary`) gives
+//! **Your own protocol**: derive it (`#[derive(BitPacked)]` on each message,
+//! `#[derive(PacketSet)]` on the enum of your packets: see the example below), or write a
+//! `serialize` per message and implement [`Packet`] for the enum by hand (its [`Protocol`]: id,
+//! packet types, MTU). Then the `bitlens` crate's inspector reads your captures with it (a
+//! `main` of ten lines: `bitlens::Cli`), and the `fuzzing` module (feature `arbitrary`) gives
 //! your one-line cargo-fuzz targets the checks bitlens runs on its own protocol
 //! (`bitlens fuzz-init` writes them). The repository's `examples/custom-protocol/` is a whole
 //! game protocol done this way.
