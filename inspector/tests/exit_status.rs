@@ -177,19 +177,40 @@ fn every_subcommand_follows_one_rule() {
             2,
             vec!["seeds", "captures/demo.pcap", "--port", "1234", &seeds],
         ),
-        (2, vec!["seeds", "captures/no-such.pcap", "--port", "1", &seeds]),
+        (
+            2,
+            vec!["seeds", "captures/no-such.pcap", "--port", "1", &seeds],
+        ),
         // fuzz-init: writes into a crate; a second run without --force would overwrite.
         (
             0,
-            vec!["fuzz-init", "--packet", "game::Packet", "--crate-dir", &game],
+            vec![
+                "fuzz-init",
+                "--packet",
+                "game::Packet",
+                "--crate-dir",
+                &game,
+            ],
         ),
         (
             2,
-            vec!["fuzz-init", "--packet", "game::Packet", "--crate-dir", &game],
+            vec![
+                "fuzz-init",
+                "--packet",
+                "game::Packet",
+                "--crate-dir",
+                &game,
+            ],
         ),
         (
             2,
-            vec!["fuzz-init", "--packet", "game::Packet", "--crate-dir", "no-such"],
+            vec![
+                "fuzz-init",
+                "--packet",
+                "game::Packet",
+                "--crate-dir",
+                "no-such",
+            ],
         ),
         // synth
         (0, vec!["synth", &out_pcap, "--packets", "10"]),

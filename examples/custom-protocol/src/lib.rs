@@ -273,12 +273,7 @@ fn arb_float(u: &mut Unstructured<'_>, spec: &CompressedFloat) -> arbitrary::Res
 }
 
 fn arb_weapon(u: &mut Unstructured<'_>) -> arbitrary::Result<Weapon> {
-    Ok(*u.choose(&[
-        Weapon::Fists,
-        Weapon::Pistol,
-        Weapon::Rifle,
-        Weapon::Rocket,
-    ])?)
+    Ok(*u.choose(&[Weapon::Fists, Weapon::Pistol, Weapon::Rifle, Weapon::Rocket])?)
 }
 
 fn arb_kind(u: &mut Unstructured<'_>) -> arbitrary::Result<EntityKind> {

@@ -194,10 +194,20 @@ impl Session {
                         "truncated",
                         "frame cut by a 60-byte snap length".into(),
                     );
-                    SynthDatagram::new(time, server(), client(c), encode(&mut snap, Packet::protocol()))
-                        .truncated(60)
+                    SynthDatagram::new(
+                        time,
+                        server(),
+                        client(c),
+                        encode(&mut snap, Packet::protocol()),
+                    )
+                    .truncated(60)
                 }
-                _ => SynthDatagram::new(time, server(), client(c), encode(&mut snap, Packet::protocol())),
+                _ => SynthDatagram::new(
+                    time,
+                    server(),
+                    client(c),
+                    encode(&mut snap, Packet::protocol()),
+                ),
             };
             self.out.push(datagram);
         }
@@ -335,8 +345,10 @@ fn encode_desynced(packet: &mut Packet) -> Vec<u8> {
     let mut buf = vec![0u8; MTU];
     let mut s = DesyncedWriter::new(&mut buf, "players_alive");
     let mut t = packet.packet_type();
-    frame(&mut s, Packet::protocol(), &mut t, |s, _| packet.serialize_body(s))
-        .expect("the session's packets are valid");
+    frame(&mut s, Packet::protocol(), &mut t, |s, _| {
+        packet.serialize_body(s)
+    })
+    .expect("the session's packets are valid");
     let n = s.finish();
     buf.truncate(n);
     buf

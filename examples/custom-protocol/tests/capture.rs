@@ -64,12 +64,7 @@ fn every_datagram_reads_as_labelled() {
                 let (packet, trace) = trace_packet::<Packet>(payload);
                 assert!(packet.is_none());
                 let check = trace.fields.iter().find(|f| f.check_failed());
-                assert_eq!(
-                    check.map(|f| f.path()),
-                    Some("header"),
-                    "frame {}",
-                    d.frame
-                );
+                assert_eq!(check.map(|f| f.path()), Some("header"), "frame {}", d.frame);
             }
             "error" => {
                 let e = read_packet::<Packet>(payload).expect_err(label.fault);
