@@ -18,6 +18,9 @@
 //!   and every reallocation's growth, freed or not. A reader that allocates a little per field
 //!   in a loop that a hostile count drives stays under the first limit and trips this one.
 //!
+//! Neither limit applies while a thread panics: the panic is the finding, and its message and
+//! backtrace (whose symbol tables take several MiB) must reach libFuzzer's report.
+//!
 //! Decoding must never allocate by an unchecked length (bitlens STYLE.md rule 2): these limits
 //! make a violation a finding even when the allocation would succeed. Allocations outside
 //! [`bounded`] (libFuzzer's own, between inputs) count toward no budget.
@@ -104,7 +107,7 @@ pub struct GuardAlloc;
 #[inline]
 fn count(grown: usize) {
     let budget = BUDGET.load(Ordering::Relaxed);
-    if budget == NO_BUDGET {
+    if budget == NO_BUDGET || std::thread::panicking() {
         return;
     }
     let used = USED
@@ -115,9 +118,12 @@ fn count(grown: usize) {
     }
 }
 
+/// Aborts on an allocation above [`LIMIT`], unless the thread is panicking: a panic is the
+/// finding already, and the panic hook's backtrace (several MiB of symbol tables) must not
+/// turn it into this guard's abort, which would hide its message.
 #[inline]
 fn check_single(size: usize) {
-    if size > LIMIT {
+    if size > LIMIT && !std::thread::panicking() {
         too_large(size);
     }
 }

@@ -1,6 +1,7 @@
 //! The guard's two limits, in a test binary whose global allocator is the guard: what stays
 //! within them runs, and what passes one aborts the process with a message naming the limit
-//! (checked in a child process, since an abort ends the process).
+//! (checked in a child process, since an abort ends the process). What is counted is checked
+//! in a child too: the counters are the process's, and libtest's other threads allocate.
 
 use bitlens_fuzz_guard::{LIMIT, allocated_by, bounded, budget};
 use std::hint::black_box;
@@ -16,6 +17,7 @@ fn run_child(case: &str) -> (bool, String) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env(CASE, case)
+        .env("RUST_BACKTRACE", "1")
         .output()
         .expect("the test binary runs");
     (
@@ -55,6 +57,11 @@ fn child() {
             bounded(&input, |d| churn(16, (budget(d.len()) - 4096) / 16));
             churn(160, 32 << 10);
         }
+        // A finding: the panic's message and backtrace come out whole, not the guard's abort.
+        "counted" => counted(),
+        "panic" => {
+            bounded(&input, |_| panic!("the harness found a bug"));
+        }
         other => panic!("unknown case {other}"),
     }
     eprintln!("child: {case} finished");
@@ -93,6 +100,15 @@ fn within_the_budget_and_outside_inputs_nothing_aborts() {
 }
 
 #[test]
+fn a_panic_under_the_guard_keeps_its_message_and_backtrace() {
+    let (ok, err) = run_child("panic");
+    assert!(!ok);
+    assert!(err.contains("the harness found a bug"), "{err}");
+    assert!(err.contains("stack backtrace"), "{err}");
+    assert!(!err.contains("bitlens-fuzz-guard"), "{err}");
+}
+
+#[test]
 fn the_budget_is_64_per_input_byte_plus_1_mib() {
     assert_eq!(budget(0), 1 << 20);
     assert_eq!(budget(1000), (1 << 20) + 64_000);
@@ -101,6 +117,14 @@ fn the_budget_is_64_per_input_byte_plus_1_mib() {
 
 #[test]
 fn allocations_and_growth_are_counted() {
+    let (ok, err) = run_child("counted");
+    assert!(ok, "{err}");
+    assert!(err.contains("child: counted finished"), "{err}");
+}
+
+/// The `counted` case, alone in a child process on one thread: libtest's own threads allocate
+/// too, and the counters are the process's.
+fn counted() {
     let ((), n) = allocated_by(|| {
         black_box(Vec::<u8>::with_capacity(1000));
     });
