@@ -5,6 +5,15 @@
 //! serialize 1.0 defines it), counts its exact bits ([`CountStream`]) and traces one
 //! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
 //!
+//! **Your own protocol**: derive it (`#[derive(BitPacked)]` on each message,
+//! `#[derive(PacketSet)]` on the enum of your packets: see the example below), or write a
+//! `serialize` per message and implement [`Packet`] for the enum by hand (its [`Protocol`]: id,
+//! packet types, MTU). Then the `bitlens` crate's inspector reads your captures with it (a
+//! `main` of ten lines: `bitlens::Cli`), and the `fuzzing` module (feature `arbitrary`) gives
+//! your one-line cargo-fuzz targets the checks bitlens runs on its own protocol
+//! (`bitlens fuzz-init` writes them). The repository's `examples/custom-protocol/` is a whole
+//! game protocol done this way.
+//!
 //! # Guarantees
 //!
 //! - **Reads never panic and never allocate by an unchecked length**, on any input. Every value
@@ -36,8 +45,9 @@
 //! (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants only the bit
 //! packer compiles only this. Optional features: `serde` (serialize traces), `inline-paths`
 //! (trace paths inline up to 24 bytes, no allocation per traced field: the inspector's) and
-//! `arbitrary` (arbitrary values for fuzzing, and `generate`: values of any serializable type
-//! drawn through its own serialize function).
+//! `arbitrary` (arbitrary values for fuzzing; `generate`: values of any serializable type
+//! drawn through its own serialize function; and `fuzzing`: the fuzz harnesses for your own
+//! packet set, one line per cargo-fuzz target).
 //!
 //! The formats live beside it, each in its own crate: `bitlens-tagged` (the tagged format of
 //! save files), `bitlens-batch` (byte-aligned message batches) and `bitlens-schema` (protocols
@@ -121,6 +131,8 @@ pub mod dissect;
 pub mod error;
 pub mod fixed;
 pub mod float_text;
+#[cfg(feature = "arbitrary")]
+pub mod fuzzing;
 #[cfg(feature = "arbitrary")]
 pub mod generate;
 pub mod link;

@@ -2,22 +2,28 @@
 //! for the stable tests that replay the committed corpus: both run exactly the same code on
 //! exactly the same bytes. Every function panics (a finding) when a property breaks.
 //!
+//! The packet harnesses are the public ones of [`bitlens_codec::fuzzing`] (what a user's own
+//! packet set gets), instantiated for the demo protocol; the rest are bitlens's own.
+//!
 //! Not a stable API.
 
-use crate::demo::{DemoPacket, MTU, ORIENTATION, PROTOCOL_ID};
+use crate::demo::{DemoPacket, MTU, ORIENTATION};
 use crate::vectors::{Op, drive};
-use arbitrary::{Arbitrary, Unstructured};
+use arbitrary::Unstructured;
 use bitlens_codec::error::ErrorKind;
 use bitlens_codec::fixed::FixedPoint;
+use bitlens_codec::fuzzing::{self as harness};
 use bitlens_codec::measure::MeasureStream;
-use bitlens_codec::packet::{
-    Packet, count_packet, measure_packet, packet_crc, read_packet, trace_packet, write_packet,
-};
+use bitlens_codec::packet::{Packet, write_packet};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
-use bitlens_codec::trace::{FieldKind, Trace, TraceField, Value};
+use bitlens_codec::trace::{Trace, TraceField, Value};
 use bitlens_codec::write::{CountStream, WriteStream};
+
+pub use bitlens_codec::fuzzing::{
+    Hostile, NearTie, absolute_relatives, assert_reencoding, near_ties,
+};
 
 pub mod batch;
 pub mod bits;
@@ -26,45 +32,10 @@ pub mod quantize;
 pub mod schema;
 pub mod tagged;
 
-/// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to
-/// the identical bytes; the trace stream reaches the same verdict, error and values.
-///
-/// The same holds for the bytes with their CRC recomputed: random bytes almost never carry a
-/// valid CRC, so without this second read the fuzzer would rarely get past the framing.
+/// `packet_read`: raw bytes read as a demo packet, then with their CRC made valid: the public
+/// harness [`bitlens_codec::fuzzing::packet_read`] for [`DemoPacket`].
 pub fn packet_read(data: &[u8]) {
-    check_read(data);
-    if data.len() >= 4 {
-        let mut fixed = data.to_vec();
-        let crc = packet_crc(PROTOCOL_ID, &fixed);
-        fixed[..4].copy_from_slice(&crc.to_le_bytes());
-        if fixed != data {
-            check_read(&fixed);
-        }
-    }
-}
-
-fn check_read(data: &[u8]) {
-    let read = read_packet::<DemoPacket>(data);
-    let (traced, trace) = trace_packet::<DemoPacket>(data);
-    match &read {
-        Ok(p) => {
-            assert_eq!(traced.as_ref(), Some(p), "trace read other values");
-            assert!(trace.error.is_none());
-            let mut p = p.clone();
-            let mut buf = [0u8; MTU];
-            let n = write_packet(&mut p, &mut buf).expect("an accepted packet re-encodes");
-            assert_reencodes(data, &buf[..n], &trace);
-        }
-        Err(e) => {
-            assert!(traced.is_none());
-            assert_eq!(
-                trace.error.as_ref(),
-                Some(e),
-                "trace and read disagree on the error"
-            );
-            assert!(e.bit() <= data.len() * 8, "error bit past the data");
-        }
-    }
+    harness::packet_read::<DemoPacket>(data);
 }
 
 /// The bit spans of the quaternions in `trace` that do not write back as they were read: the
@@ -124,171 +95,9 @@ pub fn assert_reencodes(original: &[u8], reencoded: &[u8], trace: &Trace) {
     }
 }
 
-/// A quaternion of a trace that does not write back as it was read: a near tie a seed-style
-/// writer sends and readers accept ([`SmallestThree::reencodes`]).
-#[derive(Debug, Clone)]
-pub struct NearTie {
-    /// The quaternion's path.
-    pub path: String,
-    /// Its smallest-three form, from the width of its components.
-    pub spec: SmallestThree,
-    /// The value read.
-    pub value: [f32; 4],
-}
-
-/// The near-tie quaternions of `trace`, whatever their widths: a scope holding `largest` (0..=3)
-/// then `a`, `b`, `c` of one width, whose codes do not write back as themselves.
-pub fn near_ties(trace: &Trace) -> Vec<NearTie> {
-    let int = |f: &TraceField| match f.value {
-        Value::Int(v) => u32::try_from(v).ok(),
-        _ => None,
-    };
-    let mut ties = Vec::new();
-    for w in trace.fields.windows(5) {
-        let [scope, l, a, b, c] = w else { continue };
-        let Some(path) = l.path().strip_suffix(".largest") else {
-            continue;
-        };
-        let parts = [(a, ".a"), (b, ".b"), (c, ".c")];
-        if scope.path() != path
-            || l.range != Some((0, 3))
-            || !parts
-                .iter()
-                .all(|(f, end)| f.path().strip_suffix(end) == Some(path) && f.bits == a.bits)
-        {
-            continue;
-        }
-        let Ok(spec) = SmallestThree::new(a.bits as u32) else {
-            continue;
-        };
-        let (Some(largest), Some(x), Some(y), Some(z)) = (int(l), int(a), int(b), int(c)) else {
-            continue;
-        };
-        let Value::Floats(q) = &scope.value else {
-            continue;
-        };
-        if let (Ok(value), false) = (
-            <[f32; 4]>::try_from(q.as_slice()),
-            spec.reencodes(largest, [x, y, z]),
-        ) {
-            ties.push(NearTie {
-                path: path.to_string(),
-                spec,
-                value,
-            });
-        }
-    }
-    ties
-}
-
-/// The relative integers of `trace` sent in the absolute (32-bit) tier: the paths of their
-/// scopes. A reader takes a small difference sent there too, which writes back in its own tier.
-pub fn absolute_relatives(trace: &Trace) -> Vec<&str> {
-    trace
-        .fields
-        .windows(2)
-        .filter_map(|w| {
-            let scope = w[1].path().strip_suffix(".value")?;
-            (w[0].path().strip_suffix(".d<=69914") == Some(scope)).then_some(scope)
-        })
-        .collect()
-}
-
-/// Asserts what serialize 1.0 lets a re-encoding promise, for a packet read from `original`
-/// (traced as `read`) and written back as `reencoded` (traced as `again`): the identical bytes,
-/// unless the packet holds a near-tie quaternion ([`near_ties`]) or a relative integer sent in
-/// the absolute tier below it ([`absolute_relatives`]). Then every value reads back the same,
-/// except each near tie, which reads back as the writer's formula gives it (its value encoded
-/// and decoded again). Compressed floats must be on stable ranges (the schemas of the
-/// protocols this is used on load without warnings; the `compressed_float` target checks the
-/// others against the formula).
-pub fn assert_reencoding(original: &[u8], reencoded: &[u8], read: &Trace, again: &Trace) {
-    let ties = near_ties(read);
-    let absolute = absolute_relatives(read);
-    if ties.is_empty() && absolute.len() == absolute_relatives(again).len() {
-        assert_eq!(
-            reencoded, original,
-            "an accepted packet re-encodes to the same bytes"
-        );
-        return;
-    }
-    assert!(
-        again.error.is_none(),
-        "the re-encoded packet reads: {:?}",
-        again.error
-    );
-    // A relative integer's flags and fields depend on its tier: its scope's value is compared.
-    // Near ties are compared as a whole, not component by component.
-    let skipped: Vec<String> = read
-        .fields
-        .iter()
-        .filter_map(|f| f.path().strip_suffix(".d=1"))
-        .chain(ties.iter().map(|t| t.path.as_str()))
-        .map(|scope| format!("{scope}."))
-        .collect();
-    // One path can name two entries (an array element and the scope of its value): the k-th
-    // entry of a path is compared with the k-th entry of that path in the re-encoded trace.
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for f in &read.fields {
-        if !matches!(f.kind, FieldKind::Value | FieldKind::Scope)
-            || skipped.iter().any(|s| f.path().starts_with(s.as_str()))
-        {
-            continue;
-        }
-        let k = seen.entry(f.path()).or_default();
-        let Some(g) = again.fields.iter().filter(|g| g.path() == f.path()).nth(*k) else {
-            panic!("{} is not in the re-encoded packet", f.path());
-        };
-        *k += 1;
-        if let Some(tie) = ties.iter().find(|t| t.path == f.path()) {
-            let (largest, codes) = tie.spec.encode(tie.value);
-            let want = tie
-                .spec
-                .decode(largest, codes)
-                .expect("written codes decode");
-            assert_eq!(
-                g.value,
-                Value::Floats(want.to_vec()),
-                "the near tie {} re-encodes as the writer's formula gives it",
-                f.path()
-            );
-        } else {
-            assert_eq!(
-                (&g.value, g.raw),
-                (&f.value, f.raw),
-                "{} reads back another value",
-                f.path()
-            );
-        }
-    }
-}
-
-/// `packet_roundtrip`: arbitrary demo packets (within their declared ranges) write, read back
-/// equal, count exactly the bits written (and measure at least them), and trace the same values;
-/// a packet over the MTU is a write error, never a truncated packet.
+/// `packet_roundtrip`: an arbitrary demo packet round-trips ([`harness::packet_roundtrip`]).
 pub fn packet_roundtrip(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let Ok(mut packet) = DemoPacket::arbitrary(&mut u) else {
-        return;
-    };
-    let bits = count_packet(&mut packet).expect("in-range values count");
-    let bound = measure_packet(&mut packet).expect("a measure refuses nothing");
-    assert!(bound >= bits, "measure {bound} < count {bits}");
-    let mut buf = [0u8; MTU];
-    match write_packet(&mut packet, &mut buf) {
-        Ok(n) => {
-            assert_eq!(n, bits.div_ceil(8), "count == bytes written");
-            let back = read_packet::<DemoPacket>(&buf[..n]).expect("a written packet reads");
-            assert_eq!(back, packet, "read(write(x)) == x");
-            let (traced, trace) = trace_packet::<DemoPacket>(&buf[..n]);
-            assert_eq!(traced.as_ref(), Some(&packet));
-            assert_eq!(trace.bits_read, bits);
-        }
-        Err(e) => {
-            assert!(bits > MTU * 8, "write failed under the MTU: {e}");
-            assert!(matches!(e.kind(), ErrorKind::BufferFull { .. }), "{e}");
-        }
-    }
+    harness::packet_roundtrip::<DemoPacket>(data);
 }
 
 fn arb_op(
@@ -547,114 +356,36 @@ pub fn stream_ops(data: &[u8]) {
     assert_eq!(ra, rb);
 }
 
-fn set_bits(data: &mut [u8], bit: usize, width: usize, value: u64) {
-    for k in 0..width {
-        let b = bit + k;
-        if let Some(byte) = data.get_mut(b / 8) {
-            let mask = 1u8 << (b % 8);
-            if (value >> k) & 1 == 1 {
-                *byte |= mask
-            } else {
-                *byte &= !mask
-            }
-        }
+/// The fewest bits an element of each demo count takes: `elements` are `i32`s, `mice` 12-bit
+/// indices; others (a string's bytes) 8.
+fn demo_element_bits(path: &str) -> usize {
+    if path.starts_with("elements") {
+        32
+    } else if path.starts_with("mice") {
+        12
+    } else {
+        8
     }
 }
 
-/// A valid packet made hostile: one length, count or type field overwritten, the CRC fixed up.
-#[derive(Debug, Clone)]
-pub struct Hostile {
-    /// Trace path of the overwritten field (`mice.len`, `packet_type`, ...).
-    pub path: String,
-    /// The raw value written into the field's bits.
-    pub raw: u64,
-    /// The whole packet, CRC recomputed so that it cannot hide the damage.
-    pub bytes: Vec<u8>,
-}
-
-/// Every hostile variant of the valid demo packet `valid`: for each length, count or type field,
-/// the field overwritten by an out-of-range value (or, where its width cannot hold one, by a
-/// count larger than the bits that remain can carry), with the CRC fixed up.
+/// Every hostile variant of the valid demo packet `valid`
+/// ([`harness::hostile_variants_with`] with the demo's element widths).
 pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
-    let (_, trace) = trace_packet::<DemoPacket>(valid);
-    let mut out = Vec::new();
-    for f in trace.fields.iter().filter(|f| {
-        f.kind == FieldKind::Value
-            && f.bits > 0
-            && (f.path().ends_with(".len") || f.path() == "packet_type")
-    }) {
-        let Some((min, max)) = f.range else { continue };
-        let span = u64::try_from(max.abs_diff(min)).unwrap_or(u64::MAX);
-        let all_ones = if f.bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << f.bits) - 1
-        };
-        let raw = if all_ones > span {
-            // The width can hold an out-of-range value: send the largest one.
-            all_ones
-        } else {
-            // Every value fits the range: claim the maximum count, which must exceed the bits
-            // left.
-            let elem_bits = if f.path().starts_with("elements") {
-                32
-            } else if f.path().starts_with("mice") {
-                12
-            } else {
-                8
-            };
-            let after = trace.total_bits - (f.bit + f.bits);
-            if usize::try_from(span).map_or(usize::MAX, |s| s.saturating_mul(elem_bits)) <= after
-                || f.path() == "packet_type"
-            {
-                continue;
-            }
-            span
-        };
-        let mut bytes = valid.to_vec();
-        set_bits(&mut bytes, f.bit, f.bits, raw);
-        let crc = packet_crc(PROTOCOL_ID, &bytes);
-        bytes[..4].copy_from_slice(&crc.to_le_bytes());
-        out.push(Hostile {
-            path: f.path().to_string(),
-            raw,
-            bytes,
-        });
-    }
-    out
+    harness::hostile_variants_with::<DemoPacket>(valid, demo_element_bits)
 }
 
-/// The hostile packet that `hostile_lengths` builds from `data`, if any: an arbitrary demo
-/// packet, written, and one of its [`hostile_variants`] chosen by the remaining input.
+/// The hostile packet that `hostile_lengths` builds from `data`, if any.
 pub fn hostile_case(data: &[u8]) -> Option<Hostile> {
-    let mut u = Unstructured::new(data);
-    let mut packet = DemoPacket::arbitrary(&mut u).ok()?;
-    let mut buf = [0u8; MTU];
-    let n = write_packet(&mut packet, &mut buf).ok()?;
-    let mut variants = hostile_variants(&buf[..n]);
-    if variants.is_empty() {
-        return None;
-    }
-    let pick = u.choose_index(variants.len()).ok()?;
-    Some(variants.swap_remove(pick))
+    harness::hostile_case_with::<DemoPacket>(data, demo_element_bits)
 }
 
-/// `hostile_lengths`: a valid packet with one length, count or type field overwritten by an
-/// out-of-range value (or, where its width cannot hold one, by a count larger than the bits that
-/// remain can carry), with the CRC fixed up so it cannot hide the damage: the read must fail with
-/// out_of_range or past_end.
+/// `hostile_lengths`: a valid demo packet with one length, count or type field made hostile,
+/// CRC fixed, is refused at that field with out_of_range or past_end
+/// ([`harness::assert_hostile_refused`]).
 pub fn hostile_lengths(data: &[u8]) {
-    let Some(h) = hostile_case(data) else { return };
-    let err = read_packet::<DemoPacket>(&h.bytes).expect_err("a hostile length was accepted");
-    assert!(
-        matches!(
-            err.kind(),
-            ErrorKind::OutOfRange { .. } | ErrorKind::PastEnd { .. }
-        ),
-        "hostile {} = {} gave {err}",
-        h.path,
-        h.raw
-    );
+    if let Some(h) = hostile_case(data) {
+        harness::assert_hostile_refused::<DemoPacket>(&h);
+    }
 }
 
 /// Every demo sample packet, encoded: seed inputs for the corpora.
