@@ -33,7 +33,7 @@
 //!
 //! `P: Packet + Default + Clone + PartialEq + Debug` for the read harness, and `Arbitrary` for
 //! the other two. Your `Arbitrary` impl must respect the ranges your `serialize` declares
-//! (strings within their `max_len`, compressed floats on a code: `spec.decode(code)`, counts
+//! (strings within their `max_len` and without a NUL, compressed floats on a code: `spec.decode(code)`, counts
 //! within their maximum): any write error other than `buffer_full` over the MTU is a finding,
 //! because either the generator or the serialize function disagrees with the wire rules.
 //!
