@@ -28,6 +28,8 @@ const TARGETS: &[(&str, Harness)] = &[
     ("schema_batch_vs_compiled", schema::schema_batch_vs_compiled),
     ("derive_vs_schema", derive::derive_vs_schema),
     ("capture_ingest", bitlens::capture::fuzz_ingest),
+    ("compressed_float", fuzzing::quantize::compressed_float),
+    ("pipeline", bitlens::fuzzing::fuzz_pipeline),
 ];
 
 fn root() -> PathBuf {
