@@ -807,6 +807,26 @@ fn shipped_captures_agree_with_decode() {
     }
 }
 
+/// The custom protocol's capture (examples/custom-protocol, a derived packet set on UDP 28500)
+/// through the Lua dissector exported from its derived schema text.
+#[test]
+fn the_custom_protocols_capture_agrees_with_decode() {
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("custom");
+    let schema = repo().join("captures/custom.schema.toml");
+    let lua = export(&dir, &schema, &["--port", "28500"]);
+    let n = agree(
+        &lua,
+        &schema,
+        &repo().join("captures/custom.pcap"),
+        "skirmish",
+        &["28500=schema"],
+    );
+    assert!(n >= 100, "custom.pcap: {n} datagrams decoded");
+}
+
 #[test]
 fn synthetic_traffic_with_faults_agrees_with_decode() {
     if !tshark_or_skip() {
