@@ -33,6 +33,7 @@ const TARGETS: &[(&str, Harness)] = &[
         "schema_batch_vs_compiled",
         fuzzing::schema::schema_batch_vs_compiled,
     ),
+    ("batch_receive", fuzzing::receive::batch_receive),
 ];
 
 #[test]
@@ -290,6 +291,13 @@ fn write_seeds() {
     });
     write_all("tagged_roundtrip", &seeds);
 
+    batch_receive_seeds();
+    // The edge of the demo message set's network ids, for both batch readers.
+    for (name, data) in fuzzing::batch::network_id_seeds() {
+        write_seed("batch_read", &format!("{name}.bin"), &data);
+        write_seed("schema_batch_vs_compiled", &format!("{name}.bin"), &data);
+    }
+
     // tagged_compat: every (writer version, reader version) pair.
     let seeds = search(6, 20_000, 300, |data| {
         let mut u = arbitrary::Unstructured::new(data);
@@ -298,4 +306,25 @@ fn write_seeds() {
         (u.len() > 20).then(|| format!("compat_v{from}_read_as_v{to}"))
     });
     write_all("tagged_compat", &seeds);
+}
+
+/// `batch_receive`: game loops that reach each of the message system's counters.
+fn batch_receive_seeds() {
+    use bitlens_testkit::fuzzing::receive::batch_receive_run;
+    let seeds = search(13, 30_000, 900, |data| {
+        let s = batch_receive_run(data)?;
+        let counters = [
+            ("corrupt_batches", s.corrupt_batches),
+            ("dropped_unknown_stage", s.dropped_unknown_stage),
+            ("dropped_full", s.dropped_full),
+            ("dropped_unprocessed", s.dropped_unprocessed),
+            ("failed", s.failed),
+            ("handled_immediately", s.handled_immediately),
+            ("serialized", s.serialized),
+            ("queued", s.queued),
+        ];
+        let (name, _) = counters.iter().find(|(_, n)| *n > 0)?;
+        Some(format!("counts_{name}"))
+    });
+    write_all("batch_receive", &seeds);
 }

@@ -18,6 +18,7 @@ use bitlens_codec::write::{MeasureStream, WriteStream};
 
 pub mod batch;
 pub mod bits;
+pub mod receive;
 pub mod schema;
 pub mod tagged;
 
