@@ -28,6 +28,7 @@
 //! its errors `Copy` and allocation-free: the memory is bounded by the distinct names of every
 //! schema a process loads.
 
+use crate::parse::{Cost, MAX_DEPTH, MAX_FIXED_ENTRIES};
 use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col};
 use crate::{DynStruct, DynValue, SchemaError};
 use bitlens_batch::message::{BatchWriter, MAX_MTU, RawMessage, UpdateStage, max_body};
@@ -175,6 +176,12 @@ struct BField {
 struct BStruct {
     fields: Vec<BField>,
     layout: Arc<[Arc<str>]>,
+    /// Fewest bytes its unguarded fields take.
+    min_size: usize,
+    /// The most trace entries its fields record, per body byte plus fixed (no scope of its own).
+    cost: Cost,
+    /// Levels of structs and arrays inside it.
+    depth: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -211,6 +218,17 @@ impl BatchSchema {
     /// The message types, by number.
     pub fn message_types(&self) -> impl Iterator<Item = (u8, &'static str)> + '_ {
         self.messages.iter().map(|m| (m.message_type, m.name))
+    }
+
+    /// The most entries the trace of one message body of `len` bytes can hold, whatever its
+    /// type (a read visits as many fields): linear in `len`, because the loader refuses a batch
+    /// struct that records more than 16 entries per byte it reads plus 4096 (SCHEMA.md, "Bounds").
+    pub fn max_trace_fields(&self, len: usize) -> usize {
+        self.messages
+            .iter()
+            .map(|m| self.structs[m.body].cost.entries(len))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The name of an update stage: the schema's `stages`, or else [`UpdateStage::name`].
@@ -741,6 +759,10 @@ fn keys_of(ty: &str) -> &'static [&'static str] {
 /// The largest `len` / `max_len` a batch field may declare: a message body never exceeds it.
 const MAX_LEN: usize = max_body(MAX_MTU);
 
+/// The most trace entries a batch struct may record per body byte it reads: array elements
+/// repeat their cost, so this bounds the work a hostile count can buy per byte.
+const MAX_ENTRIES_PER_BYTE: f64 = 16.0;
+
 struct Ctx<'a, 't> {
     p: &'a Parser<'t>,
     ids: HashMap<String, usize>,
@@ -1026,11 +1048,93 @@ impl<'a> Ctx<'a, '_> {
         }
         let layout: Vec<Arc<str>> = fields.iter().map(|f| Arc::from(f.name)).collect();
         self.active.pop();
+        let min_size = fields
+            .iter()
+            .filter(|f| f.guard.is_none())
+            .map(|f| self.min_size(&f.kind))
+            .fold(0usize, usize::saturating_add);
+        let cost = fields
+            .iter()
+            .fold(Cost::default(), |c, f| c.then(self.cost(&f.kind)));
+        let depth = fields
+            .iter()
+            .map(|f| self.depth(&f.kind))
+            .max()
+            .unwrap_or(0);
+        self.bounded(i, cost, depth)?;
         self.structs[i] = Some(BStruct {
             fields,
             layout: layout.into(),
+            min_size,
+            cost,
+            depth,
         });
         Ok(())
+    }
+
+    /// Refuses batch struct `i` when a reader could record too many entries for it, or when it
+    /// nests too deep (as the packet structs: `crate::parse::Cost`).
+    fn bounded(&self, i: usize, cost: Cost, depth: usize) -> Result<(), SchemaError> {
+        let name = &self.raw[i].0;
+        let why = if cost.fixed > MAX_FIXED_ENTRIES {
+            format!(
+                "batch struct {} makes a reader record {} fields and scopes that take no bytes, \
+                 more than {MAX_FIXED_ENTRIES}: a few bytes would keep it busy (nest fewer struct \
+                 references in it, or put repeated parts in an array)",
+                name.get_ref(),
+                cost.fixed
+            )
+        } else if cost.per_unit > MAX_ENTRIES_PER_BYTE {
+            format!(
+                "batch struct {} makes a reader record {:.1} fields per byte it reads, more than \
+                 {MAX_ENTRIES_PER_BYTE}: its array elements hold many fields that take no bytes \
+                 (give each element fewer of them, or a field that takes bytes)",
+                name.get_ref(),
+                cost.per_unit
+            )
+        } else if depth > MAX_DEPTH {
+            format!(
+                "batch struct {} nests structs and arrays {depth} levels deep, more than \
+                 {MAX_DEPTH} (flatten some levels)",
+                name.get_ref()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(self.p.err(&name.span(), why))
+    }
+
+    /// The most trace entries a value of `kind` records: one per value (two for a string or a
+    /// byte vector: the length, then the bytes), a scope per struct and array, an `[i]` scope
+    /// per element; a pod is one field of bytes.
+    fn cost(&self, kind: &BKind) -> Cost {
+        let flat = |entries| Cost::flat(entries, self.min_size(kind));
+        match kind {
+            BKind::Prim(..)
+            | BKind::Packed { .. }
+            | BKind::Bytes { .. }
+            | BKind::Pod { .. }
+            | BKind::PodStruct { .. } => flat(1),
+            BKind::Str { .. } | BKind::ByteVec { .. } => flat(2),
+            BKind::Struct(sid) => self.struct_cost(*sid).plus(1),
+            // The count and the array's scope; elements (a struct element has its own scope).
+            BKind::Array { unit, element, .. } => Cost::repeated(self.cost(element), *unit, 2),
+        }
+    }
+
+    fn struct_cost(&self, sid: usize) -> Cost {
+        self.structs[sid].as_ref().map_or(Cost::default(), |s| s.cost)
+    }
+
+    /// Levels of structs and arrays inside a value of `kind`.
+    fn depth(&self, kind: &BKind) -> usize {
+        match kind {
+            BKind::Struct(sid) | BKind::PodStruct { sid, .. } => {
+                1 + self.structs[*sid].as_ref().map_or(0, |s| s.depth)
+            }
+            BKind::Array { element, .. } => 1 + self.depth(element),
+            _ => 0,
+        }
     }
 
     fn kind(
@@ -1303,7 +1407,7 @@ impl<'a> Ctx<'a, '_> {
         Ok(size)
     }
 
-    /// Fewest bytes a value of `kind` takes.
+    /// Fewest bytes a value of `kind` takes (a struct's is computed once, when it resolves).
     fn min_size(&self, kind: &BKind) -> usize {
         match kind {
             BKind::Prim(p, _) => p.size(),
@@ -1312,13 +1416,7 @@ impl<'a> Ctx<'a, '_> {
             BKind::Bytes { len } => *len,
             BKind::Pod { element, len, .. } => element.size() * len,
             BKind::PodStruct { size, .. } => *size,
-            BKind::Struct(sid) => self.structs[*sid].as_ref().map_or(0, |s| {
-                s.fields
-                    .iter()
-                    .filter(|f| f.guard.is_none())
-                    .map(|f| self.min_size(&f.kind))
-                    .sum()
-            }),
+            BKind::Struct(sid) => self.structs[*sid].as_ref().map_or(0, |s| s.min_size),
         }
     }
 }

@@ -144,6 +144,22 @@ impl Schema {
         self.batch.as_ref()
     }
 
+    /// The most entries a [`Schema::trace`] of a datagram of `len` bytes can hold, framing
+    /// included (a read visits as many fields): linear in `len`, because the loader refuses a
+    /// struct that records more than 16 entries per bit it reads plus 4096 (SCHEMA.md,
+    /// "Bounds"). A datagram over the MTU is refused before anything is read.
+    pub fn max_trace_fields(&self, len: usize) -> usize {
+        // The CRC, the packet type, the end check and its padding.
+        const FRAMING: u64 = 4;
+        let bits = len.saturating_mul(8);
+        self.packets
+            .iter()
+            .map(|&sid| self.structs[sid].cost.plus(FRAMING).entries(bits))
+            .max()
+            .unwrap_or(0)
+            .max(FRAMING as usize)
+    }
+
     /// The names of the structs, in no particular order.
     pub fn struct_names(&self) -> impl Iterator<Item = &str> {
         self.struct_ids.keys().map(String::as_str)

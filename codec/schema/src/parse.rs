@@ -20,6 +20,89 @@ pub(crate) struct StructDef {
     pub layout: Arc<[Arc<str>]>,
     /// Fewest bits the struct can take on the wire.
     pub min_bits: usize,
+    /// The most trace entries its fields record (no scope of its own).
+    pub cost: Cost,
+    /// Levels of structs and arrays inside it (0: primitives only).
+    pub depth: usize,
+}
+
+/// The most trace entries a struct may record beyond what its bits pay for ([`Cost::fixed`]):
+/// scopes, and fields that take no bits. Without a bound, structs that refer to one struct
+/// twice, level after level, make a few lines of schema read 2^n fields for a few bytes.
+pub(crate) const MAX_FIXED_ENTRIES: u64 = 4096;
+
+/// The most trace entries a struct may record per bit it reads ([`Cost::per_unit`]): array
+/// elements repeat their cost, so this bounds the work a hostile count can buy per bit.
+pub(crate) const MAX_ENTRIES_PER_BIT: f64 = 16.0;
+
+/// The deepest nesting of structs and arrays (the reader recurses once per level).
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// An upper bound on the entries a reader records (in a trace: one per value, scope, check and
+/// padding; a read visits as many) for a value that consumes `units` (bits of a packet, bytes of
+/// a batch message's body): `per_unit * units + fixed`. Every entry is either paid for by what
+/// it reads, or counted in `fixed`, so the bound is linear in the datagram whatever it holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Cost {
+    /// Entries per unit consumed.
+    pub per_unit: f64,
+    /// Entries on top of those, bits or no bits.
+    pub fixed: u64,
+}
+
+impl Cost {
+    /// `entries` entries for a value of at least `min_bits` units.
+    pub(crate) fn flat(entries: u64, min_bits: usize) -> Cost {
+        if min_bits == 0 {
+            Cost {
+                per_unit: 0.0,
+                fixed: entries,
+            }
+        } else {
+            Cost {
+                per_unit: entries as f64 / min_bits as f64,
+                fixed: 0,
+            }
+        }
+    }
+
+    /// Two values one after the other.
+    pub(crate) fn then(self, o: Cost) -> Cost {
+        Cost {
+            per_unit: self.per_unit.max(o.per_unit),
+            fixed: self.fixed.saturating_add(o.fixed),
+        }
+    }
+
+    /// `n` more entries that read nothing (scopes).
+    pub(crate) fn plus(self, n: u64) -> Cost {
+        Cost {
+            fixed: self.fixed.saturating_add(n),
+            ..self
+        }
+    }
+
+    /// Elements of cost `e` (each under an `[i]` scope, each at least `min_bits` units), as many
+    /// as the data allows, after `overhead` entries (the array's scope, its count): every
+    /// complete element pays its fixed entries with its bits, and one more may fail halfway.
+    pub(crate) fn repeated(e: Cost, min_bits: usize, overhead: u64) -> Cost {
+        let per_element = e.fixed.saturating_add(1);
+        Cost {
+            per_unit: e.per_unit + per_element as f64 / min_bits.max(1) as f64,
+            fixed: overhead.saturating_add(per_element),
+        }
+    }
+
+    /// The bound for a value that reads at most `units` units.
+    pub(crate) fn entries(self, units: usize) -> usize {
+        let paid = (self.per_unit * units as f64).ceil();
+        let paid = if paid >= usize::MAX as f64 {
+            usize::MAX
+        } else {
+            paid as usize
+        };
+        paid.saturating_add(usize::try_from(self.fixed).unwrap_or(usize::MAX))
+    }
 }
 
 /// One field of a struct.
@@ -715,15 +798,58 @@ impl Resolver<'_, '_> {
             .filter(|f| f.guard.is_none())
             .map(|f| min_bits(&f.kind, &self.structs, self.enums))
             .fold(0usize, usize::saturating_add);
+        let cost = fields.iter().fold(Cost::default(), |c, f| {
+            c.then(cost(&f.kind, &self.structs, self.enums))
+        });
+        let depth = fields
+            .iter()
+            .map(|f| depth(&f.kind, &self.structs))
+            .max()
+            .unwrap_or(0);
+        self.bounded(i, cost, depth)?;
         let def = StructDef {
             fields,
             layout: layout.into(),
             min_bits,
+            cost,
+            depth,
         };
         self.structs.push(def);
         let j = self.structs.len() - 1;
         self.state[i] = State::Done(j);
         Ok(j)
+    }
+
+    /// Refuses struct `i` when a reader could record too many entries for it (see [`Cost`]) or
+    /// when it nests too deep.
+    fn bounded(&self, i: usize, cost: Cost, depth: usize) -> Result<(), SchemaError> {
+        let name = &self.raw[i].0;
+        let why = if cost.fixed > MAX_FIXED_ENTRIES {
+            format!(
+                "struct {} makes a reader record {} fields and scopes that take no bits, more \
+                 than {MAX_FIXED_ENTRIES}: a few bytes would keep it busy (nest fewer struct \
+                 references in it, or put repeated parts in an array)",
+                name.get_ref(),
+                cost.fixed
+            )
+        } else if cost.per_unit > MAX_ENTRIES_PER_BIT {
+            format!(
+                "struct {} makes a reader record {:.1} fields per bit it reads, more than \
+                 {MAX_ENTRIES_PER_BIT}: its array elements hold many fields that take no bits \
+                 (give each element fewer of them, or a field that takes bits)",
+                name.get_ref(),
+                cost.per_unit
+            )
+        } else if depth > MAX_DEPTH {
+            format!(
+                "struct {} nests structs and arrays {depth} levels deep, more than {MAX_DEPTH} \
+                 (flatten some levels)",
+                name.get_ref()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(self.p.err(&name.span(), why))
     }
 
     fn no_duplicate(
@@ -1135,6 +1261,65 @@ fn is_integer(k: &Kind) -> bool {
         k,
         Kind::Int { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. }
     )
+}
+
+/// The most trace entries a value of `kind` records (see [`Cost`]), counted as the interpreter
+/// and the streams record them: a scope per struct, array, string, vector and quaternion, an
+/// `[i]` scope per element, padding before bytes and checks.
+pub(crate) fn cost(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> Cost {
+    let flat = |entries| Cost::flat(entries, min_bits(kind, structs, enums));
+    match kind {
+        Kind::Bool
+        | Kind::Int { .. }
+        | Kind::Enum(_)
+        | Kind::Bits(_)
+        | Kind::U64
+        | Kind::F32
+        | Kind::F64
+        | Kind::CompressedFloat(_)
+        | Kind::ObjectIndex { .. }
+        | Kind::IntRelative { .. }
+        | Kind::Align
+        | Kind::End => flat(1),
+        // Padding and the bytes, or the check.
+        Kind::Bytes { .. } | Kind::Check(_) => flat(2),
+        // A scope, its length, padding and the bytes.
+        Kind::Str { .. } => flat(4),
+        // A scope and three components.
+        Kind::CompressedVector(_) => flat(4),
+        // A scope, `largest` and three codes.
+        Kind::Quaternion(_) => flat(5),
+        Kind::Struct(s) => structs[*s].cost.plus(1),
+        Kind::Array {
+            element,
+            min_element_bits,
+            ..
+        } => {
+            // A struct element's fields go straight into its `[i]` scope.
+            let e = match **element {
+                Kind::Struct(s) => structs[s].cost,
+                ref k => cost(k, structs, enums),
+            };
+            // The array's scope and its count.
+            Cost::repeated(e, *min_element_bits, 2)
+        }
+        Kind::Sparse { element, .. } => {
+            // Per element an `[i]` scope, the object index, the struct's fields; the sentinel
+            // index under its own `[i]`.
+            let e = structs[*element].cost.plus(1);
+            let bits = 1 + structs[*element].min_bits;
+            Cost::repeated(e, bits, 3)
+        }
+    }
+}
+
+/// Levels of structs and arrays inside a value of `kind`.
+pub(crate) fn depth(kind: &Kind, structs: &[StructDef]) -> usize {
+    match kind {
+        Kind::Struct(s) | Kind::Sparse { element: s, .. } => 1 + structs[*s].depth,
+        Kind::Array { element, .. } => 1 + depth(element, structs),
+        _ => 0,
+    }
 }
 
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits

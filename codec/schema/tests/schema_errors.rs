@@ -230,3 +230,105 @@ fn array_of_elements_that_take_no_bits() {
         "{got}"
     );
 }
+
+/// `n` structs, each referring to the next one twice; the last holds `last`.
+fn doubling(prefix: &str, n: usize, last: &str) -> String {
+    let mut text = String::new();
+    for i in 0..n {
+        text += &format!(
+            "[{prefix}S{i}]\nfields = [{{ name = \"a\", type = \"S{}\" }}, {{ name = \"b\", type = \"S{}\" }}]\n",
+            i + 1,
+            i + 1
+        );
+    }
+    text + &format!("[{prefix}S{n}]\nfields = [{last}]\n")
+}
+
+/// Structs that refer to one struct twice, level after level, made 1760 bytes of schema read
+/// 3 145 728 fields (17 s) for an 8-byte datagram, and 30 levels would take hours: refused.
+#[test]
+fn struct_references_that_double_per_level_are_refused() {
+    let text = format!(
+        "{}{}",
+        HEAD.replace("[\"P\"]", "[\"S0\"]"),
+        doubling("struct.", 20, "{ name = \"x\", type = \"int\", min = 3, max = 3 }")
+    );
+    let started = std::time::Instant::now();
+    let got = Schema::from_toml(&text, "game.toml").unwrap_err().to_string();
+    assert!(started.elapsed().as_secs() < 5, "the check itself is linear");
+    assert!(
+        got.contains("makes a reader record") && got.contains("more than 4096"),
+        "{got}"
+    );
+    assert!(got.contains("(nest fewer struct references"), "{got}");
+    // Placed at the first struct over the bound: S9, with 2^11 fields and 2^12 - 2 scopes.
+    assert!(
+        got.starts_with("game.toml:24:9: struct S9 makes a reader record 6142 fields"),
+        "{got}"
+    );
+    // Ten levels (1024 fields and 2046 scopes) still load.
+    let text = format!(
+        "{}{}",
+        HEAD.replace("[\"P\"]", "[\"S0\"]"),
+        doubling("struct.", 10, "{ name = \"x\", type = \"int\", min = 3, max = 3 }")
+    );
+    let s = Schema::from_toml(&text, "game.toml").unwrap();
+    assert_eq!(s.max_trace_fields(100), 4 + 1024 + 2046);
+}
+
+#[test]
+fn batch_struct_references_that_double_per_level_are_refused() {
+    let text = format!(
+        "{HEAD}[struct.P]\nfields = []\n[batch]\nmessages = [{{ type = 1, name = \"S0\" }}]\n{}",
+        doubling("batch.struct.", 30, "{ name = \"x\", type = \"bytes\", len = 0 }")
+    );
+    let started = std::time::Instant::now();
+    let got = Schema::from_toml(&text, "game.toml").unwrap_err().to_string();
+    assert!(started.elapsed().as_secs() < 5, "the check itself is linear");
+    assert!(
+        got.contains("batch struct S19 makes a reader record 6142 fields") && got.contains("take no bytes"),
+        "{got}"
+    );
+}
+
+/// An array whose elements hold a bool and many fields of no bits: each bit read would record
+/// dozens of fields.
+#[test]
+fn array_elements_of_many_fields_without_bits_are_refused() {
+    let zeros: Vec<String> = (0..40)
+        .map(|i| format!("{{ name = \"z{i}\", type = \"int\", min = 0, max = 0 }}"))
+        .collect();
+    let got = error(&format!(
+        "[struct.P]\nfields = [{{ name = \"a\", type = \"array\", max_len = 9000, element = \"E\" }}]\n[struct.E]\nfields = [{{ name = \"b\", type = \"bool\" }}, {}]\n",
+        zeros.join(", ")
+    ));
+    assert!(
+        got.starts_with("game.toml:6:9: struct P makes a reader record 42.0 fields per bit"),
+        "{got}"
+    );
+    // A bool array records two per bit (the element and its `[i]`).
+    let text = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"a\", type = \"array\", max_len = 9000, element = \"bool\" }}]\n"
+    );
+    let s = Schema::from_toml(&text, "game.toml").unwrap();
+    assert_eq!(s.max_trace_fields(10), 2 * 80 + 4 + 3);
+}
+
+#[test]
+fn structs_nested_deeper_than_64_levels_are_refused() {
+    let mut body = String::new();
+    for i in 0..70 {
+        body += &format!(
+            "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"S{}\" }}]\n",
+            i + 1
+        );
+    }
+    body += "[struct.S70]\nfields = [{ name = \"x\", type = \"u8\" }]\n";
+    let got = Schema::from_toml(&format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]")), "game.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        got.contains("struct S5 nests structs and arrays 65 levels deep, more than 64 (flatten some levels)"),
+        "{got}"
+    );
+}
