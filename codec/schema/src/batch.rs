@@ -848,7 +848,7 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
     let list = messages_v.get_ref().as_array().ok_or_else(|| {
         p.err(
             &messages_v.span(),
-            "`messages` must be an array of `{ type = N, name = \"...\", body = \"Struct\" }`",
+            "`messages` must be an array of message entries (write `messages = [{ type = 1, name = \"Chat\" }]`)",
         )
     })?;
     let mut messages: Vec<MessageDef> = Vec::new();
@@ -933,13 +933,13 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
             let list = sv.get_ref().as_array().ok_or_else(|| {
                 p.err(
                     &sv.span(),
-                    "`stages` must be an array of stage names, stage 0 first",
+                    "`stages` must be an array of stage names (write `stages = [\"init\", \"update\"]`, stage 0 first)",
                 )
             })?;
             if list.len() > 256 {
                 return Err(p.err(
                     &sv.span(),
-                    "`stages` lists more than 256 names (the stage is one byte)",
+                    "`stages` lists more than 256 names (list at most 256: the stage is one byte)",
                 ));
             }
             let mut names = Vec::new();
@@ -1190,7 +1190,7 @@ impl<'a> Ctx<'a, '_> {
                 _ => {
                     return Err(p.err(
                         span,
-                        "bytes field needs exactly one of `len` (fixed, not sent) or `max_len` (packed length first)",
+                        "bytes field with both or neither of `len` and `max_len` (keep one: `len` for a fixed length, not sent; `max_len` for a packed length first)",
                     ));
                 }
             },
@@ -1271,7 +1271,7 @@ impl<'a> Ctx<'a, '_> {
                     _ => {
                         return Err(p.err(
                             &ev.span(),
-                            "element must be a type name or a table like `{ type = \"u16\", max = 4095 }`",
+                            "element is neither a type name nor a table (write `element = \"u16\"` or `element = { type = \"u16\", max = 4095 }`)",
                         ));
                     }
                 };
@@ -1283,8 +1283,8 @@ impl<'a> Ctx<'a, '_> {
                     return Err(p.err(
                         &ev.span(),
                         "an array element that can take no bytes cannot be bounded by the \
-                         message's size (a few bytes could claim max_len elements): give the \
-                         element a field that takes bytes",
+                         message's size: a few bytes could claim max_len elements (give the \
+                         element a field that takes bytes)",
                     ));
                 }
                 BKind::Array {

@@ -484,7 +484,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
             _ => {
                 return Err(p.err(
                     &entry.span(),
-                    "a packet is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                    "a packet entry is neither a struct name nor a table (write `\"Name\"` or `{ name = \"...\", body = \"Struct\" }`)",
                 ));
             }
         };
@@ -596,7 +596,7 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
         _ => {
             return Err(p.err(
                 &values_v.span(),
-                "enum values must be an array of names or a table of name = number",
+                "enum values are neither an array of names nor a table of numbers (write `values = [\"a\", \"b\"]` or `values = { a = 0, b = 5 }`)",
             ));
         }
     }
@@ -1117,7 +1117,7 @@ impl Resolver<'_, '_> {
                         let inner = raw_field(p, ev)?;
                         if inner.name.is_some() || inner.guard.is_some() {
                             return Err(
-                                p.err(&ev.span(), "an array element takes no name, if or unless")
+                                p.err(&ev.span(), "an array element takes no name, if or unless (remove them: elements are named `name[i]`)")
                             );
                         }
                         let ty = inner.ty.get_ref().clone();
@@ -1129,7 +1129,12 @@ impl Resolver<'_, '_> {
                         }
                         self.kind(&inner, &ty, &inner.ty.span(), Some(et))?
                     }
-                    _ => return Err(p.err(&ev.span(), "element must be a type name or a table")),
+                    _ => {
+                        return Err(p.err(
+                            &ev.span(),
+                            "element is neither a type name nor a table (write `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`)",
+                        ));
+                    }
                 };
                 if matches!(
                     element,
@@ -1150,8 +1155,8 @@ impl Resolver<'_, '_> {
                     return Err(p.err(
                         &ev.span(),
                         "an array element that can take no bits cannot be bounded by the packet's \
-                         size (a few bytes could claim max_len elements): give the element a field \
-                         that takes bits",
+                         size: a few bytes could claim max_len elements (give the element a field \
+                         that takes bits)",
                     ));
                 }
                 Ok(Kind::Array {

@@ -43,7 +43,12 @@ impl<'t> Parser<'t> {
     ) -> Result<&'a DeTable<'i>, SchemaError> {
         v.get_ref()
             .as_table()
-            .ok_or_else(|| self.err(&v.span(), format!("{what} must be a table")))
+            .ok_or_else(|| {
+                self.err(
+                    &v.span(),
+                    format!("{what} must be a table (write it as `[name]` with keys below, or `{{ key = value }}`)"),
+                )
+            })
     }
 
     pub(crate) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
@@ -61,7 +66,7 @@ impl<'t> Parser<'t> {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
                 self.err(
                     &v.span(),
-                    format!("{what} {i} does not fit a 64-bit integer"),
+                    format!("{what} {i} does not fit a 64-bit integer (use a smaller number)"),
                 )
             }),
             _ => Err(self.err(
@@ -84,7 +89,12 @@ impl<'t> Parser<'t> {
             DeValue::Integer(_) => self.int(v, what).ok().map(|i| i as f32),
             _ => None,
         };
-        parsed.ok_or_else(|| self.err(&v.span(), format!("{what} must be a number")))
+        parsed.ok_or_else(|| {
+            self.err(
+                &v.span(),
+                format!("{what} must be a number (write it without quotes: `0.01`, `-512.0`)"),
+            )
+        })
     }
 }
 

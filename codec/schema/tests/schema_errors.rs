@@ -332,3 +332,37 @@ fn structs_nested_deeper_than_64_levels_are_refused() {
         "{got}"
     );
 }
+
+/// Found by the `schema_load` fuzz target: these errors said what was wrong but not, in
+/// parentheses, what to change.
+#[test]
+fn every_error_says_in_parentheses_what_to_change() {
+    let cases = [
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = { name = \"x\", type = \"u8\" } }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = 5 }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = { type = \"int\", min = 1, max = 1 } }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"compressed_float\", min = \"0\", max = 1.0, resolution = 0.1 }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"int\", min = 0, max = 99999999999999999999 }]\n",
+        "[struct.P]\nfields = 7\n[enum.E]\nvalues = 3\n",
+        "[enum.E]\nvalues = 3\n[struct.P]\nfields = []\n",
+        "struct = 5\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = 5\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = []\nstages = 5\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"bytes\" }]\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = 5 }]\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = { type = \"bytes\", len = 0 } }]\n",
+    ];
+    for body in cases {
+        let got = error(body);
+        let message = got.splitn(4, ':').nth(3).unwrap_or_default();
+        assert!(
+            message.ends_with(')') && message.contains(" ("),
+            "no fix in parentheses: {got}\nfor:\n{body}"
+        );
+    }
+    let text = HEAD.replace("packets = [\"P\"]", "packets = [7]");
+    let got = Schema::from_toml(&format!("{text}[struct.P]\nfields = []\n"), "game.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(got.ends_with("body = \"Struct\" }`)"), "{got}");
+}
