@@ -1204,6 +1204,19 @@ impl<'a> Ctx<'a, '_> {
                 let e = p.string(ev, "element")?;
                 if let Some(element) = Prim::from_name(e.get_ref()) {
                     let len = count("len", true)?.unwrap_or(0);
+                    let bytes = element.size() * len;
+                    if bytes > MAX_LEN {
+                        let at = get(t, "len").map_or(span.clone(), |v| v.span());
+                        return Err(p.err(
+                            &at,
+                            format!(
+                                "pod of {len} {} takes {bytes} bytes, more than the largest \
+                                 message body, {MAX_LEN} bytes (use len = {} at most)",
+                                e.get_ref(),
+                                MAX_LEN / element.size()
+                            ),
+                        ));
+                    }
                     BKind::Pod {
                         element,
                         len,
@@ -1403,6 +1416,17 @@ impl<'a> Ctx<'a, '_> {
                 }
             };
             size += n;
+            // A reader copies the whole struct into a buffer of its size: no larger than a body.
+            if size > MAX_LEN {
+                return Err(self.p.err(
+                    &at.span(),
+                    format!(
+                        "pod struct {} takes at least {size} bytes, more than the largest \
+                         message body, {MAX_LEN} bytes (make its fields smaller)",
+                        at.get_ref()
+                    ),
+                ));
+            }
         }
         Ok(size)
     }

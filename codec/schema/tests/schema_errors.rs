@@ -366,3 +366,26 @@ fn every_error_says_in_parentheses_what_to_change() {
         .to_string();
     assert!(got.ends_with("body = \"Struct\" }`)"), "{got}");
 }
+
+/// A pod struct is read by copying it into a buffer of its size: three pods of 65529 u64 made
+/// a reader allocate 1 572 696 bytes for a 3-byte body (the fuzz crate's guard allocator aborts
+/// above 1 MiB; `corpus/schema_load/raw_hostile_pod_struct_over_a_body.bin`). A pod or a pod
+/// struct larger than the largest message body can never be read: refused.
+#[test]
+fn pods_larger_than_a_message_body_are_refused() {
+    let pod = |len| format!("{{ name = \"a\", type = \"pod\", element = \"u64\", len = {len} }}");
+    let got = batch_error(&format!("{MSGS}[batch.struct.M]\nfields = [{}]\n", pod(8192)));
+    assert!(
+        got.contains("pod of 8192 u64 takes 65536 bytes, more than the largest message body, 65529 bytes (use len = 8191 at most)"),
+        "{got}"
+    );
+    let got = batch_error(&format!(
+        "{MSGS}[batch.struct.M]\nfields = [{{ name = \"s\", type = \"pod\", element = \"Big\" }}]\n[batch.struct.Big]\nfields = [{}, {}]\n",
+        pod(8191),
+        pod(8191).replace("\"a\"", "\"b\"")
+    ));
+    assert!(
+        got.contains("pod struct Big takes at least 131056 bytes, more than the largest message body"),
+        "{got}"
+    );
+}
