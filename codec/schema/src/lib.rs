@@ -11,7 +11,9 @@
 //!
 //! Like every reader of this crate, the interpreter never panics and never allocates by an
 //! unchecked length: array counts are checked against their `max_len` and against the bits
-//! that remain before anything grows.
+//! that remain before anything grows. Its work is linear in the datagram whatever the schema:
+//! the loader refuses a struct that would make a reader record more than 16 fields per bit it
+//! reads plus 4096, or nest deeper than 64 levels ([`Schema::max_trace_fields`]).
 //!
 //! The language is described in `SCHEMA.md` at the top of the repository. A short example:
 //!
