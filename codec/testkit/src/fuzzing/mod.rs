@@ -19,6 +19,7 @@ use bitlens_codec::write::{MeasureStream, WriteStream};
 pub mod batch;
 pub mod bits;
 pub mod receive;
+pub mod schema_load;
 pub mod schema;
 pub mod tagged;
 
