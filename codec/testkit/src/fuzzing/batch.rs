@@ -196,7 +196,7 @@ pub fn network_id_seeds() -> Vec<(String, Vec<u8>)> {
         buf
     };
     vec![
-        (format!("network_id_{max}"), batch(6, despawn(max))),
+        (format!("valid_network_id_{max}"), batch(6, despawn(max))),
         (
             format!("hostile_network_id_{}", max + 1),
             batch(6, despawn(max + 1)),
