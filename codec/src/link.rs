@@ -326,7 +326,10 @@ mod tests {
         c.insert(id(3), "cat").unwrap();
         // An id beyond the context's range is refused, and nothing changes.
         let e = c.insert(id(4), "dog").unwrap_err();
-        assert_eq!(e.to_string(), "bit 0 (field \"network_id\"): 4 out of range 1..=3");
+        assert_eq!(
+            e.to_string(),
+            "bit 0 (field \"network_id\"): 4 out of range 1..=3"
+        );
         assert_eq!(c.id_of("dog"), None);
         assert_eq!(c.object(id(2)), None);
         assert_eq!(c.resolve(Some(id(2))), Reference::Unresolved(id(2)));

@@ -771,7 +771,10 @@ mod tests {
         // Two empty messages for stage 4, then a header claiming 9 body bytes of 0.
         let batch = [14, 0, 1, 4, 0, 0, 1, 4, 0, 0, 1, 4, 9, 0];
         let e = sys.receive(ClientId(5), Channel(0), &batch).unwrap_err();
-        assert!(matches!(e.kind(), BatchErrorKind::BodyLength { declared: 9, .. }));
+        assert!(matches!(
+            e.kind(),
+            BatchErrorKind::BodyLength { declared: 9, .. }
+        ));
         assert_eq!(sys.stats().queued, 2);
         assert_eq!(sys.stats().corrupt_batches, 1);
         let r = sys.process(UpdateStage::UPDATE, &mut Seen(Vec::new()));
@@ -779,7 +782,10 @@ mod tests {
         // Every queued message is handled, failed or dropped unprocessed.
         sys.end_frame(|_, _, _| {});
         let s = sys.stats();
-        assert_eq!(s.queued, r.handled as u64 + s.failed + s.dropped_unprocessed);
+        assert_eq!(
+            s.queued,
+            r.handled as u64 + s.failed + s.dropped_unprocessed
+        );
     }
 
     #[test]

@@ -1123,7 +1123,9 @@ impl<'a> Ctx<'a, '_> {
     }
 
     fn struct_cost(&self, sid: usize) -> Cost {
-        self.structs[sid].as_ref().map_or(Cost::default(), |s| s.cost)
+        self.structs[sid]
+            .as_ref()
+            .map_or(Cost::default(), |s| s.cost)
     }
 
     /// Levels of structs and arrays inside a value of `kind`.

@@ -251,11 +251,20 @@ fn struct_references_that_double_per_level_are_refused() {
     let text = format!(
         "{}{}",
         HEAD.replace("[\"P\"]", "[\"S0\"]"),
-        doubling("struct.", 20, "{ name = \"x\", type = \"int\", min = 3, max = 3 }")
+        doubling(
+            "struct.",
+            20,
+            "{ name = \"x\", type = \"int\", min = 3, max = 3 }"
+        )
     );
     let started = std::time::Instant::now();
-    let got = Schema::from_toml(&text, "game.toml").unwrap_err().to_string();
-    assert!(started.elapsed().as_secs() < 5, "the check itself is linear");
+    let got = Schema::from_toml(&text, "game.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the check itself is linear"
+    );
     assert!(
         got.contains("makes a reader record") && got.contains("more than 4096"),
         "{got}"
@@ -270,7 +279,11 @@ fn struct_references_that_double_per_level_are_refused() {
     let text = format!(
         "{}{}",
         HEAD.replace("[\"P\"]", "[\"S0\"]"),
-        doubling("struct.", 10, "{ name = \"x\", type = \"int\", min = 3, max = 3 }")
+        doubling(
+            "struct.",
+            10,
+            "{ name = \"x\", type = \"int\", min = 3, max = 3 }"
+        )
     );
     let s = Schema::from_toml(&text, "game.toml").unwrap();
     assert_eq!(s.max_trace_fields(100), 4 + 1024 + 2046);
@@ -280,13 +293,23 @@ fn struct_references_that_double_per_level_are_refused() {
 fn batch_struct_references_that_double_per_level_are_refused() {
     let text = format!(
         "{HEAD}[struct.P]\nfields = []\n[batch]\nmessages = [{{ type = 1, name = \"S0\" }}]\n{}",
-        doubling("batch.struct.", 30, "{ name = \"x\", type = \"bytes\", len = 0 }")
+        doubling(
+            "batch.struct.",
+            30,
+            "{ name = \"x\", type = \"bytes\", len = 0 }"
+        )
     );
     let started = std::time::Instant::now();
-    let got = Schema::from_toml(&text, "game.toml").unwrap_err().to_string();
-    assert!(started.elapsed().as_secs() < 5, "the check itself is linear");
+    let got = Schema::from_toml(&text, "game.toml")
+        .unwrap_err()
+        .to_string();
     assert!(
-        got.contains("batch struct S19 makes a reader record 6142 fields") && got.contains("take no bytes"),
+        started.elapsed().as_secs() < 5,
+        "the check itself is linear"
+    );
+    assert!(
+        got.contains("batch struct S19 makes a reader record 6142 fields")
+            && got.contains("take no bytes"),
         "{got}"
     );
 }
@@ -324,11 +347,16 @@ fn structs_nested_deeper_than_64_levels_are_refused() {
         );
     }
     body += "[struct.S70]\nfields = [{ name = \"x\", type = \"u8\" }]\n";
-    let got = Schema::from_toml(&format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]")), "game.toml")
-        .unwrap_err()
-        .to_string();
+    let got = Schema::from_toml(
+        &format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]")),
+        "game.toml",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
-        got.contains("struct S5 nests structs and arrays 65 levels deep, more than 64 (flatten some levels)"),
+        got.contains(
+            "struct S5 nests structs and arrays 65 levels deep, more than 64 (flatten some levels)"
+        ),
         "{got}"
     );
 }
@@ -374,7 +402,10 @@ fn every_error_says_in_parentheses_what_to_change() {
 #[test]
 fn pods_larger_than_a_message_body_are_refused() {
     let pod = |len| format!("{{ name = \"a\", type = \"pod\", element = \"u64\", len = {len} }}");
-    let got = batch_error(&format!("{MSGS}[batch.struct.M]\nfields = [{}]\n", pod(8192)));
+    let got = batch_error(&format!(
+        "{MSGS}[batch.struct.M]\nfields = [{}]\n",
+        pod(8192)
+    ));
     assert!(
         got.contains("pod of 8192 u64 takes 65536 bytes, more than the largest message body, 65529 bytes (use len = 8191 at most)"),
         "{got}"
@@ -385,7 +416,9 @@ fn pods_larger_than_a_message_body_are_refused() {
         pod(8191).replace("\"a\"", "\"b\"")
     ));
     assert!(
-        got.contains("pod struct Big takes at least 131056 bytes, more than the largest message body"),
+        got.contains(
+            "pod struct Big takes at least 131056 bytes, more than the largest message body"
+        ),
         "{got}"
     );
 }

@@ -896,7 +896,10 @@ mod tests {
             network_id: NetworkId::new(65536).unwrap(),
         };
         let e = w.push(UpdateStage::UPDATE, &mut over).unwrap_err();
-        assert!(matches!(e.kind(), BatchErrorKind::OutOfRange { value: 65536, .. }));
+        assert!(matches!(
+            e.kind(),
+            BatchErrorKind::OutOfRange { value: 65536, .. }
+        ));
         assert_eq!(w.finish(), 9);
         assert_eq!(&buf[2..9], &DESPAWN_65535_65536[2..9]);
         // A home base past the range is refused the same way.
@@ -915,7 +918,11 @@ mod tests {
             }
         ));
         spawn.home_base = NetworkId::new(65535);
-        assert!(DemoMessage::Spawn(spawn).encode(&mut buf, UpdateStage::UPDATE).is_ok());
+        assert!(
+            DemoMessage::Spawn(spawn)
+                .encode(&mut buf, UpdateStage::UPDATE)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -385,14 +385,38 @@ fn schema_load_seeds() {
     // Refused schemas, one per rule (a valid protocol header, then the offending section).
     const HEAD: &str = "[protocol]\nname = \"t\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
     let refused = [
-        ("unknown_type", "[struct.P]\nfields = [{ name = \"x\", type = \"i33\" }]\n"),
-        ("min_above_max", "[struct.P]\nfields = [{ name = \"hp\", type = \"int\", min = 100, max = 0 }]\n"),
-        ("array_without_max_len", "[struct.P]\nfields = [{ name = \"a\", type = \"array\", element = \"u8\" }]\n"),
-        ("duplicate_field", "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"x\", type = \"u8\" }]\n"),
-        ("struct_cycle", "[struct.P]\nfields = [{ name = \"a\", type = \"A\" }]\n[struct.A]\nfields = [{ name = \"b\", type = \"P\" }]\n"),
-        ("unknown_key", "[struct.P]\nfields = [{ name = \"x\", type = \"u8\", mni = 0 }]\n"),
-        ("zero_bit_array_element", "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = \"E\" }]\n[struct.E]\nfields = []\n"),
-        ("batch_zero_byte_array_element", "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = { type = \"bytes\", len = 0 } }]\n"),
+        (
+            "unknown_type",
+            "[struct.P]\nfields = [{ name = \"x\", type = \"i33\" }]\n",
+        ),
+        (
+            "min_above_max",
+            "[struct.P]\nfields = [{ name = \"hp\", type = \"int\", min = 100, max = 0 }]\n",
+        ),
+        (
+            "array_without_max_len",
+            "[struct.P]\nfields = [{ name = \"a\", type = \"array\", element = \"u8\" }]\n",
+        ),
+        (
+            "duplicate_field",
+            "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"x\", type = \"u8\" }]\n",
+        ),
+        (
+            "struct_cycle",
+            "[struct.P]\nfields = [{ name = \"a\", type = \"A\" }]\n[struct.A]\nfields = [{ name = \"b\", type = \"P\" }]\n",
+        ),
+        (
+            "unknown_key",
+            "[struct.P]\nfields = [{ name = \"x\", type = \"u8\", mni = 0 }]\n",
+        ),
+        (
+            "zero_bit_array_element",
+            "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = \"E\" }]\n[struct.E]\nfields = []\n",
+        ),
+        (
+            "batch_zero_byte_array_element",
+            "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = { type = \"bytes\", len = 0 } }]\n",
+        ),
         ("toml_syntax", "[struct.P\nfields = \n"),
     ];
     for (name, body) in refused {
@@ -414,7 +438,9 @@ fn schema_load_seeds() {
          [batch.struct.M]\nfields = [{{ name = \"s\", type = \"pod\", element = \"Big\" }}]\n\
          [batch.struct.Big]\nfields = [\n{}]\n",
         ["a", "b", "c"]
-            .map(|n| format!("  {{ name = \"{n}\", type = \"pod\", element = \"u64\", len = 65529 }},\n"))
+            .map(|n| format!(
+                "  {{ name = \"{n}\", type = \"pod\", element = \"u64\", len = 65529 }},\n"
+            ))
             .concat()
     );
     write_seed(

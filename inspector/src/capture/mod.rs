@@ -633,26 +633,24 @@ impl Capture {
 pub fn fuzz_ingest(data: &[u8]) {
     let selector = data.first().copied().unwrap_or(0);
     let format = rewrite::FORMATS[usize::from(selector >> 5) % rewrite::FORMATS.len()];
-    let touch = |result: Result<Capture, CaptureError>| {
-        match result {
-            Ok(capture) => {
-                rewrite::check_rewrite(&capture, format);
-                let mut sum = 0u64;
-                for d in capture.datagrams() {
-                    sum = capture
-                        .payload(d)
-                        .iter()
-                        .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
-                    sum = sum.wrapping_add(d.time.to_string().len() as u64);
-                }
-                if let Some(damage) = capture.damage() {
-                    sum = sum.wrapping_add(damage.to_string().len() as u64);
-                }
-                std::hint::black_box(sum);
+    let touch = |result: Result<Capture, CaptureError>| match result {
+        Ok(capture) => {
+            rewrite::check_rewrite(&capture, format);
+            let mut sum = 0u64;
+            for d in capture.datagrams() {
+                sum = capture
+                    .payload(d)
+                    .iter()
+                    .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
+                sum = sum.wrapping_add(d.time.to_string().len() as u64);
             }
-            Err(e) => {
-                std::hint::black_box(e.to_string());
+            if let Some(damage) = capture.damage() {
+                sum = sum.wrapping_add(damage.to_string().len() as u64);
             }
+            std::hint::black_box(sum);
+        }
+        Err(e) => {
+            std::hint::black_box(e.to_string());
         }
     };
     const LINKS: [LinkType; 8] = [

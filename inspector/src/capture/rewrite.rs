@@ -100,7 +100,11 @@ pub(crate) fn check_rewrite(capture: &Capture, format: WriteFormat) {
         Ok(c) => c,
         Err(e) => panic!("the written capture ({format:?}) does not read: {e}"),
     };
-    assert!(again.damage().is_none(), "damage in the written capture: {:?}", again.damage());
+    assert!(
+        again.damage().is_none(),
+        "damage in the written capture: {:?}",
+        again.damage()
+    );
     let got: Vec<Seen<'_>> = again
         .datagrams()
         .iter()
@@ -112,7 +116,11 @@ pub(crate) fn check_rewrite(capture: &Capture, format: WriteFormat) {
             payload: again.payload(d),
         })
         .collect();
-    assert_eq!(got.len(), want.len(), "datagrams written and read again ({format:?})");
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "datagrams written and read again ({format:?})"
+    );
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "datagram {i} differs once written ({format:?})");
     }
@@ -132,11 +140,26 @@ mod tests {
     fn mixed() -> Capture {
         let t = |ns: i128| Timestamp::from_nanos(1_700_000_000_000_000_000 + ns);
         let out = [
-            SynthDatagram::new(t(1), addr("10.0.0.1:5000"), addr("10.0.0.2:40000"), &b"whole"[..]),
-            SynthDatagram::new(t(2), addr("10.0.0.1:5000"), addr("10.0.0.2:40000"), &[7u8; 40][..])
-                .truncated(14 + 20 + 8 + 10),
-            SynthDatagram::new(t(3), addr("10.0.0.1:5000"), addr("10.0.0.2:40000"), &[9u8; 30][..])
-                .fragmented(16),
+            SynthDatagram::new(
+                t(1),
+                addr("10.0.0.1:5000"),
+                addr("10.0.0.2:40000"),
+                &b"whole"[..],
+            ),
+            SynthDatagram::new(
+                t(2),
+                addr("10.0.0.1:5000"),
+                addr("10.0.0.2:40000"),
+                &[7u8; 40][..],
+            )
+            .truncated(14 + 20 + 8 + 10),
+            SynthDatagram::new(
+                t(3),
+                addr("10.0.0.1:5000"),
+                addr("10.0.0.2:40000"),
+                &[9u8; 30][..],
+            )
+            .fragmented(16),
             SynthDatagram::new(t(4), addr("[::1]:1"), addr("[::2]:2"), &b"v6"[..]),
         ];
         let format = WriteFormat::PcapngEthernet {
@@ -177,7 +200,10 @@ mod tests {
         let format = WriteFormat::PcapSll2Loopback { nanos: true };
         let again = Capture::from_bytes("again", to_bytes(format, &[s]).unwrap()).unwrap();
         let back = &again.datagrams()[0];
-        assert_eq!((back.status, again.payload(back)), (Status::Truncated, &[7u8; 10][..]));
+        assert_eq!(
+            (back.status, again.payload(back)),
+            (Status::Truncated, &[7u8; 10][..])
+        );
         assert_eq!(back.link_type, LinkType::LINUX_SLL2);
     }
 

@@ -19,8 +19,8 @@ use bitlens_codec::write::{MeasureStream, WriteStream};
 pub mod batch;
 pub mod bits;
 pub mod receive;
-pub mod schema_load;
 pub mod schema;
+pub mod schema_load;
 pub mod tagged;
 
 /// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to

@@ -16,9 +16,9 @@
 use crate::batch_demo::{DemoMessage, DemoWorld, MAX_NETWORK_ID, message_name};
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_batch::{
-    BATCH_HEADER_LEN, BatchError, BatchErrorKind, BatchWriter, Channel, ClientId, Config,
-    Dispatch, MESSAGE_HEADER_LEN, MessageHeader, MessageSystem, NetworkContext, ProcessReport,
-    RawMessage, Result, Stats, UpdateStage, max_body, read_batch,
+    BATCH_HEADER_LEN, BatchError, BatchErrorKind, BatchWriter, Channel, ClientId, Config, Dispatch,
+    MESSAGE_HEADER_LEN, MessageHeader, MessageSystem, NetworkContext, ProcessReport, RawMessage,
+    Result, Stats, UpdateStage, max_body, read_batch,
 };
 use bitlens_codec::link::NetworkId;
 use std::collections::BTreeSet;
@@ -48,7 +48,7 @@ enum Step {
         to: Vec<ClientId>,
         channel: Channel,
         stage: UpdateStage,
-        message: DemoMessage,
+        message: Box<DemoMessage>,
     },
     /// A client connects.
     AddClient(ClientId),
@@ -134,7 +134,7 @@ fn step(u: &mut Unstructured<'_>) -> arbitrary::Result<Step> {
                 to,
                 channel: Channel(u.int_in_range(0..=2)?),
                 stage: stage(u)?,
-                message: DemoMessage::arbitrary(u)?,
+                message: Box::new(DemoMessage::arbitrary(u)?),
             }
         }
         _ => {
@@ -381,14 +381,15 @@ impl Model {
         (report, seen)
     }
 
-    fn end_frame(&mut self) -> Vec<(ClientId, Vec<(Channel, usize)>, Vec<(Channel, Vec<u8>)>)> {
+    /// The frame's batches per client (taken from the queues), then the frame's end.
+    fn end_frame(&mut self) -> Vec<Outgoing> {
         let sent = self
             .clients
             .iter_mut()
-            .map(|o| {
-                let batches = std::mem::take(&mut o.batches);
-                let messages = std::mem::take(&mut o.messages);
-                (o.client, batches, messages)
+            .map(|o| Outgoing {
+                client: o.client,
+                batches: std::mem::take(&mut o.batches),
+                messages: std::mem::take(&mut o.messages),
             })
             .collect();
         self.stats.dropped_unprocessed += self.current.clear() as u64;
@@ -622,7 +623,10 @@ pub fn batch_receive_run(data: &[u8]) -> Option<Stats> {
                 };
                 let got = system.process(stage, &mut rec);
                 let (want, seen) = model.process(stage);
-                assert_eq!(rec.seen, seen, "step {i}: the dispatcher saw other messages");
+                assert_eq!(
+                    rec.seen, seen,
+                    "step {i}: the dispatcher saw other messages"
+                );
                 assert_eq!(got, want, "step {i}: process report");
             }
             Step::EndFrame => {
@@ -630,7 +634,12 @@ pub fn batch_receive_run(data: &[u8]) -> Option<Stats> {
                 system.end_frame(|c, channel, batch| got.push((c, channel, batch.to_vec())));
                 let want = model.end_frame();
                 let mut i_got = 0;
-                for (client, batches, messages) in want {
+                for Outgoing {
+                    client,
+                    batches,
+                    messages,
+                } in want
+                {
                     let mine: Vec<_> = got[i_got..]
                         .iter()
                         .take_while(|(c, _, _)| *c == client)

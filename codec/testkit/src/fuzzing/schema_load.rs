@@ -141,7 +141,10 @@ fn packet_type_keys(
                 _ => e.push(entry("previous", quoted(pick(u, &FIELDS)?))),
             }
         }
-        "check" => e.push(entry("label", quoted(pick(u, &["header", "end of packet", ""])?))),
+        "check" => e.push(entry(
+            "label",
+            quoted(pick(u, &["header", "end of packet", ""])?),
+        )),
         "include" => e.push(entry("struct", quoted(pick(u, &STRUCTS)?))),
         _ => {}
     }
@@ -223,8 +226,8 @@ fn enum_section(u: &mut Unstructured<'_>, out: &mut String, name: &str) -> arbit
         let _ = writeln!(out, "values = [{}]", names.join(", "));
     } else {
         let mut e = Vec::new();
-        for i in 0..n {
-            e.push(entry(FIELDS[i], int(u)?));
+        for name in FIELDS.iter().take(n) {
+            e.push(entry(name, int(u)?));
         }
         let _ = writeln!(out, "values = {}", table(&e));
     }
@@ -493,7 +496,9 @@ fn check_packet(schema: &Schema, data: &[u8]) {
         );
         if let Ok((_, value)) = schema.read(data) {
             let name = &schema.protocol().packet_types[vt.unwrap_or(0) as usize];
-            let bits = schema.measure(name, &value).expect("an accepted value measures");
+            let bits = schema
+                .measure(name, &value)
+                .expect("an accepted value measures");
             assert_eq!(bits, trace.bits_read, "measure differs from the bits read");
         }
     }
@@ -507,12 +512,26 @@ fn check_packet(schema: &Schema, data: &[u8]) {
                 Ok(n) => n,
                 Err(e) => panic!("an accepted packet does not re-encode: {e}"),
             };
-            assert_eq!(&buf[..n], data, "an accepted packet re-encodes to other bytes");
-            let bits = schema.measure(name, &value).expect("an accepted value measures");
-            assert_eq!(bits.div_ceil(8), n, "measure differs from the bytes written");
+            assert_eq!(
+                &buf[..n],
+                data,
+                "an accepted packet re-encodes to other bytes"
+            );
+            let bits = schema
+                .measure(name, &value)
+                .expect("an accepted value measures");
+            assert_eq!(
+                bits.div_ceil(8),
+                n,
+                "measure differs from the bytes written"
+            );
         }
         Err(e) => {
-            assert_eq!(Some(&e), verdict.as_ref().err(), "read and verdict disagree");
+            assert_eq!(
+                Some(&e),
+                verdict.as_ref().err(),
+                "read and verdict disagree"
+            );
             assert!(e.bit() <= data.len() * 8, "error bit past the data: {e}");
         }
     }
@@ -544,7 +563,11 @@ fn check_batch(b: &BatchSchema, data: &[u8]) {
         let raw = match item {
             Ok(raw) => raw,
             Err(e) => {
-                assert_eq!(trace.error, Some(e), "trace and reader disagree on the framing");
+                assert_eq!(
+                    trace.error,
+                    Some(e),
+                    "trace and reader disagree on the framing"
+                );
                 return;
             }
         };
@@ -577,7 +600,11 @@ fn check_reencodes(b: &BatchSchema, ty: u8, value: &bitlens_schema::DynValue, bo
         Ok(n) => n,
         Err(e) => panic!("an accepted message does not re-encode: {e}"),
     };
-    assert_eq!(&buf[..n], body, "an accepted message re-encodes to other bytes");
+    assert_eq!(
+        &buf[..n],
+        body,
+        "an accepted message re-encodes to other bytes"
+    );
     assert_eq!(b.measure(ty, value), Ok(n), "measure differs from the body");
 }
 
