@@ -1,17 +1,46 @@
 #!/usr/bin/env bash
-# Every benchmark group of BENCHMARKS.md in one pass: the six criterion benches of the codec,
-# then the capture benchmark against tshark (which installs hyperfine and tshark if missing).
-# Each line of the log starts a group with the time and the load average, so a disturbed
-# group shows. Run it on an idle machine: ~7 minutes on 2 cores.
+# Every figure of BENCHMARKS.md from one command: the seven criterion benches of the codec, the
+# serialize.rs side-by-side (harness times and callgrind counts), the captures against tshark
+# (idle, then with one core busy), the live proxy against socat, then the table of ratios
+# (benches/summary.sh). Logs and the table go to target/bench-all/; each step's log starts with
+# the time and the load average, so a disturbed step shows. Run it on an idle machine: about 30 minutes on 2 cores.
 #
-#   bash benches/all.sh 2>&1 | tee target/bench-all.log
+#   bash benches/all.sh                 # SERIALIZE_RS=/path/to/serialize.rs clone (default /tmp/serialize-rs)
+#                                       # PEERS=/path/to/shared/peers (default ../shared/peers)
+#
+# Without a serialize.rs clone, or without valgrind, those rows are skipped and say so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-stamp() { echo "== $1 $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
-for group in bitpacker entities packets tagged batch schema; do
-  stamp "$group"
-  cargo bench -q -p bitlens-codec --bench "$group" -- --warm-up-time 1 --measurement-time 4
+out=target/bench-all
+mkdir -p "$out"
+stamp() { echo "== $1 $(date -u +%FT%H:%M:%SZ) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
+{
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+  rustc --version
+  git log -1 --format='commit %h %s' 2>/dev/null || true
+} | tee "$out/machine.txt"
+for group in bitpacker entities packets tagged batch schema throughput; do
+  { stamp "$group"
+    cargo bench -q -p bitlens-codec --bench "$group" -- --warm-up-time 1 --measurement-time 4
+  } 2>&1 | tee "$out/$group.log"
 done
-stamp captures
-bash benches/captures.sh
-stamp done
+srs=${SERIALIZE_RS:-/tmp/serialize-rs}
+if [ -f "$srs/Cargo.toml" ]; then
+  { stamp "serialize.rs time"; bash benches/serialize_rs.sh time "$srs"; } 2>&1 | tee "$out/serialize_rs_time.log"
+  if command -v valgrind >/dev/null; then
+    { stamp "serialize.rs count"; bash benches/serialize_rs.sh count "$srs"; } 2>&1 | tee "$out/serialize_rs_count.log"
+  else
+    echo "no valgrind: serialize.rs instruction counts skipped" | tee "$out/serialize_rs_count.log"
+  fi
+else
+  echo "no serialize.rs clone at $srs: its rows are skipped" | tee "$out/serialize_rs_time.log" "$out/serialize_rs_count.log"
+fi
+{ stamp captures; bash benches/captures.sh; } 2>&1 | tee "$out/captures.log"
+{ stamp "captures, one core busy"; BUSY=1 bash benches/captures.sh; } 2>&1 | tee "$out/captures-busy.log"
+if command -v socat >/dev/null; then
+  { stamp proxy; bash benches/proxy.sh; } 2>&1 | tee "$out/proxy.log"
+else
+  echo "no socat: the live proxy's rows are skipped" | tee "$out/proxy.log"
+fi
+stamp done | tee "$out/done.txt"
+bash benches/summary.sh | tee "$out/table.md"

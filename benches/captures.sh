@@ -4,6 +4,8 @@
 # payloads) on a 1,000,000-datagram capture from `bitlens synth`, timed with hyperfine.
 #
 #   bash benches/captures.sh [PACKETS]        # default 1000000; results in target/bench-captures/
+#   BUSY=1 bash benches/captures.sh           # the same with one core kept busy by a spinning shell
+#                                             # (results-busy.*): capture speed under a realistic load
 #
 # Installs what it needs (hyperfine and tshark from Debian) when missing.
 set -euo pipefail
@@ -34,8 +36,17 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 tshark --version | head -1
 hyperfine --version
 
-hyperfine --warmup 1 --runs 5 --export-markdown "$out/results.md" --export-json "$out/results.json" \
+suffix=
+if [ "${BUSY:-0}" = 1 ]; then
+  # One core busy for the whole measurement: a loop this script starts, and stops on exit.
+  ( while :; do :; done ) &
+  busy=$!
+  trap 'kill "$busy"' EXIT
+  suffix=-busy
+  echo "one core busy: pid $busy"
+fi
+hyperfine --warmup 1 --runs 5 --export-markdown "$out/results$suffix.md" --export-json "$out/results$suffix.json" \
   -n "bitlens check" "$bitlens check $capture > /dev/null" \
   -n "bitlens decode --json" "$bitlens decode --json $capture > /dev/null" \
   -n "tshark -T fields -e udp.payload" "tshark -r $capture -T fields -e udp.payload > /dev/null"
-cat "$out/results.md"
+cat "$out/results$suffix.md"

@@ -30,6 +30,17 @@ pub const fn bits_required(min: i64, max: i64) -> u32 {
     64 - span.leading_zeros()
 }
 
+/// [`bits_required`] for 128-bit bounds (serialize 1.0's `bits_required128`): 0 when `min == max`,
+/// else the bit length of the unsigned span `max - min`, computed in the unsigned 128-bit domain
+/// so that a span wider than `2^127` is exact. Agrees with [`bits_required`] wherever both apply.
+///
+/// `[0, 2^64]` needs 65 bits, `[i128::MIN, i128::MAX]` 128, `[-5_000_000_000, 5_000_000_000]` 34.
+#[inline]
+pub const fn bits_required128(min: i128, max: i128) -> u32 {
+    let span = (max as u128).wrapping_sub(min as u128);
+    128 - span.leading_zeros()
+}
+
 /// The writer ran out of room in its buffer: `needed` more bits were asked for, `available` remain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow {
@@ -78,30 +89,43 @@ const fn low_mask(n: u32) -> u64 {
 /// whenever it fills (the same bytes as two 32-bit words: word size never shows on the wire).
 /// Call [`BitWriter::flush`] when done: it stores the partial last word and returns the number
 /// of bytes the packet occupies.
+///
+/// The capacity is checked once per word, not once per value. A write compares the scratch's
+/// new fill with `limit` (64, or near the end of the buffer the bits the buffer has left for the
+/// current word); only a write that reaches it goes on. Far from the end, where the word after
+/// the current one also lies wholly in the buffer, no write of up to 64 bits can pass the end:
+/// the full word is stored at once. In the last two words every such write is checked against
+/// the capacity before anything is stored.
 #[derive(Debug)]
 pub struct BitWriter<'a> {
     buf: &'a mut [u8],
     scratch: u64,
     /// Bits in `scratch` (0..64).
     scratch_bits: u32,
-    /// Byte offset where the next full 64-bit word goes.
-    word_byte: usize,
-    /// Bits still free in `buf`.
-    bits_left: usize,
+    /// `min(64, capacity_bits - 64 * word)`: a write that brings `scratch_bits` to this either
+    /// completes the word or reaches the end of the buffer.
+    limit: u32,
+    /// Index of the 64-bit word the scratch holds (its bytes start at `8 * word`).
+    word: usize,
+    /// Words below this index are followed by a whole word of the buffer: a write that
+    /// completes one of them fits (`capacity_bits / 64 - 1`, or 0).
+    far: usize,
     capacity_bits: usize,
 }
 
 impl<'a> BitWriter<'a> {
     /// A writer that packs into `buf`, starting at its first bit. Bytes of `buf` past what is
     /// written are left as they were; bytes written are fully defined (padding bits zero).
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
         let capacity_bits = buf.len().saturating_mul(8);
         BitWriter {
             buf,
             scratch: 0,
             scratch_bits: 0,
-            word_byte: 0,
-            bits_left: capacity_bits,
+            limit: capacity_bits.min(64) as u32,
+            word: 0,
+            far: (capacity_bits / 64).saturating_sub(1),
             capacity_bits,
         }
     }
@@ -109,13 +133,94 @@ impl<'a> BitWriter<'a> {
     /// Bits written so far.
     #[inline]
     pub fn bits_written(&self) -> usize {
-        self.capacity_bits - self.bits_left
+        64 * self.word + self.scratch_bits as usize
     }
 
     /// Bits still free in the buffer.
     #[inline]
     pub fn bits_available(&self) -> usize {
-        self.bits_left
+        self.capacity_bits - self.bits_written()
+    }
+
+    /// Whether `n` more bits fit for certain, judged by the word index alone: true when the
+    /// `ceil(n / 64)` words after the current one, and one more, lie wholly in the buffer. A
+    /// constant `n` makes this one comparison, where [`BitWriter::bits_available`] takes several.
+    #[inline(always)]
+    fn surely_fits(&self, n: usize) -> bool {
+        self.word + n.div_ceil(64) < self.far
+    }
+
+    /// The refusal of a write of `n` bits that does not fit.
+    #[cold]
+    #[inline(never)]
+    fn overflow(&self, n: usize) -> Overflow {
+        Overflow {
+            needed: n,
+            available: self.bits_available(),
+        }
+    }
+
+    /// Stores the full scratch word at `word` and moves on to the next word. Only called when
+    /// the word lies wholly within the capacity: `get_mut` cannot miss.
+    #[inline(always)]
+    fn store_word(&mut self) {
+        if let Some(word) = self.buf.as_chunks_mut::<8>().0.get_mut(self.word) {
+            *word = self.scratch.to_le_bytes();
+        }
+        self.word += 1;
+    }
+
+    /// Sets `limit` for the current word.
+    #[inline(always)]
+    fn reset_limit(&mut self) {
+        self.limit = (self.capacity_bits - 64 * self.word).min(64) as u32;
+    }
+
+    /// Appends the low `n` bits of `value` (`n` in 1..=64, higher bits of `value` zero): the
+    /// core of every write. `carry` gives the bits of `value` past a completed word, `value >>
+    /// (64 - used)`, which one shift gives when `n <= 32` and two when `used` may be 0.
+    ///
+    /// # Errors
+    /// [`Overflow`] if the buffer has fewer than `n` free bits; nothing is written then.
+    #[inline(always)]
+    fn append(&mut self, value: u64, n: u32, carry: fn(u64, u32) -> u64) -> Result<(), Overflow> {
+        let used = self.scratch_bits;
+        let total = used + n;
+        if total < self.limit {
+            self.scratch |= value << used;
+            self.scratch_bits = total;
+            return Ok(());
+        }
+        if self.word < self.far {
+            // The word is full (`limit` is 64 this far from the end), and whatever spills over
+            // fits in the next one.
+            self.scratch |= value << used;
+            self.store_word();
+            self.scratch = carry(value, used);
+            self.scratch_bits = total - 64;
+            return Ok(());
+        }
+        // The call takes the address of a copy of the state, not the writer's own: a caller's
+        // loop keeps the writer in registers.
+        let mut near = BitWriter {
+            buf: &mut *self.buf,
+            ..*self
+        };
+        let r = near.put_near_end(value, n);
+        (self.scratch, self.scratch_bits, self.limit, self.word) =
+            (near.scratch, near.scratch_bits, near.limit, near.word);
+        r
+    }
+
+    /// [`BitWriter::append`] in the last two words of the buffer: checked against the capacity.
+    #[cold]
+    #[inline(never)]
+    fn put_near_end(&mut self, value: u64, n: u32) -> Result<(), Overflow> {
+        if n as usize > self.bits_available() {
+            return Err(self.overflow(n as usize));
+        }
+        self.put_checked(value, n);
+        Ok(())
     }
 
     /// Writes the low `n` bits of `value` (`n` in 1..=32; higher bits of `value` must be zero).
@@ -126,29 +231,8 @@ impl<'a> BitWriter<'a> {
     pub fn write_bits(&mut self, value: u32, n: u32) -> Result<(), Overflow> {
         debug_assert!((1..=32).contains(&n));
         debug_assert!(u64::from(value) <= low_mask(n));
-        if n as usize > self.bits_left {
-            return Err(Overflow {
-                needed: n as usize,
-                available: self.bits_left,
-            });
-        }
-        self.bits_left -= n as usize;
-        let total = self.scratch_bits + n;
-        self.scratch |= u64::from(value) << self.scratch_bits;
-        if total >= 64 {
-            // The word is complete and lies wholly within the capacity checked above.
-            let end = self.word_byte + 8;
-            if let Some(word) = self.buf.get_mut(self.word_byte..end) {
-                word.copy_from_slice(&self.scratch.to_le_bytes());
-            }
-            self.word_byte = end;
-            // total >= 64 with n <= 32 means scratch_bits >= 32: the shift is 1..=32.
-            self.scratch = u64::from(value) >> (64 - self.scratch_bits);
-            self.scratch_bits = total - 64;
-        } else {
-            self.scratch_bits = total;
-        }
-        Ok(())
+        // A full word with n <= 32 means used >= 32: the shift is 1..=32.
+        self.append(u64::from(value), n, |v, used| v >> (64 - used))
     }
 
     /// Writes a run of fields at once: `(value, width)` pairs, widths 1..=32, each value within
@@ -157,8 +241,8 @@ impl<'a> BitWriter<'a> {
     ///
     /// Meant for widths that are constants at the call site (a struct's fixed-width fields):
     /// the values are then gathered at constant offsets into chunks of up to 64 bits, and each
-    /// chunk takes one word-full test, where field-by-field writes take a capacity check and a
-    /// word-full test per field (BENCHMARKS.md, section 1).
+    /// chunk takes one word-full test, where field-by-field writes take a test per field
+    /// (BENCHMARKS.md).
     ///
     /// # Errors
     /// [`Overflow`] (for the whole run) if the buffer has fewer free bits than the run needs;
@@ -166,13 +250,9 @@ impl<'a> BitWriter<'a> {
     #[inline(always)]
     pub fn write_run<const K: usize>(&mut self, fields: [(u32, u32); K]) -> Result<(), Overflow> {
         let total: u32 = fields.iter().map(|&(_, n)| n).sum();
-        if total as usize > self.bits_left {
-            return Err(Overflow {
-                needed: total as usize,
-                available: self.bits_left,
-            });
+        if !self.surely_fits(total as usize) && total as usize > self.bits_available() {
+            return Err(self.overflow(total as usize));
         }
-        self.bits_left -= total as usize;
         // Gather the fields into chunks of up to 64 bits; with constant widths the chunk
         // boundaries fold, and each chunk is one append.
         let (mut chunk, mut chunk_bits) = (0u64, 0u32);
@@ -192,24 +272,19 @@ impl<'a> BitWriter<'a> {
         Ok(())
     }
 
-    /// Appends the low `n` bits of `value` (`n` in 1..=64, higher bits zero) whose room in the
-    /// buffer was already checked and counted. [`BitWriter::write_bits`] keeps its own copy of
-    /// this logic: with `n <= 32` its carry is one shift, not the two this needs for `n = 64`,
-    /// and it is the per-value hot path.
+    /// Appends the low `n` bits of `value` (`n` in 0..=64, higher bits zero) whose room in the
+    /// buffer was already checked.
     #[inline(always)]
     fn put_checked(&mut self, value: u64, n: u32) {
         let used = self.scratch_bits;
         self.scratch |= value << used;
         let total = used + n;
         if total >= 64 {
-            let end = self.word_byte + 8;
-            if let Some(word) = self.buf.get_mut(self.word_byte..end) {
-                word.copy_from_slice(&self.scratch.to_le_bytes());
+            self.store_word();
+            if self.word >= self.far {
+                self.reset_limit();
             }
-            self.word_byte = end;
-            // The bits of `value` that did not fit: `value >> (64 - used)`, written as two
-            // shifts so that `used == 0` (all of `value` fitted) gives 0 instead of a shift by 64.
-            self.scratch = (value >> 1) >> (63 - used);
+            self.scratch = carry_wide(value, used);
             self.scratch_bits = total - 64;
         } else {
             self.scratch_bits = total;
@@ -225,20 +300,14 @@ impl<'a> BitWriter<'a> {
         if n <= 32 {
             return self.write_bits(value as u32, n);
         }
-        if n as usize > self.bits_left {
-            return Err(Overflow {
-                needed: n as usize,
-                available: self.bits_left,
-            });
-        }
-        self.write_bits(value as u32, 32)?;
-        self.write_bits((value >> 32) as u32, n - 32)
+        // LSB first: the low 32 bits, then the rest, as one append.
+        self.append(value, n, carry_wide)
     }
 
     /// Zero bits needed to reach the next byte boundary (0 when aligned).
     #[inline]
     pub fn align_bits(&self) -> u32 {
-        ((8 - (self.bits_written() % 8)) % 8) as u32
+        (8 - self.scratch_bits % 8) % 8
     }
 
     /// Writes zero bits up to the next byte boundary.
@@ -255,40 +324,112 @@ impl<'a> BitWriter<'a> {
 
     /// Writes whole bytes. The writer must be byte-aligned (call [`BitWriter::align`] first).
     ///
+    /// Eight bytes at a time go in as one 64-bit word (the same bits as eight 8-bit writes); a
+    /// run of 64 bytes or more first reaches a word boundary, then is copied into the buffer in
+    /// one piece.
+    ///
     /// # Errors
     /// [`Overflow`] if the bytes do not fit; nothing is written then.
+    #[inline]
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
-        debug_assert_eq!(self.bits_written() % 8, 0);
+        debug_assert_eq!(self.scratch_bits % 8, 0);
         let needed = bytes.len().saturating_mul(8);
-        if needed > self.bits_left {
-            return Err(Overflow {
-                needed,
-                available: self.bits_left,
-            });
+        if needed > self.bits_available() {
+            return Err(self.overflow(needed));
         }
-        for &b in bytes {
-            self.write_bits(u32::from(b), 8)?;
+        let mut rest = bytes;
+        if rest.len() >= 64 {
+            // Up to the word boundary, then whole words straight into the buffer.
+            let head = ((64 - self.scratch_bits) / 8 % 8) as usize;
+            let (first, tail) = rest.split_at(head);
+            self.put_checked(le_value(first), 8 * head as u32);
+            let (words, tail) = tail.split_at(tail.len() / 8 * 8);
+            let at = 8 * self.word;
+            if let Some(dst) = self.buf.get_mut(at..at + words.len()) {
+                dst.copy_from_slice(words);
+            }
+            self.word += words.len() / 8;
+            rest = tail;
+        }
+        // Eight bytes at a time, each with the scratch's bits below it: one store per 8 bytes
+        // into a range of the buffer checked once (it lies within the capacity checked above).
+        let words = rest.len() / 8;
+        if words > 0 {
+            let used = self.scratch_bits;
+            let at = 8 * self.word;
+            if let Some(dst) = self.buf.get_mut(at..at + 8 * words) {
+                let mut carry = self.scratch;
+                for (d, s) in dst.chunks_exact_mut(8).zip(rest.chunks_exact(8)) {
+                    let v = u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]);
+                    d.copy_from_slice(&(carry | v << used).to_le_bytes());
+                    carry = carry_wide(v, used);
+                }
+                self.scratch = carry;
+            }
+            self.word += words;
+        }
+        self.reset_limit();
+        let tail = rest.len() % 8;
+        if tail > 0 {
+            // The last 8 bytes when there are that many (one load), else byte by byte.
+            let value = match rest.last_chunk::<8>() {
+                Some(last) => u64::from_le_bytes(*last) >> (64 - 8 * tail),
+                None => le_value(rest),
+            };
+            self.put_checked(value, 8 * tail as u32);
         }
         Ok(())
     }
 
     /// Flushes and hands back the written bytes: `ceil(bits / 8)` of them.
+    #[inline]
     pub fn finish(mut self) -> &'a mut [u8] {
         let n = self.flush();
-        &mut self.buf[..n]
+        let buf = std::mem::take(&mut self.buf);
+        // `n` never exceeds the buffer: `min` only spares the slice its panic branch.
+        let n = n.min(buf.len());
+        &mut buf[..n]
     }
 
     /// Stores the partial last word and returns the bytes written: `ceil(bits / 8)`.
     /// Further writes continue where this left off.
+    #[inline]
     pub fn flush(&mut self) -> usize {
-        let bytes = self.bits_written().div_ceil(8);
-        let tail = bytes - self.word_byte;
-        let word = self.scratch.to_le_bytes();
-        if let Some(dst) = self.buf.get_mut(self.word_byte..bytes) {
-            dst.copy_from_slice(&word[..tail]);
+        let at = 8 * self.word;
+        let tail = self.scratch_bits.div_ceil(8) as usize;
+        if let Some(dst) = self
+            .buf
+            .get_mut(at..)
+            .and_then(|b| b.first_chunk_mut::<8>())
+        {
+            // A whole word of room: rewrite the bytes past the packet with the values they had,
+            // in one 8-byte store (the scratch is zero above its bits).
+            let keep = u64::MAX.checked_shl(8 * tail as u32).unwrap_or(0);
+            let word = u64::from_le_bytes(*dst) & keep | self.scratch;
+            *dst = word.to_le_bytes();
+        } else if let Some(dst) = self.buf.get_mut(at..at + tail) {
+            dst.copy_from_slice(&self.scratch.to_le_bytes()[..tail]);
         }
-        bytes
+        at + tail
     }
+}
+
+/// The bits of `value` past a word that `used` bits of scratch filled: `value >> (64 - used)`,
+/// written as two shifts so that `used == 0` (all of `value` fitted) gives 0 instead of a shift
+/// by 64.
+#[inline(always)]
+fn carry_wide(value: u64, used: u32) -> u64 {
+    (value >> 1) >> (63 - used)
+}
+
+/// The little-endian value of up to 8 bytes (0 for none).
+#[inline(always)]
+fn le_value(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .take(8)
+        .rev()
+        .fold(0, |v, &b| v << 8 | u64::from(b))
 }
 
 /// Counts bits exactly as [`BitWriter`] would write them, without storing anything.
@@ -333,6 +474,7 @@ pub struct BitReader<'a> {
 
 impl<'a> BitReader<'a> {
     /// A reader over all of `data`.
+    #[inline]
     pub fn new(data: &'a [u8]) -> Self {
         BitReader {
             data,
@@ -388,7 +530,7 @@ impl<'a> BitReader<'a> {
     /// Meant for widths that are constants at the call site (a struct's fixed-width fields):
     /// the run's 16 bytes are checked once, a 64-bit window is loaded and shifted once per 57
     /// bits or so, and each field is then a shift and a mask by constants (BENCHMARKS.md,
-    /// section 1).
+    /// bitstream-io rows).
     ///
     /// # Errors
     /// [`PastEnd`] (for the whole run) if fewer bits remain than the run needs; nothing is
@@ -447,6 +589,17 @@ impl<'a> BitReader<'a> {
         if n <= 32 {
             return self.read_bits(n).map(u64::from);
         }
+        let pos = self.bits_read;
+        let byte = pos >> 3;
+        // Fast path: 9 bytes from the one holding `pos` hold at least 65 bits past it.
+        if let Some(w) = self.data.get(byte..byte + 9) {
+            let low = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            let shift = (pos & 7) as u32;
+            // The 9th byte's bits above the low word's, without a shift by 64 when `shift == 0`.
+            let high = (u64::from(w[8]) << 1) << (63 - shift);
+            self.bits_read = pos + n as usize;
+            return Ok((low >> shift | high) & low_mask(n));
+        }
         if n as usize > self.bits_remaining() {
             return Err(PastEnd {
                 needed: n as usize,
@@ -481,6 +634,7 @@ impl<'a> BitReader<'a> {
     ///
     /// # Errors
     /// [`PastEnd`] if fewer bytes remain; nothing is consumed then.
+    #[inline]
     pub fn read_bytes(&mut self, out: &mut [u8]) -> Result<(), PastEnd> {
         debug_assert_eq!(self.bits_read % 8, 0);
         let needed = out.len().saturating_mul(8);
@@ -549,6 +703,7 @@ impl BitSink for BitWriter<'_> {
     fn available(&self) -> usize {
         self.bits_available()
     }
+    #[inline(always)]
     fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         self.write_bytes(bytes)
     }
@@ -574,6 +729,7 @@ impl BitSink for BitCounter {
     fn available(&self) -> usize {
         self.limit - self.bits
     }
+    #[inline(always)]
     fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         let needed = bytes.len().saturating_mul(8);
         if needed > self.limit - self.bits {
@@ -709,13 +865,23 @@ mod tests {
         assert_eq!(w.position(), c.position());
     }
 
-    /// Every buffer size from 0 to 40 bytes, width sequences that cross the fast/near-end limits
-    /// at every offset: the writer must agree bit for bit with a one-bit-at-a-time reference,
+    /// Every buffer size from 0 to 40 bytes, width sequences (up to 64 bits, through
+    /// `write_wide`) that cross the far/near-end limits at every offset: the writer must agree
+    /// bit for bit with a one-bit-at-a-time reference,
     /// refuse exactly the writes that do not fit (with the right counts), leave the bytes past
     /// the packet alone, and read back the same values.
     #[test]
     fn writer_agrees_with_a_bitwise_reference_near_the_end() {
-        let patterns: [&[u32]; 5] = [&[3, 10, 24, 1, 32], &[32], &[1], &[31, 2, 7], &[17, 32, 5]];
+        let patterns: [&[u32]; 8] = [
+            &[3, 10, 24, 1, 32],
+            &[32],
+            &[1],
+            &[31, 2, 7],
+            &[17, 32, 5],
+            &[64],
+            &[33, 7, 64, 1],
+            &[40, 3, 57],
+        ];
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         for len in 0..=40usize {
             for widths in patterns {
@@ -727,10 +893,14 @@ mod tests {
                     let mut written = Vec::new();
                     for i in 0..200 {
                         let n = widths[(i + skip) % widths.len()];
-                        let v = (next(&mut x) as u32) & (low_mask(n) as u32);
+                        let v = next(&mut x) & low_mask(n);
                         let free = len * 8 - bits;
                         assert_eq!(w.bits_available(), free);
-                        let r = w.write_bits(v, n);
+                        let r = if n <= 32 {
+                            w.write_bits(v as u32, n)
+                        } else {
+                            w.write_wide(v, n)
+                        };
                         if n as usize > free {
                             assert_eq!(
                                 r,
@@ -757,9 +927,55 @@ mod tests {
                     assert!(buf[used..].iter().all(|&b| b == 0xA5), "len {len}: tail");
                     let mut r = BitReader::new(&buf[..used]);
                     for &(v, n) in &written {
-                        assert_eq!(r.read_bits(n), Ok(v));
+                        assert_eq!(r.read_wide(n), Ok(v));
                     }
                     assert_eq!(r.bits_remaining(), used * 8 - bits);
+                }
+            }
+        }
+    }
+
+    /// Byte runs of every length from 0 to 150 (the 8-byte appends, the tail, and the long runs
+    /// copied word by word) after every whole-byte lead from 0 to 9 bytes, into buffers that fit
+    /// exactly, leave slack, or are one byte short: the same bytes as one 8-bit write per byte,
+    /// the bytes past the packet untouched, and a run that does not fit refused whole.
+    #[test]
+    fn byte_runs_agree_with_byte_by_byte_writes() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for len in 0..=150usize {
+            let bytes: Vec<u8> = (0..len).map(|_| next(&mut x) as u8).collect();
+            for lead in 0..=9usize {
+                for slack in [-1isize, 0, 1, 9] {
+                    let size = (lead + len) as isize + slack;
+                    if size < lead as isize {
+                        continue;
+                    }
+                    let size = size as usize;
+                    let mut buf = vec![0xA5u8; size];
+                    let mut w = BitWriter::new(&mut buf);
+                    for i in 0..lead {
+                        w.write_bits(i as u32 * 37 % 256, 8).unwrap();
+                    }
+                    let r = w.write_bytes(&bytes);
+                    if slack < 0 {
+                        let short = Overflow {
+                            needed: len * 8,
+                            available: (size - lead) * 8,
+                        };
+                        assert_eq!(r, Err(short), "len {len} lead {lead}");
+                        assert_eq!(w.bits_written(), lead * 8);
+                    } else {
+                        assert_eq!(r, Ok(()), "len {len} lead {lead} slack {slack}");
+                        assert_eq!(w.bits_written(), (lead + len) * 8);
+                    }
+                    let used = w.flush();
+                    let expected: Vec<u8> = (0..lead)
+                        .map(|i| (i * 37 % 256) as u8)
+                        .chain(if slack < 0 { vec![] } else { bytes.clone() })
+                        .collect();
+                    assert_eq!(used, expected.len());
+                    assert_eq!(&buf[..used], &expected[..], "len {len} lead {lead}");
+                    assert!(buf[used..].iter().all(|&b| b == 0xA5), "len {len}: tail");
                 }
             }
         }

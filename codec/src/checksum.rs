@@ -11,6 +11,18 @@ pub enum ProtocolId {
     U64(u64),
 }
 
+impl From<u32> for ProtocolId {
+    fn from(id: u32) -> Self {
+        ProtocolId::U32(id)
+    }
+}
+
+impl From<u64> for ProtocolId {
+    fn from(id: u64) -> Self {
+        ProtocolId::U64(id)
+    }
+}
+
 impl ProtocolId {
     /// The id as an integer.
     pub fn value(self) -> u64 {

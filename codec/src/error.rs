@@ -77,6 +77,25 @@ pub enum ErrorKind {
         /// The network id that was read.
         id: u64,
     },
+    /// A 128-bit ranged value (`int128`, `fixed`) read above its range, where `min + offset`
+    /// does not fit the `i128` of [`ErrorKind::OutOfRange`]. Its name is `out_of_range` too.
+    OffsetOutOfRange {
+        /// Smallest allowed value.
+        min: i128,
+        /// Largest allowed value.
+        max: i128,
+        /// The offset read, above `max - min`.
+        offset: u128,
+    },
+    /// A wide string (`wstring`) holds UTF-16 that is not well formed: an unpaired surrogate.
+    InvalidUtf16 {
+        /// Which rule: a high surrogate without a low one after it, or a low one without a
+        /// high one before it.
+        why: &'static str,
+    },
+    /// A string holds a zero character inside its transmitted length (serialize 1.0: the
+    /// payload would have two lengths, the wire's and the one a C reader computes).
+    InteriorNul,
 }
 
 impl ErrorKind {
@@ -96,6 +115,9 @@ impl ErrorKind {
             ErrorKind::InvalidArgument(_) => "invalid_argument",
             ErrorKind::NonCanonical(_) => "non_canonical",
             ErrorKind::Unresolved { .. } => "unresolved",
+            ErrorKind::OffsetOutOfRange { .. } => "out_of_range",
+            ErrorKind::InvalidUtf16 { .. } => "invalid_utf16",
+            ErrorKind::InteriorNul => "interior_nul",
         }
     }
 }
@@ -143,6 +165,14 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Unresolved { id } => {
                 write!(f, "network id {id} does not resolve to an object")
             }
+            ErrorKind::OffsetOutOfRange { min, max, offset } => {
+                write!(f, "{min} + {offset} out of range {min}..={max}")
+            }
+            ErrorKind::InvalidUtf16 { why } => write!(f, "string is not valid UTF-16: {why}"),
+            ErrorKind::InteriorNul => write!(
+                f,
+                "string holds a NUL character inside its length (a C reader would see a shorter string)"
+            ),
         }
     }
 }

@@ -22,9 +22,12 @@
 //!
 //! This crate is the core: the bit layer ([`bits`]), the streams ([`stream`], [`write`](mod@write),
 //! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
-//! and network ids ([`link`]). Its default build depends on `crc32fast`, `itoa` and
-//! `compact_str` only: a game that wants only the bit packer compiles only this. Optional
-//! features: `serde` (serialize traces) and `arbitrary` (arbitrary values for fuzzing).
+//! and network ids ([`link`]), and the derive's traits and helpers ([`packed`]). Its default
+//! build depends on `crc32fast`, `itoa`, `compact_str` and the derive macros
+//! (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants only the bit
+//! packer compiles only this. Optional features: `serde` (serialize traces) and `arbitrary`
+//! (arbitrary values for fuzzing, and `generate`: values of any serializable type drawn
+//! through its own serialize function).
 //!
 //! The formats live beside it, each in its own crate: `bitlens-tagged` (the tagged format of
 //! save files), `bitlens-batch` (byte-aligned message batches) and `bitlens-schema` (protocols
@@ -32,18 +35,20 @@
 //!
 //! # Example
 //!
+//! A message is a struct with `#[derive(BitPacked)]`: its attributes say each field's wire
+//! form, and the derive writes the one `serialize` function and the schema text (see
+//! [`packed`] and the `bitlens-codec-derive` crate for the attribute language).
+//!
 //! ```
-//! use bitlens_codec::{Stream, Result, WriteStream, ReadStream, MeasureStream};
+//! use bitlens_codec::{BitPacked, Result, WriteStream, ReadStream, MeasureStream};
 //!
-//! #[derive(Debug, Default, PartialEq)]
-//! struct Player { health: i32, alive: bool, name: String }
-//!
-//! impl Player {
-//!     fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-//!         s.int_as("health", &mut self.health, 0, 100)?;
-//!         s.bool("alive", &mut self.alive)?;
-//!         s.string("name", &mut self.name, 31)
-//!     }
+//! #[derive(BitPacked, Debug, Default, PartialEq)]
+//! struct Player {
+//!     #[bitlens(range = 0..=100)]
+//!     health: i32,
+//!     alive: bool,
+//!     #[bitlens(max_len = 31)]
+//!     name: String,
 //! }
 //!
 //! let mut buf = [0u8; 64];
@@ -66,12 +71,44 @@
 //! assert_eq!(err.to_string(), "bit 0 (field \"health\"): 127 out of range 0..=100");
 //! # Ok::<(), bitlens_codec::Error>(())
 //! ```
+//!
+//! The same function written by hand, for what attributes cannot express (a context such as a
+//! linking table, a layout computed at run time): call the [`Stream`] primitives in order.
+//!
+//! ```
+//! use bitlens_codec::{Stream, Result, WriteStream, ReadStream};
+//!
+//! #[derive(Debug, Default, PartialEq)]
+//! struct Player { health: i32, alive: bool, name: String }
+//!
+//! impl Player {
+//!     fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+//!         s.int_as("health", &mut self.health, 0, 100)?;
+//!         s.bool("alive", &mut self.alive)?;
+//!         s.string("name", &mut self.name, 31)
+//!     }
+//! }
+//!
+//! let mut buf = [0u8; 64];
+//! let mut w = WriteStream::new(&mut buf);
+//! Player { health: 73, alive: true, name: "bob".into() }.serialize(&mut w)?;
+//! let n = w.finish();
+//! let mut back = Player::default();
+//! back.serialize(&mut ReadStream::new(&buf[..n]))?;
+//! assert_eq!(back.health, 73);
+//! # Ok::<(), bitlens_codec::Error>(())
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod bits;
 pub mod checksum;
 pub mod error;
+pub mod fixed;
+pub mod float_text;
+#[cfg(feature = "arbitrary")]
+pub mod generate;
 pub mod link;
+pub mod packed;
 pub mod packet;
 pub mod quantize;
 pub mod read;
@@ -79,12 +116,17 @@ pub mod stream;
 pub mod trace;
 pub mod write;
 
-pub use bits::{BitReader, BitWriter, bits_required};
+/// `#[derive(BitPacked)]` and `#[derive(PacketSet)]` (feature `derive`, on by default).
+#[cfg(feature = "derive")]
+pub use bitlens_codec_derive::{BitPacked, PacketSet};
+pub use bits::{BitReader, BitWriter, bits_required, bits_required128};
 pub use error::{Error, ErrorKind, Result};
+pub use fixed::{Fixed, FixedPoint};
+pub use packed::{BitPacked, PacketSet};
 pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
 };
-pub use quantize::{CompressedFloat, SmallestThree};
+pub use quantize::{CompressedFloat, CompressedFloatParams, SmallestThree};
 pub use read::{ReadStream, TraceStream};
 pub use stream::Stream;
 pub use trace::{FieldKind, Trace, TraceField, Value};

@@ -136,12 +136,17 @@ impl CompressedFloat {
             values.clamp(1.0, MAX_STEPS)
         };
         let steps = values.ceil() as u32;
+        Ok(Self::assemble(min, max, delta, steps))
+    }
+
+    /// The range from its wire constants: `min`, `delta = max - min` and `M` (`steps`).
+    const fn assemble(min: f32, max: f32, delta: f32, steps: u32) -> Self {
         // Exact: every code survives read then write (see `is_exact`). Sufficient, measured
         // condition: at most 2^20 steps, each at least 4 ulps of the range's largest magnitude.
         let largest = min.abs().max(max.abs());
         let ulp = f32::from_bits(largest.to_bits() + 1) - largest;
         let exact = steps <= EXACT_STEPS_ANY_RANGE && delta / steps as f32 >= 4.0 * ulp;
-        Ok(CompressedFloat {
+        CompressedFloat {
             min,
             max,
             delta,
@@ -153,7 +158,7 @@ impl CompressedFloat {
             inv_steps: 1.0 / (steps as f32) as f64,
             // An exact range has at most 2^20 steps: M + 1 does not overflow.
             exact_limit: if exact { steps + 1 } else { 0 },
-        })
+        }
     }
 
     /// Smallest value.
@@ -310,17 +315,17 @@ impl SmallestThree {
     }
 
     /// Bits per small component.
-    pub fn bits(&self) -> u32 {
+    pub const fn bits(&self) -> u32 {
         self.bits
     }
 
     /// The largest code of one small component.
-    pub fn max_code(&self) -> u32 {
+    pub const fn max_code(&self) -> u32 {
         self.max_code
     }
 
     /// Total bits on the wire: 2 + 3 × bits.
-    pub fn width(&self) -> u32 {
+    pub const fn width(&self) -> u32 {
         2 + 3 * self.bits
     }
 
@@ -754,5 +759,143 @@ mod tests {
         // A "largest" that is smaller than a sent component is refused.
         let big = q.encode_component(0.7);
         assert_eq!(q.decode(0, [big, big, big]), None);
+    }
+}
+
+/// The wire constants of a compressed-float range (serialize 1.0's precomputed entry point,
+/// `serialize_compressed_float_precomputed(value, max_integer_value, bits, delta, min)`): with
+/// `min`, all the arithmetic needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompressedFloatParams {
+    /// `M`: `ceil(clamp((max - min) / res, 1, 4294967040))`, the largest code.
+    pub max_integer_value: u32,
+    /// The code's width: `bits_required(0, M)`.
+    pub bits: u32,
+    /// `max - min`, rounded to `f32`.
+    pub delta: f32,
+}
+
+impl CompressedFloat {
+    /// The range's wire constants: what a schema compiler precomputes from `(min, max, res)`.
+    pub const fn params(&self) -> CompressedFloatParams {
+        CompressedFloatParams {
+            max_integer_value: self.steps,
+            bits: self.width,
+            delta: self.delta,
+        }
+    }
+
+    /// The range given by precomputed wire constants (serialize 1.0's precomputed entry point):
+    /// the same codes and values as any `(min, max, res)` that derives them. [`Self::max`] is
+    /// `min + delta` rounded to `f32`; the arithmetic uses `delta` itself.
+    ///
+    /// # Errors
+    /// A description when `min` or `delta` is not finite, `delta` is not positive, `min +
+    /// delta` overflows, `max_integer_value` is outside `1..=4294967040`, or `bits` is not
+    /// `bits_required(0, max_integer_value)`.
+    pub fn from_params(min: f32, params: CompressedFloatParams) -> Result<Self, String> {
+        let CompressedFloatParams {
+            max_integer_value: m,
+            bits,
+            delta,
+        } = params;
+        Self::from_params_const(min, params).ok_or_else(|| {
+            if !(min.is_finite() && delta.is_finite() && delta > 0.0) {
+                format!(
+                    "compressed float min {min} and delta {delta} must be finite, delta above 0"
+                )
+            } else if !(min + delta).is_finite() {
+                format!("compressed float range {min} + {delta} overflows f32")
+            } else if m == 0 || m as f32 > MAX_STEPS {
+                format!("compressed float max_integer_value {m} is outside 1..=4294967040")
+            } else {
+                format!(
+                    "compressed float bits {bits} for max_integer_value {m} (it takes {})",
+                    bits_required(0, i64::from(m))
+                )
+            }
+        })
+    }
+
+    /// [`CompressedFloat::from_params`] for constants: `None` where it gives an error.
+    pub const fn from_params_const(min: f32, params: CompressedFloatParams) -> Option<Self> {
+        let m = params.max_integer_value;
+        let delta = params.delta;
+        let max = min + delta;
+        let valid = min.is_finite()
+            && delta.is_finite()
+            && delta > 0.0
+            && max.is_finite()
+            && m >= 1
+            && m <= MAX_STEPS as u32
+            && params.bits == bits_required(0, m as i64);
+        if valid {
+            Some(Self::assemble(min, max, delta, m))
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod params_tests {
+    use super::*;
+
+    #[test]
+    fn precomputed_params_rebuild_the_derived_range() {
+        for (min, max, res) in [
+            (0.0f32, 10.0f32, 0.01f32),
+            (-180.0, 180.0, 0.1),
+            (100.0, 200.0, 1e-5),
+            (0.0, 12582911.0, 1.0),
+            (-1.0, 1.0, 3.0),
+        ] {
+            let derived = CompressedFloat::new(min, max, res).unwrap();
+            let p = derived.params();
+            let pre = CompressedFloat::from_params(min, p).unwrap();
+            assert_eq!(pre.params(), p);
+            for code in [0, 1, p.max_integer_value / 3, p.max_integer_value] {
+                assert_eq!(pre.decode(code).to_bits(), derived.decode(code).to_bits());
+            }
+            for v in [min, max, (min + max) / 2.0, 0.005, 9.995, 181.859] {
+                assert_eq!(pre.encode(v), derived.encode(v), "{min} {max} {res} {v}");
+            }
+        }
+        let p = CompressedFloat::new(0.0, 10.0, 0.01).unwrap().params();
+        assert_eq!(
+            p,
+            CompressedFloatParams {
+                max_integer_value: 1000,
+                bits: 10,
+                delta: 10.0
+            }
+        );
+        let bad = |p| CompressedFloat::from_params(0.0, p).unwrap_err();
+        assert!(bad(CompressedFloatParams { bits: 11, ..p }).contains("takes 10"));
+        assert!(
+            bad(CompressedFloatParams {
+                max_integer_value: 0,
+                bits: 0,
+                ..p
+            })
+            .contains("outside")
+        );
+        assert!(bad(CompressedFloatParams { delta: -1.0, ..p }).contains("finite"));
+        assert!(
+            bad(CompressedFloatParams {
+                delta: f32::NAN,
+                ..p
+            })
+            .contains("finite")
+        );
+        let huge = CompressedFloatParams {
+            delta: f32::MAX,
+            ..p
+        };
+        assert!(
+            CompressedFloat::from_params(f32::MAX, huge)
+                .unwrap_err()
+                .contains("overflows")
+        );
     }
 }

@@ -2,13 +2,13 @@
 //! [`ReadStream`] (every value range-checked, nothing recorded) and [`TraceStream`] (the same
 //! reads, every field recorded into a [`Trace`]), so a trace always reaches the read's verdict.
 
-use crate::bits::{BitReader, bits_required};
+use crate::bits::{BitReader, PastEnd, bits_required};
 use crate::checksum::{ProtocolId, check_hash, packet_crc};
 use crate::error::{Error, ErrorKind, Result};
 use crate::quantize::CompressedFloat;
 use crate::stream::{
-    Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, invalid, non_canonical_code,
-    on_local, out_of_range, past_end, span,
+    Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, int128_args, invalid,
+    non_canonical_code, offset_out_of_range, on_local, out_of_range, past_end, span, span128,
 };
 use crate::trace::{FieldKind, NoTrace, Recorder, Trace, Tracer, Value};
 
@@ -28,6 +28,7 @@ pub type TraceStream<'a> = Decoder<'a, Recorder>;
 
 impl<'a> ReadStream<'a> {
     /// A read stream over `data`.
+    #[inline]
     pub fn new(data: &'a [u8]) -> Self {
         Decoder {
             r: BitReader::new(data),
@@ -67,6 +68,29 @@ impl<T: Tracer> Decoder<'_, T> {
     fn take(&mut self, name: &str, n: u32) -> Result<u64> {
         let bit = self.r.bits_read();
         self.r.read_wide(n).map_err(|e| past_end(e, bit, name))
+    }
+
+    /// `n` (0..=128) bits as one value, LSB first; nothing is consumed when fewer remain.
+    #[inline]
+    fn take_wide(&mut self, name: &str, n: u32) -> Result<u128> {
+        let bit = self.r.bits_read();
+        let remaining = self.r.bits_remaining();
+        if n as usize > remaining {
+            let e = PastEnd {
+                needed: n as usize,
+                remaining,
+            };
+            return Err(past_end(e, bit, name));
+        }
+        Ok(match n {
+            0 => 0,
+            1..=64 => u128::from(self.take(name, n)?),
+            _ => {
+                let lo = self.take(name, 64)?;
+                let hi = self.take(name, n - 64)?;
+                u128::from(hi) << 64 | u128::from(lo)
+            }
+        })
     }
 
     #[inline(always)]
@@ -160,7 +184,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
         let bit = self.r.bits_read();
         if n == 0 || n > 64 {
@@ -274,7 +298,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
         let bit = self.r.bits_read();
         *v = self.take(name, 64)?;
@@ -283,7 +307,41 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         Ok(())
     }
 
+    /// The offset in one piece, traced as one field with the range.
     #[inline]
+    fn int128(&mut self, name: &str, v: &mut i128, min: i128, max: i128) -> Result<()> {
+        let bit = self.r.bits_read();
+        int128_args(self, name, *v, min, max)?;
+        let (span, width) = span128(min, max);
+        let offset = self.take_wide(name, width)?;
+        let range = Some((min, max));
+        if offset > span {
+            if T::ACTIVE {
+                let value = min
+                    .checked_add_unsigned(offset)
+                    .map_or(Value::None, Value::Int);
+                let bits = self.r.bits_read() - bit;
+                self.tracer
+                    .field(name, bit, bits, value, range, FieldKind::Value, true);
+            }
+            return Err(offset_out_of_range(min, max, offset, bit, name));
+        }
+        *v = (min as u128).wrapping_add(offset) as i128;
+        let value = *v;
+        self.record(name, bit, || Value::Int(value), range);
+        Ok(())
+    }
+
+    #[inline]
+    fn u128(&mut self, name: &str, v: &mut u128) -> Result<()> {
+        let bit = self.r.bits_read();
+        *v = self.take_wide(name, 128)?;
+        let value = *v;
+        self.record(name, bit, || Value::from_u128(value), None);
+        Ok(())
+    }
+
+    #[inline(always)]
     fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
         let bit = self.r.bits_read();
         *v = f32::from_bits(self.take(name, 32)? as u32);
@@ -292,7 +350,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
         let bit = self.r.bits_read();
         *v = f64::from_bits(self.take(name, 64)?);
@@ -306,6 +364,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         self.read_padding(name)
     }
 
+    #[inline(always)]
     fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
         self.read_padding(name)?;
         let bit = self.r.bits_read();

@@ -19,6 +19,7 @@
 use crate::bits::{Overflow, PastEnd};
 use crate::checksum::ProtocolId;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fixed::{Fixed, FixedPoint, FixedStorage};
 use crate::quantize::{CompressedFloat, SmallestThree};
 use crate::trace::Value;
 
@@ -400,6 +401,162 @@ pub trait Stream: Sized {
     ) -> Result<()> {
         array_impl(self, name, v, max_len, min_element_bits, f)
     }
+
+    // ---- serialize 1.0's remaining operations (STANDARD.md), built from the primitives ----
+
+    /// serialize 1.0's `int64`, which is [`Stream::int`] (its bounds are `i64`): `v - min` in
+    /// `bits_required(min, max)` bits, up to 32 bits as one group, wider as the low 32 bits then
+    /// the other `bits - 32` (the same bits as one LSB-first group of that width); no bits when
+    /// `min == max`.
+    ///
+    /// # Errors
+    /// As [`Stream::int`].
+    #[inline(always)]
+    fn int64(&mut self, name: &str, v: &mut i64, min: i64, max: i64) -> Result<()> {
+        self.int(name, v, min, max)
+    }
+
+    /// serialize 1.0's `int128`: `v - min`, computed in the unsigned 128-bit domain, in
+    /// [`bits_required128`](crate::bits_required128)`(min, max)` bits (0 when `min == max`),
+    /// as 32-bit groups from the least significant up, the last carrying the remainder. LSB-first
+    /// that is the offset's low `bits` bits in one run, so where the span fits 64 bits the bytes
+    /// are those of [`Stream::int`] over the same bounds.
+    ///
+    /// # Errors
+    /// Out_of_range when `v` (written) or the offset read is outside the range (reject, never
+    /// clamp); invalid_argument when `min > max`; buffer full / past_end.
+    #[inline]
+    fn int128(&mut self, name: &str, v: &mut i128, min: i128, max: i128) -> Result<()> {
+        int128_as_bits(self, name, v, min, max)
+    }
+
+    /// serialize 1.0's `uint8`: [`Stream::bits`] of 8.
+    ///
+    /// # Errors
+    /// Buffer full / past_end.
+    #[inline(always)]
+    fn u8(&mut self, name: &str, v: &mut u8) -> Result<()> {
+        let mut x = u64::from(*v);
+        self.bits(name, &mut x, 8)?;
+        if Self::READING {
+            *v = x as u8;
+        }
+        Ok(())
+    }
+
+    /// serialize 1.0's `uint16`: [`Stream::bits`] of 16.
+    ///
+    /// # Errors
+    /// Buffer full / past_end.
+    #[inline(always)]
+    fn u16(&mut self, name: &str, v: &mut u16) -> Result<()> {
+        let mut x = u64::from(*v);
+        self.bits(name, &mut x, 16)?;
+        if Self::READING {
+            *v = x as u16;
+        }
+        Ok(())
+    }
+
+    /// serialize 1.0's `uint32`: [`Stream::bits`] of 32.
+    ///
+    /// # Errors
+    /// Buffer full / past_end.
+    #[inline(always)]
+    fn u32(&mut self, name: &str, v: &mut u32) -> Result<()> {
+        let mut x = u64::from(*v);
+        self.bits(name, &mut x, 32)?;
+        if Self::READING {
+            *v = x as u32;
+        }
+        Ok(())
+    }
+
+    /// serialize 1.0's `uint128`: always 128 bits, the low 64-bit half first, each half as
+    /// [`Stream::u64`] (four 32-bit groups from the least significant up); from an aligned
+    /// start, the 16 little-endian bytes of `v`. Not ranged (see [`Stream::int128`]).
+    ///
+    /// # Errors
+    /// Buffer full / past_end.
+    #[inline]
+    fn u128(&mut self, name: &str, v: &mut u128) -> Result<()> {
+        need_bits(self, name, 128)?;
+        let mut lo = *v as u64;
+        let mut hi = (*v >> 64) as u64;
+        self.bits(name, &mut lo, 64)?;
+        self.bits(name, &mut hi, 64)?;
+        if Self::READING {
+            *v = u128::from(hi) << 64 | u128::from(lo);
+        }
+        Ok(())
+    }
+
+    /// serialize 1.0's `fixed` (Q format, ranged): the raw value `raw` (the real value times
+    /// `2^fraction_bits`) as [`Stream::int128`] over the raw bounds `min << fraction_bits ..=
+    /// max << fraction_bits` (see [`FixedPoint`]): up to 64 bits these are the bytes of
+    /// [`Stream::int`]; a degenerate range (`min == max`) takes no bits on every storage width.
+    /// The trace shows the exact decimal value over the raw integer.
+    ///
+    /// # Errors
+    /// Out_of_range when `raw` (written) or the offset read is outside the raw bounds; buffer
+    /// full / past_end.
+    #[inline]
+    fn fixed(&mut self, name: &str, raw: &mut i128, spec: &FixedPoint) -> Result<()> {
+        self.int128(name, raw, spec.raw_min(), spec.raw_max())?;
+        let value = Fixed::new(*raw, spec.fraction_bits());
+        self.annotate(|| Value::Fixed(value));
+        Ok(())
+    }
+
+    /// [`Stream::fixed`] for a value held in its storage type (`i16` for Q8.8, `i128` for
+    /// Q112.16, `u32` for an unsigned Q16.16).
+    ///
+    /// # Errors
+    /// Invalid_argument when `T` is not the spec's storage (width and signedness); as
+    /// [`Stream::fixed`].
+    #[inline]
+    fn fixed_as<T: FixedStorage>(
+        &mut self,
+        name: &str,
+        v: &mut T,
+        spec: &FixedPoint,
+    ) -> Result<()> {
+        if T::BITS != spec.storage_bits() || T::SIGNED != spec.signed() {
+            let why = format!(
+                "a {}-bit {} value for Q{}.{} in {}-bit {} storage",
+                T::BITS,
+                if T::SIGNED { "signed" } else { "unsigned" },
+                spec.integer_bits(),
+                spec.fraction_bits(),
+                spec.storage_bits(),
+                if spec.signed() { "signed" } else { "unsigned" },
+            );
+            return Err(invalid(why, self.bit_position(), name));
+        }
+        let mut raw = v.to_raw();
+        self.fixed(name, &mut raw, spec)?;
+        if Self::READING {
+            *v = T::from_raw(raw);
+        }
+        Ok(())
+    }
+
+    /// serialize 1.0's `wstring`: `int(len, 0, max_len)` (path `name.len`) with `len` in UTF-16
+    /// code units, then each code unit in a 32-bit group (path `name.utf16[i]`). No alignment
+    /// anywhere. `max_len` is the C `buffer_size - 1`. Astral characters travel as surrogate
+    /// pairs (two groups).
+    ///
+    /// A reader refuses, in this order per group: a group above `0xFFFF` (out_of_range: not a
+    /// code unit), a zero group (interior_nul), a low surrogate without a high one before it and
+    /// a high surrogate without a low one after it, also as the last group (invalid_utf16).
+    ///
+    /// # Errors
+    /// As above on read; out_of_range for more than `max_len` code units and interior_nul for a
+    /// `'\0'` character on write (readers refuse it); past_end before anything is allocated for
+    /// a length the remaining bits cannot hold; buffer full.
+    fn wstring(&mut self, name: &str, s: &mut String, max_len: usize) -> Result<()> {
+        wstring_impl(self, name, s, max_len)
+    }
 }
 
 /// A reader's check that `len` elements of at least `min_element_bits` bits each (one at the
@@ -683,4 +840,205 @@ pub(crate) fn on_local<S, R>(home: &mut S, placeholder: S, f: impl FnOnce(&mut S
     let r = f(&mut local);
     *home = local;
     r
+}
+
+/// The span of a 128-bit range in the unsigned domain, and its width in bits.
+#[inline(always)]
+pub(crate) fn span128(min: i128, max: i128) -> (u128, u32) {
+    let span = (max as u128).wrapping_sub(min as u128);
+    (span, 128 - span.leading_zeros())
+}
+
+/// The error of a 128-bit ranged read whose offset exceeds the span: out_of_range with the value
+/// `min + offset`, or (where that passes `i128::MAX`) with the offset itself.
+#[cold]
+pub(crate) fn offset_out_of_range(
+    min: i128,
+    max: i128,
+    offset: u128,
+    bit: usize,
+    name: &str,
+) -> Error {
+    let kind = match min.checked_add_unsigned(offset) {
+        Some(value) => ErrorKind::OutOfRange { value, min, max },
+        None => ErrorKind::OffsetOutOfRange { min, max, offset },
+    };
+    Error::new(kind, bit, name)
+}
+
+/// The checks of [`Stream::int128`] before anything moves: the range, and a written value.
+#[inline(always)]
+pub(crate) fn int128_args<S: Stream>(
+    s: &S,
+    name: &str,
+    v: i128,
+    min: i128,
+    max: i128,
+) -> Result<()> {
+    if min > max {
+        return Err(invalid(
+            format!("range {min}..={max} is empty"),
+            s.bit_position(),
+            name,
+        ));
+    }
+    if S::WRITING && (v < min || v > max) {
+        return Err(out_of_range(v, min, max, s.bit_position(), name));
+    }
+    Ok(())
+}
+
+/// [`Stream::int128`] from [`Stream::bits`]: the default, for streams other than the encoder and
+/// decoder (which send and take the offset in one piece and trace it as one field).
+pub(crate) fn int128_as_bits<S: Stream>(
+    s: &mut S,
+    name: &str,
+    v: &mut i128,
+    min: i128,
+    max: i128,
+) -> Result<()> {
+    int128_args(s, name, *v, min, max)?;
+    let (span, width) = span128(min, max);
+    if width == 0 {
+        if S::READING {
+            *v = min;
+        }
+        return Ok(());
+    }
+    let bit = s.bit_position();
+    need_bits(s, name, width)?;
+    let offset = if S::WRITING {
+        (*v as u128).wrapping_sub(min as u128)
+    } else {
+        0
+    };
+    let mut lo = offset as u64;
+    let mut hi = (offset >> 64) as u64;
+    if width <= 64 {
+        s.bits(name, &mut lo, width)?;
+        hi = 0;
+    } else {
+        s.bits(name, &mut lo, 64)?;
+        s.bits(name, &mut hi, width - 64)?;
+    }
+    if S::READING {
+        let offset = u128::from(hi) << 64 | u128::from(lo);
+        if offset > span {
+            return Err(offset_out_of_range(min, max, offset, bit, name));
+        }
+        *v = (min as u128).wrapping_add(offset) as i128;
+    }
+    Ok(())
+}
+
+/// A field of `n` bits fits what remains (to read, or free to write): checked once for a field
+/// sent in pieces, so that its error names the field's first bit and its whole width.
+///
+/// # Errors
+/// Past_end (reading) or buffer_full (writing).
+pub(crate) fn need_bits<S: Stream>(s: &S, name: &str, n: u32) -> Result<()> {
+    let (needed, left) = (n as usize, s.remaining_bits());
+    if needed <= left {
+        return Ok(());
+    }
+    let kind = if S::READING {
+        ErrorKind::PastEnd {
+            needed,
+            remaining: left,
+        }
+    } else {
+        ErrorKind::BufferFull {
+            needed,
+            available: left,
+        }
+    };
+    Err(Error::new(kind, s.bit_position(), name))
+}
+
+/// The body of [`Stream::wstring`].
+fn wstring_impl<S: Stream>(s: &mut S, name: &str, text: &mut String, max_len: usize) -> Result<()> {
+    let start = s.bit_position();
+    let units: Vec<u16> = if S::WRITING {
+        text.encode_utf16().collect()
+    } else {
+        Vec::new()
+    };
+    if let Some(i) = units.iter().position(|&u| u == 0) {
+        let e = Error::new(ErrorKind::InteriorNul, start, "").at_index(i);
+        return Err(e.within("utf16").within(name));
+    }
+    s.scope(name, |st| {
+        let mut len = units.len() as i64;
+        st.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
+        let len = len as usize;
+        if S::READING {
+            check_len_fits(st, len, 32)?;
+        }
+        let mut out = String::new();
+        st.scope("utf16", |st| {
+            // A high surrogate waiting for its low one: the unit and where it was.
+            let mut high: Option<(u32, usize, usize)> = None;
+            for i in 0..len {
+                let bit = st.bit_position();
+                let mut g = units.get(i).map_or(0, |&u| u64::from(u));
+                st.index(i, |st| st.bits("", &mut g, 32))?;
+                if S::WRITING {
+                    continue;
+                }
+                if g > 0xFFFF {
+                    let kind = ErrorKind::OutOfRange {
+                        value: i128::from(g),
+                        min: 0,
+                        max: 0xFFFF,
+                    };
+                    return refuse_at(kind, bit, i);
+                }
+                let unit = g as u32;
+                if unit == 0 {
+                    return refuse_at(ErrorKind::InteriorNul, bit, i);
+                }
+                let is_low = (0xDC00..=0xDFFF).contains(&unit);
+                match (high.take(), is_low) {
+                    (Some((h, _, _)), true) => {
+                        let c = 0x10000 + ((h - 0xD800) << 10) + (unit - 0xDC00);
+                        out.push(char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER));
+                        continue;
+                    }
+                    (Some((_, hbit, hi)), false) => {
+                        let why = "a high surrogate not followed by a low one";
+                        return refuse_at(ErrorKind::InvalidUtf16 { why }, hbit, hi);
+                    }
+                    (None, true) => {
+                        let why = "a low surrogate not preceded by a high one";
+                        return refuse_at(ErrorKind::InvalidUtf16 { why }, bit, i);
+                    }
+                    (None, false) => {}
+                }
+                if (0xD800..=0xDBFF).contains(&unit) {
+                    high = Some((unit, bit, i));
+                } else {
+                    out.push(char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER));
+                }
+            }
+            if let Some((_, hbit, hi)) = high {
+                let why = "a high surrogate as the last code unit";
+                return refuse_at(ErrorKind::InvalidUtf16 { why }, hbit, hi);
+            }
+            Ok(())
+        })?;
+        if S::READING {
+            *text = out;
+        }
+        Ok(())
+    })?;
+    if S::READING {
+        let value = text.clone();
+        s.annotate(|| Value::Str(value));
+    }
+    Ok(())
+}
+
+#[cold]
+fn refuse_at(kind: ErrorKind, bit: usize, i: usize) -> Result<()> {
+    Err(Error::new(kind, bit, "").at_index(i))
 }

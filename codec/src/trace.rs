@@ -5,6 +5,8 @@
 //! reads through [`NoTrace`], whose hooks cost nothing.
 
 use crate::error::Error;
+use crate::fixed::Fixed;
+use crate::float_text::{f32_text, f64_text};
 pub use compact_str::CompactString;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
@@ -15,18 +17,56 @@ pub enum Value {
     None,
     /// A bool.
     Bool(bool),
-    /// Any integer (i64 and u64 both fit).
-    Int(i128),
-    /// A 32-bit float (also compressed floats, after decoding).
-    F32(f32),
-    /// A 64-bit float.
-    F64(f64),
+    /// Any integer that fits `i128` (every `i64`, `u64` and `int128`, and a `u128` up to
+    /// `i128::MAX`). Serialized as a JSON number within the range of `i64` and `u64`, where
+    /// JSON readers get it back exactly, else as a string of its digits ([`JsonInt`]).
+    Int(#[cfg_attr(feature = "serde", serde(serialize_with = "serialize_int"))] i128),
+    /// A 32-bit float (also compressed floats, after decoding). Serialized as a JSON number,
+    /// or as `"nan"`, `"inf"`, `"-inf"`, `"nan:0x..."` ([`crate::float_text`]).
+    F32(
+        #[cfg_attr(
+            feature = "serde",
+            serde(serialize_with = "crate::float_text::serialize_f32")
+        )]
+        f32,
+    ),
+    /// A 64-bit float, serialized as [`Value::F32`] is.
+    F64(
+        #[cfg_attr(
+            feature = "serde",
+            serde(serialize_with = "crate::float_text::serialize_f64")
+        )]
+        f64,
+    ),
     /// A string.
     Str(String),
     /// Raw bytes (serialized as a hex string).
     Bytes(#[cfg_attr(feature = "serde", serde(serialize_with = "hex_string"))] Vec<u8>),
     /// Several floats: a compressed vector or a quaternion `[x, y, z, w]`.
-    Floats(Vec<f32>),
+    Floats(
+        #[cfg_attr(
+            feature = "serde",
+            serde(serialize_with = "crate::float_text::serialize_f32s")
+        )]
+        Vec<f32>,
+    ),
+    /// A `u128` above `i128::MAX` (smaller ones are [`Value::Int`], so every integer has one
+    /// form: build with [`Value::from_u128`]). Printed as its decimal digits, serialized as a
+    /// string of them.
+    U128(#[cfg_attr(feature = "serde", serde(serialize_with = "serialize_u128"))] u128),
+    /// A fixed-point value (decoded; the raw integer is the field's `raw`). Printed as its
+    /// exact decimal, serialized as [`Fixed`] says.
+    Fixed(Fixed),
+}
+
+impl Value {
+    /// An unsigned 128-bit integer: [`Value::Int`] when it fits `i128`, else [`Value::U128`].
+    pub fn from_u128(v: u128) -> Value {
+        match i128::try_from(v) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::U128(v),
+        }
+    }
 }
 
 impl std::fmt::Display for Value {
@@ -35,8 +75,16 @@ impl std::fmt::Display for Value {
             Value::None => Ok(()),
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
-            Value::F32(x) => write!(f, "{x}"),
-            Value::F64(x) => write!(f, "{x}"),
+            Value::U128(i) => write!(f, "{i}"),
+            Value::Fixed(x) => write!(f, "{x}"),
+            Value::F32(x) => match f32_text(*x) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, "{x}"),
+            },
+            Value::F64(x) => match f64_text(*x) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, "{x}"),
+            },
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Bytes(b) => {
                 for byte in b {
@@ -50,11 +98,45 @@ impl std::fmt::Display for Value {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    write!(f, "{x}")?;
+                    match f32_text(*x) {
+                        Some(text) => f.write_str(&text)?,
+                        None => write!(f, "{x}")?,
+                    }
                 }
                 write!(f, ")")
             }
         }
+    }
+}
+
+/// An integer as JSON: a number within the range of `i64` and `u64` (which every JSON reader
+/// holds exactly), else a string of its decimal digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonInt(pub i128);
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for JsonInt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        serialize_int(&self.0, s)
+    }
+}
+
+#[cfg(feature = "serde")]
+fn serialize_int<S: serde::Serializer>(v: &i128, s: S) -> std::result::Result<S::Ok, S::Error> {
+    if let Ok(x) = i64::try_from(*v) {
+        s.serialize_i64(x)
+    } else if let Ok(x) = u64::try_from(*v) {
+        s.serialize_u64(x)
+    } else {
+        s.collect_str(v)
+    }
+}
+
+#[cfg(feature = "serde")]
+fn serialize_u128<S: serde::Serializer>(v: &u128, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match u64::try_from(*v) {
+        Ok(x) => s.serialize_u64(x),
+        Err(_) => s.collect_str(v),
     }
 }
 

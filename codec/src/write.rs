@@ -2,13 +2,13 @@
 //! [`WriteStream`] (bits into a caller-owned buffer) and [`MeasureStream`] (bits counted), so a
 //! measure checks every value exactly as a write does.
 
-use crate::bits::{BitCounter, BitSink, BitWriter, bits_required};
+use crate::bits::{BitCounter, BitSink, BitWriter, Overflow, bits_required};
 use crate::checksum::{ProtocolId, check_hash, packet_crc};
 use crate::error::Result;
 use crate::quantize::CompressedFloat;
 use crate::stream::{
-    Stream, array_impl, int_relative_as_flags, invalid, on_local, out_of_range, overflow,
-    relative_short, span,
+    Stream, array_impl, int_relative_as_flags, int128_args, invalid, on_local, out_of_range,
+    overflow, relative_short, span, span128,
 };
 
 /// A writer over no buffer: the stand-in of `on_local` while an array writes on a local copy.
@@ -34,6 +34,7 @@ pub type MeasureStream = Encoder<BitCounter>;
 
 impl<'a> WriteStream<'a> {
     /// A write stream over `buf`.
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> Self {
         Encoder {
             sink: BitWriter::new(buf),
@@ -48,6 +49,7 @@ impl<'a> WriteStream<'a> {
 
     /// Flushes the last partial word, fills in the packet CRC if [`Stream::packet_crc`] was
     /// written, and returns the bytes used.
+    #[inline]
     pub fn finish(self) -> usize {
         let crc = self.crc;
         let bytes = self.sink.finish();
@@ -63,6 +65,7 @@ impl<'a> WriteStream<'a> {
 
 impl MeasureStream {
     /// A measuring stream with no size limit.
+    #[inline]
     pub fn new() -> Self {
         Encoder {
             sink: BitCounter::new(),
@@ -93,8 +96,31 @@ impl Default for MeasureStream {
 impl<K: BitSink> Encoder<K> {
     #[inline(always)]
     fn put(&mut self, name: &str, value: u64, n: u32) -> Result<()> {
+        // A refused write leaves the position where it was: it is the field's bit.
+        self.sink
+            .put(value, n)
+            .map_err(|e| overflow(e, self.sink.position(), name))
+    }
+
+    /// The low `n` (1..=128) bits of `value`, LSB first, after one capacity check for all of
+    /// them (so a field never goes out half written).
+    #[inline]
+    fn put_wide(&mut self, name: &str, value: u128, n: u32) -> Result<()> {
         let bit = self.sink.position();
-        self.sink.put(value, n).map_err(|e| overflow(e, bit, name))
+        let available = self.sink.available();
+        if n as usize > available {
+            let e = Overflow {
+                needed: n as usize,
+                available,
+            };
+            return Err(overflow(e, bit, name));
+        }
+        if n <= 64 {
+            self.put(name, value as u64, n)
+        } else {
+            self.put(name, value as u64, 64)?;
+            self.put(name, (value >> 64) as u64, n - 64)
+        }
     }
 }
 
@@ -120,7 +146,7 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn bits(&mut self, name: &str, v: &mut u64, n: u32) -> Result<()> {
         if n == 0 || n > 64 {
             return Err(invalid(
@@ -158,10 +184,11 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
     /// rest, a full buffer and every error flag by flag, as the default.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
+        // A short form that does not fit writes nothing: the flags then fail where they should.
         if let Some((bits, n)) = relative_short(previous, *current)
-            && n as usize <= self.sink.available()
+            && self.sink.put(bits, n).is_ok()
         {
-            return self.put(name, bits, n);
+            return Ok(());
         }
         int_relative_as_flags(self, name, previous, current)
     }
@@ -192,17 +219,33 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         self.put(name, span(min, *v), width)
     }
 
-    #[inline]
+    #[inline(always)]
     fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
         self.put(name, *v, 64)
     }
 
+    /// The offset in one piece (two above 64 bits) after one capacity check.
     #[inline]
+    fn int128(&mut self, name: &str, v: &mut i128, min: i128, max: i128) -> Result<()> {
+        int128_args(self, name, *v, min, max)?;
+        let (_, width) = span128(min, max);
+        if width == 0 {
+            return Ok(());
+        }
+        self.put_wide(name, (*v as u128).wrapping_sub(min as u128), width)
+    }
+
+    #[inline]
+    fn u128(&mut self, name: &str, v: &mut u128) -> Result<()> {
+        self.put_wide(name, *v, 128)
+    }
+
+    #[inline(always)]
     fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
         self.put(name, u64::from(v.to_bits()), 32)
     }
 
-    #[inline]
+    #[inline(always)]
     fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
         self.put(name, v.to_bits(), 64)
     }
@@ -217,6 +260,7 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         }
     }
 
+    #[inline(always)]
     fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
         self.align(name)?;
         let bit = self.sink.position();

@@ -93,6 +93,25 @@ enum Command {
         #[arg(long)]
         json: PathBuf,
     },
+    /// Write a Wireshark 4.x dissector (Lua) for a schema's protocol: `> proto.lua`, then
+    /// `tshark -X lua_script:proto.lua` or Wireshark's plugins folder.
+    ExportWireshark {
+        /// The schema (TOML).
+        #[arg(long)]
+        schema: PathBuf,
+        /// UDP port of the bit-packed packets (repeatable); none: a heuristic dissector that
+        /// claims the datagrams whose CRC holds.
+        #[arg(long = "port", value_name = "PORT")]
+        ports: Vec<u16>,
+        /// UDP port of the `[batch]` message batches (repeatable); none: a heuristic dissector
+        /// that claims the datagrams whose batch and message lengths add up.
+        #[arg(long = "batch-port", value_name = "PORT")]
+        batch_ports: Vec<u16>,
+        /// The protocol's filter name (default: the schema's protocol name; give another one
+        /// when Wireshark already has a protocol of that name).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Run a live UDP proxy between a game client and its server: one NDJSON line per datagram
     /// (the `decode --json` contract plus direction and client), and on request a recording,
     /// impairments (drop, duplicate, delay, reorder) and field-level mutations. Ctrl-C stops it.
@@ -201,6 +220,31 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::ExportWireshark {
+            schema,
+            ports,
+            batch_ports,
+            name,
+        } => {
+            let options = bitlens_schema::WiresharkOptions {
+                ports,
+                batch_ports,
+                name,
+            };
+            match cmd::export_wireshark::run(&schema, &options) {
+                Ok(lua) => {
+                    let mut out = std::io::stdout().lock();
+                    match out.write_all(lua.as_bytes()).and_then(|()| out.flush()) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(err) => {
+                            eprintln!("bitlens: {err}");
+                            ExitCode::FAILURE
+                        }
+                    }
+                }
+                Err(e) => fail(&e),
+            }
+        }
         Command::DecodeBytes {
             schema,
             packet,

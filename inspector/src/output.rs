@@ -3,6 +3,7 @@
 use crate::capture::{Datagram, Timestamp};
 use crate::decode::{Decoded, Problem};
 use bitlens_batch::{FramingStatus, MessageStatus};
+use bitlens_codec::float_text::{f32_text, f64_text};
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -12,15 +13,26 @@ use std::net::SocketAddr;
 /// The shape (README, "JSON"):
 ///
 /// ```text
-/// {"frame","time","src","dst","len","decoder","status","packet_type",
+/// {"frame","time","src","dst","len","captured"?,"decoder","status","packet_type",
 ///  "fields":[{"path","bit","bits","value","min","max"}],
 ///  "checks":[{"label","bit","ok","expected","found"}],
 ///  "error":{"kind","bit","field","message"}|null,
 ///  "desync":{"label","expected_bit","found_bit","after_check","behind_min","behind_max",
 ///            "message"}|null,
 ///  "messages":[{"index","offset","type","name","stage","stage_name","len","status","error",
-///               "fields"}]}          (batch datagrams only)
+///               "fields"}],          (batch datagrams only)
+///  "flaw":{"field","offset","claimed","room","message"}}   (only with a malformed length)
 /// ```
+///
+/// `len` is the UDP payload length the UDP header declares ([`Datagram::declared_len`]);
+/// `captured`, the bytes of it in the capture (`payload_len`), is there only when they differ:
+/// a datagram cut by the snap length, or an IP fragment. `flaw` is there only for an IP or UDP
+/// length that claims more than an uncut frame holds ([`Datagram::flaw`]): its Wireshark field
+/// name (`udp.length`), file offset, value and the bytes there are.
+///
+/// Values are written as SCHEMA.md gives them: NaN and infinities as `"nan"`, `"inf"`,
+/// `"-inf"`, `"nan:0x<bits>"`; integers beyond the range of `i64`/`u64` (and such `min`/`max`) as
+/// strings of their digits; fixed-point values as numbers where `f64` holds them exactly.
 ///
 /// Written straight into the buffer rather than through serde structs: a million datagrams make
 /// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
@@ -37,7 +49,11 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
     j.raw(",\"dst\":");
     j.addr(&d.dst);
     j.raw(",\"len\":");
-    j.uint(payload_len as u64);
+    j.uint(d.declared_len() as u64);
+    if payload_len != d.declared_len() {
+        j.raw(",\"captured\":");
+        j.uint(payload_len as u64);
+    }
     j.raw(",\"decoder\":");
     j.str(decoded.decoder);
     // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message body
@@ -163,6 +179,19 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
             j.raw("]}");
         }
         j.raw("]");
+    }
+    if let Some(flaw) = &d.flaw {
+        j.raw(",\"flaw\":{\"field\":");
+        j.str(flaw.field.name());
+        j.raw(",\"offset\":");
+        j.uint(flaw.offset);
+        j.raw(",\"claimed\":");
+        j.uint(u64::from(flaw.claimed));
+        j.raw(",\"room\":");
+        j.uint(u64::from(flaw.room));
+        j.raw(",\"message\":");
+        j.str(&flaw.to_string());
+        j.raw("}");
     }
     j.raw("}");
 }
@@ -303,17 +332,22 @@ impl<'a> Json<'a> {
         self.out.truncate(at + len);
     }
 
+    /// An integer as the codec's `JsonInt` serializes it: a number within the range of `i64`
+    /// and `u64`, else a string of its digits (a 128-bit value JSON readers would round).
     fn int(&mut self, v: i128) {
         match u64::try_from(v.unsigned_abs()) {
-            Ok(abs) => {
+            Ok(abs) if v >= 0 || abs <= 1 << 63 => {
                 if v < 0 {
                     self.out.push(b'-');
                 }
                 self.uint(abs);
             }
-            Err(_) => self
-                .out
-                .extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            _ => {
+                self.out.push(b'"');
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+                self.out.push(b'"');
+            }
         }
     }
 
@@ -396,6 +430,17 @@ impl<'a> Json<'a> {
             Value::None => self.raw("null"),
             Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
             Value::Int(i) => self.int(*i),
+            Value::U128(i) => {
+                self.out.push(b'"');
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes());
+                self.out.push(b'"');
+            }
+            // As `Fixed` serializes: a number when f64 holds it exactly, else its decimal text.
+            Value::Fixed(x) => match x.exact_f64() {
+                Some(f) => self.f64(f),
+                None => self.str(&x.to_string()),
+            },
             Value::Str(s) => self.str(s),
             Value::Bytes(bytes) => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -407,7 +452,7 @@ impl<'a> Json<'a> {
                 }
                 self.out.push(b'"');
             }
-            // Floats as serde_json writes them (NaN and infinities become null).
+            // Floats as `Value` serializes them (NaN and infinities as strings).
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
             Value::Floats(xs) => {
@@ -423,23 +468,26 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// A float as serde_json writes it: shortest round-trip form by zmij (serde_json's own
-    /// formatter), `null` for NaN and infinities.
+    /// A float as the codec's `Value` serializes it: shortest round-trip form by zmij
+    /// (serde_json's own formatter), and NaN and infinities as the strings SCHEMA.md gives
+    /// (`"nan"`, `"inf"`, `"-inf"`, `"nan:0x..."` for other NaN bit patterns).
     fn f32(&mut self, x: f32) {
-        if x.is_finite() {
-            let mut text = zmij::Buffer::new();
-            self.out.extend_from_slice(text.format_finite(x).as_bytes());
-        } else {
-            self.raw("null");
+        match f32_text(x) {
+            None => {
+                let mut text = zmij::Buffer::new();
+                self.out.extend_from_slice(text.format_finite(x).as_bytes());
+            }
+            Some(text) => self.str(&text),
         }
     }
 
     fn f64(&mut self, x: f64) {
-        if x.is_finite() {
-            let mut text = zmij::Buffer::new();
-            self.out.extend_from_slice(text.format_finite(x).as_bytes());
-        } else {
-            self.raw("null");
+        match f64_text(x) {
+            None => {
+                let mut text = zmij::Buffer::new();
+                self.out.extend_from_slice(text.format_finite(x).as_bytes());
+            }
+            Some(text) => self.str(&text),
         }
     }
 
@@ -497,12 +545,13 @@ impl<'a> Json<'a> {
 /// The one-line text summary of a datagram.
 pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
     let mut s = format!(
-        "{:>7}  {}  {} -> {}  {:>5} B  {} {} {}",
+        "{:>7}  {}  {} -> {}  {:>5} B{}  {} {} {}",
         d.frame,
         d.time,
         d.src,
         d.dst,
-        d.payload_len(),
+        d.declared_len(),
+        captured_note(d),
         decoded.decoder,
         decoded.packet_type.as_deref().unwrap_or("-"),
         decoded.status
@@ -514,6 +563,15 @@ pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
         let _ = write!(s, "; {}", ds.message());
     }
     s
+}
+
+/// ` (54 captured)` after the length of a datagram the capture holds only part of, else empty.
+pub fn captured_note(d: &Datagram) -> String {
+    if d.payload_len() == d.declared_len() {
+        String::new()
+    } else {
+        format!(" ({} captured)", d.payload_len())
+    }
 }
 
 /// The field tree of a decoded datagram, indented, one field per line.
@@ -560,6 +618,7 @@ pub fn leaf_name(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bitlens_codec::trace::JsonInt;
     use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV6};
 
     fn written(f: impl FnOnce(&mut Json)) -> String {
@@ -648,14 +707,32 @@ mod tests {
         for v in cases {
             assert_eq!(written(|j| j.uint(v)), v.to_string());
             let i = -i128::from(v);
-            assert_eq!(written(|j| j.int(i)), i.to_string());
+            let text = if i < i128::from(i64::MIN) {
+                format!("\"{i}\"")
+            } else {
+                i.to_string()
+            };
+            assert_eq!(written(|j| j.int(i)), text);
+            assert_eq!(
+                written(|j| j.int(i)),
+                serde_json::to_string(&JsonInt(i)).unwrap()
+            );
         }
+        // Beyond 64 bits: the digits in a string, as `JsonInt` serializes them.
         for i in [
             i128::MIN,
             i128::MAX,
             i128::from(u64::MAX) + 1,
+            i128::from(i64::MIN) - 1,
             -i128::from(u64::MAX) - 1,
         ] {
+            assert_eq!(written(|j| j.int(i)), format!("\"{i}\""));
+            assert_eq!(
+                written(|j| j.int(i)),
+                serde_json::to_string(&JsonInt(i)).unwrap()
+            );
+        }
+        for i in [i128::from(i64::MIN), i128::from(u64::MAX), 0] {
             assert_eq!(written(|j| j.int(i)), i.to_string());
         }
     }
@@ -683,9 +760,15 @@ mod tests {
             Value::F64(f64::MIN_POSITIVE / 4.0),
             Value::F64(-1e300),
             Value::F64(f64::INFINITY),
+            Value::U128(u128::MAX),
+            Value::Fixed(bitlens_codec::Fixed::new(-832, 8)),
+            Value::Fixed(bitlens_codec::Fixed::new(1, 64)),
+            Value::Fixed(bitlens_codec::Fixed::new(i128::MIN, 0)),
             Value::Str("a\"b".into()),
             Value::Bytes(vec![0, 0xab, 0xff]),
             Value::Floats(vec![1.5, -0.0, f32::NAN]),
+            Value::F32(f32::from_bits(0xffc00001)),
+            Value::F64(-f64::NAN),
         ] {
             assert_eq!(
                 written(|j| j.value(&v)),
@@ -693,6 +776,17 @@ mod tests {
                 "{v:?}"
             );
         }
+        // SCHEMA.md's spellings, not serde_json's null.
+        let floats = Value::Floats(vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0]);
+        assert_eq!(
+            written(|j| j.value(&floats)),
+            r#"["nan","inf","-inf",-0.0]"#
+        );
+        let payload = Value::F64(f64::from_bits(0x7ff0000000000001));
+        assert_eq!(
+            written(|j| j.value(&payload)),
+            r#""nan:0x7ff0000000000001""#
+        );
     }
 
     #[test]

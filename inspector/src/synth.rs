@@ -286,19 +286,59 @@ pub const FAULT_KINDS: [&str; 10] = [
 
 /// Generates `packets` datagrams (and with `faults`, one fault in every 25, cycling through
 /// [`FAULT_KINDS`]). Returns the datagrams and the fault labels with their frame numbers.
+///
+/// Holds them all: for a capture file of any size, write [`datagrams`] as they come.
 pub fn generate(
     packets: usize,
     seed: u64,
     faults: bool,
 ) -> (Vec<SynthDatagram<'static>>, Vec<Fault>) {
-    let mut rng = Rng::new(seed);
     let mut out = Vec::with_capacity(packets);
     let mut labels = Vec::new();
-    let mut frame_no = 1u64;
-    // Per tick: each client sends a packet, the server answers each, and two message batches
-    // travel on the batch port (server -> client, client -> server).
-    let per_tick = i128::from(CLIENTS) * 2 + 2;
-    for i in 0..packets {
+    for (d, fault) in datagrams(packets, seed, faults) {
+        out.push(d);
+        labels.extend(fault);
+    }
+    (out, labels)
+}
+
+/// The datagrams of [`generate`] one at a time, each with its fault label if it has one: the
+/// same datagrams in the same order, made as they are asked for.
+pub fn datagrams(packets: usize, seed: u64, faults: bool) -> Datagrams {
+    Datagrams {
+        rng: Rng::new(seed),
+        next: 0,
+        packets,
+        faults,
+        frame_no: 1,
+    }
+}
+
+/// The iterator of [`datagrams`].
+#[derive(Debug, Clone)]
+pub struct Datagrams {
+    rng: Rng,
+    /// Index of the next datagram.
+    next: usize,
+    packets: usize,
+    faults: bool,
+    /// Frame number of the next datagram's first frame.
+    frame_no: u64,
+}
+
+impl Iterator for Datagrams {
+    type Item = (SynthDatagram<'static>, Option<Fault>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = self.next;
+        if i >= self.packets {
+            return None;
+        }
+        self.next += 1;
+        let rng = &mut self.rng;
+        // Per tick: each client sends a packet, the server answers each, and two message batches
+        // travel on the batch port (server -> client, client -> server).
+        let per_tick = i128::from(CLIENTS) * 2 + 2;
         let tick = i as i128 / per_tick;
         let slot = i as i128 % per_tick;
         let nanos = i128::from(START_SECS) * 1_000_000_000
@@ -310,7 +350,7 @@ pub fn generate(
         let batch_slot = slot >= i128::from(CLIENTS) * 2;
         let from_server = slot >= i128::from(CLIENTS) && slot != per_tick - 1;
         let fault_kind =
-            (faults && i % 25 == 12).then(|| FAULT_KINDS[(i / 25) % FAULT_KINDS.len()]);
+            (self.faults && i % 25 == 12).then(|| FAULT_KINDS[(i / 25) % FAULT_KINDS.len()]);
         let on_batch_port = match fault_kind {
             Some(kind) => kind == "batch_length_past_end",
             None => batch_slot,
@@ -321,9 +361,8 @@ pub fn generate(
             (false, true) => (server(), client(c)),
             (false, false) => (client(c), server()),
         };
-        let mut datagram = None;
         if let Some(kind) = fault_kind {
-            let (bytes, expect, detail, snap, frag) = make_fault(kind, &mut rng);
+            let (bytes, expect, detail, snap, frag) = make_fault(kind, rng);
             let mut d = SynthDatagram::new(time, src, dst, bytes);
             if let Some(s) = snap {
                 d = d.truncated(s);
@@ -334,31 +373,30 @@ pub fn generate(
                 frames = (8 + d.payload.len() as u64).div_ceil(size8);
                 d = d.fragmented(f);
             }
-            labels.push(Fault {
-                frame: frame_no,
+            let label = Fault {
+                frame: self.frame_no,
                 fault: kind,
                 expect: expect.name(),
                 detail,
-            });
-            frame_no += frames;
-            datagram = Some(d);
+            };
+            self.frame_no += frames;
+            return Some((d, Some(label)));
         }
-        let d = match datagram {
-            Some(d) => d,
-            None if on_batch_port => {
-                frame_no += 1;
-                SynthDatagram::new(time, src, dst, random_batch(&mut rng))
-            }
-            None => {
-                frame_no += 1;
-                let mut packet = random_packet(&mut rng, from_server);
-                let bytes = encode(&mut packet, &demo::PROTOCOL).unwrap_or_default();
-                SynthDatagram::new(time, src, dst, bytes)
-            }
+        self.frame_no += 1;
+        let d = if on_batch_port {
+            SynthDatagram::new(time, src, dst, random_batch(rng))
+        } else {
+            let mut packet = random_packet(rng, from_server);
+            let bytes = encode(&mut packet, &demo::PROTOCOL).unwrap_or_default();
+            SynthDatagram::new(time, src, dst, bytes)
         };
-        out.push(d);
+        Some((d, None))
     }
-    (out, labels)
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.packets - self.next;
+        (left, Some(left))
+    }
 }
 
 type FaultBytes = (Vec<u8>, Status, String, Option<u32>, Option<u16>);

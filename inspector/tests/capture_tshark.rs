@@ -495,3 +495,231 @@ fn capture_agrees_with_tshark() {
 
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tshark`'s `udp.length - 8` and `data.len` (the payload bytes in the frame) per frame.
+fn tshark_lengths(file: &Path) -> BTreeMap<u64, (u64, u64)> {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(file)
+        .args(["-o", "ip.defragment:FALSE", "-Y", "udp", "-T", "fields"])
+        .args(["-e", "frame.number", "-e", "udp.length", "-e", "data.len"])
+        .output()
+        .expect("tshark runs");
+    assert!(out.status.success(), "tshark on {}", file.display());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let udp_len: u64 = f[1].parse().unwrap();
+            // No payload bytes in the frame: no `data` at all.
+            let present = if f[2].is_empty() {
+                0
+            } else {
+                f[2].parse().unwrap()
+            };
+            (f[0].parse().unwrap(), (udp_len - 8, present))
+        })
+        .collect()
+}
+
+/// `decode --json` gives `len` as the UDP header declares it and `captured` (only when it
+/// differs) as the bytes in the frame, as tshark does, on a capture with fragments and snap
+/// length cuts and on the demo capture cut by `editcap -s` (inside the payload, and right after
+/// the UDP header).
+#[test]
+fn decode_len_and_captured_agree_with_tshark() {
+    if !tools_or_skip() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("bitlens-len-tshark-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let captures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures");
+    let mut files = vec![captures.join("faults.pcap")];
+    for snap in ["60", "42"] {
+        let cut = dir.join(format!("demo-s{snap}.pcap"));
+        run(Command::new("editcap")
+            .args(["-s", snap])
+            .arg(captures.join("demo.pcap"))
+            .arg(&cut));
+        files.push(cut);
+    }
+    for file in &files {
+        let theirs = tshark_lengths(file);
+        let out = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+            .args(["decode", "--json"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (mut compared, mut cut) = (0, 0);
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let frame = v["frame"].as_u64().unwrap();
+            let len = v["len"].as_u64().unwrap();
+            let captured = v.get("captured").map(|c| c.as_u64().unwrap());
+            assert_ne!(captured, Some(len), "{}: frame {frame}", file.display());
+            match theirs.get(&frame) {
+                Some(&want) => {
+                    assert_eq!(
+                        (len, captured.unwrap_or(len)),
+                        want,
+                        "{}: frame {frame}: {line}",
+                        file.display()
+                    );
+                    compared += 1;
+                    cut += usize::from(captured.is_some());
+                }
+                // A later IP fragment has no UDP header: ours without ports, not tshark's `udp`.
+                None => assert_eq!(v["status"], "undecoded", "{}: {line}", file.display()),
+            }
+        }
+        assert_eq!(compared, theirs.len(), "{}", file.display());
+        assert!(cut > 0, "{}: nothing was cut", file.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Lying length fields are flaws where tshark's expert info says the same: a UDP length past
+/// the IP payload ("Bad length value"), an IPv4 total length or IPv6 payload length past the
+/// end of an uncut frame ("exceeds packet length" / "exceeds framing length", with our room);
+/// a frame cut by `editcap -s` has none. `decode --json` reports them as `flaw`.
+#[test]
+fn length_flaws_agree_with_tshark_expert_info() {
+    if !tools_or_skip() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("bitlens-flaw-tshark-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let v4 = || {
+        udp4(
+            true,
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            (5000, 40000),
+            b"payload",
+        )
+    };
+    let v6a = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let mut udp_lie = v4();
+    udp_lie[14 + 20 + 4..14 + 20 + 6].copy_from_slice(&2000u16.to_be_bytes());
+    let mut ip_lie = v4();
+    ip_lie[14 + 2..14 + 4].copy_from_slice(&3000u16.to_be_bytes());
+    let mut v6_lie = eth(&[0x86, 0xDD], &udp6_ip(v6a, v6a, (1, 40000), b"six"));
+    v6_lie[14 + 4..14 + 6].copy_from_slice(&500u16.to_be_bytes());
+    let big = udp4(true, [10, 0, 0, 1], [10, 0, 0, 2], (5000, 40000), &[7; 300]);
+    let frames: Vec<(u64, u32, Vec<u8>)> = [v4(), udp_lie, ip_lie, v6_lie, big]
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (i as u64, 0, f))
+        .collect();
+    let whole = text2pcap(&dir, "lies.pcap", 1, true, &frames);
+    let cut = dir.join("lies-cut.pcap");
+    run(Command::new("editcap")
+        .args(["-s", "100"])
+        .arg(&whole)
+        .arg(&cut));
+
+    for file in [&whole, &cut] {
+        let out = Command::new("tshark")
+            .arg("-r")
+            .arg(file)
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+                "-e",
+                "_ws.expert.message",
+            ])
+            .output()
+            .unwrap();
+        let expert: BTreeMap<u64, String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (n, m) = l.split_once('\t').unwrap();
+                (n.parse().unwrap(), m.to_owned())
+            })
+            .collect();
+        let c = Capture::open(file).unwrap();
+        assert_eq!(c.datagrams().len(), 5);
+        let mut flaws = 0;
+        for d in c.datagrams() {
+            let said = &expert[&d.frame];
+            let ours = d.flaw.map(|f| (f.field.name(), f.claimed, f.room));
+            match ours {
+                Some(("udp.length", claimed, _)) => {
+                    assert!(
+                        said.contains(&format!("Bad length value {claimed} > IP payload length")),
+                        "{said}"
+                    )
+                }
+                Some(("ip.len", _, room)) => assert!(
+                    said.contains(&format!(
+                        "IPv4 total length exceeds packet length ({room} bytes)"
+                    )),
+                    "{said}"
+                ),
+                Some(("ipv6.plen", _, room)) => assert!(
+                    said.contains(&format!(
+                        "IPv6 payload length exceeds framing length ({room} bytes)"
+                    )),
+                    "{said}"
+                ),
+                Some(other) => panic!("{other:?}"),
+                None => assert!(
+                    !said.contains("length value") && !said.contains("length exceeds"),
+                    "frame {}: tshark says {said}",
+                    d.frame
+                ),
+            }
+            flaws += usize::from(ours.is_some());
+        }
+        assert_eq!(flaws, 3, "{}", file.display());
+        // The cut frame 5 is truncated by the snap length, and no flaw.
+        assert_eq!(
+            (c.datagrams()[4].status, c.datagrams()[4].flaw),
+            (
+                if file == &cut {
+                    Status::Truncated
+                } else {
+                    Status::Whole
+                },
+                None
+            )
+        );
+
+        // `decode --json` carries the same flaws.
+        let out = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+            .args(["decode", "--json"])
+            .arg(file)
+            .output()
+            .unwrap();
+        for (line, d) in String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .zip(c.datagrams())
+        {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            match d.flaw {
+                Some(f) => assert_eq!(
+                    v["flaw"],
+                    serde_json::json!({
+                        "field": f.field.name(),
+                        "offset": f.offset,
+                        "claimed": f.claimed,
+                        "room": f.room,
+                        "message": f.to_string(),
+                    })
+                ),
+                None => assert!(v.get("flaw").is_none(), "{line}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,6 +113,96 @@ fn every_labelled_fault_gets_its_expected_status() {
 }
 
 #[test]
+fn a_cut_datagram_shows_its_udp_length_and_what_was_captured() {
+    // Frame 188 of faults.pcap: a 52-byte snap length keeps 10 of its 37 payload bytes (the
+    // UDP header says 45); frame 213, the first of three IP fragments, 56 of 170.
+    let text = stdout(&bitlens(&["decode", "captures/faults.pcap"]));
+    let line = |frame: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{frame} ")))
+            .unwrap_or_else(|| panic!("no frame {frame}"))
+            .to_owned()
+    };
+    assert!(
+        line("188").contains("   37 B (10 captured)  demo - truncated"),
+        "{}",
+        line("188")
+    );
+    assert!(
+        line("213").contains("  170 B (56 captured)  demo - fragment"),
+        "{}",
+        line("213")
+    );
+    assert!(line("1").contains(" B  demo"), "{}", line("1"));
+    let json = stdout(&bitlens(&["decode", "--json", "captures/faults.pcap"]));
+    let v: serde_json::Value = serde_json::from_str(json.lines().nth(187).unwrap()).unwrap();
+    assert_eq!(
+        (&v["frame"], &v["len"], &v["captured"]),
+        (&188.into(), &37.into(), &10.into())
+    );
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert!(v.get("captured").is_none(), "{v}");
+}
+
+#[test]
+fn lying_ip_and_udp_lengths_are_named_by_decode_and_check() {
+    let dir = std::env::temp_dir().join(format!("bitlens-lies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bytes = std::fs::read(root().join("captures/demo.pcap")).unwrap();
+    // Frame 1's UDP length and frame 2's IPv4 total length (Ethernet, IPv4 without options).
+    let udp_len_at = 24 + 16 + 14 + 20 + 4;
+    bytes[udp_len_at..udp_len_at + 2].copy_from_slice(&2000u16.to_be_bytes());
+    let first_len = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    let ip_len_at = 24 + 16 + first_len + 16 + 14 + 2;
+    bytes[ip_len_at..ip_len_at + 2].copy_from_slice(&3000u16.to_be_bytes());
+    let lies = dir.join("lies.pcap");
+    std::fs::write(&lies, &bytes).unwrap();
+    let lies = lies.to_str().unwrap();
+
+    let text = stdout(&bitlens(&["decode", lies]));
+    let mut lines = text.lines();
+    let first = lines.next().unwrap();
+    assert!(first.contains(" demo - truncated  "), "{first}");
+    assert!(
+        first.ends_with(&format!(
+            "{lies}: frame 1 at byte {udp_len_at}: UDP length 2000 is more than the 23 bytes the \
+             IP header leaves for the datagram (a malformed UDP header, not a snap-length cut)"
+        )),
+        "{first}"
+    );
+    let second = lines.next().unwrap();
+    assert!(
+        second.contains(" ok  "),
+        "the datagram itself is whole: {second}"
+    );
+    assert!(
+        second.contains(&format!(
+            "{lies}: frame 2 at byte {ip_len_at}: IPv4 total length 3000"
+        )),
+        "{second}"
+    );
+
+    let o = bitlens(&["check", lies]);
+    assert_eq!(o.status.code(), Some(1), "frame 1 cannot be decoded");
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!(
+            "flaw/udp.length  frame 1: at byte {udp_len_at}: UDP length 2000 is more than"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "flaw/ip.len      frame 2: at byte {ip_len_at}: IPv4 total length 3000"
+        )),
+        "{out}"
+    );
+    // The truncation is the flaw's: no separate "truncated" kind blames the snap length.
+    assert!(!out.contains("captured (cut by the snap length)"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn decode_json_has_the_documented_keys() {
     let o = bitlens(&["decode", "--json", "captures/faults.pcap"]);
     let first = stdout(&o).lines().next().unwrap().to_owned();
@@ -349,6 +439,69 @@ fn synth_is_deterministic() {
         std::fs::read(&c).unwrap(),
         std::fs::read(root().join("captures/demo.pcap")).unwrap(),
         "captures/demo.pcap is stale: re-run the command in captures/README.md"
+    );
+    // And the fault capture with its labels, written as they are made.
+    let f = dir.join("faults.pcap");
+    let args = ["--packets", "1000", "--seed", "2", "--faults"];
+    assert!(
+        bitlens(&[&["synth", f.to_str().unwrap()], &args[..]].concat())
+            .status
+            .success()
+    );
+    for (ours, shipped) in [
+        (f.clone(), "captures/faults.pcap"),
+        (
+            dir.join("faults.labels.json"),
+            "captures/faults.labels.json",
+        ),
+    ] {
+        assert_eq!(
+            std::fs::read(&ours).unwrap(),
+            std::fs::read(root().join(shipped)).unwrap(),
+            "{shipped} is stale: re-run the command in captures/README.md"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Peak resident memory of `bitlens ARGS` in KiB, by GNU time (`None` without it).
+fn peak_rss_kib(args: &[&str]) -> Option<u64> {
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_bitlens"))
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    stderr(&o).lines().last()?.trim().parse().ok()
+}
+
+#[test]
+fn synth_memory_does_not_grow_with_the_packet_count() {
+    let dir = std::env::temp_dir().join(format!("bitlens-synth-rss-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("x.pcap");
+    let run = |packets: &str| {
+        peak_rss_kib(&[
+            "synth",
+            out.to_str().unwrap(),
+            "--packets",
+            packets,
+            "--faults",
+        ])
+    };
+    let (Some(small), Some(large)) = (run("5000"), run("50000")) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/bin/time (GNU time) is missing"
+        );
+        eprintln!("skipped: no /usr/bin/time");
+        return;
+    };
+    // Holding every datagram took about 1.4 KiB each: 60 MiB more for the larger run.
+    assert!(
+        large < small + 8 * 1024,
+        "5000 datagrams: {small} KiB, 50000: {large} KiB"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

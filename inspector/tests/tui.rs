@@ -1,8 +1,8 @@
 //! The inspector's TUI, driven without a terminal: key handling on the plain `App` state and
 //! snapshots of `ui::draw` into ratatui's `TestBackend`.
 
-use bitlens::capture::Capture;
-use bitlens::capture::write::{WriteFormat, to_bytes};
+use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
+use bitlens::capture::{Capture, Timestamp};
 use bitlens::decode::{Decoders, Status};
 use bitlens::tui::{App, Key, Pane, ui};
 use ratatui::Terminal;
@@ -295,7 +295,7 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
     assert!(
         list.contains(
             "no UDP datagrams before the damage: damaged.pcap: frame 1 at byte 24: record claims \
-             2147483647 bytes, more than the 16 MiB limit"
+             2147483663 bytes with its header, more than the 16 MiB limit"
         ),
         "{list}"
     );
@@ -304,6 +304,71 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
         status.starts_with(" damaged.pcap │ damaged: damaged.pcap: frame 1"),
         "{status}"
     );
+}
+
+#[test]
+fn len_column_shows_captured_of_declared_for_a_cut_datagram() {
+    // 100 payload bytes, cut by a 60-byte snap length after 18 of them; then the same, whole.
+    let payload = [0xAB; 100];
+    let datagram = || {
+        SynthDatagram::new(
+            Timestamp::from_nanos(1_700_000_000_000_000_000),
+            "10.0.0.1:5000".parse().unwrap(),
+            "10.0.0.2:40000".parse().unwrap(),
+            &payload[..],
+        )
+    };
+    let bytes = to_bytes(
+        WriteFormat::PcapEthernet { nanos: true },
+        &[datagram().truncated(60), datagram()],
+    )
+    .unwrap();
+    let app = app_for(Capture::from_bytes("cut.pcap", bytes).unwrap(), false, SIZE);
+    let t = render(&app);
+    let rows: Vec<String> = (0..SIZE.1).map(|y| screen_row(&t, y)).collect();
+    let row = |frame: &str| {
+        rows.iter()
+            .find(|r| r.starts_with(&format!("│{frame} ")))
+            .unwrap_or_else(|| panic!("no row for frame {frame}:\n{}", rows.join("\n")))
+    };
+    assert!(row("1").contains(" 18/100 "), "{}", row("1"));
+    assert!(row("1").contains("truncated"), "{}", row("1"));
+    assert!(
+        row("2").contains(" 100 ") && !row("2").contains('/'),
+        "{}",
+        row("2")
+    );
+    // The selected (first) datagram's line above the field tree.
+    assert!(
+        rows.iter().any(|r| r.contains("100 bytes (18 captured)")),
+        "{}",
+        rows.join("\n")
+    );
+}
+
+#[test]
+fn a_lying_udp_length_is_named_under_the_list_not_blamed_on_the_snap_length() {
+    let datagram = SynthDatagram::new(
+        Timestamp::from_nanos(1_700_000_000_000_000_000),
+        "10.0.0.1:5000".parse().unwrap(),
+        "10.0.0.2:40000".parse().unwrap(),
+        &b"hello"[..],
+    );
+    let mut bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &[datagram]).unwrap();
+    // The UDP length field: file header, record header, Ethernet, IPv4, ports.
+    let at = 24 + 16 + 14 + 20 + 4;
+    bytes[at..at + 2].copy_from_slice(&300u16.to_be_bytes());
+    let app = app_for(Capture::from_bytes("lie.pcap", bytes).unwrap(), false, SIZE);
+    let rows: Vec<String> = (0..SIZE.1).map(|y| screen_row(&render(&app), y)).collect();
+    let text = rows.join("\n");
+    assert!(text.contains("5/292"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "✗ lie.pcap: frame 1 at byte {at}: UDP length 300 is more than the 13 bytes"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("snap length):"), "{text}");
 }
 
 /// A live session (`bitlens proxy --tui`): an app over a growing capture.

@@ -1,5 +1,74 @@
-//! `#[derive(Tagged)]` for `bitlens_tagged`: writes the one `report` function of a struct
-//! from `#[tag(N)]` attributes on its fields.
+//! Derive macros of bitlens: `#[derive(BitPacked)]` and `#[derive(PacketSet)]` for the
+//! bit-packed codec (`bitlens_codec`, which re-exports them), and `#[derive(Tagged)]` for the
+//! tagged format (`bitlens_tagged`).
+//!
+//! # `#[derive(BitPacked)]`
+//!
+//! Generates `bitlens_codec::BitPacked`: the one `serialize` function over every `Stream`, the
+//! fewest bits a value takes, and the type's definition in the schema language (`SCHEMA.md`),
+//! which `bitlens-schema` interprets to the same bytes, errors and traces. On a **struct**, its
+//! fields in order; on an **enum of unit variants**, `int(smallest, largest)` over the variants'
+//! numbers (the schema's `[enum]`: no gaps, so every number read has a variant); on an **enum
+//! with data**, a tagged union: the variant's number as `int(0, variants - 1)` named
+//! `variant`, then that variant's fields (the schema's `[union]`).
+//!
+//! A field without attributes goes through its type's own `BitPacked`: `bool` (1 bit), the
+//! integers `i8`..`i64`, `u8`..`u32` (`int` over the type's full range), `u64`, `f32`, `f64`
+//! (raw bits), `i128` (full-range `int128`), `u128`, `[u8; N]` (aligned raw bytes), and any
+//! derived type (a struct in a scope named after the field). Attributes on a field,
+//! `#[bitlens(...)]`, modelled on deku's:
+//!
+//! | attribute | field type | wire |
+//! |---|---|---|
+//! | `range = MIN..=MAX` (or `MIN..MAX`) | integers | `v - MIN` in `bits_required(MIN, MAX)` bits (`int128` for `u64`, `i128`, `u128`) |
+//! | `bits = N` | integers up to 64 bits, `bool` | `N` raw bits (two's complement of the type's width) |
+//! | `compressed(min = A, max = B, resolution = R)` | `f32`, `[f32; 3]` | compressed float / vector |
+//! | `compressed(min = A, delta = D, max_integer_value = M)` | `f32`, `[f32; 3]` | the same from precomputed constants |
+//! | `compressed = CONST` | `f32`, `[f32; 3]` | a `CompressedFloat` constant (the schema gets its precomputed constants) |
+//! | `quaternion(bits = N)` or `quaternion = CONST` | `[f32; 4]` | smallest three, `2 + 3N` bits |
+//! | `fixed(integer_bits = I, fraction_bits = F, min = A, max = B)` (`unsigned`), or `fixed = CONST` | the Q format's storage integer | serialize 1.0's fixed point |
+//! | `max_len = N` | `String` | `int(len, 0, N)`, then UTF-8 bytes |
+//! | `wstring, max_len = N` | `String` | UTF-16 units in 32-bit groups |
+//! | `len = N` | `Vec<u8>` | `N` aligned raw bytes |
+//! | `max_len = N` (and `element(...)` with an element's attributes) | `Vec<T>` | `int(len, 0, N)`, then each element |
+//! | `sparse(max_objects = N)` | `Vec<T>`, `T` with a `sparse_index` field | relative object indices, closed by `N` |
+//! | `sparse_index` | an integer field of a sparse array's element | the index the array sends |
+//! | `object_index(max_objects = N, previous = P)` | integers holding `N` | one relative object index |
+//! | `int_relative(previous = P)` | `u32`, `i64`, `u64` | the reference library's relative integer |
+//! | `align` / `align_after` | any | zero bits to a byte boundary, before / after the field |
+//! | `check = "label"` / `check_after = "label"` | any (repeatable) | a check marker before / after the field |
+//! | `if = flag` / `unless = flag` | any | sent only when the earlier bool `flag` is true / false; absent reads as `Default` (writing another value is refused) |
+//! | (none) / `flag = "name"` | `Option<T>` | a bool `has_<field>` (or `name`), then the value when `Some` |
+//! | `if = flag` | `Option<T>` | `Some` exactly when the earlier bool `flag` says so |
+//! | `flatten` | a derived struct | its fields inline, without a scope (the schema's `include`) |
+//! | `name = "wire"` | any | the field's name in traces, errors and the schema |
+//! | `skip` | any (`Default`) | not sent; reads as `Default` |
+//!
+//! `P` (previous) is an integer constant (default `-1`) or the name of an earlier integer field.
+//! Bounds may be literals or constant expressions. On the type: `name = "..."` (its schema
+//! name), `tag_name = "..."` (a union's tag), `crate = "path"`.
+//!
+//! Wrong attributes are compile errors at the attribute that say the fix: an empty range, a
+//! range outside its type, a compressed float without `resolution` (or `min`, `max`), a `Vec` or
+//! `String` without `max_len`, raw bits wider than the type, a quaternion outside 2..=16 bits, a
+//! Q format that is not the field's storage, a guard that is not an earlier bool, two fields with
+//! one wire name, two forms on one field, an enum whose numbers leave gaps. Attributes given as
+//! constant expressions are checked the same way by compile-time assertions.
+//!
+//! # `#[derive(PacketSet)]`
+//!
+//! On the enum of a protocol's packets (one variant per packet type, numbered from 0 in
+//! declaration order): `#[bitlens(protocol = "name", id = ID, mtu = N)]` (`id` an integer
+//! literal, with `id_bits = 64` for a 64-bit id, or a `ProtocolId` constant). Generates the
+//! `Packet` impl (`protocol()`, `packet_type()`, `empty(t)`, `serialize_body`; framing by
+//! `bitlens_codec::packet::frame`) and `PacketSet::schema()`, the whole protocol. A variant is
+//! `Name(Body)` (a derived struct: its fields are the body), `Name { fields }`, `Name(fields)`
+//! or `Name`; `#[bitlens(name = "...")]` renames its packet type, `check = "label"` /
+//! `check_after = "label"` put check markers around its body.
+//!
+//! # `#[derive(Tagged)]`
+//!
+//! Writes the one `report` function of a struct from `#[tag(N)]` attributes on its fields.
 //!
 //! - `#[tag(N)]` on every field gives its id; ids must be unique, and fields are reported in
 //!   increasing id order whatever their declaration order.
@@ -12,157 +81,42 @@
 //! See the `bitlens_tagged` module documentation for a runnable example.
 
 use proc_macro::TokenStream;
-use proc_macro2::{Span, TokenStream as TokenStream2};
-use quote::quote;
-use syn::{Data, DeriveInput, Fields, LitInt, LitStr, Member, Token, parse_macro_input};
+use syn::{DeriveInput, parse_macro_input};
 
-/// Derives `bitlens_tagged::Tagged` from `#[tag(N)]` field attributes.
-#[proc_macro_derive(Tagged, attributes(tag))]
-pub fn derive_tagged(input: TokenStream) -> TokenStream {
+mod attrs;
+mod bitpacked;
+mod body;
+mod fields;
+mod packet_set;
+mod tagged;
+
+/// Derives `bitlens_codec::BitPacked` from `#[bitlens(...)]` attributes (see the crate doc).
+#[proc_macro_derive(BitPacked, attributes(bitlens))]
+pub fn derive_bit_packed(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    match expand(&input) {
+    match bitpacked::expand(&input) {
         Ok(tokens) => tokens.into(),
         Err(err) => err.to_compile_error().into(),
     }
 }
 
-struct StructAttrs {
-    removed: Vec<(u64, Span)>,
-    krate: syn::Path,
-}
-
-fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
-    let mut attrs = StructAttrs {
-        removed: Vec::new(),
-        krate: syn::parse_quote!(::bitlens_tagged),
-    };
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("tag")) {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("removed") {
-                let content;
-                syn::parenthesized!(content in meta.input);
-                let ids = content.parse_terminated(|p| p.parse::<LitInt>(), Token![,])?;
-                for id in ids {
-                    attrs.removed.push((id.base10_parse::<u64>()?, id.span()));
-                }
-                Ok(())
-            } else if meta.path.is_ident("crate") {
-                let path: LitStr = meta.value()?.parse()?;
-                attrs.krate = path.parse()?;
-                Ok(())
-            } else {
-                Err(meta.error("expected `removed(ids...)` or `crate = \"path\"`"))
-            }
-        })?;
+/// Derives `bitlens_codec::Packet` and `bitlens_codec::PacketSet` for a packet enum (see the
+/// crate doc).
+#[proc_macro_derive(PacketSet, attributes(bitlens))]
+pub fn derive_packet_set(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match packet_set::expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
     }
-    Ok(attrs)
 }
 
-enum FieldTag {
-    Id(u64),
-    Skip,
-}
-
-fn field_tag(field: &syn::Field) -> syn::Result<FieldTag> {
-    let mut found = None;
-    for attr in field.attrs.iter().filter(|a| a.path().is_ident("tag")) {
-        if found.is_some() {
-            return Err(syn::Error::new_spanned(
-                attr,
-                "only one #[tag(...)] per field",
-            ));
-        }
-        let tag = if let Ok(id) = attr.parse_args::<LitInt>() {
-            FieldTag::Id(id.base10_parse()?)
-        } else {
-            let mut skip = false;
-            attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("skip") {
-                    skip = true;
-                    Ok(())
-                } else {
-                    Err(meta.error("expected a field id `#[tag(3)]` or `#[tag(skip)]`"))
-                }
-            })?;
-            FieldTag::Skip
-        };
-        found = Some(tag);
+/// Derives `bitlens_tagged::Tagged` from `#[tag(N)]` field attributes.
+#[proc_macro_derive(Tagged, attributes(tag))]
+pub fn derive_tagged(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match tagged::expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
     }
-    found.ok_or_else(|| {
-        syn::Error::new_spanned(
-            field,
-            "every field needs `#[tag(N)]` with its id, or `#[tag(skip)]`",
-        )
-    })
-}
-
-fn expand(input: &DeriveInput) -> syn::Result<TokenStream2> {
-    let attrs = struct_attrs(input)?;
-    let Data::Struct(data) = &input.data else {
-        return Err(syn::Error::new_spanned(
-            input,
-            "#[derive(Tagged)] supports structs only",
-        ));
-    };
-    let members: Vec<(Member, &syn::Field)> = match &data.fields {
-        Fields::Named(named) => named
-            .named
-            .iter()
-            .map(|f| (Member::Named(f.ident.clone().expect("named field")), f))
-            .collect(),
-        Fields::Unnamed(unnamed) => unnamed
-            .unnamed
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (Member::Unnamed(i.into()), f))
-            .collect(),
-        Fields::Unit => Vec::new(),
-    };
-
-    let mut tagged = Vec::new();
-    for (member, field) in &members {
-        if let FieldTag::Id(id) = field_tag(field)? {
-            if let Some((_, _)) = attrs.removed.iter().find(|(r, _)| *r == id) {
-                return Err(syn::Error::new_spanned(
-                    field,
-                    format!("field id {id} was removed and must never be reused: pick a new id"),
-                ));
-            }
-            if tagged.iter().any(|(other, _, _)| *other == id) {
-                return Err(syn::Error::new_spanned(
-                    field,
-                    format!("field id {id} is used twice"),
-                ));
-            }
-            tagged.push((id, member.clone(), field));
-        }
-    }
-    tagged.sort_by_key(|(id, _, _)| *id);
-
-    let krate = &attrs.krate;
-    let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let calls = tagged.iter().map(|(id, member, _)| {
-        let label = match member {
-            Member::Named(ident) => ident.to_string(),
-            Member::Unnamed(index) => index.index.to_string(),
-        };
-        quote! {
-            reporter.field(#id, #label, &mut self.#member)?;
-        }
-    });
-    let removed = attrs.removed.iter().map(|(id, _)| id);
-    Ok(quote! {
-        impl #impl_generics #krate::Tagged for #name #ty_generics #where_clause {
-            const REMOVED_IDS: &'static [u64] = &[#(#removed),*];
-
-            fn report<__R: #krate::Reporter>(
-                &mut self,
-                reporter: &mut __R,
-            ) -> ::core::result::Result<(), #krate::Error> {
-                #(#calls)*
-                ::core::result::Result::Ok(())
-            }
-        }
-    })
 }

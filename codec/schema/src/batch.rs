@@ -29,7 +29,7 @@
 //! schema a process loads.
 
 use crate::parse::{Cost, MAX_DEPTH, MAX_FIXED_ENTRIES};
-use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col};
+use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 use crate::{DynStruct, DynValue, SchemaError};
 use bitlens_batch::message::{BatchWriter, MAX_MTU, RawMessage, UpdateStage, max_body};
 use bitlens_batch::stream::{ByteCounter, ByteReader, ByteStream, ByteWriter, LittleEndian};
@@ -56,7 +56,7 @@ fn intern(s: &str) -> &'static str {
 
 /// A fixed-width primitive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Prim {
+pub(super) enum Prim {
     Bool,
     U8,
     U16,
@@ -88,7 +88,7 @@ impl Prim {
         })
     }
 
-    fn size(self) -> usize {
+    pub(super) fn size(self) -> usize {
         match self {
             Prim::Bool | Prim::U8 | Prim::I8 => 1,
             Prim::U16 | Prim::I16 => 2,
@@ -108,14 +108,14 @@ impl Prim {
         }
     }
 
-    fn signed(self) -> bool {
+    pub(super) fn signed(self) -> bool {
         matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64)
     }
 }
 
 /// A range check made after a value is read (and before it is written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Check {
+pub(super) enum Check {
     None,
     /// Unsigned values in `min..=max`.
     Range {
@@ -128,7 +128,7 @@ enum Check {
 
 /// What a batch field is on the wire.
 #[derive(Debug, Clone)]
-enum BKind {
+pub(super) enum BKind {
     Prim(Prim, Check),
     /// A varint: `wide` = 64 bits, `signed` = zig-zag first.
     Packed {
@@ -166,15 +166,15 @@ enum BKind {
 }
 
 #[derive(Debug, Clone)]
-struct BField {
-    name: &'static str,
-    kind: BKind,
-    guard: Option<(usize, bool)>,
+pub(super) struct BField {
+    pub(super) name: &'static str,
+    pub(super) kind: BKind,
+    pub(super) guard: Option<(usize, bool)>,
 }
 
 #[derive(Debug, Clone)]
-struct BStruct {
-    fields: Vec<BField>,
+pub(super) struct BStruct {
+    pub(super) fields: Vec<BField>,
     layout: Arc<[Arc<str>]>,
     /// Fewest bytes its unguarded fields take.
     min_size: usize,
@@ -185,19 +185,19 @@ struct BStruct {
 }
 
 #[derive(Debug, Clone)]
-struct MessageDef {
-    message_type: u8,
-    name: &'static str,
-    body: usize,
+pub(super) struct MessageDef {
+    pub(super) message_type: u8,
+    pub(super) name: &'static str,
+    pub(super) body: usize,
 }
 
 /// The `[batch]` section of a schema: message types by number, their byte-aligned bodies, and
 /// optionally the update stages' names.
 #[derive(Debug, Clone)]
 pub struct BatchSchema {
-    messages: Vec<MessageDef>,
+    pub(super) messages: Vec<MessageDef>,
     by_type: Vec<Option<usize>>,
-    structs: Vec<BStruct>,
+    pub(super) structs: Vec<BStruct>,
     stages: Option<Vec<Option<&'static str>>>,
 }
 
@@ -222,7 +222,7 @@ impl BatchSchema {
 
     /// The most entries the trace of one message body of `len` bytes can hold, whatever its
     /// type (a read visits as many fields): linear in `len`, because the loader refuses a batch
-    /// struct that records more than 16 entries per byte it reads plus 4096 (SCHEMA.md, "Bounds").
+    /// struct that records more than 64 entries per byte it reads plus 4096 (SCHEMA.md, "Bounds").
     pub fn max_trace_fields(&self, len: usize) -> usize {
         self.messages
             .iter()
@@ -761,7 +761,7 @@ const MAX_LEN: usize = max_body(MAX_MTU);
 
 /// The most trace entries a batch struct may record per body byte it reads: array elements
 /// repeat their cost, so this bounds the work a hostile count can buy per byte.
-const MAX_ENTRIES_PER_BYTE: f64 = 16.0;
+const MAX_ENTRIES_PER_BYTE: f64 = 64.0;
 
 struct Ctx<'a, 't> {
     p: &'a Parser<'t>,
@@ -973,6 +973,17 @@ impl<'a> Ctx<'a, '_> {
                 "batch struct",
             ));
         }
+        if self.active.len() >= MAX_DEPTH {
+            // Checked before recursing: the loader itself recurses once per level.
+            return Err(too_deep(
+                self.p,
+                &self.raw,
+                &self.active,
+                i,
+                from,
+                "batch struct",
+            ));
+        }
         self.active.push(i);
         let p = self.p;
         let mut fields: Vec<BField> = Vec::new();
@@ -1116,7 +1127,7 @@ impl<'a> Ctx<'a, '_> {
             | BKind::Pod { .. }
             | BKind::PodStruct { .. } => flat(1),
             BKind::Str { .. } | BKind::ByteVec { .. } => flat(2),
-            BKind::Struct(sid) => self.struct_cost(*sid).plus(1),
+            BKind::Struct(sid) => self.struct_cost(*sid).scoped(self.min_size(kind)),
             // The count and the array's scope; elements (a struct element has its own scope).
             BKind::Array { unit, element, .. } => Cost::repeated(self.cost(element), *unit, 2),
         }

@@ -2,6 +2,8 @@
 
 use crate::parse::{Kind, StructDef};
 use crate::{DynStruct, DynValue, Schema};
+use bitlens_codec::fixed::{Fixed, FixedPoint};
+use bitlens_codec::float_text;
 use serde_json::Value as Json;
 use std::sync::Arc;
 
@@ -68,6 +70,64 @@ pub(super) fn struct_from_json(
     }))
 }
 
+/// A tagged union's value from a JSON object: its tag names the variant (or gives its number),
+/// the other keys are the variant's fields.
+fn union_from_json(
+    schema: &Schema,
+    def: &crate::parse::UnionDef,
+    j: &Json,
+    path: &str,
+) -> Result<DynValue, String> {
+    let obj = j.as_object().ok_or_else(|| err(path, "an object", j))?;
+    let tag: &str = &def.tag;
+    let p = at(path, tag);
+    let given = obj
+        .get(tag)
+        .ok_or_else(|| format!("{p}: missing (name the variant)"))?;
+    let variant = match given {
+        Json::String(n) => def.variants.iter().find(|v| *v.name == **n),
+        other => other
+            .as_u64()
+            .and_then(|i| def.variants.get(usize::try_from(i).ok()?)),
+    }
+    .ok_or_else(|| {
+        let names: Vec<&str> = def.variants.iter().map(|v| &*v.name).collect();
+        format!(
+            "{p}: no variant {given} (expected one of {})",
+            names.join(", ")
+        )
+    })?;
+    let first = DynValue::Enum(variant.name.clone());
+    match variant.body {
+        None => {
+            if let Some(k) = obj.keys().find(|k| **k != tag) {
+                return Err(format!(
+                    "{}: no such field (variant {} has none)",
+                    at(path, k),
+                    variant.name
+                ));
+            }
+            Ok(DynValue::Struct(DynStruct {
+                names: variant.layout.clone(),
+                values: vec![first],
+            }))
+        }
+        Some(sid) => {
+            let mut rest = obj.clone();
+            rest.remove(tag);
+            let sd = &schema.structs[sid];
+            let DynValue::Struct(mut st) =
+                struct_from_json(schema, sd, None, &Json::Object(rest), path)?
+            else {
+                return Err(err(path, "an object", j));
+            };
+            st.values.insert(0, first);
+            st.names = variant.layout.clone();
+            Ok(DynValue::Struct(st))
+        }
+    }
+}
+
 fn int(j: &Json, path: &str) -> Result<i64, String> {
     j.as_i64().ok_or_else(|| err(path, "an integer", j))
 }
@@ -79,9 +139,13 @@ fn float(j: &Json, path: &str) -> Result<f32, String> {
             .to_string()
             .parse::<f32>()
             .map_err(|_| err(path, "a number", j)),
-        Json::String(s) => s
-            .parse::<f32>()
-            .map_err(|_| err(path, "a number (or \"nan\", \"inf\", \"-inf\")", j)),
+        Json::String(s) => float_text::parse_f32(s).ok_or_else(|| {
+            err(
+                path,
+                "a number (or \"nan\", \"inf\", \"-inf\", \"nan:0x7fc00001\")",
+                j,
+            )
+        }),
         _ => Err(err(path, "a number", j)),
     }
 }
@@ -96,6 +160,20 @@ fn floats<const N: usize>(j: &Json, path: &str) -> Result<[f32; N], String> {
         *o = float(item, &format!("{path}[{i}]"))?;
     }
     Ok(out)
+}
+
+/// A fixed-point value: a JSON number (a float is quantized half away from zero; an integer is
+/// exact), or a string holding the exact decimal (rounded half away from zero if it has more
+/// digits than the format).
+fn fixed(q: &FixedPoint, j: &Json, path: &str) -> Result<Fixed, String> {
+    let want = "a number or a decimal string";
+    let parsed = match j {
+        Json::Number(n) if n.is_f64() => q.from_f64(n.as_f64().unwrap_or(f64::NAN)),
+        Json::Number(n) => q.from_decimal(&n.to_string()),
+        Json::String(s) => q.from_decimal(s),
+        _ => return Err(err(path, want, j)),
+    };
+    parsed.map_err(|why| format!("{}: {why}", err(path, want, j)))
 }
 
 fn unsigned(j: &Json, path: &str) -> Result<u64, String> {
@@ -135,12 +213,43 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
             _ => DynValue::Int(int(j, path)?),
         },
         Kind::Bits(_) | Kind::U64 => DynValue::U64(unsigned(j, path)?),
+        Kind::Int128 { .. } => DynValue::I128(
+            match j {
+                Json::Number(n) => n.as_i64().map(i128::from).or(n.as_u64().map(i128::from)),
+                Json::String(s) => crate::parse::parse_i128(s),
+                _ => None,
+            }
+            .ok_or_else(|| err(path, "an integer (or a string of digits, or \"0x...\")", j))?,
+        ),
+        Kind::U128 => DynValue::U128(
+            match j {
+                Json::Number(n) => n.as_u64().map(u128::from),
+                Json::String(s) => crate::parse::parse_u128(s),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                err(
+                    path,
+                    "an unsigned integer (or a string of digits, or \"0x...\")",
+                    j,
+                )
+            })?,
+        ),
+        Kind::Fixed(q) => DynValue::Fixed(fixed(q, j, path)?),
+        Kind::WStr { .. } => DynValue::Str(
+            j.as_str()
+                .ok_or_else(|| err(path, "a string", j))?
+                .to_owned(),
+        ),
         Kind::F32 | Kind::CompressedFloat(_) => DynValue::F32(float(j, path)?),
-        Kind::F64 => DynValue::F64(match j {
-            Json::Number(n) => n.as_f64().ok_or_else(|| err(path, "a number", j))?,
-            Json::String(s) => s.parse().map_err(|_| err(path, "a number", j))?,
-            _ => return Err(err(path, "a number", j)),
-        }),
+        Kind::F64 => {
+            let want = "a number (or \"nan\", \"inf\", \"-inf\", \"nan:0x7ff8000000000001\")";
+            DynValue::F64(match j {
+                Json::Number(n) => n.as_f64().ok_or_else(|| err(path, want, j))?,
+                Json::String(s) => float_text::parse_f64(s).ok_or_else(|| err(path, want, j))?,
+                _ => return Err(err(path, want, j)),
+            })
+        }
         Kind::CompressedVector(_) => DynValue::Vec3(floats::<3>(j, path)?),
         Kind::Quaternion(_) => DynValue::Quat(floats::<4>(j, path)?),
         Kind::Str { .. } => DynValue::Str(
@@ -159,6 +268,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         }),
         Kind::Align | Kind::Check(_) | Kind::End => DynValue::Null,
         Kind::Struct(sid) => struct_from_json(schema, &schema.structs[*sid], None, j, path)?,
+        Kind::Union(u) => union_from_json(schema, &schema.unions[*u], j, path)?,
         Kind::Array { element, .. } => {
             let items = j.as_array().ok_or_else(|| err(path, "an array", j))?;
             let mut out = Vec::with_capacity(items.len());
@@ -168,6 +278,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
                     Kind::Struct(sid) => {
                         struct_from_json(schema, &schema.structs[*sid], None, item, &p)?
                     }
+                    Kind::Union(u) => union_from_json(schema, &schema.unions[*u], item, &p)?,
                     k => value_from_json(schema, k, item, &p)?,
                 });
             }

@@ -12,8 +12,8 @@
 //! Like every reader of this crate, the interpreter never panics and never allocates by an
 //! unchecked length: array counts are checked against their `max_len` and against the bits
 //! that remain before anything grows. Its work is linear in the datagram whatever the schema:
-//! the loader refuses a struct that would make a reader record more than 16 fields per bit it
-//! reads plus 4096, or nest deeper than 64 levels ([`Schema::max_trace_fields`]).
+//! the loader refuses a struct that would make a reader record more than 64 fields per bit it
+//! reads plus 4096, or nest deeper than 32 levels ([`Schema::max_trace_fields`]).
 //!
 //! The language is described in `SCHEMA.md` at the top of the repository. A short example:
 //!
@@ -54,16 +54,20 @@ mod json;
 mod parse;
 mod source;
 mod value;
+pub mod wireshark;
 
+pub use parse::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
+pub use wireshark::{WiresharkError, WiresharkOptions};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
+use bitlens_codec::fixed::{Fixed, FixedPoint};
 use bitlens_codec::packet::{Protocol, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{Trace, Value};
 use bitlens_codec::write::{MeasureStream, WriteStream};
-use parse::{EnumDef, Field, Kind, Prev, StructDef};
+use parse::{EnumDef, Field, Kind, Prev, StructDef, UnionDef};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -101,6 +105,7 @@ pub struct Schema {
     protocol: Protocol,
     structs: Vec<StructDef>,
     enums: Vec<EnumDef>,
+    unions: Vec<UnionDef>,
     /// Body struct of each packet type.
     packets: Vec<usize>,
     struct_ids: HashMap<String, usize>,
@@ -148,7 +153,7 @@ impl Schema {
 
     /// The most entries a [`Schema::trace`] of a datagram of `len` bytes can hold, framing
     /// included (a read visits as many fields): linear in `len`, because the loader refuses a
-    /// struct that records more than 16 entries per bit it reads plus 4096 (SCHEMA.md,
+    /// struct that records more than 64 entries per bit it reads plus 4096 (SCHEMA.md,
     /// "Bounds"). A datagram over the MTU is refused before anything is read.
     pub fn max_trace_fields(&self, len: usize) -> usize {
         // The CRC, the packet type, the end check and its padding.
@@ -331,25 +336,26 @@ impl Schema {
         Ok(out)
     }
 
-    /// The fields of `sd` (no scope of their own). `prefix` is the sparse array's index value,
-    /// which takes slot 0 of the element's layout (and shifts the struct's slots by one).
+    /// The fields of `sd` (no scope of their own). `prefix` is the sparse array's index value or
+    /// a union's tag, which takes slot 0 of the value's layout (and shifts the struct's slots by
+    /// one).
     fn struct_value<S: Stream>(
         &self,
         s: &mut S,
         sd: &StructDef,
         value: &DynValue,
         base: usize,
-        prefix: Option<(&Arc<[Arc<str>]>, i64)>,
+        prefix: Option<(&Arc<[Arc<str>]>, DynValue)>,
     ) -> Result<DynValue> {
-        let layout = prefix.map_or(&sd.layout, |(l, _)| l);
+        let layout = prefix.as_ref().map_or(&sd.layout, |(l, _)| *l);
         if S::WRITING {
             let src = canonical(layout, value, s.bit_position())?;
             self.fields(s, sd, &src, &mut Vec::new(), base)?;
             return Ok(DynValue::Null);
         }
         let mut out = Vec::with_capacity(layout.len());
-        if let Some((_, index)) = prefix {
-            out.push(DynValue::Int(index));
+        if let Some((_, first)) = prefix {
+            out.push(first);
         }
         self.fields(s, sd, &[], &mut out, base)?;
         Ok(DynValue::Struct(DynStruct {
@@ -492,6 +498,42 @@ impl Schema {
                 s.u64(name, &mut x)?;
                 read(DynValue::U64(x))
             }
+            Kind::Int128 { min, max } => {
+                let mut x = if S::WRITING {
+                    want_i128(s, name, src)?
+                } else {
+                    0
+                };
+                s.int128(name, &mut x, *min, *max)?;
+                read(DynValue::I128(x))
+            }
+            Kind::U128 => {
+                let mut x = if S::WRITING {
+                    want_u128(s, name, src)?
+                } else {
+                    0
+                };
+                s.u128(name, &mut x)?;
+                read(DynValue::U128(x))
+            }
+            Kind::Fixed(q) => {
+                let mut raw = if S::WRITING {
+                    want_fixed(s, name, src, q)?
+                } else {
+                    0
+                };
+                s.fixed(name, &mut raw, q)?;
+                read(DynValue::Fixed(Fixed::new(raw, q.fraction_bits())))
+            }
+            Kind::WStr { max_len } => {
+                let mut text = match src {
+                    DynValue::Str(t) if S::WRITING => t.clone(),
+                    other if S::WRITING => return Err(wrong(s, name, "a string", other)),
+                    _ => String::new(),
+                };
+                s.wstring(name, &mut text, *max_len)?;
+                read(DynValue::Str(text))
+            }
             Kind::F32 => {
                 let mut x = if S::WRITING {
                     want_f32(s, name, src)?
@@ -589,6 +631,10 @@ impl Schema {
                 let sd = &self.structs[*sid];
                 s.scope(name, |s| self.struct_value(s, sd, src, 0, None))?
             }
+            Kind::Union(u) => {
+                let def = &self.unions[*u];
+                s.scope(name, |s| self.union_value(s, def, src))?
+            }
             Kind::Array {
                 max_len,
                 min_element_bits,
@@ -652,7 +698,60 @@ impl Schema {
     ) -> Result<DynValue> {
         match element {
             Kind::Struct(sid) => self.struct_value(s, &self.structs[*sid], src, 0, None),
+            Kind::Union(u) => self.union_value(s, &self.unions[*u], src),
             k => self.value(s, f, k, src, -1),
+        }
+    }
+
+    /// A tagged union's value (no scope of its own): the tag as `int(0, variants - 1)` (the trace
+    /// shows the variant's name over it), then the variant's body fields.
+    fn union_value<S: Stream>(
+        &self,
+        s: &mut S,
+        def: &UnionDef,
+        src: &DynValue,
+    ) -> Result<DynValue> {
+        let tag: &str = &def.tag;
+        let last = def.variants.len() as i64 - 1;
+        let mut t = 0i64;
+        if S::WRITING {
+            let given = match src {
+                DynValue::Struct(st) => st.get(tag).cloned().unwrap_or_default(),
+                other => return Err(wrong(s, tag, "a struct with its variant", other)),
+            };
+            t = match &given {
+                DynValue::Enum(n) => union_variant(s, tag, def, n)?,
+                DynValue::Str(n) => union_variant(s, tag, def, n)?,
+                other => want_i64(s, tag, other)?,
+            };
+        }
+        s.int(tag, &mut t, 0, last)?;
+        let Some(v) = def.variants.get(t as usize) else {
+            let kind = ErrorKind::OutOfRange {
+                value: i128::from(t),
+                min: 0,
+                max: i128::from(last),
+            };
+            return Err(Error::new(kind, s.bit_position(), tag));
+        };
+        if S::READING {
+            let n = v.name.to_string();
+            s.annotate(|| Value::Str(n));
+        }
+        let first = DynValue::Enum(v.name.clone());
+        match v.body {
+            Some(sid) => {
+                let sd = &self.structs[sid];
+                self.struct_value(s, sd, src, 1, Some((&v.layout, first)))
+            }
+            None if S::READING => Ok(DynValue::Struct(DynStruct {
+                names: v.layout.clone(),
+                values: vec![first],
+            })),
+            None => {
+                canonical(&v.layout, src, s.bit_position())?;
+                Ok(DynValue::Null)
+            }
         }
     }
 
@@ -701,7 +800,7 @@ impl Schema {
                     return Ok(None);
                 }
                 previous = current;
-                self.struct_value(s, sd, &NULL, 1, Some((layout, current)))
+                self.struct_value(s, sd, &NULL, 1, Some((layout, DynValue::Int(current))))
                     .map(Some)
             })?;
             match item {
@@ -773,6 +872,55 @@ fn want_u64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<u64> {
     }
 }
 
+fn want_i128<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<i128> {
+    match *v {
+        DynValue::I128(x) => Ok(x),
+        DynValue::Int(x) => Ok(i128::from(x)),
+        DynValue::U64(x) => Ok(i128::from(x)),
+        DynValue::U128(x) => i128::try_from(x).map_err(|_| out_of_range_u128(s, name, x)),
+        ref other => Err(wrong(s, name, "an integer", other)),
+    }
+}
+
+#[cold]
+fn out_of_range_u128<S: Stream>(s: &S, name: &str, x: u128) -> Error {
+    let why = format!("{x} does not fit a 128-bit signed integer");
+    Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
+}
+
+fn want_u128<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<u128> {
+    match *v {
+        DynValue::U128(x) => Ok(x),
+        DynValue::U64(x) => Ok(u128::from(x)),
+        DynValue::Int(x) if x >= 0 => Ok(x as u128),
+        DynValue::I128(x) if x >= 0 => Ok(x as u128),
+        ref other => Err(wrong(s, name, "an unsigned integer", other)),
+    }
+}
+
+/// The raw value of a fixed-point field: a [`Fixed`] (rescaled to the field's fraction bits,
+/// rounding half away from zero when that drops bits), whole units, or a float quantized
+/// half away from zero.
+fn want_fixed<S: Stream>(s: &S, name: &str, v: &DynValue, q: &FixedPoint) -> Result<i128> {
+    let f = q.fraction_bits();
+    let fixed = match *v {
+        DynValue::Fixed(x) => x.rescale(f),
+        DynValue::Int(units) => Fixed::new(i128::from(units), 0).rescale(f),
+        DynValue::F64(x) => q.from_f64(x).ok(),
+        DynValue::F32(x) => q.from_f64(f64::from(x)).ok(),
+        ref other => return Err(wrong(s, name, "a fixed-point number", other)),
+    };
+    fixed.map(|x| x.raw).ok_or_else(|| {
+        let why = format!(
+            "{} has no Q{}.{} value",
+            v,
+            q.integer_bits(),
+            q.fraction_bits()
+        );
+        Error::new(ErrorKind::InvalidArgument(why), s.bit_position(), name)
+    })
+}
+
 fn want_f32<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<f32> {
     match *v {
         DynValue::F32(x) => Ok(x),
@@ -794,6 +942,24 @@ fn want_floats<const N: usize, S: Stream>(s: &S, name: &str, v: &DynValue) -> Re
             Ok(out)
         }
         other => Err(wrong(s, name, &format!("{N} numbers"), other)),
+    }
+}
+
+fn union_variant<S: Stream>(s: &S, name: &str, def: &UnionDef, n: &str) -> Result<i64> {
+    match def.variants.iter().position(|v| &*v.name == n) {
+        Some(i) => Ok(i as i64),
+        None => {
+            let names: Vec<&str> = def.variants.iter().map(|v| &*v.name).collect();
+            let why = format!(
+                "no variant named {n:?} (expected one of {})",
+                names.join(", ")
+            );
+            Err(Error::new(
+                ErrorKind::InvalidArgument(why),
+                s.bit_position(),
+                name,
+            ))
+        }
     }
 }
 

@@ -1,16 +1,17 @@
 //! TOML text -> checked schema definitions, with every error placed at a line and column.
 
 use crate::{Schema, SchemaError};
-use bitlens_codec::bits::bits_required;
+use bitlens_codec::bits::{bits_required, bits_required128};
+use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId};
-use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
+use bitlens_codec::quantize::{CompressedFloat, MAX_STEPS, SmallestThree};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col};
+use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 
 /// A resolved struct: its fields with includes spliced in, and the names of its value slots.
 #[derive(Debug, Clone)]
@@ -24,6 +25,9 @@ pub(crate) struct StructDef {
     pub cost: Cost,
     /// Levels of structs and arrays inside it (0: primitives only).
     pub depth: usize,
+    /// Where the first `end` field inside the struct is (in it, or in a struct, array or
+    /// include inside it): a packet body may not hold one.
+    pub end_at: Option<Range<usize>>,
 }
 
 /// The most trace entries a struct may record beyond what its bits pay for ([`Cost::fixed`]):
@@ -32,45 +36,76 @@ pub(crate) struct StructDef {
 pub(crate) const MAX_FIXED_ENTRIES: u64 = 4096;
 
 /// The most trace entries a struct may record per bit it reads ([`Cost::per_unit`]): array
-/// elements repeat their cost, so this bounds the work a hostile count can buy per bit.
-pub(crate) const MAX_ENTRIES_PER_BIT: f64 = 16.0;
+/// elements repeat their cost, so this bounds the work a hostile count can buy per bit. (Scopes
+/// are paid by the bits inside them: 32 levels of structs around one bool take 33 per bit.)
+pub(crate) const MAX_ENTRIES_PER_BIT: f64 = 64.0;
 
-/// The deepest nesting of structs and arrays (the reader recurses once per level).
-pub(crate) const MAX_DEPTH: usize = 64;
+/// The deepest nesting of structs, unions and arrays: the loader and the reader recurse once per
+/// level (a debug build's 2 MiB test thread overflowed at 70 levels of structs).
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// An upper bound on the entries a reader records (in a trace: one per value, scope, check and
 /// padding; a read visits as many) for a value that consumes `units` (bits of a packet, bytes of
-/// a batch message's body): `per_unit * units + fixed`. Every entry is either paid for by what
-/// it reads, or counted in `fixed`, so the bound is linear in the datagram whatever it holds.
+/// a batch message's body): `per_unit * units + fixed + unpaid`. Every entry of a complete value
+/// is either paid for by what it reads, or counted in `fixed`; a read that stops inside the
+/// value leaves at most `unpaid` more, so the bound is linear in the datagram whatever it holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Cost {
     /// Entries per unit consumed.
     pub per_unit: f64,
-    /// Entries on top of those, bits or no bits.
+    /// Entries on top of those, units or no units.
     pub fixed: u64,
+    /// Entries a read that stops inside the value may add: those the units it did not read
+    /// would have paid for (one failing field per level of nesting).
+    pub unpaid: u64,
 }
 
 impl Cost {
-    /// `entries` entries for a value of at least `min_bits` units.
-    pub(crate) fn flat(entries: u64, min_bits: usize) -> Cost {
-        if min_bits == 0 {
+    /// `entries` entries for a value of at least `min_units` units.
+    pub(crate) fn flat(entries: u64, min_units: usize) -> Cost {
+        if min_units == 0 {
             Cost {
-                per_unit: 0.0,
                 fixed: entries,
+                ..Cost::default()
             }
         } else {
             Cost {
-                per_unit: entries as f64 / min_bits as f64,
+                per_unit: entries as f64 / min_units as f64,
                 fixed: 0,
+                unpaid: entries,
             }
         }
     }
 
-    /// Two values one after the other.
+    /// Two values one after the other (a read stops in one of them at most).
     pub(crate) fn then(self, o: Cost) -> Cost {
         Cost {
             per_unit: self.per_unit.max(o.per_unit),
             fixed: self.fixed.saturating_add(o.fixed),
+            unpaid: self.unpaid.max(o.unpaid),
+        }
+    }
+
+    /// One value or the other (a union's variants): the larger bound of each part.
+    pub(crate) fn either(self, o: Cost) -> Cost {
+        Cost {
+            per_unit: self.per_unit.max(o.per_unit),
+            fixed: self.fixed.max(o.fixed),
+            unpaid: self.unpaid.max(o.unpaid),
+        }
+    }
+
+    /// The cost under a scope of its own (a struct or union field): the scope entry is paid by
+    /// the units the value takes when it takes some (`min_units`), else it is one more fixed
+    /// entry.
+    pub(crate) fn scoped(self, min_units: usize) -> Cost {
+        if min_units == 0 {
+            return self.plus(1);
+        }
+        Cost {
+            per_unit: self.per_unit + 1.0 / min_units as f64,
+            fixed: self.fixed,
+            unpaid: self.unpaid.saturating_add(1),
         }
     }
 
@@ -82,14 +117,16 @@ impl Cost {
         }
     }
 
-    /// Elements of cost `e` (each under an `[i]` scope, each at least `min_bits` units), as many
-    /// as the data allows, after `overhead` entries (the array's scope, its count): every
-    /// complete element pays its fixed entries with its bits, and one more may fail halfway.
-    pub(crate) fn repeated(e: Cost, min_bits: usize, overhead: u64) -> Cost {
+    /// Elements of cost `e` (each under an `[i]` scope, each at least `min_units` units), as
+    /// many as the data allows, after `overhead` entries (the array's scope, its count): every
+    /// complete element pays its `[i]` and its fixed entries with its units; the one a read
+    /// stops in does not.
+    pub(crate) fn repeated(e: Cost, min_units: usize, overhead: u64) -> Cost {
         let per_element = e.fixed.saturating_add(1);
         Cost {
-            per_unit: e.per_unit + per_element as f64 / min_bits.max(1) as f64,
-            fixed: overhead.saturating_add(per_element),
+            per_unit: e.per_unit + per_element as f64 / min_units.max(1) as f64,
+            fixed: overhead,
+            unpaid: per_element.saturating_add(e.unpaid),
         }
     }
 
@@ -101,7 +138,8 @@ impl Cost {
         } else {
             paid as usize
         };
-        paid.saturating_add(usize::try_from(self.fixed).unwrap_or(usize::MAX))
+        let rest = self.fixed.saturating_add(self.unpaid);
+        paid.saturating_add(usize::try_from(rest).unwrap_or(usize::MAX))
     }
 }
 
@@ -133,6 +171,15 @@ pub(crate) enum Kind {
     },
     Bits(u32),
     U64,
+    Int128 {
+        min: i128,
+        max: i128,
+    },
+    U128,
+    Fixed(FixedPoint),
+    WStr {
+        max_len: usize,
+    },
     F32,
     F64,
     CompressedFloat(CompressedFloat),
@@ -156,6 +203,8 @@ pub(crate) enum Kind {
     },
     Enum(usize),
     Struct(usize),
+    /// A tagged union (`[union.NAME]`): its tag, then the variant's body fields.
+    Union(usize),
     Array {
         max_len: usize,
         min_element_bits: usize,
@@ -189,6 +238,27 @@ impl EnumDef {
     }
 }
 
+/// A resolved tagged union: the tag's name, and per variant its name, its body struct and the
+/// layout of its value (the tag, then the body's fields).
+#[derive(Debug, Clone)]
+pub(crate) struct UnionDef {
+    pub tag: Arc<str>,
+    pub variants: Vec<UnionVariant>,
+    pub min_bits: usize,
+    /// The most trace entries it records: the tag, then the largest variant's body fields (no
+    /// scope of its own).
+    pub cost: Cost,
+    /// Levels of structs and arrays inside its largest variant.
+    pub depth: usize,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct UnionVariant {
+    pub name: Arc<str>,
+    pub body: Option<usize>,
+    pub layout: Arc<[Arc<str>]>,
+}
+
 /// The built-in type names, for "unknown type" hints and shadowing checks.
 pub(crate) const BUILTINS: &[&str] = &[
     "bool",
@@ -217,16 +287,29 @@ pub(crate) const BUILTINS: &[&str] = &[
     "align",
     "end",
     "include",
+    "int64",
+    "int128",
+    "u128",
+    "fixed",
+    "wstring",
 ];
 
 const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
 
 fn keys_of(ty: &str) -> &'static [&'static str] {
     match ty {
-        "int" => &["min", "max"],
+        "int" | "int64" | "int128" => &["min", "max"],
         "bits" | "quaternion" => &["bits"],
-        "compressed_float" | "compressed_vector" => &["min", "max", "resolution"],
-        "string" => &["max_len"],
+        "compressed_float" | "compressed_vector" => &[
+            "min",
+            "max",
+            "resolution",
+            "delta",
+            "max_integer_value",
+            "bits",
+        ],
+        "fixed" => &["integer_bits", "fraction_bits", "min", "max", "unsigned"],
+        "string" | "wstring" => &["max_len"],
         "bytes" => &["len"],
         "array" => &["max_len", "element"],
         "sparse_array" => &["max_objects", "element", "index_name"],
@@ -260,11 +343,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let root_span = root.span();
     let root = root.get_ref();
     for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum", "batch"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "union", "batch"].contains(&k.get_ref().as_ref()) {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME] or [batch])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME] or [batch])",
                     k.get_ref()
                 ),
             ));
@@ -351,6 +434,14 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         }
     }
 
+    let mut raw_unions: Vec<RawUnion<'_>> = Vec::new();
+    if let Some(section) = get(root, "union") {
+        for (name, def) in p.table(section, "[union]")?.iter() {
+            declare(&p, name, TypeRef::Union(raw_unions.len()))?;
+            raw_unions.push(raw_union(&p, name.get_ref(), def)?);
+        }
+    }
+
     let mut r = Resolver {
         p: &p,
         raw: &raw,
@@ -359,7 +450,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         state: vec![State::Todo; raw.len()],
         structs: Vec::new(),
         stack: Vec::new(),
+        raw_unions: &raw_unions,
+        unions: vec![None; raw_unions.len()],
     };
+    for i in 0..raw_unions.len() {
+        r.union(i)?;
+    }
     for i in 0..raw.len() {
         r.resolve(i, None)?;
     }
@@ -372,6 +468,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         })
         .collect();
     let structs = r.structs;
+    let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
     // ---- protocol ----
     let proto_v = get(root, "protocol").ok_or_else(|| {
@@ -510,6 +607,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                 ));
             }
         };
+        if let Some(at) = &structs[sid].end_at {
+            let (l, c) = line_col(p.text, body.span().start);
+            return Err(p.err(
+                at,
+                format!(
+                    "`end` inside the body of packet \"{}\" (its body struct is named at {l}:{c}): the packet framing closes every body with its own check \"end of packet\" and then the end of the data, so an `end` before that check makes every packet unreadable (remove this field; the framing already rejects trailing bytes)",
+                    pname.get_ref()
+                ),
+            ));
+        }
         packet_types.push(pname.into_inner());
         packets.push(sid);
     }
@@ -531,6 +638,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         },
         structs,
         enums,
+        unions,
         packets,
         struct_ids,
     })
@@ -540,6 +648,109 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
 enum TypeRef {
     Struct(usize),
     Enum(usize),
+    Union(usize),
+}
+
+/// A union as written: its tag name, and per variant its name (with span) and body struct name.
+struct RawUnion<'i> {
+    name: String,
+    tag: Arc<str>,
+    variants: Vec<(Spanned<String>, Option<Spanned<String>>)>,
+    _table: std::marker::PhantomData<&'i ()>,
+}
+
+fn raw_union<'i>(
+    p: &Parser<'_>,
+    name: &str,
+    def: &'i Val<'i>,
+) -> Result<RawUnion<'i>, SchemaError> {
+    let t = p.table(def, &format!("union {name}"))?;
+    for (k, _) in t.iter() {
+        if !["variants", "tag_name", "doc"].contains(&k.get_ref().as_ref()) {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown key \"{}\" in union {name} (expected variants, tag_name or doc)",
+                    k.get_ref()
+                ),
+            ));
+        }
+    }
+    let tag: Arc<str> = match get(t, "tag_name") {
+        Some(v) => p.string(v, "tag_name")?.into_inner().into(),
+        None => "variant".into(),
+    };
+    let vv = get(t, "variants").ok_or_else(|| {
+        p.err(
+            &def.span(),
+            format!(
+                "union {name} has no variants (add `variants = [\"Body\", {{ name = \"None\" }}]`)"
+            ),
+        )
+    })?;
+    let list = vv.get_ref().as_array().ok_or_else(|| {
+        p.err(
+            &vv.span(),
+            "`variants` must be an array of struct names or `{ name = ..., body = ... }`",
+        )
+    })?;
+    if list.is_empty() {
+        return Err(p.err(
+            &vv.span(),
+            format!("union {name} has no variants (add one)"),
+        ));
+    }
+    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> = Vec::new();
+    for entry in list.iter() {
+        let (vname, body) = match entry.get_ref() {
+            DeValue::String(_) => {
+                let s = p.string(entry, "variant")?;
+                (s.clone(), Some(s))
+            }
+            DeValue::Table(vt) => {
+                for (k, _) in vt.iter() {
+                    if k.get_ref() != "name" && k.get_ref() != "body" {
+                        return Err(p.err(
+                            &k.span(),
+                            format!(
+                                "unknown key \"{}\" in a variant (expected name and body)",
+                                k.get_ref()
+                            ),
+                        ));
+                    }
+                }
+                let n = get(vt, "name").ok_or_else(|| {
+                    p.err(&entry.span(), "variant has no name (add `name = \"...\"`)")
+                })?;
+                let b = get(vt, "body")
+                    .map(|b| p.string(b, "variant body"))
+                    .transpose()?;
+                (p.string(n, "variant name")?, b)
+            }
+            _ => {
+                return Err(p.err(
+                    &entry.span(),
+                    "a variant is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                ));
+            }
+        };
+        if variants.iter().any(|(n, _)| n.get_ref() == vname.get_ref()) {
+            return Err(p.err(
+                &vname.span(),
+                format!(
+                    "duplicate variant name \"{}\" in union {name} (rename one)",
+                    vname.get_ref()
+                ),
+            ));
+        }
+        variants.push((vname, body));
+    }
+    Ok(RawUnion {
+        name: name.to_owned(),
+        tag,
+        variants,
+        _table: std::marker::PhantomData,
+    })
 }
 
 fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
@@ -654,9 +865,89 @@ struct Resolver<'a, 'i> {
     structs: Vec<StructDef>,
     /// Structs being resolved, outermost first (for the cycle message).
     stack: Vec<usize>,
+    raw_unions: &'a [RawUnion<'i>],
+    /// Unions resolved so far, by their index among the raw ones.
+    unions: Vec<Option<UnionDef>>,
 }
 
 impl Resolver<'_, '_> {
+    /// Resolves union `i` (its variants' body structs first); its index in the final list is
+    /// `i` (every union is resolved, in order, before the list is built).
+    fn union(&mut self, i: usize) -> Result<usize, SchemaError> {
+        if self.unions[i].is_some() {
+            return Ok(i);
+        }
+        let raw_unions = self.raw_unions;
+        let ru = &raw_unions[i];
+        let mut variants = Vec::new();
+        let mut fewest = usize::MAX;
+        for (vname, body) in &ru.variants {
+            let (sid, layout) = match body {
+                None => (None, vec![ru.tag.clone()]),
+                Some(b) => {
+                    let j = match self.types.get(b.get_ref()) {
+                        Some((_, TypeRef::Struct(j))) => *j,
+                        _ => {
+                            return Err(self.p.err(
+                                &b.span(),
+                                format!(
+                                    "variant body \"{}\" of union {} is not a struct defined in this file (add [struct.{}])",
+                                    b.get_ref(),
+                                    ru.name,
+                                    b.get_ref()
+                                ),
+                            ));
+                        }
+                    };
+                    let k = self.resolve(j, Some(&b.span()))?;
+                    let body = &self.structs[k];
+                    if body.layout.contains(&ru.tag) {
+                        return Err(self.p.err(
+                            &b.span(),
+                            format!(
+                                "struct {} has a field named \"{}\", which union {} uses for its tag (set tag_name = \"...\")",
+                                b.get_ref(),
+                                ru.tag,
+                                ru.name
+                            ),
+                        ));
+                    }
+                    if let Some(at) = &body.end_at {
+                        return Err(self.p.err(at, "`end` inside a union's variant (remove it)"));
+                    }
+                    let mut layout = vec![ru.tag.clone()];
+                    layout.extend(body.layout.iter().cloned());
+                    (Some(k), layout)
+                }
+            };
+            fewest = fewest.min(sid.map_or(0, |k| self.structs[k].min_bits));
+            variants.push(UnionVariant {
+                name: vname.get_ref().as_str().into(),
+                body: sid,
+                layout: layout.into(),
+            });
+        }
+        let n = variants.len() as i64;
+        let tag_bits = bits_required(0, n - 1) as usize;
+        let min_bits = tag_bits.saturating_add(fewest);
+        let bodies = variants.iter().filter_map(|v| v.body);
+        let cost = bodies
+            .clone()
+            .map(|k| self.structs[k].cost)
+            .fold(Cost::flat(1, tag_bits), |c, body| {
+                c.either(Cost::flat(1, tag_bits).then(body))
+            });
+        let depth = bodies.map(|k| self.structs[k].depth).max().unwrap_or(0);
+        self.unions[i] = Some(UnionDef {
+            tag: ru.tag.clone(),
+            variants,
+            min_bits,
+            cost,
+            depth,
+        });
+        Ok(i)
+    }
+
     /// Resolves raw struct `i` and returns its index in `structs`; `from` is the span of the
     /// field that refers to it.
     fn resolve(&mut self, i: usize, from: Option<&Range<usize>>) -> Result<usize, SchemaError> {
@@ -674,11 +965,16 @@ impl Resolver<'_, '_> {
             }
             State::Todo => {}
         }
+        if self.stack.len() >= MAX_DEPTH {
+            // Checked before recursing: the loader itself recurses once per level.
+            return Err(too_deep(self.p, self.raw, &self.stack, i, from, "struct"));
+        }
         self.state[i] = State::Active;
         self.stack.push(i);
         let mut fields: Vec<Field> = Vec::new();
         let mut layout: Vec<Arc<str>> = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::new();
+        let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
             let ty = rf.ty.get_ref().as_str();
@@ -703,6 +999,7 @@ impl Resolver<'_, '_> {
                 };
                 let k = self.resolve(j, Some(&sname.span()))?;
                 let inc = self.structs[k].clone();
+                end_at = end_at.or(inc.end_at.clone());
                 let base = layout.len();
                 for mut f in inc.fields {
                     if let Some(slot) = &mut f.slot {
@@ -731,6 +1028,12 @@ impl Resolver<'_, '_> {
                 continue;
             }
             let kind = self.kind(rf, ty, &rf.ty.span(), Some(rf.table))?;
+            if end_at.is_none() {
+                end_at = match kind {
+                    Kind::End => Some(rf.span.clone()),
+                    _ => self.end_inside(&kind),
+                };
+            }
             let has_value = !matches!(kind, Kind::Align | Kind::Check(_) | Kind::End);
             let name: Arc<str> = match (&rf.name, &kind) {
                 (Some(n), _) => {
@@ -796,14 +1099,14 @@ impl Resolver<'_, '_> {
         let min_bits = fields
             .iter()
             .filter(|f| f.guard.is_none())
-            .map(|f| min_bits(&f.kind, &self.structs, self.enums))
+            .map(|f| min_bits_with(&f.kind, &self.structs, self.enums, &self.unions))
             .fold(0usize, usize::saturating_add);
         let cost = fields.iter().fold(Cost::default(), |c, f| {
-            c.then(cost(&f.kind, &self.structs, self.enums))
+            c.then(cost(&f.kind, &self.structs, self.enums, &self.unions))
         });
         let depth = fields
             .iter()
-            .map(|f| depth(&f.kind, &self.structs))
+            .map(|f| depth(&f.kind, &self.structs, &self.unions))
             .max()
             .unwrap_or(0);
         self.bounded(i, cost, depth)?;
@@ -813,6 +1116,7 @@ impl Resolver<'_, '_> {
             min_bits,
             cost,
             depth,
+            end_at,
         };
         self.structs.push(def);
         let j = self.structs.len() - 1;
@@ -850,6 +1154,16 @@ impl Resolver<'_, '_> {
             return Ok(());
         };
         Err(self.p.err(&name.span(), why))
+    }
+
+    /// Where an `end` field is inside a field of `kind` (a struct, or an array or sparse array
+    /// of structs).
+    fn end_inside(&self, kind: &Kind) -> Option<Range<usize>> {
+        match kind {
+            Kind::Struct(k) | Kind::Sparse { element: k, .. } => self.structs[*k].end_at.clone(),
+            Kind::Array { element, .. } => self.end_inside(element),
+            _ => None,
+        }
     }
 
     fn no_duplicate(
@@ -969,7 +1283,90 @@ impl Resolver<'_, '_> {
             "u8" => full(0, u8::MAX.into()),
             "u16" => full(0, u16::MAX.into()),
             "u32" => full(0, u32::MAX.into()),
-            "int" => {
+            "int128" => {
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value: `min = 0`, or a string of digits beyond 64 bits",
+                )?;
+                let max_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max",
+                    "give the largest value: `max = 100`, or a string of digits beyond 64 bits",
+                )?;
+                let min = p.int128(min_v, "min")?;
+                let max = p.int128(max_v, "max")?;
+                if min > max {
+                    return Err(p.err(
+                        &min_v.span(),
+                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
+                    ));
+                }
+                Ok(Kind::Int128 { min, max })
+            }
+            "u128" => Ok(Kind::U128),
+            "fixed" => {
+                let ib_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "integer_bits",
+                    "give the Q format's integer bits, sign included: `integer_bits = 8` for Q8.8",
+                )?;
+                let fb_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "fraction_bits",
+                    "give the Q format's fraction bits: `fraction_bits = 8` for Q8.8",
+                )?;
+                let min_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "min",
+                    "give the smallest value in whole units: `min = -100`",
+                )?;
+                let max_v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max",
+                    "give the largest value in whole units: `max = 100`",
+                )?;
+                let unsigned = match get(t, "unsigned") {
+                    Some(v) => v
+                        .get_ref()
+                        .as_bool()
+                        .ok_or_else(|| p.err(&v.span(), "unsigned must be true or false"))?,
+                    None => false,
+                };
+                let ib = p.count(ib_v, "integer_bits")?;
+                let fb = p.count(fb_v, "fraction_bits")?;
+                let min = p.int(min_v, "min")?;
+                let max = p.int(max_v, "max")?;
+                let bits = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                let spec = FixedPoint::new(bits(ib), bits(fb), !unsigned, min, max)
+                    .map_err(|e| p.err(&ib_v.span(), e))?;
+                Ok(Kind::Fixed(spec))
+            }
+            "wstring" => {
+                let v = self.need(
+                    t,
+                    span,
+                    ty,
+                    "max_len",
+                    "a wide string's length in UTF-16 units needs an upper bound (buffer_size - 1): add `max_len = 31`",
+                )?;
+                Ok(Kind::WStr {
+                    max_len: p.count(v, "max_len")?,
+                })
+            }
+            "int" | "int64" => {
                 let min_v = self.need(t, span, ty, "min", "give the smallest value: `min = 0`")?;
                 let max_v = self.need(t, span, ty, "max", "give the largest value: `max = 100`")?;
                 let min = p.int(min_v, "min")?;
@@ -993,7 +1390,23 @@ impl Resolver<'_, '_> {
                 }
                 Ok(Kind::Bits(n as u32))
             }
+            "compressed_float" | "compressed_vector" if get(t, "max_integer_value").is_some() => {
+                let spec = self.compressed_params(t, span, ty)?;
+                Ok(if ty == "compressed_float" {
+                    Kind::CompressedFloat(spec)
+                } else {
+                    Kind::CompressedVector(spec)
+                })
+            }
             "compressed_float" | "compressed_vector" => {
+                for key in ["delta", "bits"] {
+                    if let Some(v) = get(t, key) {
+                        return Err(p.err(
+                            &v.span(),
+                            format!("`{key}` is a precomputed constant: give it with `max_integer_value` (and `min`, `delta`), or use `max` and `resolution`"),
+                        ));
+                    }
+                }
                 let min_v = self.need(
                     t,
                     span,
@@ -1025,6 +1438,24 @@ impl Resolver<'_, '_> {
                         format!("{e} (use finite bounds, min < max, resolution > 0)"),
                     )
                 })?;
+                if let Some(coarsest) = too_fine(min, max, res) {
+                    return Err(p.err(
+                        &res_v.span(),
+                        format!(
+                            "resolution {} asks for {} steps of {}..={}, more than the {} a \
+                             compressed float's 32-bit code holds (use `resolution = \
+                             {coarsest}` or coarser)",
+                            short(res),
+                            match (max - min) / res {
+                                steps if steps.is_finite() => short(steps),
+                                _ => format!("over {}", short(f32::MAX)),
+                            },
+                            short(min),
+                            short(max),
+                            MAX_STEPS as u32
+                        ),
+                    ));
+                }
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
                 } else {
@@ -1150,7 +1581,8 @@ impl Resolver<'_, '_> {
                         "an array element cannot take `previous` from a field (use a constant)",
                     ));
                 }
-                let min_element_bits = min_bits(&element, &self.structs, self.enums);
+                let min_element_bits =
+                    min_bits_with(&element, &self.structs, self.enums, &self.unions);
                 if min_element_bits == 0 {
                     return Err(p.err(
                         &ev.span(),
@@ -1242,6 +1674,10 @@ impl Resolver<'_, '_> {
             "end" => Ok(Kind::End),
             _ => match self.types.get(ty) {
                 Some((_, TypeRef::Enum(e))) => Ok(Kind::Enum(*e)),
+                Some((_, TypeRef::Union(u))) => {
+                    let u = *u;
+                    Ok(Kind::Union(self.union(u)?))
+                }
                 Some((_, TypeRef::Struct(j))) => {
                     let j = *j;
                     Ok(Kind::Struct(self.resolve(j, Some(ty_span))?))
@@ -1249,6 +1685,66 @@ impl Resolver<'_, '_> {
                 None => Err(self.unknown_type(&Spanned::new(ty_span.clone(), ty.to_owned()))),
             },
         }
+    }
+
+    /// A compressed float given by its precomputed wire constants (serialize 1.0's
+    /// precomputed entry point): `min`, `delta`, `max_integer_value` and, optionally, `bits`
+    /// (checked against `max_integer_value`).
+    fn compressed_params(
+        &self,
+        t: &DeTable<'_>,
+        span: &Range<usize>,
+        ty: &str,
+    ) -> Result<CompressedFloat, SchemaError> {
+        let p = self.p;
+        for key in ["max", "resolution"] {
+            if let Some(v) = get(t, key) {
+                return Err(p.err(
+                    &v.span(),
+                    format!("`{key}` with `max_integer_value`: give either the range (`max`, `resolution`) or its precomputed constants (`delta`, `max_integer_value`), not both"),
+                ));
+            }
+        }
+        let min_v = self.need(
+            t,
+            span,
+            ty,
+            "min",
+            "give the smallest value: `min = -512.0`",
+        )?;
+        let delta_v = self.need(
+            t,
+            span,
+            ty,
+            "delta",
+            "give max - min as an f32: `delta = 1024.0`",
+        )?;
+        let m_v = get(t, "max_integer_value").unwrap_or(min_v);
+        let min = p.float(min_v, "min")?;
+        let delta = p.float(delta_v, "delta")?;
+        let m = p.count(m_v, "max_integer_value")?;
+        let max_integer_value = u32::try_from(m).map_err(|_| {
+            p.err(
+                &m_v.span(),
+                format!("max_integer_value {m} (use 1 to 4294967040)"),
+            )
+        })?;
+        let bits = match get(t, "bits") {
+            Some(v) => u32::try_from(p.count(v, "bits")?).unwrap_or(u32::MAX),
+            None => bits_required(0, i64::from(max_integer_value)),
+        };
+        let params = bitlens_codec::quantize::CompressedFloatParams {
+            max_integer_value,
+            bits,
+            delta,
+        };
+        CompressedFloat::from_params(min, params).map_err(|e| {
+            let at = get(t, "bits").filter(|_| e.contains("bits")).unwrap_or(m_v);
+            p.err(
+                &at.span(),
+                format!("{e} (give the constants a schema compiler derives)"),
+            )
+        })
     }
 
     /// `previous = -1` (a constant) or `previous = "field"` (resolved by the caller).
@@ -1261,18 +1757,59 @@ impl Resolver<'_, '_> {
     }
 }
 
+/// For a compressed float whose resolution asks for more steps than a 32-bit code holds
+/// ([`MAX_STEPS`]; the codec would clamp them silently), a resolution that fits, written as the
+/// schema should say it: two significant digits, rounded up. `None` when `res` fits.
+fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
+    // The codec's own count: one `f32` division (quantize.rs).
+    let fits = |r: f32| (max - min) / r <= MAX_STEPS;
+    if fits(res) {
+        return None;
+    }
+    let least = f64::from(max - min) / f64::from(MAX_STEPS);
+    let unit = 10f64.powi(least.log10().floor() as i32 - 1);
+    let mut digits = (least / unit).ceil();
+    // At most a few steps: the rounding of `digits * unit` to f32 may land just below.
+    let mut r = (digits * unit) as f32;
+    while !fits(r) {
+        digits += 1.0;
+        r = (digits * unit) as f32;
+    }
+    Some(short(r))
+}
+
+/// A float as a schema writes it: plain between 1e-4 and 1e6, in exponent form (`2.4e-10`, valid
+/// TOML) outside.
+fn short(x: f32) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 fn is_integer(k: &Kind) -> bool {
     matches!(
         k,
-        Kind::Int { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. }
+        Kind::Int { .. }
+            | Kind::Int128 { .. }
+            | Kind::ObjectIndex { .. }
+            | Kind::IntRelative { .. }
     )
 }
 
 /// The most trace entries a value of `kind` records (see [`Cost`]), counted as the interpreter
-/// and the streams record them: a scope per struct, array, string, vector and quaternion, an
-/// `[i]` scope per element, padding before bytes and checks.
-pub(crate) fn cost(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> Cost {
-    let flat = |entries| Cost::flat(entries, min_bits(kind, structs, enums));
+/// and the streams record them: a scope per struct, union, array, string, vector and
+/// quaternion, an `[i]` scope per element, padding before bytes and checks (`unions`: those
+/// resolved so far).
+pub(crate) fn cost(
+    kind: &Kind,
+    structs: &[StructDef],
+    enums: &[EnumDef],
+    unions: &[Option<UnionDef>],
+) -> Cost {
+    let flat = |entries| Cost::flat(entries, min_bits_with(kind, structs, enums, unions));
+    let union = |u: usize| unions.get(u).and_then(Option::as_ref).map(|d| d.cost);
     match kind {
         Kind::Bool
         | Kind::Int { .. }
@@ -1286,24 +1823,32 @@ pub(crate) fn cost(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> Cos
         | Kind::IntRelative { .. }
         | Kind::Align
         | Kind::End => flat(1),
-        // Padding and the bytes, or the check.
-        Kind::Bytes { .. } | Kind::Check(_) => flat(2),
+        // Up to two groups of 64 bits; padding and the bytes, or the check.
+        Kind::Int128 { .. } | Kind::U128 | Kind::Fixed(_) | Kind::Bytes { .. } | Kind::Check(_) => {
+            flat(2)
+        }
         // A scope, its length, padding and the bytes.
         Kind::Str { .. } => flat(4),
+        // A scope, its length, the `utf16` scope; per 32-bit code unit an `[i]` and its value.
+        Kind::WStr { .. } => Cost::repeated(Cost::flat(1, 32), 32, 3),
         // A scope and three components.
         Kind::CompressedVector(_) => flat(4),
         // A scope, `largest` and three codes.
         Kind::Quaternion(_) => flat(5),
-        Kind::Struct(s) => structs[*s].cost.plus(1),
+        Kind::Struct(s) => structs[*s].cost.scoped(structs[*s].min_bits),
+        Kind::Union(u) => union(*u)
+            .unwrap_or_default()
+            .scoped(min_bits_with(kind, structs, enums, unions)),
         Kind::Array {
             element,
             min_element_bits,
             ..
         } => {
-            // A struct element's fields go straight into its `[i]` scope.
+            // A struct's or union's element fields go straight into its `[i]` scope.
             let e = match **element {
                 Kind::Struct(s) => structs[s].cost,
-                ref k => cost(k, structs, enums),
+                Kind::Union(u) => union(u).unwrap_or_default(),
+                ref k => cost(k, structs, enums, unions),
             };
             // The array's scope and its count.
             Cost::repeated(e, *min_element_bits, 2)
@@ -1318,23 +1863,81 @@ pub(crate) fn cost(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> Cos
     }
 }
 
-/// Levels of structs and arrays inside a value of `kind`.
-pub(crate) fn depth(kind: &Kind, structs: &[StructDef]) -> usize {
+/// Levels of structs, unions and arrays inside a value of `kind`.
+pub(crate) fn depth(kind: &Kind, structs: &[StructDef], unions: &[Option<UnionDef>]) -> usize {
     match kind {
         Kind::Struct(s) | Kind::Sparse { element: s, .. } => 1 + structs[*s].depth,
-        Kind::Array { element, .. } => 1 + depth(element, structs),
+        Kind::Union(u) => {
+            1 + unions
+                .get(*u)
+                .and_then(Option::as_ref)
+                .map_or(0, |d| d.depth)
+        }
+        Kind::Array { element, .. } => 1 + depth(element, structs, unions),
         _ => 0,
+    }
+}
+
+/// A decimal or `0x` hex integer, with an optional `-`, as an `i128`: how the schema language
+/// and the vectors write 128-bit values. `None` for anything else or a value out of range.
+pub fn parse_i128(text: &str) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<u128>().ok()?
+        }
+        None => return None,
+    };
+    if negative {
+        0i128.checked_sub_unsigned(magnitude)
+    } else {
+        i128::try_from(magnitude).ok()
+    }
+}
+
+/// A decimal or `0x` hex integer as a `u128`; `None` for anything else.
+pub fn parse_u128(text: &str) -> Option<u128> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()
+        }
+        Some(_) => None,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
     }
 }
 
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
 /// that remain before it allocates.
-pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) -> usize {
+/// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
+/// that remain before it allocates (`unions`: those resolved so far).
+pub(crate) fn min_bits_with(
+    kind: &Kind,
+    structs: &[StructDef],
+    enums: &[EnumDef],
+    unions: &[Option<UnionDef>],
+) -> usize {
     match kind {
         Kind::Bool => 1,
         Kind::Int { min, max } => bits_required(*min, *max) as usize,
         Kind::Bits(n) => *n as usize,
         Kind::U64 | Kind::F64 => 64,
+        Kind::Int128 { min, max } => bits_required128(*min, *max) as usize,
+        Kind::U128 => 128,
+        Kind::Fixed(q) => q.width() as usize,
+        Kind::WStr { max_len } => {
+            bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
+        }
         Kind::F32 => 32,
         Kind::CompressedFloat(c) => c.width() as usize,
         Kind::CompressedVector(c) => 3 * c.width() as usize,
@@ -1348,6 +1951,10 @@ pub(crate) fn min_bits(kind: &Kind, structs: &[StructDef], enums: &[EnumDef]) ->
         Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,
         Kind::Enum(e) => bits_required(enums[*e].min, enums[*e].max) as usize,
         Kind::Struct(s) => structs[*s].min_bits,
+        Kind::Union(u) => unions
+            .get(*u)
+            .and_then(|d| d.as_ref())
+            .map_or(1, |d| d.min_bits),
         Kind::Array { max_len, .. } => {
             bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
         }

@@ -82,6 +82,22 @@ impl<'t> Parser<'t> {
             .map_err(|_| self.err(&v.span(), format!("{what} {n} is negative (use 0 or more)")))
     }
 
+    /// A 128-bit integer: a TOML integer, or a string of decimal digits or `0x` hex (with an
+    /// optional `-`) for values beyond 64 bits.
+    pub(crate) fn int128(&self, v: &Val<'_>, what: &str) -> Result<i128, SchemaError> {
+        match v.get_ref() {
+            DeValue::String(text) => crate::parse::parse_i128(text).ok_or_else(|| {
+                self.err(
+                    &v.span(),
+                    format!(
+                        "{what} {text:?} is not a 128-bit integer (write decimal digits or 0x hex)"
+                    ),
+                )
+            }),
+            _ => Ok(i128::from(self.int(v, what)?)),
+        }
+    }
+
     /// A float as the nearest `f32` to the decimal written (not to its nearest `f64`).
     pub(crate) fn float(&self, v: &Val<'_>, what: &str) -> Result<f32, SchemaError> {
         let parsed = match v.get_ref() {
@@ -125,6 +141,29 @@ pub(crate) fn cycle_error<T>(
         format!(
             "{what} reference cycle {} (a struct cannot contain itself: remove one reference)",
             names.join(" -> ")
+        ),
+    )
+}
+
+/// The error for struct `i`, met `stack.len()` levels deep (`stack`: the structs being
+/// resolved, outermost first; `from`: the field that refers to it).
+pub(crate) fn too_deep<T>(
+    p: &Parser<'_>,
+    raw: &[(Spanned<String>, T)],
+    stack: &[usize],
+    i: usize,
+    from: Option<&Range<usize>>,
+    what: &str,
+) -> SchemaError {
+    let outer = stack.first().map_or("", |&s| raw[s].0.get_ref().as_str());
+    let span = from.cloned().unwrap_or_else(|| raw[i].0.span());
+    p.err(
+        &span,
+        format!(
+            "{what} {} is nested {} levels deep in {outer}, more than {} (flatten some levels)",
+            raw[i].0.get_ref(),
+            stack.len() + 1,
+            stack.len()
         ),
     )
 }

@@ -1,5 +1,7 @@
 //! The dynamic value tree the schema interpreter reads into and writes from.
 
+use bitlens_codec::fixed::Fixed;
+use bitlens_codec::float_text;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use std::sync::Arc;
@@ -8,8 +10,11 @@ use std::sync::Arc;
 ///
 /// Serializes (serde) to the natural JSON: structs as objects (absent optional fields left out),
 /// arrays and vectors as arrays, bytes as a lower-case hex string, enums as their value name.
-/// Equality compares floats by their bits, so `NaN == NaN` and `-0.0 != 0.0`: two values are
-/// equal exactly when they write the same bytes.
+/// Floats that JSON cannot spell are strings (`"nan"`, `"inf"`, `"-inf"`, `"nan:0x7fc00001"`:
+/// [`bitlens_codec::float_text`]); 128-bit integers and fixed-point values are numbers where a JSON
+/// reader gets them back exactly (within `i64`/`u64`, or exact in `f64`), else strings of their
+/// exact decimal. Equality compares floats by their bits, so `NaN == NaN` and `-0.0 != 0.0`: two
+/// values are equal exactly when they write the same bytes.
 #[derive(Debug, Clone, Default)]
 pub enum DynValue {
     /// An optional field that is absent (its guard says so), or no value at all.
@@ -35,6 +40,12 @@ pub enum DynValue {
     Quat([f32; 4]),
     /// A named enum value (a value without a name reads as [`DynValue::Int`]).
     Enum(Arc<str>),
+    /// An `int128`.
+    I128(i128),
+    /// A `u128`.
+    U128(u128),
+    /// A `fixed` field: its raw value and fraction bits.
+    Fixed(Fixed),
     /// An `array` or a `sparse_array`.
     Array(Vec<DynValue>),
     /// A struct: named fields in schema order.
@@ -109,6 +120,9 @@ impl PartialEq for DynValue {
             (Vec3(a), Vec3(b)) => bits3(a) == bits3(b),
             (Quat(a), Quat(b)) => bits4(a) == bits4(b),
             (Enum(a), Enum(b)) => a == b,
+            (I128(a), I128(b)) => a == b,
+            (U128(a), U128(b)) => a == b,
+            (Fixed(a), Fixed(b)) => a == b,
             (Array(a), Array(b)) => a == b,
             (Struct(a), Struct(b)) => a == b,
             _ => false,
@@ -140,6 +154,8 @@ impl DynValue {
         match *self {
             DynValue::Int(v) => Some(v),
             DynValue::U64(v) => i64::try_from(v).ok(),
+            DynValue::I128(v) => i64::try_from(v).ok(),
+            DynValue::U128(v) => i64::try_from(v).ok(),
             _ => None,
         }
     }
@@ -149,7 +165,10 @@ impl DynValue {
         match self {
             DynValue::Null => "nothing",
             DynValue::Bool(_) => "a bool",
-            DynValue::Int(_) | DynValue::U64(_) => "an integer",
+            DynValue::Int(_) | DynValue::U64(_) | DynValue::I128(_) | DynValue::U128(_) => {
+                "an integer"
+            }
+            DynValue::Fixed(_) => "a fixed-point number",
             DynValue::F32(_) | DynValue::F64(_) => "a float",
             DynValue::Str(_) => "a string",
             DynValue::Bytes(_) => "bytes",
@@ -169,13 +188,22 @@ impl Serialize for DynValue {
             DynValue::Bool(b) => s.serialize_bool(*b),
             DynValue::Int(v) => s.serialize_i64(*v),
             DynValue::U64(v) => s.serialize_u64(*v),
-            DynValue::F32(v) => s.serialize_f32(*v),
-            DynValue::F64(v) => s.serialize_f64(*v),
+            DynValue::F32(v) => float_text::serialize_f32(v, s),
+            DynValue::F64(v) => float_text::serialize_f64(v, s),
             DynValue::Str(v) => s.serialize_str(v),
             DynValue::Bytes(b) => s.serialize_str(&hex::encode(b)),
-            DynValue::Vec3(v) => v.serialize(s),
-            DynValue::Quat(v) => v.serialize(s),
+            DynValue::Vec3(v) => float_text::serialize_f32s(v, s),
+            DynValue::Quat(v) => float_text::serialize_f32s(v, s),
             DynValue::Enum(n) => s.serialize_str(n),
+            DynValue::I128(v) => match i64::try_from(*v) {
+                Ok(small) => s.serialize_i64(small),
+                Err(_) => s.collect_str(v),
+            },
+            DynValue::U128(v) => match u64::try_from(*v) {
+                Ok(small) => s.serialize_u64(small),
+                Err(_) => s.collect_str(v),
+            },
+            DynValue::Fixed(x) => x.serialize(s),
             DynValue::Array(items) => {
                 let mut seq = s.serialize_seq(Some(items.len()))?;
                 for item in items {
@@ -224,6 +252,19 @@ mod tests {
         );
         assert_eq!(v.get("a"), Some(&DynValue::Int(-3)));
         assert!(DynValue::F32(f32::NAN) == DynValue::F32(f32::NAN));
+        let special = DynValue::Struct(DynStruct::new([
+            ("f", DynValue::F32(f32::NEG_INFINITY)),
+            ("d", DynValue::F64(f64::from_bits(0x7ff8000000000001))),
+            ("v", DynValue::Vec3([f32::NAN, -0.0, f32::INFINITY])),
+            ("i", DynValue::I128(i128::MIN)),
+            ("j", DynValue::I128(-5)),
+            ("u", DynValue::U128(u128::MAX)),
+            ("q", DynValue::Fixed(Fixed::new(-832, 8))),
+        ]));
+        assert_eq!(
+            special.to_string(),
+            r#"{"f":"-inf","d":"nan:0x7ff8000000000001","v":["nan",-0.0,"inf"],"i":"-170141183460469231731687303715884105728","j":-5,"u":"340282366920938463463374607431768211455","q":-3.25}"#
+        );
         assert!(DynValue::F32(0.0) != DynValue::F32(-0.0));
     }
 }

@@ -231,6 +231,38 @@ fn array_of_elements_that_take_no_bits() {
     );
 }
 
+#[test]
+fn compressed_float_finer_than_a_32_bit_code() {
+    // 1 / 1e-30 steps: the codec would clamp them to 4294967040 and send something else.
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_float\", min = 0.0, max = 1.0, resolution = 1e-30 }]\n",
+        "game.toml:7:87: resolution 1e-30 asks for 1e30 steps of 0..=1, more than the 4294967040 \
+         a compressed float's 32-bit code holds (use `resolution = 2.4e-10` or coarser)",
+    );
+    // A vector of them too, and a range so wide that the count is not even finite.
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"v\", type = \"compressed_vector\", min = -1e30, max = 1e30, resolution = 1e-10 }]\n",
+        "game.toml:7:91: resolution 1e-10 asks for over 3.4028235e38 steps of -1e30..=1e30, more than the \
+         4294967040 a compressed float's 32-bit code holds (use `resolution = 4.7e20` or coarser)",
+    );
+    // The suggested resolution loads; at the boundary, 4294967040 steps load and one more
+    // does not.
+    let field = |max: &str, res: &str| {
+        format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"v\", type = \"compressed_float\", min = 0.0, max = {max}, resolution = {res} }}]\n"
+        )
+    };
+    for (max, res) in [("1.0", "2.4e-10"), ("1.0", "0.01"), ("4294967040.0", "1.0")] {
+        Schema::from_toml(&field(max, res), "game.toml")
+            .unwrap_or_else(|e| panic!("{max} {res}: {e}"));
+    }
+    let e = Schema::from_toml(&field("4294967040.0", "0.99"), "game.toml").unwrap_err();
+    assert!(
+        e.to_string().contains("(use `resolution = 1` or coarser)"),
+        "{e}"
+    );
+}
+
 /// `n` structs, each referring to the next one twice; the last holds `last`.
 fn doubling(prefix: &str, n: usize, last: &str) -> String {
     let mut text = String::new();
@@ -286,6 +318,7 @@ fn struct_references_that_double_per_level_are_refused() {
         )
     );
     let s = Schema::from_toml(&text, "game.toml").unwrap();
+    // The framing, the leaves and the scopes, none of them paid by bits.
     assert_eq!(s.max_trace_fields(100), 4 + 1024 + 2046);
 }
 
@@ -315,10 +348,10 @@ fn batch_struct_references_that_double_per_level_are_refused() {
 }
 
 /// An array whose elements hold a bool and many fields of no bits: each bit read would record
-/// dozens of fields.
+/// eighty fields.
 #[test]
 fn array_elements_of_many_fields_without_bits_are_refused() {
-    let zeros: Vec<String> = (0..40)
+    let zeros: Vec<String> = (0..80)
         .map(|i| format!("{{ name = \"z{i}\", type = \"int\", min = 0, max = 0 }}"))
         .collect();
     let got = error(&format!(
@@ -326,7 +359,7 @@ fn array_elements_of_many_fields_without_bits_are_refused() {
         zeros.join(", ")
     ));
     assert!(
-        got.starts_with("game.toml:6:9: struct P makes a reader record 42.0 fields per bit"),
+        got.starts_with("game.toml:6:9: struct P makes a reader record 82.0 fields per bit"),
         "{got}"
     );
     // A bool array records two per bit (the element and its `[i]`).
@@ -334,31 +367,39 @@ fn array_elements_of_many_fields_without_bits_are_refused() {
         "{HEAD}[struct.P]\nfields = [{{ name = \"a\", type = \"array\", max_len = 9000, element = \"bool\" }}]\n"
     );
     let s = Schema::from_toml(&text, "game.toml").unwrap();
-    assert_eq!(s.max_trace_fields(10), 2 * 80 + 4 + 3);
+    // Two per bit, the array's scope and count, the framing, and an element a read stops in.
+    assert_eq!(s.max_trace_fields(10), 2 * 80 + 2 + 4 + 2);
 }
 
+/// The loader and the reader recurse once per level: a chain of 70 structs overflowed a debug
+/// build's 2 MiB test thread inside the loader, before any check.
 #[test]
-fn structs_nested_deeper_than_64_levels_are_refused() {
-    let mut body = String::new();
-    for i in 0..70 {
-        body += &format!(
-            "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"S{}\" }}]\n",
-            i + 1
-        );
-    }
-    body += "[struct.S70]\nfields = [{ name = \"x\", type = \"u8\" }]\n";
-    let got = Schema::from_toml(
-        &format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]")),
-        "game.toml",
-    )
-    .unwrap_err()
-    .to_string();
+fn structs_nested_deeper_than_32_levels_are_refused() {
+    let chain = |n: usize, field: &dyn Fn(usize) -> String| {
+        let mut body = String::new();
+        for i in 0..n {
+            body += &format!("[struct.S{i}]\nfields = [{}]\n", field(i + 1));
+        }
+        body += &format!("[struct.S{n}]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n");
+        let text = format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]"));
+        Schema::from_toml(&text, "game.toml").map(|_| ())
+    };
+    let direct = |i: usize| format!("{{ name = \"a\", type = \"S{i}\" }}");
+    let got = chain(70, &direct).unwrap_err().to_string();
+    assert_eq!(
+        got,
+        "game.toml:69:32: struct S32 is nested 33 levels deep in S0, more than 32 (flatten some levels)"
+    );
+    chain(31, &direct).unwrap();
+    // Arrays count as levels too: 17 structs, each an array of the next, nest 34 levels.
+    let arrays =
+        |i: usize| format!("{{ name = \"a\", type = \"array\", max_len = 2, element = \"S{i}\" }}");
+    let got = chain(17, &arrays).unwrap_err().to_string();
     assert!(
-        got.contains(
-            "struct S5 nests structs and arrays 65 levels deep, more than 64 (flatten some levels)"
-        ),
+        got.contains("struct S0 nests structs and arrays 34 levels deep, more than 32"),
         "{got}"
     );
+    chain(16, &arrays).unwrap();
 }
 
 /// Found by the `schema_load` fuzz target: these errors said what was wrong but not, in

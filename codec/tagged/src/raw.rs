@@ -4,8 +4,16 @@
 //! The document itself must be well formed (the same checks as a typed read, with byte offsets
 //! and field ids in errors). Inside a sized value, parsing as a struct is only an attempt: a
 //! string, a byte string or an array of numbers may fail it, and then it is left as bytes.
-//! Attempts stop at [`MAX_DEPTH`], and every byte is a field header of at most one parsed
-//! struct, so the tree has at most one node per input byte.
+//! Attempts stop at [`MAX_DEPTH`].
+//!
+//! # Memory
+//! The walk is lazy and allocates nothing: [`parse_document`] checks the root struct's fields
+//! (their headers and lengths, not what is inside sized values) and returns them as an iterator,
+//! [`RawFields`]; a sized value is opened when the iterator reaches it, after the same check of
+//! its own fields, which cannot fail the document. A consumer that recurses into every opened
+//! struct (as `bitlens tagged` prints them) holds one iterator per level, at most
+//! [`MAX_DEPTH`], whatever the document's size; every struct's fields are read twice (checked,
+//! then walked), so the whole walk is linear in the input.
 
 use super::reporter::next_id;
 use super::{Error, MAX_DEPTH, Reader, WireType};
@@ -37,43 +45,48 @@ pub enum RawValue<'a> {
         /// The bytes after the length prefix.
         bytes: &'a [u8],
         /// The fields, when the bytes are a non-empty, well-formed struct body.
-        fields: Option<Vec<RawField<'a>>>,
+        fields: Option<RawFields<'a>>,
     },
 }
 
-/// Walks a whole document: the root struct's size prefix, its fields, and nothing after it.
-///
-/// # Errors
-/// Any malformed field of the root struct, a size prefix past the end, or trailing bytes.
-pub fn parse_document(bytes: &[u8]) -> Result<Vec<RawField<'_>>, Error> {
-    let mut r = Reader::new(bytes);
-    let fields = r.sized(parse_fields)?;
-    if !r.is_empty() {
-        return Err(Error::TrailingBytes {
-            offset: r.offset(),
-            field: None,
-            count: r.remaining(),
-        });
-    }
-    Ok(fields)
+/// The fields of one struct body, read as they are asked for. Their headers and lengths were
+/// checked when the struct was found, so the iteration itself cannot fail.
+#[derive(Clone, Debug)]
+pub struct RawFields<'a> {
+    reader: Reader<'a>,
+    previous: Option<u64>,
 }
 
-/// Walks the fields in the rest of `r`'s region.
-///
-/// # Errors
-/// The first malformed field.
-pub fn parse_fields<'a>(r: &mut Reader<'a>) -> Result<Vec<RawField<'a>>, Error> {
-    let outer = r.field();
-    let mut fields = Vec::new();
-    let mut previous = None;
-    while !r.is_empty() {
+impl<'a> RawFields<'a> {
+    /// The fields of the struct body `reader` is positioned on (to the end of its region), when
+    /// every one of them is well formed.
+    fn checked(reader: Reader<'a>) -> Result<Self, Error> {
+        let fields = RawFields {
+            reader,
+            previous: None,
+        };
+        let mut check = fields.clone();
+        while !check.reader.is_empty() {
+            check.read(false)?;
+        }
+        Ok(fields)
+    }
+
+    /// Byte offset of the next field (of the end, once every field was read).
+    pub fn offset(&self) -> usize {
+        self.reader.offset()
+    }
+
+    /// Reads the next field; a sized value is opened as a struct only when `open` is set.
+    fn read(&mut self, open: bool) -> Result<RawField<'a>, Error> {
+        let r = &mut self.reader;
         let offset = r.offset();
         let head = r.varint()?;
-        let id = next_id(previous, head >> 2).ok_or(Error::IdOverflow {
+        let id = next_id(self.previous, head >> 2).ok_or(Error::IdOverflow {
             offset,
-            field: previous,
+            field: self.previous,
         })?;
-        previous = Some(id);
+        self.previous = Some(id);
         r.set_field(Some(id));
         let wire = WireType::from_header(head);
         let value = match wire {
@@ -86,23 +99,73 @@ pub fn parse_fields<'a>(r: &mut Reader<'a>) -> Result<Vec<RawField<'a>>, Error> 
             WireType::Varint => RawValue::Varint(r.varint()?),
             WireType::Sized => {
                 let bytes = r.sized_bytes()?;
-                let start = r.offset() - bytes.len();
-                let fields = if bytes.is_empty() || r.depth() + 1 >= MAX_DEPTH {
+                let fields = if !open || bytes.is_empty() || r.depth() + 1 >= MAX_DEPTH {
                     None
                 } else {
-                    parse_fields(&mut r.sub_reader(start, bytes.len())).ok()
+                    let start = r.offset() - bytes.len();
+                    RawFields::checked(r.sub_reader(start, bytes.len())).ok()
                 };
                 RawValue::Sized { bytes, fields }
             }
         };
-        fields.push(RawField {
+        Ok(RawField {
             id,
             offset,
             wire,
             value,
+        })
+    }
+}
+
+impl<'a> Iterator for RawFields<'a> {
+    type Item = RawField<'a>;
+
+    fn next(&mut self) -> Option<RawField<'a>> {
+        if self.reader.is_empty() {
+            return None;
+        }
+        // Checked before: an error here cannot happen, and would only end the iteration.
+        self.read(true).ok()
+    }
+}
+
+/// Two walks are equal when they are at the same place of equal bytes.
+impl PartialEq for RawFields<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let key = |f: &Self| {
+            let r = &f.reader;
+            (
+                r.offset(),
+                r.depth(),
+                f.previous,
+                r.clone().bytes(r.remaining()).ok(),
+            )
+        };
+        key(self) == key(other)
+    }
+}
+
+impl Eq for RawFields<'_> {}
+
+/// Checks a whole document (the root struct's size prefix, its fields, and nothing after it)
+/// and returns its fields, to be walked lazily.
+///
+/// # Errors
+/// Any malformed field of the root struct, a size prefix past the end, or trailing bytes.
+pub fn parse_document(bytes: &[u8]) -> Result<RawFields<'_>, Error> {
+    let mut r = Reader::new(bytes);
+    let fields = r.sized(|r| {
+        let fields = RawFields::checked(r.clone())?;
+        r.bytes(r.remaining())?;
+        Ok(fields)
+    })?;
+    if !r.is_empty() {
+        return Err(Error::TrailingBytes {
+            offset: r.offset(),
+            field: None,
+            count: r.remaining(),
         });
     }
-    r.set_field(outer);
     Ok(fields)
 }
 
@@ -113,7 +176,7 @@ mod tests {
     #[test]
     fn seed_bar_walks_without_a_schema() {
         let doc = [0x07, 0x02, 0x80, 0x01, 0x00, 0xFF, 0x00, 0x06];
-        let fields = parse_document(&doc).unwrap();
+        let fields: Vec<_> = parse_document(&doc).unwrap().collect();
         let ids: Vec<_> = fields.iter().map(|f| (f.id, f.wire, f.offset)).collect();
         assert_eq!(
             ids,
@@ -133,7 +196,7 @@ mod tests {
         let doc = [
             0x0A, 0x03, 0x02, 0x02, 0x05, 0x03, 0x04, b'A', b'y', b'l', b'a',
         ];
-        let fields = parse_document(&doc).unwrap();
+        let fields: Vec<_> = parse_document(&doc).unwrap().collect();
         let RawValue::Sized {
             fields: Some(inner),
             ..
@@ -141,7 +204,12 @@ mod tests {
         else {
             panic!("{fields:?}")
         };
-        assert_eq!(inner[0].value, RawValue::Varint(5));
+        let inner: Vec<_> = inner.clone().collect();
+        assert_eq!(inner.len(), 1);
+        assert_eq!(
+            (inner[0].offset, &inner[0].value),
+            (3, &RawValue::Varint(5))
+        );
         assert!(matches!(
             &fields[1].value,
             RawValue::Sized {
@@ -149,6 +217,36 @@ mod tests {
                 fields: None
             }
         ));
+    }
+
+    #[test]
+    fn a_struct_is_opened_only_when_its_own_fields_are_well_formed() {
+        // field 0: sized { field 0: sized { 0x7F: a sized header without its length } }: the
+        // inner bytes are no struct, the outer still is (its one field is a well-formed sized
+        // value).
+        let doc = [0x05, 0x03, 0x03, 0x03, 0x01, 0x7F];
+        let mut fields = parse_document(&doc).unwrap();
+        let Some(RawField {
+            value:
+                RawValue::Sized {
+                    fields: Some(mut outer),
+                    ..
+                },
+            ..
+        }) = fields.next()
+        else {
+            panic!("the outer value is a struct")
+        };
+        assert!(fields.next().is_none());
+        let inner = outer.next().unwrap();
+        assert_eq!(
+            inner.value,
+            RawValue::Sized {
+                bytes: &[0x7F],
+                fields: None
+            }
+        );
+        assert!(outer.next().is_none());
     }
 
     #[test]

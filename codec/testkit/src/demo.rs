@@ -14,11 +14,14 @@
 //! of the larger packets, and `"end of packet"` closes every one.
 
 use arbitrary::{Arbitrary, Unstructured};
-use bitlens_codec::error::{Error, ErrorKind, Result};
+use bitlens_codec::bits::bits_required;
+use bitlens_codec::error::Result;
 use bitlens_codec::link::{self, AnyId, Links, NetworkId};
+use bitlens_codec::packed::{self, SchemaWriter};
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use bitlens_codec::stream::Stream;
+use bitlens_codec::{BitPacked, PacketSet};
 use std::sync::LazyLock;
 
 /// The demo protocol's id: ASCII "BLd1" read as a little-endian `u32`.
@@ -51,22 +54,8 @@ pub const MAX_NETWORK_ID: u32 = 65535;
 /// Fixed-point location bound: ±2000 game units at 0.1, as tenths.
 pub const LOCATION_LIMIT: i32 = 20000;
 
-/// The framing parameters of the demo protocol.
-pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| Protocol {
-    name: "demo".into(),
-    id: PROTOCOL_ID,
-    packet_types: [
-        "PacketA",
-        "PacketB",
-        "PacketC",
-        "RigidBody",
-        "SceneUpdate",
-        "RoboCat",
-    ]
-    .map(String::from)
-    .to_vec(),
-    mtu: MTU,
-});
+/// The framing parameters of the demo protocol: [`DemoPacket`]'s (derived).
+pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| DemoPacket::protocol().clone());
 
 /// Rigid body position: ±512 at 0.01 (17 bits per axis).
 pub const POSITION: CompressedFloat = cf(-512.0, 512.0, 0.01);
@@ -87,7 +76,7 @@ const fn cf(min: f32, max: f32, res: f32) -> CompressedFloat {
 }
 
 /// Seed 000's first example: three integers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, BitPacked)]
 pub struct PacketA {
     /// Full-range `i32`.
     pub x: i32,
@@ -97,39 +86,16 @@ pub struct PacketA {
     pub z: i32,
 }
 
-impl PacketA {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.int_as("x", &mut self.x, i32::MIN, i32::MAX)?;
-        s.int_as("y", &mut self.y, i32::MIN, i32::MAX)?;
-        s.int_as("z", &mut self.z, i32::MIN, i32::MAX)
-    }
-}
-
 /// Seed 000's variable-length array: a count in `0..=MAX_ELEMENTS`, then the elements.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, BitPacked)]
 pub struct PacketB {
-    /// Full-range elements.
+    /// Full-range elements; a count over [`MAX_ELEMENTS`] is out_of_range.
+    #[bitlens(max_len = MAX_ELEMENTS)]
     pub elements: Vec<i32>,
 }
 
-impl PacketB {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports; a count over [`MAX_ELEMENTS`] is out_of_range.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.array("elements", &mut self.elements, MAX_ELEMENTS, 32, |s, e| {
-            s.int_as("", e, i32::MIN, i32::MAX)
-        })
-    }
-}
-
 /// Seed 000's mixed packet: a bool, a 16-bit and a 32-bit integer.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, BitPacked)]
 pub struct PacketC {
     /// A flag.
     pub a: bool,
@@ -139,152 +105,61 @@ pub struct PacketC {
     pub c: i32,
 }
 
-impl PacketC {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.bool("a", &mut self.a)?;
-        s.int_as("b", &mut self.b, i16::MIN, i16::MAX)?;
-        s.int_as("c", &mut self.c, i32::MIN, i32::MAX)
-    }
-}
-
 /// Seed 000's rigid body: position and orientation always, velocities only when not at rest.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Writing a body at rest with a non-zero velocity is invalid_argument (the velocity would be
+/// lost); reading one at rest gives zero velocities.
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct RigidBody {
     /// Position, [`POSITION`] per axis.
+    #[bitlens(compressed = POSITION)]
     pub position: [f32; 3],
     /// Orientation `[x, y, z, w]`, [`ORIENTATION`].
+    #[bitlens(quaternion = ORIENTATION)]
     pub orientation: [f32; 4],
     /// The at-rest bit: when set, no velocities are sent and both read as zero.
     pub at_rest: bool,
     /// Linear velocity, [`LINEAR_VELOCITY`] per axis.
+    #[bitlens(compressed = LINEAR_VELOCITY, unless = at_rest)]
     pub linear_velocity: [f32; 3],
     /// Angular velocity, [`ANGULAR_VELOCITY`] per axis.
+    #[bitlens(compressed = ANGULAR_VELOCITY, unless = at_rest)]
     pub angular_velocity: [f32; 3],
 }
 
-impl RigidBody {
-    /// Fewest bits a rigid body takes (at rest).
-    pub const MIN_BITS: usize = 3 * 17 + 32 + 1;
-
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports; writing a body at rest with a non-zero velocity is
-    /// invalid_argument (the velocity would be lost).
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.compressed_vec3("position", &mut self.position, &POSITION)?;
-        s.quaternion("orientation", &mut self.orientation, &ORIENTATION)?;
-        if S::WRITING
-            && self.at_rest
-            && (self.linear_velocity != [0.0; 3] || self.angular_velocity != [0.0; 3])
-        {
-            let why = "a body at rest has a non-zero velocity".to_owned();
-            return Err(Error::new(
-                ErrorKind::InvalidArgument(why),
-                s.bit_position(),
-                "at_rest",
-            ));
-        }
-        s.bool("at_rest", &mut self.at_rest)?;
-        if self.at_rest {
-            if S::READING {
-                self.linear_velocity = [0.0; 3];
-                self.angular_velocity = [0.0; 3];
-            }
-            return Ok(());
-        }
-        s.compressed_vec3(
-            "linear_velocity",
-            &mut self.linear_velocity,
-            &LINEAR_VELOCITY,
-        )?;
-        s.compressed_vec3(
-            "angular_velocity",
-            &mut self.angular_velocity,
-            &ANGULAR_VELOCITY,
-        )
-    }
-}
-
-/// One changed object of a [`SceneUpdate`].
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One changed object of a [`SceneUpdate`]: its index (sent by the update's sparse array), then
+/// the body's fields.
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct SceneObject {
     /// Its slot, `0..MAX_OBJECTS`; strictly increasing within an update.
+    #[bitlens(sparse_index)]
     pub index: u16,
     /// Its state.
+    #[bitlens(flatten)]
     pub body: RigidBody,
 }
 
 /// Seed 000's array subset: the changed objects of a scene, each by relative object index,
 /// closed by the sentinel index [`MAX_OBJECTS`].
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Bounded on read: indices strictly increase up to the sentinel, so at most [`MAX_OBJECTS`]
+/// entries, each of at least `RigidBody::MIN_BITS` bits.
+#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
 pub struct SceneUpdate {
     /// Update sequence number.
+    #[bitlens(check_after = "header")]
     pub sequence: u16,
-    /// Changed objects, by strictly increasing index.
+    /// Changed objects, by strictly increasing index (others are out_of_range).
+    #[bitlens(sparse(max_objects = MAX_OBJECTS), check_after = "objects")]
     pub objects: Vec<SceneObject>,
-}
-
-impl SceneUpdate {
-    /// Serializes on any stream.
-    ///
-    /// # Errors
-    /// Whatever the stream reports; indices that do not increase are out_of_range.
-    pub fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.int_as("sequence", &mut self.sequence, 0, u16::MAX)?;
-        s.check("header")?;
-        let objects = &mut self.objects;
-        s.scope("objects", |s| {
-            let mut previous = -1i64;
-            if S::WRITING {
-                for (i, o) in objects.iter_mut().enumerate() {
-                    s.index(i, |s| {
-                        let mut current = i64::from(o.index);
-                        s.object_index("index", previous, &mut current, MAX_OBJECTS)?;
-                        o.body.serialize(s)
-                    })?;
-                    previous = i64::from(o.index);
-                }
-                let mut end = MAX_OBJECTS;
-                return s.index(objects.len(), |s| {
-                    s.object_index("index", previous, &mut end, MAX_OBJECTS)
-                });
-            }
-            objects.clear();
-            // Bounded: indices strictly increase up to the sentinel, so at most MAX_OBJECTS
-            // entries, and each entry consumes at least RigidBody::MIN_BITS bits.
-            loop {
-                let i = objects.len();
-                let done = s.index(i, |s| {
-                    let mut current = 0;
-                    s.object_index("index", previous, &mut current, MAX_OBJECTS)?;
-                    if current == MAX_OBJECTS {
-                        return Ok(true);
-                    }
-                    let mut o = SceneObject {
-                        index: current as u16,
-                        body: RigidBody::default(),
-                    };
-                    o.body.serialize(s)?;
-                    objects.push(o);
-                    previous = current;
-                    Ok(false)
-                })?;
-                if done {
-                    return Ok(());
-                }
-            }
-        })?;
-        s.check("objects")
-    }
 }
 
 /// Seed 004's RoboCat, with the seed's fixes: the home base as a network id (linking), the mice
 /// as a ranged vector, the location in fixed point.
+///
+/// Its serialize function is written by hand: it takes the receiving world's linking context,
+/// and its location is an array sent as three named fields, which no attribute says.
+/// [`BitPacked`] is implemented by hand over it, so the packet set nests it like any other.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RoboCat {
     /// Health, `0..=100`.
@@ -305,7 +180,7 @@ pub struct RoboCat {
 }
 
 impl RoboCat {
-    /// Serializes on any stream.
+    /// Serializes on any stream, accepting any home base id.
     ///
     /// # Errors
     /// Whatever the stream reports.
@@ -347,16 +222,66 @@ impl RoboCat {
     }
 }
 
-/// Any packet of the demo protocol.
-#[derive(Debug, Clone, PartialEq)]
+impl BitPacked for RoboCat {
+    const MIN_BITS: usize = bits_required(0, 100) as usize
+        + bits_required(0, 1_000_000) as usize
+        + bits_required(0, MAX_NETWORK_ID as i64) as usize
+        + 32
+        + bits_required(0, MAX_NAME as i64) as usize
+        + bits_required(0, MAX_MICE as i64) as usize
+        + 32
+        + 3 * bits_required(-LOCATION_LIMIT as i64, LOCATION_LIMIT as i64) as usize
+        + ORIENTATION.width() as usize;
+    const FIELDS: bool = true;
+
+    /// [`RoboCat::serialize`]: [`RoboCat::serialize_linked`] accepting any home base id.
+    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        RoboCat::serialize(self, s)
+    }
+
+    fn schema_type(w: &mut SchemaWriter) -> String {
+        let name = w.define::<Self>("RoboCat", |w, name| {
+            let location = w.define::<[i32; 3]>("Location", |_, name| {
+                let axis = |a: &str| {
+                    format!("name = \"{a}\", type = \"int\", min = {}, max = {LOCATION_LIMIT}", -LOCATION_LIMIT)
+                };
+                packed::struct_text(name, &[axis("x"), axis("y"), axis("z")])
+            });
+            let fields = [
+                "name = \"health\", type = \"int\", min = 0, max = 100".to_owned(),
+                "name = \"meow_count\", type = \"int\", min = 0, max = 1000000".to_owned(),
+                format!("name = \"home_base\", type = \"int\", min = 0, max = {MAX_NETWORK_ID}"),
+                "type = \"check\", label = \"stats\"".to_owned(),
+                format!("name = \"name\", type = \"string\", max_len = {MAX_NAME}"),
+                format!(
+                    "name = \"mice\", type = \"array\", max_len = {MAX_MICE}, element = {{ type = \"int\", min = 0, max = {MAX_MOUSE} }}"
+                ),
+                "type = \"check\", label = \"mice\"".to_owned(),
+                format!("name = \"location\", type = {}", packed::toml_str(&location)),
+                format!("name = \"rotation\", type = \"quaternion\", bits = {}", ORIENTATION.bits()),
+            ];
+            packed::struct_text(name, &fields)
+        });
+        format!("type = {}", packed::toml_str(&name))
+    }
+}
+
+/// Any packet of the demo protocol: the packet set (type numbers in declaration order, names,
+/// protocol id, MTU) is derived.
+#[derive(Debug, Clone, PartialEq, PacketSet)]
+#[bitlens(protocol = "demo", id = PROTOCOL_ID, mtu = MTU)]
 pub enum DemoPacket {
     /// Type 0.
+    #[bitlens(name = "PacketA")]
     A(PacketA),
     /// Type 1.
+    #[bitlens(name = "PacketB")]
     B(PacketB),
     /// Type 2.
+    #[bitlens(name = "PacketC")]
     C(PacketC),
-    /// Type 3.
+    /// Type 3: a rigid body, then a check marker.
+    #[bitlens(check_after = "rigid body")]
     RigidBody(RigidBody),
     /// Type 4.
     SceneUpdate(SceneUpdate),
@@ -367,49 +292,6 @@ pub enum DemoPacket {
 impl Default for DemoPacket {
     fn default() -> Self {
         DemoPacket::A(PacketA::default())
-    }
-}
-
-impl Packet for DemoPacket {
-    fn protocol() -> &'static Protocol {
-        &PROTOCOL
-    }
-
-    fn packet_type(&self) -> u32 {
-        match self {
-            DemoPacket::A(_) => 0,
-            DemoPacket::B(_) => 1,
-            DemoPacket::C(_) => 2,
-            DemoPacket::RigidBody(_) => 3,
-            DemoPacket::SceneUpdate(_) => 4,
-            DemoPacket::RoboCat(_) => 5,
-        }
-    }
-
-    fn empty(t: u32) -> Option<Self> {
-        Some(match t {
-            0 => DemoPacket::A(PacketA::default()),
-            1 => DemoPacket::B(PacketB::default()),
-            2 => DemoPacket::C(PacketC::default()),
-            3 => DemoPacket::RigidBody(RigidBody::default()),
-            4 => DemoPacket::SceneUpdate(SceneUpdate::default()),
-            5 => DemoPacket::RoboCat(RoboCat::default()),
-            _ => return None,
-        })
-    }
-
-    fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        match self {
-            DemoPacket::A(p) => p.serialize(s),
-            DemoPacket::B(p) => p.serialize(s),
-            DemoPacket::C(p) => p.serialize(s),
-            DemoPacket::RigidBody(p) => {
-                p.serialize(s)?;
-                s.check("rigid body")
-            }
-            DemoPacket::SceneUpdate(p) => p.serialize(s),
-            DemoPacket::RoboCat(p) => p.serialize(s),
-        }
     }
 }
 

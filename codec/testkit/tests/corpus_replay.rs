@@ -35,6 +35,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ),
     ("schema_load", fuzzing::schema_load::schema_load),
     ("batch_receive", fuzzing::receive::batch_receive),
+    ("derive_vs_schema", fuzzing::derive::derive_vs_schema),
 ];
 
 #[test]
@@ -117,9 +118,48 @@ fn deep_tagged(levels: usize) -> Vec<u8> {
     tagged_doc(&body)
 }
 
+/// The seeds of `derive_vs_schema`: per packet type of the showcase and of the demo protocol, an
+/// input that draws an arbitrary packet of that type (`arbitrary_<protocol>_<type>.bin`) and
+/// that packet's bytes as a datagram (`valid_<protocol>_<type>.bin`).
+fn derive_seeds() {
+    use bitlens_codec::generate;
+    use bitlens_testkit::showcase::Showcase;
+    fn seeds_of<P: Packet + Default>(protocol: &str, seed: u64, out: &mut Vec<(String, Vec<u8>)>) {
+        let found = search(seed, 20_000, 600, |data| {
+            let mut u = arbitrary::Unstructured::new(data);
+            let mut p = generate::packet::<P>(&mut u).ok()?;
+            let mut buf = vec![0u8; P::protocol().mtu];
+            bitlens_codec::write_packet(&mut p, &mut buf).ok()?;
+            let t = P::protocol().type_name(p.packet_type())?.to_lowercase();
+            Some(format!("{protocol}_{t}"))
+        });
+        for (name, data) in found {
+            let mut u = arbitrary::Unstructured::new(&data);
+            if let Ok(mut p) = generate::packet::<P>(&mut u) {
+                let mut buf = vec![0u8; P::protocol().mtu];
+                if let Ok(n) = bitlens_codec::write_packet(&mut p, &mut buf) {
+                    out.push((format!("valid_{name}"), buf[..n].to_vec()));
+                }
+            }
+            out.push((format!("arbitrary_{name}"), data));
+        }
+    }
+    let mut seeds = Vec::new();
+    seeds_of::<Showcase>("showcase", 21, &mut seeds);
+    seeds_of::<DemoPacket>("demo", 22, &mut seeds);
+    write_all("derive_vs_schema", &seeds);
+}
+
+#[test]
+#[ignore = "writes the seed files of derive_vs_schema into corpus/; run by hand"]
+fn write_derive_seeds() {
+    derive_seeds();
+}
+
 #[test]
 #[ignore = "writes the named seed files into corpus/; run by hand"]
 fn write_seeds() {
+    derive_seeds();
     // packet_read: a valid packet of every type, every conformance vector, every hostile variant
     // of every sample, and the framing failures.
     let samples = fuzzing::sample_packets();

@@ -63,7 +63,8 @@ pub enum CaptureError {
     TruncatedRecord {
         /// Where the record starts.
         at: Location,
-        /// Bytes the record claims.
+        /// Bytes the record claims, its header included (a pcap record's 16 bytes, as a pcapng
+        /// block length counts its own).
         needed: u64,
         /// Bytes left in the file.
         available: u64,
@@ -72,7 +73,7 @@ pub enum CaptureError {
     RecordTooLong {
         /// Where the record starts.
         at: Location,
-        /// Bytes the record claims.
+        /// Bytes the record claims, its header included (as for [`CaptureError::TruncatedRecord`]).
         claimed: u64,
     },
     /// A pcapng section header has an unknown byte-order magic.
@@ -158,11 +159,12 @@ impl fmt::Display for CaptureError {
                 available,
             } => write!(
                 f,
-                "{at}: record claims {needed} bytes, only {available} left (file cut short?)"
+                "{at}: record claims {needed} bytes with its header, only {available} left \
+                 (file cut short?)"
             ),
             Self::RecordTooLong { at, claimed } => write!(
                 f,
-                "{at}: record claims {claimed} bytes, more than the {} MiB limit",
+                "{at}: record claims {claimed} bytes with its header, more than the {} MiB limit",
                 super::MAX_RECORD_LEN >> 20
             ),
             Self::BadMagic { at, magic } => {
@@ -210,7 +212,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "captures/bad.pcap: frame 17 at byte 4242: record claims 4294967295 bytes, more than the 16 MiB limit"
+            "captures/bad.pcap: frame 17 at byte 4242: record claims 4294967295 bytes with its header, more than the 16 MiB limit"
         );
         let e = CaptureError::MalformedBlock {
             at: Location {

@@ -13,6 +13,8 @@
 //!   are not UDP are counted by [`SkipReason`] and skipped.
 //! - Frames cut by the snap length are [`Status::Truncated`], IP fragments [`Status::Fragment`]:
 //!   the payload range holds only what is there, never decoded as if whole.
+//! - An IP or UDP length that claims more than a frame the capture did not cut holds is a
+//!   [`Flaw`] of its datagram ([`Datagram::flaw`]), with the file offset of the field.
 //! - Times are exact to the nanosecond ([`Timestamp`], epoch nanoseconds).
 //!
 //! # Damage and safety
@@ -54,8 +56,8 @@ use std::path::Path;
 
 pub use error::{CaptureError, Location};
 
-/// The largest record (pcap) or block (pcapng) accepted, in bytes: 16 MiB. Larger claims are
-/// damage, not an allocation.
+/// The largest record (pcap: its 16-byte header and captured bytes) or block (pcapng) accepted,
+/// in bytes: 16 MiB. Larger claims are damage, not an allocation.
 pub const MAX_RECORD_LEN: u64 = 16 << 20;
 
 /// A point in time as nanoseconds since the Unix epoch (negative before 1970).
@@ -195,12 +197,97 @@ impl fmt::Display for LinkType {
 pub enum Status {
     /// The whole UDP payload is in the capture.
     Whole,
-    /// The frame was cut (by the snap length) before the end of the UDP payload: the payload
-    /// range holds only the bytes present; ports are 0 if the cut fell inside the UDP header.
+    /// The frame ends before the UDP payload does: cut by the snap length, or (with a
+    /// [`Flaw`] saying so, see [`Datagram::flaw`]) a UDP length past the end of the IP payload.
+    /// The payload range holds only the bytes present; ports are 0 if the frame ends inside the
+    /// UDP header.
     Truncated,
     /// An IP fragment (IPv4 MF flag or offset, IPv6 fragment header). The first fragment has the
     /// ports and the first payload bytes; later ones have ports 0 and a piece of the datagram.
     Fragment,
+}
+
+/// A length field of an IP or UDP header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LengthField {
+    /// IPv4 total length: the whole packet, header included.
+    Ipv4TotalLength,
+    /// IPv6 payload length: what follows the 40-byte fixed header.
+    Ipv6PayloadLength,
+    /// UDP length: the datagram, its 8-byte header included.
+    UdpLength,
+}
+
+impl LengthField {
+    /// Wireshark's name for the field: `ip.len`, `ipv6.plen`, `udp.length`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ipv4TotalLength => "ip.len",
+            Self::Ipv6PayloadLength => "ipv6.plen",
+            Self::UdpLength => "udp.length",
+        }
+    }
+}
+
+/// A length field that claims more bytes than there are, in a frame the capture did not cut:
+/// the sender (or the tool that wrote the file) is at fault, where a snap-length cut
+/// ([`Status::Truncated`] without a flaw) is the capture's doing. The datagram is indexed with
+/// the bytes that are there, as for a cut.
+///
+/// - An IP length past the end of a frame whose captured length is its original length.
+/// - A UDP length past the end of the IP payload (the end the IP header gives it, so a cut frame
+///   can show it too); not for a first fragment, whose UDP length counts the later ones.
+///
+/// `Display` says what is wrong; [`Flaw::message`] adds where, in one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Flaw {
+    /// The field.
+    pub field: LengthField,
+    /// The field's value.
+    pub claimed: u16,
+    /// The bytes there are for what the field measures (less than `claimed`): the IP packet's
+    /// bytes in the frame (IPv4), those after the fixed header (IPv6), or the bytes the IP
+    /// header leaves for the UDP datagram (UDP).
+    pub room: u16,
+    /// Byte offset of the field in the file.
+    pub offset: u64,
+}
+
+impl Flaw {
+    /// The one-line message naming the file, the frame and the field's byte offset:
+    /// `x.pcap: frame 3 at byte 82: UDP length 64 is more than ...`.
+    pub fn message(&self, file: &str, frame: u64) -> String {
+        let at = Location {
+            file: file.to_owned(),
+            frame: Some(frame),
+            offset: self.offset,
+        };
+        format!("{at}: {self}")
+    }
+}
+
+impl fmt::Display for Flaw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (claimed, room) = (self.claimed, self.room);
+        match self.field {
+            LengthField::Ipv4TotalLength => write!(
+                f,
+                "IPv4 total length {claimed} runs past the end of the frame, which holds {room} \
+                 bytes of the packet and was not cut by the snap length (a malformed IP header)"
+            ),
+            LengthField::Ipv6PayloadLength => write!(
+                f,
+                "IPv6 payload length {claimed} runs past the end of the frame, which holds \
+                 {room} bytes after the IPv6 header and was not cut by the snap length (a \
+                 malformed IP header)"
+            ),
+            LengthField::UdpLength => write!(
+                f,
+                "UDP length {claimed} is more than the {room} bytes the IP header leaves for \
+                 the datagram (a malformed UDP header, not a snap-length cut)"
+            ),
+        }
+    }
 }
 
 /// Why a frame holds no UDP datagram.
@@ -337,12 +424,17 @@ pub struct Datagram {
     pub original_len: u32,
     /// Whether the payload is all there.
     pub status: Status,
+    /// A length field of its IP or UDP header that claims more than there is, in a frame the
+    /// capture did not cut; `None` for a well-formed datagram and for a snap-length cut.
+    pub flaw: Option<Flaw>,
     /// Index into [`Capture::interfaces`] (0 for pcap).
     pub interface: u32,
     /// Link type of the frame.
     pub link_type: LinkType,
     payload_start: usize,
     payload_len: u32,
+    /// The UDP header's length field (header included), 0 without a UDP header.
+    udp_len: u16,
 }
 
 impl Datagram {
@@ -360,6 +452,19 @@ impl Datagram {
     /// Bytes of UDP payload present in the capture.
     pub fn payload_len(&self) -> usize {
         self.payload_len as usize
+    }
+
+    /// The UDP payload length its UDP header declares (the header's length field less its 8
+    /// bytes), what `decode` reports as `len`: more than [`Datagram::payload_len`] for a
+    /// datagram cut short or the first fragment of one. Without a usable length field (cut
+    /// inside the UDP header, a later fragment, a field below 8, which IPv6 jumbograms set to
+    /// 0) it is the bytes present.
+    pub fn declared_len(&self) -> usize {
+        if self.udp_len >= 8 {
+            usize::from(self.udp_len) - 8
+        } else {
+            self.payload_len()
+        }
     }
 
     /// A whole datagram seen outside any file (the live proxy's): its payload is the first
@@ -385,6 +490,8 @@ impl Datagram {
             link_type: LinkType::RAW,
             payload_start: 0,
             payload_len: len,
+            flaw: None,
+            udp_len: 0,
         }
     }
 }
@@ -643,6 +750,9 @@ pub fn fuzz_ingest(data: &[u8]) {
                     .iter()
                     .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
                 sum = sum.wrapping_add(d.time.to_string().len() as u64);
+                if let Some(flaw) = d.flaw {
+                    sum = sum.wrapping_add(flaw.message(capture.name(), d.frame).len() as u64);
+                }
             }
             if let Some(damage) = capture.damage() {
                 sum = sum.wrapping_add(damage.to_string().len() as u64);
@@ -677,7 +787,10 @@ pub fn fuzz_ingest(data: &[u8]) {
     let mut streamed = Vec::new();
     let mut input = std::io::Cursor::new(&as_pcap[..]);
     let summary = read::stream_pcap("fuzz.pcap", &mut input, 40, &mut |_, ds, window| {
-        streamed.extend(ds.iter().map(|d| (d.frame, d.payload(&window).to_vec())));
+        streamed.extend(
+            ds.iter()
+                .map(|d| (d.frame, d.flaw, d.payload(&window).to_vec())),
+        );
         (ds, window)
     });
     match (&whole, summary) {
@@ -685,7 +798,7 @@ pub fn fuzz_ingest(data: &[u8]) {
             let want: Vec<_> = c
                 .datagrams()
                 .iter()
-                .map(|d| (d.frame, c.payload(d).to_vec()))
+                .map(|d| (d.frame, d.flaw, c.payload(d).to_vec()))
                 .collect();
             assert_eq!(streamed, want, "streamed datagrams differ");
             assert_eq!(s.frames, c.frames());

@@ -20,8 +20,8 @@ use pcap_file::pcapng::{
 use std::io::Read;
 
 use super::{
-    CaptureError, Datagram, FileFormat, Interface, LinkType, Location, MAX_RECORD_LEN, Skipped,
-    TimeResolution, Timestamp, link, net,
+    CaptureError, Datagram, FileFormat, Flaw, Interface, LinkType, Location, MAX_RECORD_LEN,
+    Skipped, TimeResolution, Timestamp, link, net,
 };
 
 /// pcap magic numbers, as the first four bytes read big-endian.
@@ -43,6 +43,9 @@ const BLOCK_HEADER_LEN: usize = 8;
 const BLOCK_MIN_LEN: usize = 12;
 /// Bytes before the packet data in an enhanced packet block body (and an obsolete packet block).
 const EPB_FIXED_LEN: usize = 20;
+/// Offset of the captured length in an enhanced packet block body (and an obsolete packet
+/// block's): after the interface id and the two timestamp words.
+const EPB_CAPTURED_LEN_AT: usize = 12;
 /// Bytes before the packet data in a simple packet block body.
 const SPB_FIXED_LEN: usize = 4;
 
@@ -323,7 +326,8 @@ impl Indexer<'_, '_> {
             self.skipped.add(super::SkipReason::TruncatedHeader);
             return;
         };
-        let udp = link::ip_offset(link_type, frame).and_then(|ip_at| net::udp(frame, ip_at));
+        let cut = (len as u64) < u64::from(original_len);
+        let udp = link::ip_offset(link_type, frame).and_then(|ip_at| net::udp(frame, ip_at, cut));
         match udp {
             Ok(udp) => self.datagrams.push(Datagram {
                 frame: self.frames,
@@ -333,10 +337,16 @@ impl Indexer<'_, '_> {
                 captured_len: u32::try_from(len).unwrap_or(u32::MAX),
                 original_len,
                 status: udp.status,
+                // The field's offset in the file, not the frame (nor a window of the file).
+                flaw: udp.flaw.map(|flaw| Flaw {
+                    offset: (self.base + start) as u64 + flaw.offset,
+                    ..flaw
+                }),
                 interface,
                 link_type,
                 payload_start: start + udp.payload.start,
                 payload_len: u32::try_from(udp.payload.len()).unwrap_or(0),
+                udp_len: udp.udp_len,
             }),
             Err(reason) => self.skipped.add(reason),
         }
@@ -412,13 +422,16 @@ impl Indexer<'_, '_> {
                     available,
                 });
             };
-            if u64::from(incl_len) > MAX_RECORD_LEN {
+            // The whole record, its header included, as a pcapng block length counts it: in the
+            // limit, and in the messages of both a record too long and one cut short.
+            let record_len = PCAP_RECORD_HEADER_LEN as u64 + u64::from(incl_len);
+            if record_len > MAX_RECORD_LEN {
                 return Some(CaptureError::RecordTooLong {
                     at: at(),
-                    claimed: u64::from(incl_len),
+                    claimed: record_len,
                 });
             }
-            let record_len = PCAP_RECORD_HEADER_LEN + incl_len as usize;
+            let record_len = record_len as usize;
             if record_len > rest.len() {
                 if !self.eof {
                     self.stopped_at = Some(pos);
@@ -475,6 +488,9 @@ impl Indexer<'_, '_> {
             }
             let block_type = u32_in(rest, 0, parser.state().endianness()).unwrap_or(0);
             let frame = is_packet_block(block_type).then_some(self.frames + 1);
+            if let Some(damage) = self.check_captured_len(rest, pos, parser.state().endianness()) {
+                return Ok(Some(damage));
+            }
             match parser.next_block(rest) {
                 Ok((next, block)) => {
                     match block {
@@ -587,6 +603,34 @@ impl Indexer<'_, '_> {
             });
         }
         None
+    }
+
+    /// Checks the captured length of the (enhanced or obsolete) packet block at the start of
+    /// `rest`, whose block length [`Indexer::check_block`] has checked, against the bytes its
+    /// block holds for packet data. `pcap-file` compares it with the original length first, and
+    /// 0xFFFFFFFF came out as "original length lower than its actual length".
+    fn check_captured_len(
+        &self,
+        rest: &[u8],
+        pos: usize,
+        endianness: Endianness,
+    ) -> Option<CaptureError> {
+        let name = match u32_in(rest, 0, endianness)? {
+            ENHANCED_PACKET_BLOCK => "enhanced packet block",
+            PACKET_BLOCK => "packet block",
+            _ => return None,
+        };
+        let block_len = u32_in(rest, 4, endianness)? as usize;
+        let captured = u32_in(rest, BLOCK_HEADER_LEN + EPB_CAPTURED_LEN_AT, endianness)?;
+        // Header, fixed fields, data (padded to 4 bytes), options, trailing length.
+        let room = block_len.checked_sub(BLOCK_HEADER_LEN + EPB_FIXED_LEN + 4)?;
+        (captured as usize > room).then(|| CaptureError::MalformedBlock {
+            at: self.at(pos, Some(self.frames + 1)),
+            detail: format!(
+                "{name} claims {captured} captured bytes, more than the {room} its \
+                 {block_len}-byte block holds for packet data"
+            ),
+        })
     }
 
     /// Maps a `pcap-file` pcapng error to ours.

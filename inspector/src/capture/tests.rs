@@ -340,7 +340,7 @@ fn pcap_damage_keeps_packets_before_it() {
     assert_eq!(
         c.damage().unwrap().to_string(),
         format!(
-            "captures/bad.pcap: frame 2 at byte {at}: record claims 4294967295 bytes, more than the 16 MiB limit"
+            "captures/bad.pcap: frame 2 at byte {at}: record claims 4294967311 bytes with its header, more than the 16 MiB limit"
         )
     );
 
@@ -732,6 +732,8 @@ fn assert_streams_like_the_whole(bytes: &[u8], window: usize) {
             (d.frame, d.time, d.src, d.dst, d.status, d.captured_len),
             (w.frame, w.time, w.src, w.dst, w.status, w.captured_len)
         );
+        // Flaw offsets are the file's, not the window's.
+        assert_eq!(d.flaw, w.flaw, "frame {}", d.frame);
         assert_eq!(&payload[..], whole.payload(w), "frame {}", d.frame);
     }
     assert_eq!(indexed.frames, whole.frames(), "window {window}");
@@ -749,6 +751,9 @@ fn a_streamed_pcap_is_the_whole_pcap_whatever_the_window() {
         .map(|i| udp_frame(&vec![(i % 251) as u8; (i as usize * 7) % 400]))
         .collect();
     frames.insert(17, vec![0xFF; 60]); // not UDP: counted, skipped
+    // A lying UDP length and a lying IP length, far into the file.
+    frames[200][14 + 20 + 4..14 + 20 + 6].copy_from_slice(&2000u16.to_be_bytes());
+    frames[250][14 + 2..14 + 4].copy_from_slice(&3000u16.to_be_bytes());
     let bytes = pcap_of(&frames);
     for window in [
         1,
@@ -788,4 +793,122 @@ fn a_streamed_pcap_is_the_whole_pcap_whatever_the_window() {
     let mut input = std::io::Cursor::new(&ng[..]);
     let none = super::read::stream_pcap("x", &mut input, 64, &mut |_, _, _| unreachable!());
     assert!(none.unwrap().is_none());
+}
+
+/// The record header of the first record after the pcap file header claims `incl_len` bytes.
+fn with_first_incl_len(mut pcap: Vec<u8>, incl_len: u32) -> Vec<u8> {
+    pcap[24 + 8..24 + 12].copy_from_slice(&incl_len.to_le_bytes());
+    pcap
+}
+
+#[test]
+fn a_record_too_long_and_a_record_cut_short_count_the_same_bytes() {
+    let good = pcap_of(&[udp_frame(b"one")]);
+    let available = good.len() - 24;
+    // Over the limit with its 16-byte header, and cut short: the same count, header included.
+    for (incl_len, want) in [
+        (
+            MAX_RECORD_LEN as u32 - 15,
+            format!(
+                "x.pcap: frame 1 at byte 24: record claims {} bytes with its header, more than \
+                 the 16 MiB limit",
+                MAX_RECORD_LEN + 1
+            ),
+        ),
+        (
+            MAX_RECORD_LEN as u32 - 16,
+            format!(
+                "x.pcap: frame 1 at byte 24: record claims {MAX_RECORD_LEN} bytes with its \
+                 header, only {available} left (file cut short?)"
+            ),
+        ),
+        (
+            1000,
+            format!(
+                "x.pcap: frame 1 at byte 24: record claims 1016 bytes with its header, only \
+                 {available} left (file cut short?)"
+            ),
+        ),
+    ] {
+        let c = Capture::from_bytes("x.pcap", with_first_incl_len(good.clone(), incl_len)).unwrap();
+        assert_eq!(c.damage().unwrap().to_string(), want, "{incl_len}");
+    }
+}
+
+#[test]
+fn a_pcapng_captured_length_past_its_block_says_so() {
+    let good = pcapng_sample();
+    let first = block_at(&good, 2);
+    let block_len = block_at(&good, 3) - first;
+    for captured in [u32::MAX, block_len as u32 - 31] {
+        let mut bad = good.clone();
+        bad[first + 20..first + 24].copy_from_slice(&captured.to_le_bytes());
+        let c = Capture::from_bytes("x.pcapng", bad).unwrap();
+        assert!(c.datagrams().is_empty());
+        assert_eq!(
+            c.damage().unwrap().to_string(),
+            format!(
+                "x.pcapng: frame 1 at byte {first}: malformed pcapng block: enhanced packet \
+                 block claims {captured} captured bytes, more than the {} its {block_len}-byte \
+                 block holds for packet data",
+                block_len - 32
+            )
+        );
+    }
+    // Exactly the room: the parser's own checks decide (here the original length, 8 bytes).
+    let mut full = good.clone();
+    full[first + 20..first + 24].copy_from_slice(&(block_len as u32 - 32).to_le_bytes());
+    let damage = Capture::from_bytes("x.pcapng", full)
+        .unwrap()
+        .damage()
+        .unwrap()
+        .to_string();
+    assert!(!damage.contains("captured bytes, more than"), "{damage}");
+}
+
+#[test]
+fn lying_ip_and_udp_lengths_are_flaws_with_their_file_offset_and_a_cut_is_not() {
+    // 1: whole; 2: UDP length 2000 in a 31-byte IP packet; 3: IPv4 total length 3000 around a
+    // whole UDP datagram; 4: the frame of 3, cut by the snap length (on the wire it was longer).
+    let mut frames = vec![udp_frame(b"one"), udp_frame(b"two"), udp_frame(b"three")];
+    frames[1][14 + 20 + 4..14 + 20 + 6].copy_from_slice(&2000u16.to_be_bytes());
+    frames[2][14 + 2..14 + 4].copy_from_slice(&3000u16.to_be_bytes());
+    let mut bytes = pcap_of(&frames);
+    let cut = frames[2].clone();
+    bytes.extend_from_slice(&pcap_of(&[cut])[24..]);
+    let last = bytes.len() - frames[2].len() - 16;
+    bytes[last + 12..last + 16].copy_from_slice(&3014u32.to_le_bytes());
+    let c = Capture::from_bytes("lies.pcap", bytes).unwrap();
+    let d = c.datagrams();
+    assert_eq!(d.len(), 4);
+    let record = |n: usize| 24 + (n - 1) * (16 + frames[0].len()) + 16;
+    assert_eq!(d[0].flaw, None);
+    assert_eq!(d[1].status, Status::Truncated);
+    assert_eq!(
+        d[1].flaw.unwrap().message(c.name(), d[1].frame),
+        format!(
+            "lies.pcap: frame 2 at byte {}: UDP length 2000 is more than the 11 bytes the IP \
+             header leaves for the datagram (a malformed UDP header, not a snap-length cut)",
+            record(2) + 14 + 20 + 4
+        )
+    );
+    assert_eq!((d[1].declared_len(), d[1].payload_len()), (1992, 3));
+    assert_eq!(
+        (d[2].status, c.payload(&d[2])),
+        (Status::Whole, &b"three"[..])
+    );
+    assert_eq!(
+        d[2].flaw.unwrap().message(c.name(), d[2].frame),
+        format!(
+            "lies.pcap: frame 3 at byte {}: IPv4 total length 3000 runs past the end of the \
+             frame, which holds 33 bytes of the packet and was not cut by the snap length (a \
+             malformed IP header)",
+            record(3) + 14 + 2
+        )
+    );
+    assert_eq!((d[3].original_len, d[3].flaw), (3014, None));
+    // Every message is one line.
+    for flaw in d.iter().filter_map(|d| d.flaw) {
+        assert!(!flaw.message(c.name(), 1).contains('\n'));
+    }
 }

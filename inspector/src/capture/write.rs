@@ -7,7 +7,8 @@
 //! [`Status::Fragment`](super::Status).
 
 use std::borrow::Cow;
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
@@ -133,53 +134,107 @@ impl<'a> SynthDatagram<'a> {
     }
 }
 
-/// Writes `datagrams` as a capture file in `format` to `out`. A fragmented datagram takes one
-/// frame per fragment; every other datagram one frame.
+/// A capture file being written one datagram at a time: the file header goes out when the
+/// writer is made and each datagram's frames when it is written, so memory does not grow with
+/// the file (`bitlens synth` writes ten million datagrams this way).
 ///
-/// # Errors
-/// [`CaptureError::Unwritable`] for a datagram whose addresses mix IPv4 and IPv6, whose time does
-/// not fit the format (before the epoch or the interface offset, after 2106 for pcap), whose
-/// payload is too large for UDP, or fragments of an IPv6 datagram; [`CaptureError::Io`] when
-/// `out` fails.
-pub fn write_capture<W: Write>(
-    out: W,
+/// A fragmented datagram takes one frame per fragment; every other datagram one frame.
+pub struct CaptureWriter<W: Write> {
+    out: Out<W>,
     format: WriteFormat,
-    datagrams: &[SynthDatagram<'_>],
-) -> Result<(), CaptureError> {
-    let io = |e: &dyn std::fmt::Display| CaptureError::Io {
-        file: "output".into(),
-        error: std::io::Error::other(e.to_string()),
-    };
-    match format {
-        WriteFormat::PcapngEthernet {
-            resolution,
-            ts_offset_secs,
-        } => {
-            let mut writer =
-                PcapNgWriter::with_endianness(out, Endianness::Little).map_err(|e| io(&e))?;
-            let ts_resol = match resolution {
-                PcapngResolution::Micro => InterfaceTsResolution::MICRO,
-                PcapngResolution::Nano => InterfaceTsResolution::NANO,
-                PcapngResolution::PowerOfTwo(n) => {
-                    InterfaceTsResolution::new(true, n).map_err(|e| CaptureError::Unwritable {
-                        index: 0,
-                        detail: format!("resolution 2^-{n}: {e}"),
-                    })?
+    /// How many datagrams were written: the index of the next one, for errors.
+    written: usize,
+    /// The file name I/O errors give.
+    name: String,
+}
+
+/// The `pcap-file` writer of a [`CaptureWriter`]'s format.
+enum Out<W: Write> {
+    Pcap(PcapWriter<W>),
+    Pcapng(PcapNgWriter<W>),
+}
+
+impl<W: Write> CaptureWriter<W> {
+    /// Writes the file header (and for pcapng the interface) of `format` to `out`.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] when `out` fails; [`CaptureError::Unwritable`] for a pcapng
+    /// resolution of more than 2^-29.
+    pub fn new(out: W, format: WriteFormat) -> Result<Self, CaptureError> {
+        Self::named(out, format, "output".into())
+    }
+
+    fn named(out: W, format: WriteFormat, name: String) -> Result<Self, CaptureError> {
+        let io = |e: &dyn std::fmt::Display| CaptureError::Io {
+            file: name.clone(),
+            error: std::io::Error::other(e.to_string()),
+        };
+        let out = match format {
+            WriteFormat::PcapngEthernet {
+                resolution,
+                ts_offset_secs,
+            } => {
+                let mut writer =
+                    PcapNgWriter::with_endianness(out, Endianness::Little).map_err(|e| io(&e))?;
+                let ts_resol = match resolution {
+                    PcapngResolution::Micro => InterfaceTsResolution::MICRO,
+                    PcapngResolution::Nano => InterfaceTsResolution::NANO,
+                    PcapngResolution::PowerOfTwo(n) => InterfaceTsResolution::new(true, n)
+                        .map_err(|e| CaptureError::Unwritable {
+                            index: 0,
+                            detail: format!("resolution 2^-{n}: {e}"),
+                        })?,
+                };
+                let mut options = vec![
+                    InterfaceDescriptionOption::IfName("bitlens0".into()),
+                    InterfaceDescriptionOption::IfTsResol(ts_resol),
+                ];
+                if ts_offset_secs != 0 {
+                    options.push(InterfaceDescriptionOption::IfTsOffset(ts_offset_secs));
                 }
-            };
-            let mut options = vec![
-                InterfaceDescriptionOption::IfName("bitlens0".into()),
-                InterfaceDescriptionOption::IfTsResol(ts_resol),
-            ];
-            if ts_offset_secs != 0 {
-                options.push(InterfaceDescriptionOption::IfTsOffset(ts_offset_secs));
+                let mut idb = InterfaceDescriptionBlock::new(DataLink::ETHERNET, SNAPLEN);
+                idb.options = options;
+                writer.write_pcapng_block(idb).map_err(|e| io(&e))?;
+                Out::Pcapng(writer)
             }
-            let mut idb = InterfaceDescriptionBlock::new(DataLink::ETHERNET, SNAPLEN);
-            idb.options = options;
-            writer.write_pcapng_block(idb).map_err(|e| io(&e))?;
-            for (index, d) in datagrams.iter().enumerate() {
-                let time = duration(index, d.time)?;
-                for (frame, original_len) in frames(index, format, d)? {
+            WriteFormat::PcapEthernet { nanos }
+            | WriteFormat::PcapSll2Loopback { nanos }
+            | WriteFormat::PcapEthernetLoopback { nanos } => {
+                let header = PcapHeader {
+                    snaplen: SNAPLEN,
+                    datalink: DataLink::from(format.link_type().0),
+                    ts_resolution: if nanos {
+                        PcapTsResolution::NanoSecond
+                    } else {
+                        PcapTsResolution::MicroSecond
+                    },
+                    endianness: Endianness::Little,
+                    ..PcapHeader::default()
+                };
+                Out::Pcap(PcapWriter::with_header(out, header).map_err(|e| io(&e))?)
+            }
+        };
+        Ok(CaptureWriter {
+            out,
+            format,
+            written: 0,
+            name,
+        })
+    }
+
+    /// Writes the frames of one datagram.
+    ///
+    /// # Errors
+    /// [`CaptureError::Unwritable`] (with the datagram's index among those written) for a
+    /// datagram whose addresses mix IPv4 and IPv6, whose time does not fit the format (before
+    /// the epoch or the interface offset, after 2106 for pcap), whose payload is too large for
+    /// UDP, or fragments of an IPv6 datagram; [`CaptureError::Io`] when the output fails.
+    pub fn write(&mut self, d: &SynthDatagram<'_>) -> Result<(), CaptureError> {
+        let index = self.written;
+        let time = duration(index, d.time)?;
+        for (frame, original_len) in frames(index, self.format, d)? {
+            match &mut self.out {
+                Out::Pcapng(writer) => {
                     let epb = EnhancedPacketBlock {
                         interface_id: 0,
                         timestamp: time,
@@ -199,33 +254,7 @@ pub fn write_capture<W: Write>(
                             ),
                         })?;
                 }
-            }
-            writer
-                .into_inner()
-                .flush()
-                .map_err(|error| CaptureError::Io {
-                    file: "output".into(),
-                    error,
-                })
-        }
-        WriteFormat::PcapEthernet { nanos }
-        | WriteFormat::PcapSll2Loopback { nanos }
-        | WriteFormat::PcapEthernetLoopback { nanos } => {
-            let header = PcapHeader {
-                snaplen: SNAPLEN,
-                datalink: DataLink::from(format.link_type().0),
-                ts_resolution: if nanos {
-                    PcapTsResolution::NanoSecond
-                } else {
-                    PcapTsResolution::MicroSecond
-                },
-                endianness: Endianness::Little,
-                ..PcapHeader::default()
-            };
-            let mut writer = PcapWriter::with_header(out, header).map_err(|e| io(&e))?;
-            for (index, d) in datagrams.iter().enumerate() {
-                let time = duration(index, d.time)?;
-                for (frame, original_len) in frames(index, format, d)? {
+                Out::Pcap(writer) => {
                     let packet =
                         PcapPacket::new(time, original_len, frame.as_slice()).map_err(|e| {
                             CaptureError::Unwritable {
@@ -233,18 +262,64 @@ pub fn write_capture<W: Write>(
                                 detail: e.to_string(),
                             }
                         })?;
-                    writer.write_packet(&packet).map_err(|e| io(&e))?;
+                    writer.write_packet(&packet).map_err(|e| CaptureError::Io {
+                        file: self.name.clone(),
+                        error: std::io::Error::other(e.to_string()),
+                    })?;
                 }
             }
-            writer
-                .into_inner()
-                .flush()
-                .map_err(|error| CaptureError::Io {
-                    file: "output".into(),
-                    error,
-                })
         }
+        self.written += 1;
+        Ok(())
     }
+
+    /// Flushes the output and gives it back.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] when the flush fails.
+    pub fn finish(self) -> Result<W, CaptureError> {
+        let mut out = match self.out {
+            Out::Pcap(writer) => writer.into_inner(),
+            Out::Pcapng(writer) => writer.into_inner(),
+        };
+        out.flush().map_err(|error| CaptureError::Io {
+            file: self.name,
+            error,
+        })?;
+        Ok(out)
+    }
+}
+
+impl CaptureWriter<BufWriter<File>> {
+    /// Creates the capture file at `path` (buffered) and writes its header; I/O errors name
+    /// `path`.
+    ///
+    /// # Errors
+    /// As [`CaptureWriter::new`], and when the file cannot be created.
+    pub fn create(path: impl AsRef<Path>, format: WriteFormat) -> Result<Self, CaptureError> {
+        let name = path.as_ref().display().to_string();
+        let file = File::create(path.as_ref()).map_err(|error| CaptureError::Io {
+            file: name.clone(),
+            error,
+        })?;
+        Self::named(BufWriter::new(file), format, name)
+    }
+}
+
+/// Writes `datagrams` as a capture file in `format` to `out` (a [`CaptureWriter`] over a slice).
+///
+/// # Errors
+/// As [`CaptureWriter::new`] and [`CaptureWriter::write`].
+pub fn write_capture<W: Write>(
+    out: W,
+    format: WriteFormat,
+    datagrams: &[SynthDatagram<'_>],
+) -> Result<(), CaptureError> {
+    let mut writer = CaptureWriter::new(out, format)?;
+    for d in datagrams {
+        writer.write(d)?;
+    }
+    writer.finish().map(drop)
 }
 
 /// A pcapng file written one datagram at a time, as the datagrams happen (the live proxy's
@@ -362,7 +437,8 @@ pub fn to_bytes(
     Ok(out)
 }
 
-/// Writes `datagrams` as a capture file at `path`.
+/// Writes `datagrams` as a capture file at `path`, as it goes ([`CaptureWriter::create`]); a
+/// file that cannot be written whole is removed.
 ///
 /// # Errors
 /// As [`write_capture`]; I/O errors name `path`.
@@ -372,11 +448,16 @@ pub fn write_file(
     datagrams: &[SynthDatagram<'_>],
 ) -> Result<(), CaptureError> {
     let path = path.as_ref();
-    let bytes = to_bytes(format, datagrams)?;
-    std::fs::write(path, bytes).map_err(|error| CaptureError::Io {
-        file: path.display().to_string(),
-        error,
-    })
+    let mut writer = CaptureWriter::create(path, format)?;
+    let result = datagrams
+        .iter()
+        .try_for_each(|d| writer.write(d))
+        .and_then(|()| writer.finish().map(drop));
+    if result.is_err() {
+        // Best effort: the error is what the caller needs to see.
+        let _ = std::fs::remove_file(path);
+    }
+    result
 }
 
 fn duration(index: usize, time: Timestamp) -> Result<Duration, CaptureError> {

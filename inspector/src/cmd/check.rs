@@ -23,6 +23,10 @@ pub struct Outcome {
     pub damage: Option<String>,
 }
 
+/// The kind under which `check` lists the first datagram with each [`crate::capture::Flaw`]:
+/// `flaw/udp.length`, `flaw/ip.len`, `flaw/ipv6.plen`.
+const FLAW: &str = "flaw/";
+
 /// The bytes a job's datagrams point into: a window of a streamed pcap file (given back for
 /// reuse), or the whole file.
 enum Bytes {
@@ -72,18 +76,25 @@ impl<'d> Tally<'d> {
             };
             self.rows[k].1[v.status as usize] += 1;
             match v.status {
+                Status::Ok if d.flaw.is_none() => continue,
                 Status::Ok => {}
                 Status::Undecoded => self.undecoded += 1,
-                status => {
-                    self.problems += 1;
-                    let kind = match &v.problem {
-                        Some(p) if status == Status::Error => format!("error/{}", p.kind),
-                        _ => status.name().to_owned(),
-                    };
-                    self.first
-                        .entry(kind)
-                        .or_insert_with(|| (i, d.clone(), d.payload(file).to_vec()));
-                }
+                _ => self.problems += 1,
+            }
+            // A malformed IP or UDP length is shown whatever the payload's verdict (a lying
+            // IP length can wrap a datagram that decodes); it is what truncated a datagram
+            // whose UDP length lies.
+            let flaw = d.flaw.map(|flaw| format!("{FLAW}{}", flaw.field.name()));
+            let problem = match (v.status, &v.problem) {
+                (Status::Ok | Status::Undecoded, _) => None,
+                (Status::Truncated, _) if flaw.is_some() => None,
+                (Status::Error, Some(p)) => Some(format!("error/{}", p.kind)),
+                (status, _) => Some(status.name().to_owned()),
+            };
+            for kind in flaw.into_iter().chain(problem) {
+                self.first
+                    .entry(kind)
+                    .or_insert_with(|| (i, d.clone(), d.payload(file).to_vec()));
             }
         }
     }
@@ -213,9 +224,17 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
         .into_iter()
         .map(|(kind, (_, d, payload))| {
             let payload = &payload[..];
+            if let (Some(flaw), true) = (d.flaw, kind.starts_with(FLAW)) {
+                return (kind, (d.frame, format!("at byte {}: {flaw}", flaw.offset)));
+            }
             let decoded = decoders.decode_payload(d.status, decoders.for_datagram(&d), payload);
             let mut msg = match &decoded.problem {
                 Some(p) => p.message.clone(),
+                None if decoded.status == Status::Truncated => format!(
+                    "{} of {} bytes captured (cut by the snap length)",
+                    payload.len(),
+                    d.declared_len()
+                ),
                 None => format!("{} bytes, {}", payload.len(), decoded.status),
             };
             if let Some(ds) = &decoded.desync {

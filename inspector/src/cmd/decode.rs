@@ -10,6 +10,7 @@ use std::path::Path;
 
 /// Decodes `datagrams` of `file` into text or JSON lines, appended to `buf`.
 fn render(
+    name: &str,
     file: &[u8],
     decoders: &Decoders,
     datagrams: &[Datagram],
@@ -26,8 +27,13 @@ fn render(
             decoded.trace.recycle();
         } else {
             let decoded = decoders.decode_payload(d.status, decoders.for_datagram(d), payload);
+            let mut line = output::summary_line(d, &decoded);
+            if let Some(flaw) = &d.flaw {
+                line.push_str("  ");
+                line.push_str(&flaw.message(name, d.frame));
+            }
             // Writing into a Vec cannot fail.
-            let _ = writeln!(buf, "{}", output::summary_line(d, &decoded));
+            let _ = writeln!(buf, "{line}");
             if fields {
                 for l in output::field_lines(&decoded) {
                     let _ = writeln!(buf, "{l}");
@@ -59,7 +65,7 @@ pub fn run(
     let mut closed = false;
     let summary = crate::pipeline::ordered(
         |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
-        |chunk: Vec<Datagram>, buf| render(&file, &decoders, &chunk, json, fields, buf),
+        |chunk: Vec<Datagram>, buf| render(&name, &file, &decoders, &chunk, json, fields, buf),
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {

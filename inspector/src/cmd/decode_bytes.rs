@@ -17,9 +17,10 @@
 //! file, the bit and the field, and exit status 1.
 
 use super::common::{must_exist, read_input};
+use bitlens_codec::trace::JsonInt;
 use bitlens_codec::{FieldKind, Trace, TraceField, Value};
-use bitlens_schema::Schema;
-use serde_json::json;
+use bitlens_schema::{DynValue, Schema};
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -47,30 +48,62 @@ pub fn run(schema: &Path, packet: &Path, json: bool, out: &mut dyn Write) -> any
     }
 }
 
+/// The JSON document, keys in alphabetical order. Serialized straight from the trace (not
+/// through `serde_json::Value`, which would widen every `f32` to `f64` digits: `0.1` would print
+/// as `0.10000000149011612`).
+#[derive(Serialize)]
+struct Doc<'a> {
+    accepted: bool,
+    checks: Vec<CheckJson<'a>>,
+    error: Option<String>,
+    fields: Vec<FieldJson<'a>>,
+    packet_type: Option<&'a str>,
+    value: Option<DynValue>,
+}
+
+/// A field in the shape `bitlens decode --json` uses.
+#[derive(Serialize)]
+struct FieldJson<'a> {
+    bit: usize,
+    bits: usize,
+    max: Option<JsonInt>,
+    min: Option<JsonInt>,
+    path: &'a str,
+    value: &'a Value,
+}
+
+/// A check marker (or the CRC) as `bitlens decode --json` lists it.
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    bit: usize,
+    expected: u32,
+    found: u32,
+    label: &'a str,
+    ok: bool,
+}
+
 /// The fields in the shape `bitlens decode --json` uses: `path`, `bit`, `bits`, `value`, `min`,
 /// `max` (annotated scopes, such as strings and vectors, included).
-fn json_fields(trace: &Trace) -> Vec<serde_json::Value> {
+fn json_fields(trace: &Trace) -> Vec<FieldJson<'_>> {
     trace
         .fields
         .iter()
         .filter(|f| {
             f.kind == FieldKind::Value || (f.kind == FieldKind::Scope && f.value != Value::None)
         })
-        .map(|f| {
-            json!({
-                "path": f.path,
-                "bit": f.bit,
-                "bits": f.bits,
-                "value": f.value,
-                "min": f.range.map(|r| r.0),
-                "max": f.range.map(|r| r.1),
-            })
+        .map(|f| FieldJson {
+            bit: f.bit,
+            bits: f.bits,
+            max: f.range.map(|r| JsonInt(r.1)),
+            min: f.range.map(|r| JsonInt(r.0)),
+            path: &f.path,
+            value: &f.value,
         })
         .collect()
 }
 
 /// The check markers (and CRC) as `bitlens decode --json` lists them.
-fn json_checks(trace: &Trace) -> Vec<serde_json::Value> {
+fn json_checks(trace: &Trace) -> Vec<CheckJson<'_>> {
     trace
         .fields
         .iter()
@@ -79,13 +112,13 @@ fn json_checks(trace: &Trace) -> Vec<serde_json::Value> {
                 label,
                 expected,
                 found,
-            } => Some(json!({
-                "label": label,
-                "bit": f.bit,
-                "ok": expected == found,
-                "expected": expected,
-                "found": found,
-            })),
+            } => Some(CheckJson {
+                bit: f.bit,
+                expected: *expected,
+                found: *found,
+                label,
+                ok: expected == found,
+            }),
             _ => None,
         })
         .collect()
@@ -99,15 +132,14 @@ pub fn decode(schema: &Schema, data: &[u8], json: bool) -> anyhow::Result<String
     let (t, trace) = schema.trace(data);
     let type_name = t.and_then(|t| schema.protocol().type_name(t));
     if json {
-        let value = schema.read(data).ok().map(|(_, v)| v);
-        let doc = json!({
-            "packet_type": type_name,
-            "accepted": trace.error.is_none(),
-            "error": trace.error.as_ref().map(ToString::to_string),
-            "value": value,
-            "fields": json_fields(&trace),
-            "checks": json_checks(&trace),
-        });
+        let doc = Doc {
+            accepted: trace.error.is_none(),
+            checks: json_checks(&trace),
+            error: trace.error.as_ref().map(ToString::to_string),
+            fields: json_fields(&trace),
+            packet_type: type_name,
+            value: schema.read(data).ok().map(|(_, v)| v),
+        };
         let mut s = serde_json::to_string_pretty(&doc)?;
         s.push('\n');
         return Ok(s);

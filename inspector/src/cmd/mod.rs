@@ -5,6 +5,7 @@ pub mod common;
 pub mod decode;
 pub mod decode_bytes;
 pub mod encode;
+pub mod export_wireshark;
 pub mod inspect;
 pub mod proxy;
 pub mod synth;

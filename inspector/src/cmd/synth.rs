@@ -1,9 +1,11 @@
 //! `bitlens synth OUT --packets N [--seed S] [--faults] [--format F]`: writes demo traffic.
 
-use crate::capture::write::{PcapngResolution, WriteFormat, write_file};
-use crate::synth::generate;
+use crate::capture::write::{CaptureWriter, PcapngResolution, WriteFormat};
+use crate::synth::datagrams;
 use anyhow::{Result, bail};
 use clap::ValueEnum;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The capture file format and link layer to write.
@@ -48,33 +50,44 @@ pub fn labels_path(out: &Path) -> PathBuf {
     out.with_extension("labels.json")
 }
 
-/// Writes the capture (and with `faults`, its labels) and returns a one-line summary.
+/// Writes the capture (and with `faults`, its labels) and returns a one-line summary. Each
+/// datagram and label is written as it is made: memory stays the same whatever `packets` is.
 ///
 /// # Errors
-/// When the file cannot be written.
+/// When a file cannot be written.
 pub fn run(out: &Path, packets: usize, seed: u64, faults: bool, format: Format) -> Result<String> {
     if packets == 0 {
         bail!("--packets must be at least 1");
     }
-    let (datagrams, labels) = generate(packets, seed, faults);
-    write_file(out, format.write_format(), &datagrams).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut capture =
+        CaptureWriter::create(out, format.write_format()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let path = labels_path(out);
+    let label_error = |e: std::io::Error| anyhow::anyhow!("{}: {e}", path.display());
+    let mut labels = if faults {
+        Some(BufWriter::new(File::create(&path).map_err(label_error)?))
+    } else {
+        None
+    };
+    let mut count = 0usize;
+    for (datagram, fault) in datagrams(packets, seed, faults) {
+        capture
+            .write(&datagram)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let (Some(labels), Some(fault)) = (&mut labels, fault) {
+            serde_json::to_writer(&mut *labels, &fault)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            labels.write_all(b"\n").map_err(label_error)?;
+            count += 1;
+        }
+    }
+    capture.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut summary = format!(
         "{}: {packets} datagrams ({format:?}, seed {seed})",
         out.display()
     );
-    if faults {
-        let path = labels_path(out);
-        let mut text = String::new();
-        for l in &labels {
-            text.push_str(&serde_json::to_string(l)?);
-            text.push('\n');
-        }
-        std::fs::write(&path, text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        summary.push_str(&format!(
-            ", {} labelled faults in {}",
-            labels.len(),
-            path.display()
-        ));
+    if let Some(mut labels) = labels {
+        labels.flush().map_err(label_error)?;
+        summary.push_str(&format!(", {count} labelled faults in {}", path.display()));
     }
     Ok(summary)
 }

@@ -17,95 +17,155 @@
 //! varint (a number, or a decimal string above 2^53), `hex` for octet (the 8 bytes in wire
 //! order), `len` and `hex` for sized, plus `fields` when the bytes parse as a struct.
 
-use std::fmt::Write as _;
-use std::io::Write;
+use std::fmt;
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context as _;
-use bitlens_tagged::raw::{self, RawField, RawValue};
-use serde_json::{Map, Value, json};
+use bitlens_tagged::raw::{self, RawField, RawFields, RawValue};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 /// Largest integer a JSON number holds exactly (2^53); larger values are written as strings.
 const JSON_EXACT_MAX: u64 = 1 << 53;
 
 /// Reads the document at `path` and writes its field tree to `out`, as text or JSON.
 ///
-/// The whole output is built before anything is written, so a malformed document writes nothing.
+/// The document's own fields are checked before anything is written, so a malformed document
+/// writes nothing; the tree is then written as it is walked ([`raw`] is lazy), so memory is the
+/// file and a few buffers whatever the size of the output (a 1 MiB document nested 60 deep is
+/// 790 MB of JSON).
 ///
 /// # Errors
 /// The file cannot be read, or the document is malformed: the message names the file, the byte
-/// offset and the field id, on one line.
+/// offset and the field id, on one line. Or `out` fails.
 pub fn run(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     let bytes = super::common::read_input(path)?;
     let fields = raw::parse_document(&bytes).with_context(|| path.display().to_string())?;
-    let text = if json {
-        let mut s = serde_json::to_string_pretty(&json_document(&fields))?;
-        s.push('\n');
-        s
+    let mut out = BufWriter::with_capacity(1 << 16, out);
+    if json {
+        write_json(fields, &mut out)?;
     } else {
-        let mut s = String::new();
-        text_fields(&mut s, &fields, 0);
-        s
-    };
-    out.write_all(text.as_bytes())?;
+        write_text(&mut out, fields, 0)?;
+    }
     out.flush()?;
     Ok(())
 }
 
-/// The JSON form of a document's fields.
-pub fn json_document(fields: &[RawField<'_>]) -> Value {
-    json!({ "fields": json_fields(fields) })
+/// Writes the JSON form of a document's fields, pretty-printed, and a newline.
+///
+/// # Errors
+/// When `out` fails.
+pub fn write_json<W: Write>(fields: RawFields<'_>, mut out: W) -> io::Result<()> {
+    // A concrete writer (a `BufWriter` in `run`), not `dyn Write`: the pretty printer writes
+    // each level of indentation with its own call.
+    let mut ser = serde_json::Serializer::pretty(&mut out);
+    Document(fields).serialize(&mut ser)?;
+    out.write_all(b"\n")
 }
 
-fn json_number(x: u64) -> Value {
-    if x <= JSON_EXACT_MAX {
-        Value::from(x)
-    } else {
-        Value::from(x.to_string())
+/// `{"fields": [...]}`.
+struct Document<'a>(RawFields<'a>);
+
+impl Serialize for Document<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry("fields", &Fields(self.0.clone()))?;
+        map.end()
     }
 }
 
-fn json_fields(fields: &[RawField<'_>]) -> Value {
-    Value::Array(
-        fields
-            .iter()
-            .map(|field| {
-                let mut obj = Map::new();
-                obj.insert("id".into(), json_number(field.id));
-                obj.insert("wire".into(), field.wire.name().into());
-                match &field.value {
-                    RawValue::Byte(b) => {
-                        obj.insert("value".into(), Value::from(*b));
-                    }
-                    RawValue::Varint(x) => {
-                        obj.insert("value".into(), json_number(*x));
-                    }
-                    RawValue::Octet(octet) => {
-                        obj.insert("hex".into(), hex(octet, "").into());
-                    }
-                    RawValue::Sized { bytes, fields } => {
-                        obj.insert("len".into(), Value::from(bytes.len()));
-                        obj.insert("hex".into(), hex(bytes, "").into());
-                        if let Some(fields) = fields {
-                            obj.insert("fields".into(), json_fields(fields));
-                        }
-                    }
-                }
-                Value::Object(obj)
-            })
-            .collect(),
-    )
-}
+/// A struct's fields as a JSON array, each walked as it is written.
+struct Fields<'a>(RawFields<'a>);
 
-fn hex(bytes: &[u8], sep: &str) -> String {
-    let mut s = String::with_capacity(bytes.len() * (2 + sep.len()));
-    for (i, b) in bytes.iter().enumerate() {
-        if i > 0 {
-            s.push_str(sep);
+impl Serialize for Fields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for field in self.0.clone() {
+            seq.serialize_element(&Field(&field))?;
         }
-        let _ = write!(s, "{b:02x}");
+        seq.end()
     }
-    s
+}
+
+/// One field as a JSON object, its keys in alphabetical order (as a `serde_json::Map`, which
+/// the first version of this output was built from, lists them).
+struct Field<'f, 'a>(&'f RawField<'a>);
+
+impl Serialize for Field<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut map = s.serialize_map(None)?;
+        match &f.value {
+            RawValue::Byte(b) => {
+                map.serialize_entry("id", &Number(f.id))?;
+                map.serialize_entry("value", b)?;
+            }
+            RawValue::Varint(x) => {
+                map.serialize_entry("id", &Number(f.id))?;
+                map.serialize_entry("value", &Number(*x))?;
+            }
+            RawValue::Octet(octet) => {
+                map.serialize_entry("hex", &Hex(octet, ""))?;
+                map.serialize_entry("id", &Number(f.id))?;
+            }
+            RawValue::Sized { bytes, fields } => {
+                if let Some(fields) = fields {
+                    map.serialize_entry("fields", &Fields(fields.clone()))?;
+                }
+                map.serialize_entry("hex", &Hex(bytes, ""))?;
+                map.serialize_entry("id", &Number(f.id))?;
+                map.serialize_entry("len", &bytes.len())?;
+            }
+        }
+        map.serialize_entry("wire", f.wire.name())?;
+        map.end()
+    }
+}
+
+/// A JSON number, or a decimal string above 2^53.
+struct Number(u64);
+
+impl Serialize for Number {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 <= JSON_EXACT_MAX {
+            s.serialize_u64(self.0)
+        } else {
+            s.collect_str(&self.0)
+        }
+    }
+}
+
+/// Bytes as lower-case hex digits with `sep` between bytes, written in pieces (a sized value
+/// may be the whole document): `Display`, and a JSON string.
+struct Hex<'b>(&'b [u8], &'static str);
+
+impl fmt::Display for Hex<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        // 64 bytes a piece: two digits and a separator each.
+        let mut buf = [0u8; 192];
+        for (i, chunk) in self.0.chunks(64).enumerate() {
+            let mut n = 0;
+            for (k, &b) in chunk.iter().enumerate() {
+                if (i > 0 || k > 0) && !self.1.is_empty() {
+                    buf[n..n + self.1.len()].copy_from_slice(self.1.as_bytes());
+                    n += self.1.len();
+                }
+                buf[n] = DIGITS[usize::from(b >> 4)];
+                buf[n + 1] = DIGITS[usize::from(b & 15)];
+                n += 2;
+            }
+            // Hex digits and the separators used here are ASCII.
+            f.write_str(std::str::from_utf8(&buf[..n]).map_err(|_| fmt::Error)?)?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Hex<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// Printable text: valid UTF-8 with no control characters but newline and tab.
@@ -116,75 +176,183 @@ fn as_text(bytes: &[u8]) -> Option<&str> {
         .then_some(s)
 }
 
-fn text_fields(s: &mut String, fields: &[RawField<'_>], indent: usize) {
+/// Writes `n` spaces (`{:n$}` would write them one `write_char` at a time).
+fn spaces<W: Write>(out: &mut W, mut n: usize) -> io::Result<()> {
+    const SPACES: &[u8; 64] = &[b' '; 64];
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.write_all(&SPACES[..k])?;
+        n -= k;
+    }
+    Ok(())
+}
+
+/// Writes the text form of `fields`, nested fields indented by two more spaces a level.
+fn write_text<W: Write>(out: &mut W, fields: RawFields<'_>, indent: usize) -> io::Result<()> {
     for field in fields {
-        let _ = write!(
-            s,
-            "{:indent$}{} {}",
-            "",
-            field.id,
-            field.wire,
-            indent = indent
-        );
-        match &field.value {
-            RawValue::Byte(b) => {
-                let _ = writeln!(s, ": {b}");
-            }
-            RawValue::Varint(x) => {
-                let _ = writeln!(s, ": {x}");
-            }
-            RawValue::Octet(octet) => {
-                let _ = writeln!(
-                    s,
-                    ": {} (f64 {:?})",
-                    hex(octet, " "),
-                    f64::from_le_bytes(*octet)
-                );
-            }
+        spaces(out, indent)?;
+        write!(out, "{} {}", field.id, field.wire)?;
+        match field.value {
+            RawValue::Byte(b) => writeln!(out, ": {b}")?,
+            RawValue::Varint(x) => writeln!(out, ": {x}")?,
+            RawValue::Octet(octet) => writeln!(
+                out,
+                ": {} (f64 {:?})",
+                Hex(&octet, " "),
+                f64::from_le_bytes(octet)
+            )?,
             RawValue::Sized { bytes, fields } => {
-                let _ = write!(s, " ({} bytes)", bytes.len());
+                write!(out, " ({} bytes)", bytes.len())?;
                 match (fields, as_text(bytes)) {
                     (Some(fields), _) => {
-                        let _ = writeln!(s, " {{");
-                        text_fields(s, fields, indent + 2);
-                        let _ = writeln!(s, "{:indent$}}}", "", indent = indent);
+                        writeln!(out, " {{")?;
+                        write_text(out, fields, indent + 2)?;
+                        spaces(out, indent)?;
+                        writeln!(out, "}}")?;
                     }
-                    (None, Some(text)) => {
-                        let _ = writeln!(s, ": {text:?}");
-                    }
-                    (None, None) => {
-                        let _ = writeln!(s, ": {}", hex(bytes, " "));
-                    }
+                    (None, Some(text)) => writeln!(out, ": {text:?}")?,
+                    (None, None) => writeln!(out, ": {}", Hex(bytes, " "))?,
                 }
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bitlens_tagged::varint::write_varint;
+    use serde_json::{Map, Value, json};
+
+    /// The JSON form as the first version built it, whole, as a `serde_json::Value`: the
+    /// streamed output must be the same bytes.
+    fn json_value(fields: RawFields<'_>) -> Value {
+        let number = |x: u64| {
+            if x <= JSON_EXACT_MAX {
+                Value::from(x)
+            } else {
+                Value::from(x.to_string())
+            }
+        };
+        let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        Value::Array(
+            fields
+                .map(|field| {
+                    let mut obj = Map::new();
+                    obj.insert("id".into(), number(field.id));
+                    obj.insert("wire".into(), field.wire.name().into());
+                    match &field.value {
+                        RawValue::Byte(b) => {
+                            obj.insert("value".into(), Value::from(*b));
+                        }
+                        RawValue::Varint(x) => {
+                            obj.insert("value".into(), number(*x));
+                        }
+                        RawValue::Octet(octet) => {
+                            obj.insert("hex".into(), hex(octet).into());
+                        }
+                        RawValue::Sized { bytes, fields } => {
+                            obj.insert("len".into(), Value::from(bytes.len()));
+                            obj.insert("hex".into(), hex(bytes).into());
+                            if let Some(fields) = fields {
+                                obj.insert("fields".into(), json_value(fields.clone()));
+                            }
+                        }
+                    }
+                    Value::Object(obj)
+                })
+                .collect(),
+        )
+    }
+
+    fn streamed(doc: &[u8]) -> String {
+        let mut out = Vec::new();
+        write_json(raw::parse_document(doc).unwrap(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn text(doc: &[u8]) -> String {
+        let mut out = Vec::new();
+        write_text(&mut out, raw::parse_document(doc).unwrap(), 0).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn doc_of(body: &[u8]) -> Vec<u8> {
+        let mut doc = Vec::new();
+        write_varint(&mut doc, body.len() as u64);
+        doc.extend_from_slice(body);
+        doc
+    }
 
     #[test]
     fn large_numbers_become_strings() {
-        assert_eq!(json_number(1 << 53), json!(9007199254740992u64));
-        assert_eq!(json_number((1 << 53) + 1), json!("9007199254740993"));
+        // Field 0 varint 2^53, field 1 varint 2^53 + 1, then an id past 2^53.
+        let mut body = vec![0x02];
+        write_varint(&mut body, 1 << 53);
+        body.push(0x02);
+        write_varint(&mut body, (1 << 53) + 1);
+        write_varint(&mut body, (1 << 55) << 2);
+        body.push(7);
+        let v: Value = serde_json::from_str(&streamed(&doc_of(&body))).unwrap();
+        assert_eq!(v["fields"][0]["value"], json!(9007199254740992u64));
+        assert_eq!(v["fields"][1]["value"], json!("9007199254740993"));
+        assert_eq!(v["fields"][2]["id"], json!("36028797018963970"));
     }
 
     #[test]
     fn seed_bar_as_json_and_text() {
         let doc = [0x07, 0x02, 0x80, 0x01, 0x00, 0xFF, 0x00, 0x06];
-        let fields = raw::parse_document(&doc).unwrap();
+        let v: Value = serde_json::from_str(&streamed(&doc)).unwrap();
         assert_eq!(
-            json_document(&fields),
+            v,
             json!({"fields": [
                 {"id": 0, "wire": "varint", "value": 129},
                 {"id": 1, "wire": "byte", "value": 255},
                 {"id": 2, "wire": "byte", "value": 6},
             ]})
         );
-        let mut s = String::new();
-        text_fields(&mut s, &fields, 0);
-        assert_eq!(s, "0 varint: 129\n1 byte: 255\n2 byte: 6\n");
+        assert_eq!(text(&doc), "0 varint: 129\n1 byte: 255\n2 byte: 6\n");
+    }
+
+    /// The streamed JSON is, byte for byte, what `serde_json::to_string_pretty` made of the
+    /// whole tree: on the example save, on structs nested past the depth limit, on an empty
+    /// document, and on octets, strings, byte strings and a 300-byte value (several hex pieces).
+    #[test]
+    fn streamed_json_is_the_whole_tree_pretty_printed() {
+        let save = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures/savegame.tagged"),
+        )
+        .unwrap();
+        let mut deep = vec![0x00, 0x2A];
+        for _ in 0..70 {
+            let mut outer = vec![0x03];
+            write_varint(&mut outer, deep.len() as u64);
+            outer.extend_from_slice(&deep);
+            deep = outer;
+        }
+        let mut mixed = vec![0x01];
+        mixed.extend_from_slice(&1.5f64.to_le_bytes());
+        mixed.extend_from_slice(&[0x03, 3, b'a', b'"', b'\n', 0x03, 2, 0xFF, 0x00, 0x03, 0]);
+        mixed.push(0x03);
+        write_varint(&mut mixed, 300);
+        mixed.extend((0..300u32).map(|i| (i * 7) as u8));
+        for doc in [save, doc_of(&deep), doc_of(&[]), doc_of(&mixed)] {
+            let whole = json!({"fields": json_value(raw::parse_document(&doc).unwrap())});
+            let want = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+            assert_eq!(streamed(&doc), want);
+        }
+    }
+
+    #[test]
+    fn text_shows_strings_bytes_and_octets() {
+        let mut body = vec![0x01];
+        body.extend_from_slice(&1.5f64.to_le_bytes());
+        body.extend_from_slice(&[0x03, 4, b'A', b'y', b'l', b'a', 0x03, 2, 0xFF, 0x00]);
+        assert_eq!(
+            text(&doc_of(&body)),
+            "0 octet: 00 00 00 00 00 00 f8 3f (f64 1.5)\n1 sized (4 bytes): \"Ayla\"\n\
+             2 sized (2 bytes): ff 00\n"
+        );
     }
 }

@@ -2,8 +2,9 @@
 //! ([`Areas`]), so key handling (paging) and mouse hit-testing use the very same rectangles.
 
 use super::app::{App, Pane};
+use crate::capture::Datagram;
 use crate::decode::Status;
-use crate::output::leaf_name;
+use crate::output::{captured_note, leaf_name};
 use bitlens_codec::{FieldKind, Value};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -229,44 +230,49 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         .first()
         .map_or(0, |d| d.time.as_nanos());
     let end = (app.list_offset + h).min(app.rows.len());
-    let rows = app.rows[app.list_offset.min(end)..end]
+    let shown = &app.rows[app.list_offset.min(end)..end];
+    // The Len column widens for the rows on screen that show `captured/len`.
+    let len_width = shown
         .iter()
-        .enumerate()
-        .map(|(k, &i)| {
-            let d = &app.capture.datagrams()[i];
-            let rel = (d.time.as_nanos() - first_time) as f64 / 1e9;
-            let (ty, status) = match app.summary(i) {
-                Some(s) => (
-                    app.type_names
-                        .get(s.packet_type as usize)
-                        .cloned()
-                        .unwrap_or_else(|| "-".into()),
-                    Some(s.status),
-                ),
-                None => ("…".into(), None),
-            };
-            let status_cell = match status {
-                Some(s) => Cell::from(format!("{} {}", s.glyph(), s.name())).style(t.status(s)),
-                None => Cell::from("… pending").style(t.dim()),
-            };
-            let row = Row::new(vec![
-                Cell::from(d.frame.to_string()),
-                Cell::from(format!("{rel:.6}")),
-                Cell::from(format!("{} → {}", d.src, d.dst)),
-                Cell::from(app.capture.payload(d).len().to_string()),
-                Cell::from(ty),
-                status_cell,
-            ]);
-            if app.list_offset + k == app.selected {
-                row.style(if app.focus == Pane::List {
-                    t.selected()
-                } else {
-                    Style::new().add_modifier(Modifier::REVERSED)
-                })
+        .map(|&i| len_cell(&app.capture.datagrams()[i]).len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let rows = shown.iter().enumerate().map(|(k, &i)| {
+        let d = &app.capture.datagrams()[i];
+        let rel = (d.time.as_nanos() - first_time) as f64 / 1e9;
+        let (ty, status) = match app.summary(i) {
+            Some(s) => (
+                app.type_names
+                    .get(s.packet_type as usize)
+                    .cloned()
+                    .unwrap_or_else(|| "-".into()),
+                Some(s.status),
+            ),
+            None => ("…".into(), None),
+        };
+        let status_cell = match status {
+            Some(s) => Cell::from(format!("{} {}", s.glyph(), s.name())).style(t.status(s)),
+            None => Cell::from("… pending").style(t.dim()),
+        };
+        let row = Row::new(vec![
+            Cell::from(d.frame.to_string()),
+            Cell::from(format!("{rel:.6}")),
+            Cell::from(format!("{} → {}", d.src, d.dst)),
+            Cell::from(len_cell(d)),
+            Cell::from(ty),
+            status_cell,
+        ]);
+        if app.list_offset + k == app.selected {
+            row.style(if app.focus == Pane::List {
+                t.selected()
             } else {
-                row
-            }
-        });
+                Style::new().add_modifier(Modifier::REVERSED)
+            })
+        } else {
+            row
+        }
+    });
     let title = if app.filter.is_empty() {
         format!(
             " Packets {}/{} ",
@@ -295,7 +301,7 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Constraint::Length(8),
             Constraint::Length(11),
             Constraint::Min(24),
-            Constraint::Length(5),
+            Constraint::Length(u16::try_from(len_width).unwrap_or(u16::MAX)),
             Constraint::Length(12),
             Constraint::Length(11),
         ],
@@ -339,17 +345,28 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     }
 }
 
+/// The Len column: the UDP payload length its header declares, as `captured/len` when the
+/// capture holds only part of it.
+fn len_cell(d: &Datagram) -> String {
+    if d.payload_len() == d.declared_len() {
+        d.declared_len().to_string()
+    } else {
+        format!("{}/{}", d.payload_len(), d.declared_len())
+    }
+}
+
 fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     let mut lines = Vec::new();
     if let Some(d) = &app.detail {
         let dg = &app.capture.datagrams()[d.datagram];
         let head = format!(
-            " frame {}  {}  {} → {}  {} bytes  decoder {}  ",
+            " frame {}  {}  {} → {}  {} bytes{}  decoder {}  ",
             dg.frame,
             dg.time,
             dg.src,
             dg.dst,
-            app.capture.payload(dg).len(),
+            dg.declared_len(),
+            captured_note(dg),
             d.decoded.decoder
         );
         lines.push(Line::from(vec![
@@ -359,10 +376,13 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
                 t.status(d.decoded.status),
             ),
         ]));
-        let second = match (&d.decoded.desync, &d.decoded.problem) {
-            (Some(ds), _) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
-            (None, Some(p)) => Line::from(Span::styled(format!(" ✗ {}", p.message), t.bad())),
-            (None, None) => match d.decoded.status {
+        // A lying IP or UDP length, rather than a snap-length cut or a clean verdict.
+        let flaw = dg.flaw.map(|f| f.message(app.capture.name(), dg.frame));
+        let second = match (&d.decoded.desync, &d.decoded.problem, flaw) {
+            (Some(ds), ..) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
+            (None, Some(p), _) => Line::from(Span::styled(format!(" ✗ {}", p.message), t.bad())),
+            (None, None, Some(flaw)) => Line::from(Span::styled(format!(" ✗ {flaw}"), t.bad())),
+            (None, None, None) => match d.decoded.status {
                 Status::Ok if d.decoded.batch.is_some() => {
                     let n = d.decoded.batch.as_ref().map_or(0, |b| b.messages.len());
                     Line::from(Span::styled(

@@ -8,6 +8,7 @@ use crate::demo::{DemoPacket, MTU, PROTOCOL_ID};
 use crate::vectors::{Op, drive};
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_codec::error::ErrorKind;
+use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{
     Packet, measure_packet, packet_crc, read_packet, trace_packet, write_packet,
 };
@@ -18,6 +19,7 @@ use bitlens_codec::write::{MeasureStream, WriteStream};
 
 pub mod batch;
 pub mod bits;
+pub mod derive;
 pub mod receive;
 pub mod schema;
 pub mod schema_load;
@@ -99,7 +101,7 @@ fn arb_op(
     previous_index: &mut i64,
     previous_int: &mut i64,
 ) -> arbitrary::Result<Op> {
-    Ok(match u.int_in_range(0..=13u8)? {
+    Ok(match u.int_in_range(0..=17u8)? {
         0 => {
             let n = u.int_in_range(1..=64u32)?;
             let v: u64 = u.arbitrary()?;
@@ -190,6 +192,53 @@ fn arb_op(
         12 => Op::Check(
             ["section", "header", "end of packet", "x"][u.int_in_range(0..=3usize)?].to_owned(),
         ),
+        13 => {
+            let a: i128 = u.arbitrary()?;
+            let b: i128 = if u.arbitrary()? {
+                u.arbitrary()?
+            } else {
+                a.saturating_add(u.int_in_range(0..=1000)?)
+            };
+            let (min, max) = (a.min(b), a.max(b));
+            Op::Int128 {
+                min,
+                max,
+                value: u.int_in_range(min..=max)?,
+            }
+        }
+        14 => Op::U128(u.arbitrary()?),
+        15 => {
+            // Storage widths, signedness and bounds across the group structures.
+            let (ib, fb, signed, min, max) = [
+                (8, 8, true, -100, 100),
+                (16, 16, false, 0, 30000),
+                (48, 16, true, -100_000, 100_000),
+                (112, 16, true, -(1 << 57), 1 << 57),
+                (64, 64, true, i64::MIN, i64::MAX),
+                (64, 64, true, 7, 7),
+            ][u.int_in_range(0..=5usize)?];
+            let Some(spec) = FixedPoint::new_const(ib, fb, signed, min, max) else {
+                return Ok(Op::Align);
+            };
+            Op::Fixed {
+                spec,
+                raw: u.int_in_range(spec.raw_min()..=spec.raw_max())?,
+                decimal: None,
+                f64_bits: None,
+            }
+        }
+        16 => {
+            let max_len = u.int_in_range(0..=16usize)?;
+            let text: String = u.arbitrary()?;
+            let mut value = String::new();
+            for c in text.chars().filter(|&c| c != '\0') {
+                if value.encode_utf16().count() + c.len_utf16() > max_len {
+                    break;
+                }
+                value.push(c);
+            }
+            Op::WStr { max_len, value }
+        }
         _ => Op::Bool(true),
     })
 }

@@ -254,9 +254,27 @@ impl SaveV3 {
     }
 }
 
+/// Every field of a schema-less walk, nested ones included (the walk opens structs lazily).
+fn raw_field_count(fields: tagged::raw::RawFields<'_>) -> usize {
+    fields
+        .map(|f| match f.value {
+            tagged::raw::RawValue::Sized {
+                fields: Some(inner),
+                ..
+            } => 1 + raw_field_count(inner),
+            _ => 1,
+        })
+        .sum()
+}
+
 /// Reads arbitrary bytes as a document: must never panic; what reads must re-encode stably.
 pub fn tagged_read(data: &[u8]) {
-    let raw_ok = tagged::raw::parse_document(data).is_ok();
+    let raw = tagged::raw::parse_document(data);
+    let raw_ok = raw.is_ok();
+    if let Ok(fields) = raw {
+        // At most one field header per input byte.
+        assert!(raw_field_count(fields) <= data.len());
+    }
     if let Ok(mut rich) = tagged::decode_document::<Rich>(data) {
         // Whatever the typed read accepts, the schema-less walk accepts too.
         assert!(

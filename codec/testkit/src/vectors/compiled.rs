@@ -6,6 +6,7 @@
 //! tracing reaches the same values. A reject vector passes when reading fails with its error kind.
 
 use bitlens_codec::error::{Error, Result};
+use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId, frame};
 use bitlens_codec::quantize::CompressedFloat;
 use bitlens_codec::read::{ReadStream, TraceStream};
@@ -82,6 +83,47 @@ pub enum Op {
     Check(String),
     /// The strict end of the data.
     End,
+    /// `int128(value, min, max)` (serialize 1.0's ranged 128-bit integer).
+    Int128 {
+        /// Smallest value.
+        min: i128,
+        /// Largest value.
+        max: i128,
+        /// Value.
+        value: i128,
+    },
+    /// `u128` (serialize 1.0's `uint128`).
+    U128(u128),
+    /// `fixed(raw, spec)` (serialize 1.0's Q format).
+    Fixed {
+        /// The Q format and its bounds.
+        spec: FixedPoint,
+        /// The raw value.
+        raw: i128,
+        /// A decimal that must quantize (half away from zero) to `raw`, if the vector gives one.
+        decimal: Option<String>,
+        /// An `f64` bit pattern that must quantize to `raw`, if the vector gives one.
+        f64_bits: Option<u64>,
+    },
+    /// `wstring(value, max_len)`: UTF-16 code units in 32-bit groups.
+    WStr {
+        /// Most code units (C's `buffer_size - 1`).
+        max_len: usize,
+        /// Value.
+        value: String,
+    },
+    /// `compressed_float` given by its precomputed constants (`min`, `delta`,
+    /// `max_integer_value`, `bits`): the same fields as [`Op::CompressedFloat`].
+    CompressedFloatPrecomputed {
+        /// The range.
+        spec: CompressedFloat,
+        /// The input value's bit pattern (after a read: the decoded value's).
+        value: u32,
+        /// The expected code, if the vector gives it.
+        code: Option<u32>,
+        /// The expected decoded bit pattern, if the vector gives it.
+        decoded: Option<u32>,
+    },
 }
 
 /// What a vector expects.
@@ -209,6 +251,9 @@ fn parse_op(o: &Map<String, Json>, ctx: &str, reject: bool) -> Result<Op, String
                 .transpose()?
                 .unwrap_or(0),
         ),
+        "compressed_float" if o.contains_key("max_integer_value") => {
+            return parse_compressed_precomputed(o, ctx, reject);
+        }
         "compressed_float" => {
             let min = as_f32(get("min")?, ctx)?;
             let max = as_f32(get("max")?, ctx)?;
@@ -282,7 +327,7 @@ fn parse_op(o: &Map<String, Json>, ctx: &str, reject: bool) -> Result<Op, String
                 .to_owned(),
         ),
         "end" => Op::End,
-        other => return Err(format!("{ctx}: unknown op {other:?}")),
+        other => return parse_serialize1_op(other, o, ctx, reject),
     };
     Ok(op)
 }
@@ -436,6 +481,15 @@ pub fn drive<S: Stream>(s: &mut S, ops: &mut [Op]) -> Result<()> {
             Op::IntRelative { previous, value } => s.int_relative(&name, *previous, value)?,
             Op::Check(label) => s.check(label)?,
             Op::End => s.end()?,
+            Op::Int128 { min, max, value } => s.int128(&name, value, *min, *max)?,
+            Op::U128(v) => s.u128(&name, v)?,
+            Op::Fixed { spec, raw, .. } => s.fixed(&name, raw, spec)?,
+            Op::WStr { max_len, value } => s.wstring(&name, value, *max_len)?,
+            Op::CompressedFloatPrecomputed { spec, value, .. } => {
+                let mut f = f32::from_bits(*value);
+                s.compressed_f32(&name, &mut f, spec)?;
+                *value = f.to_bits();
+            }
         }
     }
     Ok(())
@@ -484,6 +538,38 @@ pub fn blank(ops: &[Op]) -> Vec<Op> {
                 previous: *previous,
                 value: 0,
             },
+            Op::Int128 { min, max, .. } => Op::Int128 {
+                min: *min,
+                max: *max,
+                value: *min,
+            },
+            Op::U128(_) => Op::U128(0),
+            Op::Fixed {
+                spec,
+                decimal,
+                f64_bits,
+                ..
+            } => Op::Fixed {
+                spec: *spec,
+                raw: spec.raw_min(),
+                decimal: decimal.clone(),
+                f64_bits: *f64_bits,
+            },
+            Op::WStr { max_len, .. } => Op::WStr {
+                max_len: *max_len,
+                value: String::new(),
+            },
+            Op::CompressedFloatPrecomputed {
+                spec,
+                code,
+                decoded,
+                ..
+            } => Op::CompressedFloatPrecomputed {
+                spec: *spec,
+                value: 0,
+                code: *code,
+                decoded: *decoded,
+            },
             other => other.clone(),
         })
         .collect()
@@ -502,6 +588,21 @@ pub fn expected_after_read(ops: &[Op]) -> Vec<Op> {
                 let back = decoded
                     .unwrap_or_else(|| spec.decode(spec.encode(f32::from_bits(*value))).to_bits());
                 Op::CompressedFloat {
+                    spec: *spec,
+                    value: back,
+                    code: *code,
+                    decoded: *decoded,
+                }
+            }
+            Op::CompressedFloatPrecomputed {
+                spec,
+                value,
+                code,
+                decoded,
+            } => {
+                let back = decoded
+                    .unwrap_or_else(|| spec.decode(spec.encode(f32::from_bits(*value))).to_bits());
+                Op::CompressedFloatPrecomputed {
                     spec: *spec,
                     value: back,
                     code: *code,
@@ -572,6 +673,9 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
                     }
                 }
             }
+            for op in &v.ops {
+                check_quantization(op)?;
+            }
             // Write.
             let mut buf = vec![0u8; v.bytes.len() + 64];
             let mut ops = v.ops.clone();
@@ -630,4 +734,182 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn as_i128(v: &Json, ctx: &str) -> Result<i128, String> {
+    match v {
+        Json::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or(n.as_u64().map(i128::from))
+            .ok_or_else(|| format!("{ctx}: {n} is not an integer")),
+        Json::String(s) => bitlens_schema::parse_i128(s)
+            .ok_or_else(|| format!("{ctx}: {s:?} is not a 128-bit integer")),
+        other => Err(format!("{ctx}: expected an integer, found {other}")),
+    }
+}
+
+/// The ops serialize 1.0 added (see `codec/tests/vectors/README.md`).
+fn parse_serialize1_op(
+    name: &str,
+    o: &Map<String, Json>,
+    ctx: &str,
+    reject: bool,
+) -> Result<Op, String> {
+    let get = |k: &str| field(o, k, ctx);
+    let opt = |k: &str| o.get(k).filter(|_| !reject);
+    Ok(match name {
+        "int64" => {
+            let min = as_i64(get("min")?, ctx)?;
+            let max = as_i64(get("max")?, ctx)?;
+            let value = opt("value")
+                .map(|v| as_i64(v, ctx))
+                .transpose()?
+                .unwrap_or(min);
+            Op::Int { min, max, value }
+        }
+        "u8" | "u16" | "u32" => {
+            let n = name[1..].parse().unwrap_or(32);
+            let value = opt("value")
+                .map(|v| as_u64(v, ctx))
+                .transpose()?
+                .unwrap_or(0);
+            Op::Bits { n, value }
+        }
+        "int128" => {
+            let min = as_i128(get("min")?, ctx)?;
+            let max = as_i128(get("max")?, ctx)?;
+            let value = opt("value")
+                .map(|v| as_i128(v, ctx))
+                .transpose()?
+                .unwrap_or(min);
+            Op::Int128 { min, max, value }
+        }
+        "uint128" | "u128" => {
+            let value = match opt("value") {
+                None => 0,
+                Some(Json::Number(n)) => n
+                    .as_u64()
+                    .map(u128::from)
+                    .ok_or_else(|| format!("{ctx}: {n} is not an unsigned integer"))?,
+                Some(Json::String(s)) => bitlens_schema::parse_u128(s)
+                    .ok_or_else(|| format!("{ctx}: {s:?} is not a 128-bit unsigned integer"))?,
+                Some(other) => return Err(format!("{ctx}: expected an integer, found {other}")),
+            };
+            Op::U128(value)
+        }
+        "fixed" => {
+            let bits = |k: &str| -> Result<u32, String> {
+                u32::try_from(as_u64(get(k)?, ctx)?).map_err(|_| format!("{ctx}: {k} too large"))
+            };
+            let unsigned = o.get("unsigned").and_then(Json::as_bool).unwrap_or(false);
+            let spec = FixedPoint::new(
+                bits("integer_bits")?,
+                bits("fraction_bits")?,
+                !unsigned,
+                as_i64(get("min")?, ctx)?,
+                as_i64(get("max")?, ctx)?,
+            )
+            .map_err(|e| format!("{ctx}: {e}"))?;
+            let raw = opt("raw")
+                .map(|v| as_i128(v, ctx))
+                .transpose()?
+                .unwrap_or(spec.raw_min());
+            let decimal = opt("decimal")
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("{ctx}: decimal is not a string"))
+                })
+                .transpose()?;
+            let f64_bits = opt("f64_bits").map(|v| as_u64(v, ctx)).transpose()?;
+            Op::Fixed {
+                spec,
+                raw,
+                decimal,
+                f64_bits,
+            }
+        }
+        "wstring" => {
+            let max_len = as_u64(get("max_len")?, ctx)? as usize;
+            let value = opt("value").and_then(Json::as_str).unwrap_or("").to_owned();
+            Op::WStr { max_len, value }
+        }
+        other => return Err(format!("{ctx}: unknown op {other:?}")),
+    })
+}
+
+/// The precomputed form of a `compressed_float` op: `min`, `delta`, `max_integer_value` and
+/// optional `bits`, instead of `max` and `res`.
+fn parse_compressed_precomputed(
+    o: &Map<String, Json>,
+    ctx: &str,
+    reject: bool,
+) -> Result<Op, String> {
+    let get = |k: &str| field(o, k, ctx);
+    let opt = |k: &str| o.get(k).filter(|_| !reject);
+    let min = as_f32(get("min")?, ctx)?;
+    let delta = as_f32(get("delta")?, ctx)?;
+    let m = u32::try_from(as_u64(get("max_integer_value")?, ctx)?)
+        .map_err(|_| format!("{ctx}: max_integer_value beyond 32 bits"))?;
+    let bits = match o.get("bits") {
+        Some(b) => as_u64(b, ctx)? as u32,
+        None => bitlens_codec::bits::bits_required(0, i64::from(m)),
+    };
+    let params = bitlens_codec::quantize::CompressedFloatParams {
+        max_integer_value: m,
+        bits,
+        delta,
+    };
+    let spec = CompressedFloat::from_params(min, params).map_err(|e| format!("{ctx}: {e}"))?;
+    let num = |k: &str| -> Result<Option<u32>, String> {
+        opt(k).map(|v| as_u64(v, ctx).map(|x| x as u32)).transpose()
+    };
+    Ok(Op::CompressedFloatPrecomputed {
+        spec,
+        value: num("value_bits")?.unwrap_or(0),
+        code: num("code")?,
+        decoded: num("decoded_bits")?,
+    })
+}
+
+/// A valid vector's quantization checks, before anything is written: a compressed float's
+/// expected code, a fixed-point value's decimal or `f64` input quantized half away from zero.
+fn check_quantization(op: &Op) -> Result<(), String> {
+    match op {
+        Op::CompressedFloatPrecomputed {
+            spec,
+            value,
+            code: Some(code),
+            ..
+        } => {
+            let got = spec.encode(f32::from_bits(*value));
+            if got != *code {
+                return Err(format!(
+                    "compressed float {value:#010x}: code {got}, expected {code}"
+                ));
+            }
+        }
+        Op::Fixed {
+            spec,
+            raw,
+            decimal,
+            f64_bits,
+        } => {
+            if let Some(d) = decimal {
+                let got = spec.from_decimal(d).map(|x| x.raw);
+                if got != Ok(*raw) {
+                    return Err(format!("fixed decimal {d}: raw {got:?}, expected {raw}"));
+                }
+            }
+            if let Some(b) = f64_bits {
+                let got = spec.from_f64(f64::from_bits(*b)).map(|x| x.raw);
+                if got != Ok(*raw) {
+                    return Err(format!("fixed f64 {b:#018x}: raw {got:?}, expected {raw}"));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }

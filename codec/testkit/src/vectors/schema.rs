@@ -3,6 +3,7 @@
 //! every stream and compared with the compiled runner's trace.
 
 use crate::vectors::compiled::{Expect, Op, Vector, blank, drive, expected_after_read};
+use bitlens_codec::fixed::Fixed;
 use bitlens_codec::quantize::CompressedFloat;
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
@@ -99,6 +100,39 @@ pub fn schema_text(v: &Vector) -> Result<(String, DynValue), String> {
                 continue;
             }
             Op::End => ("type = \"end\"".into(), None),
+            Op::Int128 { min, max, value } => (
+                format!("type = \"int128\", min = \"{min}\", max = \"{max}\""),
+                Some(DynValue::I128(*value)),
+            ),
+            Op::U128(x) => ("type = \"u128\"".into(), Some(DynValue::U128(*x))),
+            Op::Fixed { spec, raw, .. } => (
+                format!(
+                    "type = \"fixed\", integer_bits = {}, fraction_bits = {}, min = {}, max = {}, unsigned = {}",
+                    spec.integer_bits(),
+                    spec.fraction_bits(),
+                    spec.min(),
+                    spec.max(),
+                    !spec.signed()
+                ),
+                Some(DynValue::Fixed(Fixed::new(*raw, spec.fraction_bits()))),
+            ),
+            Op::WStr { max_len, value } => (
+                format!("type = \"wstring\", max_len = {max_len}"),
+                Some(DynValue::Str(value.clone())),
+            ),
+            Op::CompressedFloatPrecomputed { spec, value, .. } => {
+                let p = spec.params();
+                (
+                    format!(
+                        "type = \"compressed_float\", min = {:?}, delta = {:?}, max_integer_value = {}, bits = {}",
+                        spec.min(),
+                        p.delta,
+                        p.max_integer_value,
+                        p.bits
+                    ),
+                    Some(DynValue::F32(f32::from_bits(*value))),
+                )
+            }
         };
         let _ = writeln!(fields, "  {{ name = \"{name}\", {decl} }},");
         if let Some(value) = value {
@@ -123,10 +157,18 @@ pub fn schema_text(v: &Vector) -> Result<(String, DynValue), String> {
         id as i64,
         i64::MAX
     );
+    // Without framing, V is not a packet body (where `end` is refused): a placeholder is.
+    let body = if v.packet.is_some() { "V" } else { "Unframed" };
     for t in 0..types {
-        let _ = writeln!(text, "  {{ name = \"{t}\", body = \"V\" }},");
+        let _ = writeln!(text, "  {{ name = \"{t}\", body = \"{body}\" }},");
     }
     let _ = writeln!(text, "]\n\n[struct.V]\nfields = [\n{fields}]");
+    if v.packet.is_none() {
+        let _ = writeln!(
+            text,
+            "\n[struct.Unframed]\nfields = [{{ name = \"x\", type = \"bool\" }}]"
+        );
+    }
     Ok((text, DynValue::Struct(DynStruct::new(values))))
 }
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bitlens against serialize.rs (github:mas-bandwidth/serialize.rs), the same-wire Rust peer, on
+# its own throughput workload. serialize.rs is not in the package registry: clone it first
+# (its mirror, or GitHub) and pass the clone's path, or set SERIALIZE_RS.
+#
+#   bash benches/serialize_rs.sh time  [SERIALIZE_RS_CLONE]  # the peers' harness: ns/packet, MB/s, same-run ratios
+#   bash benches/serialize_rs.sh count [SERIALIZE_RS_CLONE]  # callgrind instructions per packet / per 64 KiB pass
+#
+# `time` runs ../shared/peers/serialize-rs/run.sh (PEERS overrides where it lives): both
+# libraries in one process, best of 7 trials, three rounds. `count` builds
+# benches/serialize_rs/count.rs against both libraries and counts each loop under callgrind
+# (load-independent), minus the set-up alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?usage: serialize_rs.sh time|count [SERIALIZE_RS_CLONE]}
+srs=${2:-${SERIALIZE_RS:-/tmp/serialize-rs}}
+if [ ! -f "$srs/Cargo.toml" ]; then
+  echo "serialize_rs.sh: no serialize.rs clone at $srs (git clone https://github.com/mas-bandwidth/serialize.rs $srs)" >&2
+  exit 2
+fi
+srs=$(cd "$srs" && pwd)
+echo "serialize.rs: $(git -C "$srs" describe --tags --always 2>/dev/null || echo '?') at $srs"
+case "$mode" in
+  time)
+    peers=${PEERS:-../shared/peers}
+    CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target/h2h} bash "$peers/serialize-rs/run.sh" "$srs" codec
+    ;;
+  count)
+    command -v valgrind >/dev/null || { echo "serialize_rs.sh count needs valgrind" >&2; exit 2; }
+    w=$(mktemp -d); trap 'rm -rf "$w"' EXIT
+    mkdir -p "$w/src"
+    sed "s#\"../../codec/benches/common/throughput.rs\"#\"$PWD/codec/benches/common/throughput.rs\"#" \
+      benches/serialize_rs/count.rs > "$w/src/main.rs"
+    cat > "$w/Cargo.toml" <<T
+[package]
+name = "serialize-rs-count"
+version = "0.1.0"
+edition = "2024"
+publish = false
+[dependencies]
+serialize = { path = "$srs" }
+bitlens-codec = { path = "$PWD/codec" }
+[profile.release]
+debug = 1
+T
+    target=${CARGO_TARGET_DIR:-$PWD/target/serialize-rs-count}
+    CARGO_TARGET_DIR=$target cargo build --release -q --manifest-path "$w/Cargo.toml"
+    bin=$target/release/serialize-rs-count
+    ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
+    base=$(ir none bitlens)
+    echo "| loop | bitlens | serialize.rs | bitlens / serialize.rs |"
+    echo "|---|---|---|---|"
+    for m in vary write read measure bp-write bp-read; do
+      case $m in bp-*) per=20; unit="per 64 KiB pass";; *) per=100000; unit="per packet";; esac
+      a=$(ir "$m" bitlens); b=$(ir "$m" serialize.rs)
+      awk -v m="$m" -v u="$unit" -v a="$a" -v b="$b" -v z="$base" -v n="$per" \
+        'BEGIN { x = (a - z) / n; y = (b - z) / n; printf "| %s (%s) | %.0f | %.0f | %.2f |\n", m, u, x, y, x / y }'
+    done
+    ;;
+  *) echo "serialize_rs.sh: unknown mode $mode (time or count)" >&2; exit 2 ;;
+esac
