@@ -74,6 +74,20 @@ pub fn packet_crc(id: ProtocolId, packet: &[u8]) -> u32 {
     h.finalize()
 }
 
+/// Stores the CRC32 of a framed packet ([`packet_crc`]) in its first 4 bytes, little-endian:
+/// what a writer does last, and what re-signs a datagram whose bytes were changed after it was
+/// written (the proxy's mutations). False, and nothing changed, for a packet shorter than 4 bytes.
+pub fn seal_crc(id: ProtocolId, packet: &mut [u8]) -> bool {
+    let crc = packet_crc(id, packet);
+    match packet.first_chunk_mut::<4>() {
+        Some(head) => {
+            *head = crc.to_le_bytes();
+            true
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +124,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_sealed_packet_carries_its_crc() {
+        let id = ProtocolId::U32(0xABCD_0123);
+        let mut p = [9u8, 9, 9, 9, 1, 2, 3];
+        assert!(seal_crc(id, &mut p));
+        assert_eq!(p[..4], packet_crc(id, &p).to_le_bytes());
+        assert_eq!(p[4..], [1, 2, 3]);
+        let mut short = [1u8, 2, 3];
+        assert!(!seal_crc(id, &mut short));
+        assert_eq!(short, [1, 2, 3]);
     }
 
     #[test]

@@ -22,12 +22,13 @@
 //!
 //! This crate is the core: the bit layer ([`bits`]), the streams ([`stream`], [`write`](mod@write),
 //! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
-//! and network ids ([`link`]), and the derive's traits and helpers ([`packed`]). Its default
-//! build depends on `crc32fast`, `itoa`, `compact_str` and the derive macros
-//! (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants only the bit
-//! packer compiles only this. Optional features: `serde` (serialize traces) and `arbitrary`
-//! (arbitrary values for fuzzing, and `generate`: values of any serializable type drawn
-//! through its own serialize function).
+//! and network ids ([`link`]), the derive's traits and helpers ([`packed`]), and the one
+//! interface every tool reads a protocol through ([`dissect`]: a verdict at read speed, or a
+//! full dissection). Its default build depends on `crc32fast`, `itoa`, `compact_str` and the
+//! derive macros (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants
+//! only the bit packer compiles only this. Optional features: `serde` (serialize traces) and
+//! `arbitrary` (arbitrary values for fuzzing, and `generate`: values of any serializable type
+//! drawn through its own serialize function).
 //!
 //! The formats live beside it, each in its own crate: `bitlens-tagged` (the tagged format of
 //! save files), `bitlens-batch` (byte-aligned message batches) and `bitlens-schema` (protocols
@@ -102,6 +103,7 @@
 
 pub mod bits;
 pub mod checksum;
+pub mod dissect;
 pub mod error;
 pub mod fixed;
 pub mod float_text;

@@ -12,7 +12,7 @@
 //! A reader checks, in order: at most MTU bytes, at least 4 bytes, the CRC, the type range, the body, the end check,
 //! and that nothing follows. Every packet a reader accepts re-encodes to the identical bytes.
 
-pub use crate::checksum::{ProtocolId, check_hash, packet_crc};
+pub use crate::checksum::{ProtocolId, check_hash, packet_crc, seal_crc};
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::{ReadStream, TraceStream};
 use crate::stream::Stream;
@@ -100,6 +100,13 @@ pub trait Packet: Sized {
     /// # Errors
     /// Whatever the stream reports.
     fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()>;
+
+    /// The protocol described in the schema language (SCHEMA.md), when the packet set can give
+    /// it (a derived packet set can): what `bitlens export-wireshark` and `--schema` read.
+    /// `None` by default.
+    fn schema_text() -> Option<String> {
+        None
+    }
 }
 
 /// Serializes `packet` with its framing on any stream.
@@ -110,12 +117,34 @@ pub fn serialize_packet<P: Packet, S: Stream>(s: &mut S, packet: &mut P) -> Resu
     let mut t = packet.packet_type();
     frame(s, P::protocol(), &mut t, |s, t| {
         if S::READING {
-            let bit = s.bit_position();
-            *packet = P::empty(t)
-                .ok_or_else(|| Error::new(ErrorKind::UnknownPacketType(t), bit, "packet_type"))?;
+            *packet = empty_packet(t, s.bit_position())?;
         }
         packet.serialize_body(s)
     })
+}
+
+/// Reads a framed packet of `P` on a read (or trace) stream and keeps nothing: the verdict on
+/// the bytes, as [`serialize_packet`] would read them, but framed with `protocol` (`P::protocol()`,
+/// or the same packet types under another protocol id: `bitlens --protocol-id`). `seen` receives
+/// the packet type as soon as it is known, even when the body then fails. What the dissector of a
+/// compiled packet set runs ([`crate::dissect::PacketDissector`]).
+///
+/// # Errors
+/// As [`serialize_packet`].
+pub fn verify_packet<P: Packet, S: Stream>(
+    s: &mut S,
+    protocol: &Protocol,
+    seen: &mut Option<u32>,
+) -> Result<()> {
+    frame(s, protocol, &mut 0, |s, t| {
+        *seen = Some(t);
+        empty_packet::<P>(t, s.bit_position())?.serialize_body(s)
+    })
+}
+
+/// The packet of type `t` to read into, or unknown_packet_type at `bit`.
+fn empty_packet<P: Packet>(t: u32, bit: usize) -> Result<P> {
+    P::empty(t).ok_or_else(|| Error::new(ErrorKind::UnknownPacketType(t), bit, "packet_type"))
 }
 
 /// Writes `packet` into `buf` (at most the protocol's MTU of it) and returns the bytes used.

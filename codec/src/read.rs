@@ -9,6 +9,7 @@ use crate::quantize::CompressedFloat;
 use crate::stream::{
     Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, int128_args, invalid,
     non_canonical_code, offset_out_of_range, on_local, out_of_range, past_end, span, span128,
+    wstring_impl,
 };
 use crate::trace::{FieldKind, NoTrace, Recorder, Trace, Tracer, Value};
 
@@ -131,6 +132,28 @@ impl<T: Tracer> Decoder<'_, T> {
                 bit,
                 name,
             ));
+        }
+        Ok(())
+    }
+
+    /// One 32-bit group of a wide string, traced with the range of a UTF-16 code unit (what a
+    /// reader accepts); a group above it is where the read stops (`wstring_impl` refuses it).
+    fn code_unit(&mut self, group: &mut u64) -> Result<()> {
+        let bit = self.r.bits_read();
+        *group = self.take("", 32)?;
+        if T::ACTIVE {
+            let value = *group;
+            let range = Some((0, i128::from(u16::MAX)));
+            let failed = value > u64::from(u16::MAX);
+            self.tracer.field(
+                "",
+                bit,
+                32,
+                Value::Int(i128::from(value)),
+                range,
+                FieldKind::Value,
+                failed,
+            );
         }
         Ok(())
     }
@@ -357,6 +380,12 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         let value = *v;
         self.record(name, bit, || Value::F64(value), None);
         Ok(())
+    }
+
+    /// As the default, each code unit traced with the range a reader accepts (`0..=0xFFFF`),
+    /// not the `0..=2^32 - 1` of its 32-bit group.
+    fn wstring(&mut self, name: &str, s: &mut String, max_len: usize) -> Result<()> {
+        wstring_impl(self, name, s, max_len, Self::code_unit)
     }
 
     #[inline]

@@ -322,18 +322,20 @@ pub trait Stream: Sized {
     ) -> Result<()> {
         const TIERS: [(i64, i64); 5] = [(2, 5), (6, 13), (14, 29), (30, 61), (62, 125)];
         let start = self.bit_position();
-        let out_of_range = |value: i64| {
+        // `field` is the index's name outside its scope, and empty inside it (the scope adds
+        // the name on the way out).
+        let out_of_range = |value: i64, field: &str| {
             let kind = ErrorKind::OutOfRange {
                 value: i128::from(value),
                 min: i128::from(previous) + 1,
                 max: i128::from(max_objects),
             };
-            Error::new(kind, start, name)
+            Error::new(kind, start, field)
         };
         let mut d = 0i64;
         if Self::WRITING {
             if *current <= previous || *current > max_objects {
-                return Err(out_of_range(*current));
+                return Err(out_of_range(*current, name));
             }
             d = *current - previous;
         }
@@ -354,14 +356,14 @@ pub trait Stream: Sized {
             let top = max_objects.saturating_add(1);
             if top < 126 {
                 // Only reachable when reading: no difference this large can be valid.
-                return Err(out_of_range(previous.saturating_add(126)));
+                return Err(out_of_range(previous.saturating_add(126), ""));
             }
             s.int("d", &mut d, 126, top)
         })?;
         if Self::READING {
             let c = previous.saturating_add(d);
             if c > max_objects {
-                return Err(out_of_range(c));
+                return Err(out_of_range(c, name));
             }
             *current = c;
         }
@@ -555,7 +557,7 @@ pub trait Stream: Sized {
     /// `'\0'` character on write (readers refuse it); past_end before anything is allocated for
     /// a length the remaining bits cannot hold; buffer full.
     fn wstring(&mut self, name: &str, s: &mut String, max_len: usize) -> Result<()> {
-        wstring_impl(self, name, s, max_len)
+        wstring_impl(self, name, s, max_len, |st, group| st.bits("", group, 32))
     }
 }
 
@@ -955,8 +957,15 @@ pub(crate) fn need_bits<S: Stream>(s: &S, name: &str, n: u32) -> Result<()> {
     Err(Error::new(kind, s.bit_position(), name))
 }
 
-/// The body of [`Stream::wstring`].
-fn wstring_impl<S: Stream>(s: &mut S, name: &str, text: &mut String, max_len: usize) -> Result<()> {
+/// The body of [`Stream::wstring`]; `group` sends or takes one code unit's 32-bit group (named
+/// `""`, under its `[i]`), so that a reader can trace it with the range it accepts.
+pub(crate) fn wstring_impl<S: Stream>(
+    s: &mut S,
+    name: &str,
+    text: &mut String,
+    max_len: usize,
+    mut group: impl FnMut(&mut S, &mut u64) -> Result<()>,
+) -> Result<()> {
     let start = s.bit_position();
     let units: Vec<u16> = if S::WRITING {
         text.encode_utf16().collect()
@@ -981,7 +990,7 @@ fn wstring_impl<S: Stream>(s: &mut S, name: &str, text: &mut String, max_len: us
             for i in 0..len {
                 let bit = st.bit_position();
                 let mut g = units.get(i).map_or(0, |&u| u64::from(u));
-                st.index(i, |st| st.bits("", &mut g, 32))?;
+                st.index(i, |st| group(st, &mut g))?;
                 if S::WRITING {
                     continue;
                 }

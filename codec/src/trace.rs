@@ -10,7 +10,10 @@ use crate::float_text::{f32_text, f64_text};
 pub use compact_str::CompactString;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equality is the equality of what was on the wire: floats compare by their bits, so a NaN
+/// equals the same NaN (two traces of one datagram are equal) and `0.0` differs from `-0.0`.
+#[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
     /// No value of its own (a struct or array scope).
@@ -57,6 +60,27 @@ pub enum Value {
     /// A fixed-point value (decoded; the raw integer is the field's `raw`). Printed as its
     /// exact decimal, serialized as [`Fixed`] says.
     Fixed(Fixed),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (None, None) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
+            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
+            (Str(a), Str(b)) => a == b,
+            (Bytes(a), Bytes(b)) => a == b,
+            (Floats(a), Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (U128(a), U128(b)) => a == b,
+            (Fixed(a), Fixed(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Value {
@@ -175,8 +199,10 @@ pub enum FieldKind {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TraceField {
     /// Full path, outermost first: `objects[17].position.x`. Inline up to 24 bytes: a trace
-    /// records a path per field, and most fit without an allocation.
-    pub path: CompactString,
+    /// records a path per field, and most fit without an allocation. Read it through
+    /// [`TraceField::path`] and [`TraceField::name`]: how a trace stores names may change (issue
+    /// 20: record positions, build names only when they are shown).
+    path: CompactString,
     /// Nesting depth: 0 at the top.
     pub depth: usize,
     /// First bit.
@@ -197,6 +223,21 @@ pub struct TraceField {
 }
 
 impl TraceField {
+    /// The field's full path, outermost first: `objects[17].position.x`, `mice[3]`, `crc32`.
+    #[inline]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The last segment of the path: `x` of `objects[17].position.x`, `[3]` of `mice[3]`.
+    #[inline]
+    pub fn name(&self) -> &str {
+        let path = self.path.as_str();
+        let dot = path.rfind('.').map_or(0, |i| i + 1);
+        let bracket = path.rfind('[').unwrap_or(0);
+        &path[dot.max(bracket)..]
+    }
+
     /// True for a check marker whose found bits differ from the expected ones.
     pub fn check_failed(&self) -> bool {
         matches!(&self.kind, FieldKind::Check { expected, found, .. } if expected != found)
@@ -313,11 +354,32 @@ impl Recorder {
     pub fn recycled() -> Self {
         let mut fields = SPARE_FIELDS.with(std::cell::Cell::take);
         fields.reserve(64);
+        // The path and the open scopes are scratch space: the last recycled recorder's.
+        let (mut path, open) = SPARE_SCRATCH.with(std::cell::Cell::take);
+        path.reserve(64);
         Recorder {
             fields,
-            path: String::with_capacity(64),
+            path,
+            open,
             ..Recorder::default()
         }
+    }
+
+    /// How many entries have been recorded so far (the index the next one gets).
+    pub fn recorded(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// Entry `i` of those recorded so far, to mark it after the fact (a batch message's length
+    /// is marked failed once its body turns out not to fit it).
+    pub fn entry_mut(&mut self, i: usize) -> Option<&mut TraceField> {
+        self.fields.get_mut(i)
+    }
+
+    /// How many scopes are open: a caller that records several readers' fields into one tree
+    /// (a batch's messages) closes what a failed read left open down to its own level.
+    pub fn open_scopes(&self) -> usize {
+        self.open.len()
     }
 
     /// Closes every scope still open at bit `end` (a read that stopped inside them) and returns
@@ -325,6 +387,12 @@ impl Recorder {
     pub fn close(mut self, end: usize) -> Vec<TraceField> {
         while !self.open.is_empty() {
             self.exit(end);
+        }
+        // Keep the scratch space for this thread's next recorder (not a path or a nesting
+        // that one hostile packet made huge).
+        if self.path.capacity() <= 1 << 12 && self.open.capacity() <= 1 << 12 {
+            self.path.clear();
+            SPARE_SCRATCH.with(|spare| spare.set((self.path, self.open)));
         }
         self.fields
     }
@@ -438,6 +506,9 @@ impl Tracer for Recorder {
 thread_local! {
     /// Field storage given back by [`Trace::recycle`], for this thread's next trace.
     static SPARE_FIELDS: std::cell::Cell<Vec<TraceField>> = const { std::cell::Cell::new(Vec::new()) };
+    /// A closed recorder's path and scope stack (both empty), for this thread's next one.
+    static SPARE_SCRATCH: std::cell::Cell<(String, Vec<(usize, usize)>)> =
+        const { std::cell::Cell::new((String::new(), Vec::new())) };
 }
 
 impl Trace {
@@ -450,5 +521,24 @@ impl Trace {
             fields.clear();
             SPARE_FIELDS.with(|spare| spare.set(fields));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+
+    #[test]
+    fn values_compare_by_their_wire_bits() {
+        assert_eq!(Value::F32(f32::NAN), Value::F32(f32::NAN));
+        assert_ne!(Value::F32(f32::NAN), Value::F32(-f32::NAN));
+        assert_ne!(Value::F32(0.0), Value::F32(-0.0));
+        assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+        assert_eq!(
+            Value::Floats(vec![f32::NAN, 1.0]),
+            Value::Floats(vec![f32::NAN, 1.0])
+        );
+        assert_ne!(Value::Floats(vec![1.0]), Value::Floats(vec![1.0, 1.0]));
+        assert_ne!(Value::Int(1), Value::F32(1.0));
     }
 }

@@ -3,7 +3,7 @@
 //! measure checks every value exactly as a write does.
 
 use crate::bits::{BitCounter, BitSink, BitWriter, Overflow, bits_required};
-use crate::checksum::{ProtocolId, check_hash, packet_crc};
+use crate::checksum::{ProtocolId, check_hash, seal_crc};
 use crate::error::Result;
 use crate::quantize::CompressedFloat;
 use crate::stream::{
@@ -53,11 +53,8 @@ impl<'a> WriteStream<'a> {
     pub fn finish(self) -> usize {
         let crc = self.crc;
         let bytes = self.sink.finish();
-        if let Some(id) = crc
-            && bytes.len() >= 4
-        {
-            let c = packet_crc(id, bytes);
-            bytes[..4].copy_from_slice(&c.to_le_bytes());
+        if let Some(id) = crc {
+            seal_crc(id, bytes);
         }
         bytes.len()
     }

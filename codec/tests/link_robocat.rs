@@ -23,7 +23,11 @@ fn home_base_is_still_a_16_bit_int_on_the_wire() {
     let n = write_packet(&mut DemoPacket::RoboCat(cat()), &mut buf).unwrap();
     let (back, trace) = trace_packet::<DemoPacket>(&buf[..n]);
     assert_eq!(back, Some(DemoPacket::RoboCat(cat())));
-    let f = trace.fields.iter().find(|f| f.path == "home_base").unwrap();
+    let f = trace
+        .fields
+        .iter()
+        .find(|f| f.path() == "home_base")
+        .unwrap();
     assert_eq!(f.bits, 16);
     assert_eq!(f.range, Some((0, i128::from(MAX_NETWORK_ID))));
     assert_eq!(f.value, bitlens_codec::Value::Int(42));

@@ -200,6 +200,59 @@ fn int_relative_reader_refuses_values_past_u32() {
     );
 }
 
+/// Every error of a relative object index names the index once, whichever check raised it: the
+/// written range, six zero flags where `max_objects < 125` leaves no last tier, and an index
+/// past `max_objects` (inside a struct and an array element, the path grows as usual).
+#[test]
+fn object_index_errors_name_the_index_once() {
+    use bitlens_codec::{ReadStream, Stream, TraceStream, WriteStream};
+    let read = |data: &[u8], previous, max_objects| {
+        let mut current = 0;
+        ReadStream::new(data)
+            .scope("rel", |s| {
+                s.index(2, |s| {
+                    s.object_index("tiny", previous, &mut current, max_objects)
+                })
+            })
+            .unwrap_err()
+    };
+    // Six zero flags: a difference of at least 126, more than 50 objects allow.
+    let err = read(&[0x00], -1, 50);
+    assert_eq!(err.field(), "rel[2].tiny", "{err}");
+    assert_eq!(err.bit(), 0);
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::OutOfRange {
+                value: 125,
+                min: 0,
+                max: 50
+            }
+        ),
+        "{err}"
+    );
+    // d = 1 after 50: index 51, past max_objects.
+    let err = read(&[0x01], 50, 50);
+    assert_eq!(err.field(), "rel[2].tiny", "{err}");
+    assert!(
+        matches!(err.kind(), ErrorKind::OutOfRange { value: 51, .. }),
+        "{err}"
+    );
+    // The last tier of a large max_objects: d = 126 + raw beyond max_objects + 1.
+    let err = read(&[0xC0, 0xFF, 0xFF], -1, 200);
+    assert_eq!(err.field(), "rel[2].tiny.d", "{err}");
+    let mut buf = [0u8; 4];
+    let err = WriteStream::new(&mut buf)
+        .scope("rel", |s| s.object_index("tiny", 10, &mut 10, 50))
+        .unwrap_err();
+    assert_eq!(err.field(), "rel.tiny", "{err}");
+    // The trace stream reports the same error as the read stream.
+    let mut current = 0;
+    let mut t = TraceStream::new(&[0x00]);
+    let err = t.object_index("tiny", -1, &mut current, 50).unwrap_err();
+    assert_eq!(err.field(), "tiny", "{err}");
+}
+
 #[test]
 fn zero_bit_array_elements_are_bounded_by_the_data() {
     use bitlens_codec::{ReadStream, Stream};

@@ -185,7 +185,7 @@ fn the_trace_records_each_operation_as_one_field() {
         .map(|f| {
             format!(
                 "{} @{}+{} = {} {:?} {:?} {}",
-                f.path,
+                f.path(),
                 f.bit,
                 f.bits,
                 f.value,
@@ -204,9 +204,9 @@ fn the_trace_records_each_operation_as_one_field() {
             "s @305+99 = \"a😀\" None None true",
             "s.len @305+3 = 3 Some((0, 7)) None false",
             "s.utf16 @308+96 =  None None true",
-            "s.utf16[0] @308+32 = 97 Some((0, 4294967295)) None false",
-            "s.utf16[1] @340+32 = 55357 Some((0, 4294967295)) None false",
-            "s.utf16[2] @372+32 = 56832 Some((0, 4294967295)) None false",
+            "s.utf16[0] @308+32 = 97 Some((0, 65535)) None false",
+            "s.utf16[1] @340+32 = 55357 Some((0, 65535)) None false",
+            "s.utf16[2] @372+32 = 56832 Some((0, 65535)) None false",
             "h @404+16 = 48879 Some((0, 65535)) None false",
         ]
     );
@@ -226,6 +226,36 @@ fn the_trace_records_each_operation_as_one_field() {
         (Value::Int(255), Some((0, 200)))
     );
     assert_eq!(trace.error, Some(e));
+    // A wide string's group above 0xFFFF: traced against the code units' range and failed;
+    // the reader refuses it, and reads the same as the trace.
+    let mut buf = [0u8; 12];
+    let mut w = WriteStream::new(&mut buf);
+    w.int("len", &mut 2, 0, 7).unwrap();
+    w.bits("", &mut 0x41, 32).unwrap();
+    w.bits("", &mut 0x1_0000, 32).unwrap();
+    let n = w.finish();
+    let mut t = TraceStream::new(&buf[..n]);
+    let e = t.wstring("s", &mut String::new(), 7).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bit 35 (field \"s.utf16[1]\"): 65536 out of range 0..=65535"
+    );
+    let r = ReadStream::new(&buf[..n]).wstring("s", &mut String::new(), 7);
+    assert_eq!(r, Err(e.clone()));
+    let trace = t.into_trace(Err(e));
+    let units: Vec<_> = trace
+        .fields
+        .iter()
+        .filter(|f| f.path().starts_with("s.utf16["))
+        .map(|f| (f.path(), f.value.clone(), f.range, f.failed))
+        .collect();
+    assert_eq!(
+        units,
+        [
+            ("s.utf16[0]", Value::Int(0x41), Some((0, 65535)), false),
+            ("s.utf16[1]", Value::Int(0x1_0000), Some((0, 65535)), true),
+        ]
+    );
 }
 
 #[test]

@@ -1,11 +1,128 @@
-//! The `bitlens` command-line tool as a library: capture reading, decoding, the TUI and the
-//! subcommands. The binary only parses arguments and calls into here.
+//! `bitlens`: inspect, decode and check captures of bit-packed game traffic, for the demo
+//! protocol or for your own.
+//!
+//! # Inspect your own protocol
+//!
+//! A game whose packets go through `bitlens-codec` (one `serialize` function per packet type,
+//! and a [`codec::Packet`] implementation for the set) gets the whole command line for its
+//! captures from a `main` of a few lines: [`Cli`] registers the packet set on its UDP port, then
+//! parses and runs `inspect`, `decode [--json|--fields]`, `check` and `decode-bytes`, with
+//! `--decode PORT=NAME`, `--protocol-id` and `--schema`. Batches of byte-aligned messages
+//! register the same way ([`Cli::messages`], with a [`batch::MessageSet`]); any other format
+//! implements [`codec::dissect::Dissector`] and registers with [`Cli::dissector`].
+//!
+//! ```
+//! use bitlens::Cli;
+//! use bitlens::codec::{Packet, Protocol, ProtocolId, Result, Stream, write_packet};
+//! use std::sync::LazyLock;
+//!
+//! static ARENA: LazyLock<Protocol> = LazyLock::new(|| Protocol {
+//!     name: "arena".into(),
+//!     id: ProtocolId::U32(0xA2E7_A001),
+//!     packet_types: vec!["Input".into(), "Chat".into()],
+//!     mtu: 1200,
+//! });
+//!
+//! #[derive(Debug)]
+//! enum Arena {
+//!     Input { aim: i32, fire: bool },
+//!     Chat { text: String },
+//! }
+//!
+//! impl Default for Arena {
+//!     fn default() -> Self {
+//!         Arena::Input { aim: 0, fire: false }
+//!     }
+//! }
+//!
+//! impl Packet for Arena {
+//!     fn protocol() -> &'static Protocol {
+//!         &ARENA
+//!     }
+//!     fn packet_type(&self) -> u32 {
+//!         match self {
+//!             Arena::Input { .. } => 0,
+//!             Arena::Chat { .. } => 1,
+//!         }
+//!     }
+//!     fn empty(t: u32) -> Option<Self> {
+//!         match t {
+//!             0 => Some(Arena::default()),
+//!             1 => Some(Arena::Chat { text: String::new() }),
+//!             _ => None,
+//!         }
+//!     }
+//!     fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+//!         match self {
+//!             Arena::Input { aim, fire } => {
+//!                 s.int_as("aim", aim, 0, 359)?;
+//!                 s.bool("fire", fire)
+//!             }
+//!             Arena::Chat { text } => s.string("text", text, 63),
+//!         }
+//!     }
+//! }
+//!
+//! /// The game's inspector: its `main` is `fn main() -> ExitCode { cli().run() }`.
+//! fn cli() -> Cli {
+//!     Cli::new("arena")
+//!         .about("Inspect, decode and check captures of arena traffic.")
+//!         .packets::<Arena>(7777, "arena")
+//! }
+//!
+//! // One packet as the game writes it, decoded field by field: accepted (exit status 0).
+//! let mut buf = [0u8; 64];
+//! let n = write_packet(&mut Arena::Input { aim: 90, fire: true }, &mut buf)?;
+//! let file = std::env::temp_dir().join(format!("arena-{}.bin", std::process::id()));
+//! std::fs::write(&file, &buf[..n])?;
+//! let path = file.to_str().expect("a UTF-8 temporary path");
+//! assert_eq!(cli().status_from(["arena", "decode-bytes", path]), 0);
+//! // A bit flipped on the way: the CRC no longer holds, the packet is rejected (status 1).
+//! buf[5] ^= 0x10;
+//! std::fs::write(&file, &buf[..n])?;
+//! assert_eq!(cli().status_from(["arena", "decode-bytes", path]), 1);
+//! // A capture that is not there is a file error (status 2).
+//! assert_eq!(cli().status_from(["arena", "check", "no-such.pcap"]), 2);
+//! # std::fs::remove_file(&file)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Layers
+//!
+//! Each imports only those below it:
+//!
+//! - [`capture`]: pcap/pcapng files to UDP datagrams (with their capture status);
+//! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
+//!   protocols; a verdict or a dissection per datagram;
+//! - [`output`] (text and JSON lines), [`tui`] (the terminal UI), [`pipeline`] (work over the
+//!   cores);
+//! - [`cmd`]: one module per subcommand; [`cli`]: the command line that registers protocols
+//!   and subcommands and dispatches.
+//!
+//! The demo traffic generator (`synth`), the `synth` and `vectors` subcommands and the
+//! `bitlens` binary use the demo protocol of the unpublished `bitlens-testkit`: they are the
+//! default feature `demo`. A game's own inspector depends on `bitlens` with
+//! `default-features = false` and compiles none of it.
 
 pub mod capture;
+pub mod cli;
 pub mod cmd;
-pub mod decode;
+pub mod dissectors;
 pub mod output;
 pub mod pipeline;
 pub mod proxy;
+#[cfg(feature = "demo")]
 pub mod synth;
 pub mod tui;
+
+pub use cli::{Cli, Context, Exit, Rejected};
+pub use dissectors::Dissectors;
+
+/// The codec core: streams, framing, the dissector interface (`bitlens-codec`).
+pub use bitlens_codec as codec;
+
+/// Byte-aligned message batches and their message sets (`bitlens-batch`).
+pub use bitlens_batch as batch;
+
+/// Protocols described in TOML (`bitlens-schema`).
+pub use bitlens_schema as schema;

@@ -1,14 +1,26 @@
-//! Turning a [`Decoded`] datagram into text lines and JSON objects for `decode` and `check`.
+//! Turning a dissected datagram into text lines and JSON objects for `decode` and `check`.
+//! Nothing here knows a format: every datagram is a [`Dissection`] (one field tree, one status;
+//! for batch formats, messages that are ranges of the tree).
 
 use crate::capture::{Datagram, Timestamp};
-use crate::decode::{Decoded, Problem};
-use bitlens_batch::{FramingStatus, MessageStatus};
+use bitlens_codec::dissect::{Dissection, Problem};
 use bitlens_codec::float_text::{f32_text, f64_text};
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
-/// Writes a datagram as one JSON object (no newline) for `bitlens decode --json`.
+/// Whether JSON lists a trace entry among `fields`: values, and scopes that carry a value of
+/// their own (a string, a vector, an index); not checks, padding or plain scopes.
+fn shown(f: &TraceField) -> bool {
+    match &f.kind {
+        FieldKind::Scope => !matches!(f.value, Value::None),
+        FieldKind::Value => true,
+        FieldKind::Check { .. } | FieldKind::Padding => false,
+    }
+}
+
+/// Writes a datagram as one JSON object (no newline) for `bitlens decode --json`; `decoder` is
+/// the name of its dissector (`none` without one).
 ///
 /// The shape (README, "JSON"):
 ///
@@ -20,9 +32,13 @@ use std::net::SocketAddr;
 ///  "desync":{"label","expected_bit","found_bit","after_check","behind_min","behind_max",
 ///            "message"}|null,
 ///  "messages":[{"index","offset","type","name","stage","stage_name","len","status","error",
-///               "fields"}],          (batch datagrams only)
+///               "fields"}],          (batch formats only)
 ///  "flaw":{"field","offset","claimed","room","message"}}   (only with a malformed length)
 /// ```
+///
+/// `status` and `error` are the datagram's one status and first problem (for a batch: an error
+/// when its framing or any message is corrupt). A batch's fields are listed per message, with
+/// paths relative to the message.
 ///
 /// `len` is the UDP payload length the UDP header declares ([`Datagram::declared_len`]);
 /// `captured`, the bytes of it in the capture (`payload_len`), is there only when they differ:
@@ -38,7 +54,14 @@ use std::net::SocketAddr;
 /// gigabytes of JSON, and the intermediate strings and vectors cost more than the writing
 /// (BENCHMARKS.md, section 5). Strings go through `Json::str` (serde_json's escaping rules)
 /// and floats through zmij, serde_json's own float formatter.
-pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: &Decoded) {
+pub fn write_json(
+    buf: &mut Vec<u8>,
+    d: &Datagram,
+    payload_len: usize,
+    decoder: &str,
+    dissection: &Dissection,
+) {
+    let fields = &dissection.trace.fields;
     let mut j = Json::new(buf);
     j.raw("{\"frame\":");
     j.uint(d.frame);
@@ -55,41 +78,22 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
         j.uint(payload_len as u64);
     }
     j.raw(",\"decoder\":");
-    j.str(decoded.decoder);
-    // A batch datagram's status is its framing's (WIRE.md section 3); a corrupt message body
-    // shows in its message's status.
-    let framing_ok = decoded
-        .batch
-        .as_ref()
-        .map(|b| b.status == FramingStatus::Ok);
+    j.str(decoder);
     j.raw(",\"status\":");
-    j.str(match framing_ok {
-        Some(true) => "ok",
-        Some(false) => "error",
-        None => decoded.status.name(),
-    });
+    j.str(dissection.status.name());
     j.raw(",\"packet_type\":");
-    j.opt_str(decoded.packet_type.as_deref());
-    // A batch datagram's fields are its messages' fields: they are listed per message only.
+    j.opt_str(dissection.packet_type);
     j.raw(",\"fields\":[");
-    if decoded.batch.is_none() {
+    if dissection.messages.is_none() {
         let mut first = true;
-        for f in &decoded.trace.fields {
-            let shown = match &f.kind {
-                // Annotated scopes carry a value of their own: a string, a vector, an index.
-                FieldKind::Scope => !matches!(f.value, Value::None),
-                FieldKind::Value => true,
-                FieldKind::Check { .. } | FieldKind::Padding => false,
-            };
-            if shown {
-                j.comma(&mut first);
-                j.field(f);
-            }
+        for f in fields.iter().filter(|f| shown(f)) {
+            j.comma(&mut first);
+            j.field(f.path(), f);
         }
     }
     j.raw("],\"checks\":[");
     let mut first = true;
-    for f in &decoded.trace.fields {
+    for f in fields {
         if let FieldKind::Check {
             label,
             expected,
@@ -110,15 +114,13 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
             j.raw("}");
         }
     }
-    // A batch datagram's top-level error is its framing error only; a message whose body is
-    // corrupt carries its error in `messages`.
     j.raw("],\"error\":");
-    match &decoded.problem {
-        Some(p) if framing_ok != Some(true) => j.problem(p),
-        _ => j.raw("null"),
+    match &dissection.problem {
+        Some(p) => j.problem(p),
+        None => j.raw("null"),
     }
     j.raw(",\"desync\":");
-    match &decoded.desync {
+    match &dissection.desync {
         Some(s) => {
             j.raw("{\"label\":");
             j.str(&s.label);
@@ -138,10 +140,10 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
         }
         None => j.raw("null"),
     }
-    if let Some(b) = &decoded.batch {
+    if let Some(messages) = &dissection.messages {
         j.raw(",\"messages\":[");
         let mut first = true;
-        for m in &b.messages {
+        for m in messages {
             j.comma(&mut first);
             j.raw("{\"index\":");
             j.uint(m.index as u64);
@@ -158,23 +160,17 @@ pub fn write_json(buf: &mut Vec<u8>, d: &Datagram, payload_len: usize, decoded: 
             j.raw(",\"len\":");
             j.uint(m.len as u64);
             j.raw(",\"status\":");
-            j.str(match m.status {
-                MessageStatus::Ok => "ok",
-                MessageStatus::UnknownType => "unknown_type",
-                MessageStatus::Error => "error",
-            });
+            j.str(m.status.name());
             j.raw(",\"error\":");
-            match &m.error {
-                Some(e) => j.problem(&Problem::from(e)),
+            match &m.problem {
+                Some(p) => j.problem(p),
                 None => j.raw("null"),
             }
             j.raw(",\"fields\":[");
             let mut first_field = true;
-            for f in &m.fields {
-                if f.kind == FieldKind::Value || !matches!(f.value, Value::None) {
-                    j.comma(&mut first_field);
-                    j.field(f);
-                }
+            for (path, f) in dissection.body_of(m).filter(|(_, f)| shown(f)) {
+                j.comma(&mut first_field);
+                j.field(path, f);
             }
             j.raw("]}");
         }
@@ -491,9 +487,10 @@ impl<'a> Json<'a> {
         }
     }
 
-    fn field(&mut self, f: &TraceField) {
+    /// A field, under `path` (its own, or relative to its message).
+    fn field(&mut self, path: &str, f: &TraceField) {
         self.raw("{\"path\":");
-        self.str(&f.path);
+        self.str(path);
         self.raw(",\"bit\":");
         self.uint(f.bit as u64);
         self.raw(",\"bits\":");
@@ -531,7 +528,7 @@ impl<'a> Json<'a> {
 
     fn problem(&mut self, p: &Problem) {
         self.raw("{\"kind\":");
-        self.str(&p.kind);
+        self.str(p.kind);
         self.raw(",\"bit\":");
         self.uint(p.bit as u64);
         self.raw(",\"field\":");
@@ -542,8 +539,8 @@ impl<'a> Json<'a> {
     }
 }
 
-/// The one-line text summary of a datagram.
-pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
+/// The one-line text summary of a datagram; `decoder` is its dissector's name.
+pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> String {
     let mut s = format!(
         "{:>7}  {}  {} -> {}  {:>5} B{}  {} {} {}",
         d.frame,
@@ -552,14 +549,14 @@ pub fn summary_line(d: &Datagram, decoded: &Decoded) -> String {
         d.dst,
         d.declared_len(),
         captured_note(d),
-        decoded.decoder,
-        decoded.packet_type.as_deref().unwrap_or("-"),
-        decoded.status
+        decoder,
+        dissection.packet_type.unwrap_or("-"),
+        dissection.status
     );
-    if let Some(p) = &decoded.problem {
+    if let Some(p) = &dissection.problem {
         let _ = write!(s, "  {}", p.message);
     }
-    if let Some(ds) = &decoded.desync {
+    if let Some(ds) = &dissection.desync {
         let _ = write!(s, "; {}", ds.message());
     }
     s
@@ -574,15 +571,15 @@ pub fn captured_note(d: &Datagram) -> String {
     }
 }
 
-/// The field tree of a decoded datagram, indented, one field per line.
-pub fn field_lines(decoded: &Decoded) -> Vec<String> {
-    decoded
+/// The field tree of a dissected datagram, indented, one field per line.
+pub fn field_lines(dissection: &Dissection) -> Vec<String> {
+    dissection
         .trace
         .fields
         .iter()
         .map(|f| {
             let indent = "  ".repeat(f.depth + 1);
-            let name = leaf_name(&f.path);
+            let name = f.name();
             let mut line = match &f.kind {
                 FieldKind::Scope if matches!(f.value, Value::None) => format!("{indent}{name}"),
                 FieldKind::Scope | FieldKind::Value => format!("{indent}{name} = {}", f.value),
@@ -606,13 +603,6 @@ pub fn field_lines(decoded: &Decoded) -> Vec<String> {
             line
         })
         .collect()
-}
-
-/// The last segment of a field path: `x` of `objects[3].position.x`, `[3]` of `objects[3]`.
-pub fn leaf_name(path: &str) -> &str {
-    let dot = path.rfind('.').map_or(0, |i| i + 1);
-    let bracket = path.rfind('[').unwrap_or(0);
-    &path[dot.max(bracket)..]
 }
 
 #[cfg(test)]

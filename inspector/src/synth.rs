@@ -5,9 +5,9 @@
 
 use crate::capture::Timestamp;
 use crate::capture::write::SynthDatagram;
-use crate::decode::Status;
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_batch::{BatchWriter, UpdateStage};
+use bitlens_codec::dissect::Status;
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame, packet_crc};
 use bitlens_codec::{Error, Result, Stream, WriteStream};
 use bitlens_testkit::batch_demo::{self as batch_demo, DemoMessage};

@@ -4,11 +4,12 @@
 //! keeps every bit, -0 included. The 128-bit and fixed-point fields ride along: their JSON is
 //! exact too.
 
+use bitlens::Dissectors;
 use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
 use bitlens::capture::{Capture, Timestamp};
-use bitlens::decode::Decoders;
 use bitlens::tui::{App, Key, ui};
 use bitlens_schema::Schema;
+use bitlens_testkit::{batch_demo, demo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::{Path, PathBuf};
@@ -217,7 +218,8 @@ fn encode_then_decode_bytes_keeps_every_bit() {
         assert!(text.contains(want), "{want:?} in\n{text}");
     }
 
-    // null is not a float.
+    // null is not a float: a value that does not fit the schema is rejected input (exit
+    // status 1, the rule of every subcommand).
     let j = file("null.json", VALUE.replace("\"nan\",", "null,").as_bytes());
     let out = bitlens(&[
         &"encode",
@@ -228,7 +230,7 @@ fn encode_then_decode_bytes_keeps_every_bit() {
         &"--json",
         &j,
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("a: expected a number"),
         "{}",
@@ -299,9 +301,12 @@ fn the_tui_shows_them_as_schema_md_says() {
     let schema_path = file("floats-c.toml", SCHEMA.as_bytes());
     let packet = encode(&schema_path, VALUE);
     let capture = Capture::from_bytes("floats.pcap", capture_bytes(&packet)).unwrap();
-    let mut decoders = Decoders::default();
-    decoders.set_schema(Schema::from_toml(SCHEMA, "floats.toml").unwrap());
-    let mut app = App::new(Arc::new(capture), Arc::new(decoders), false, (120, 40));
+    // The `bitlens` binary's defaults (the demo on 40000 and 40001), with the schema on top.
+    let mut dissectors = Dissectors::new();
+    dissectors.register(demo::PORT, Arc::new(demo::dissector()));
+    dissectors.register(batch_demo::PORT, Arc::new(batch_demo::dissector()));
+    dissectors.set_schema(Schema::from_toml(SCHEMA, "floats.toml").unwrap());
+    let mut app = App::new(Arc::new(capture), Arc::new(dissectors), false, (120, 40));
     app.summarize_all();
     app.handle_key(Key::Tab);
     let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();

@@ -62,7 +62,9 @@ fn decode_bytes_shows_fields_and_verdict() {
         let n = write_packet(&mut p, &mut buf).expect("writes");
         let path = tmp("p.bin", &buf[..n]);
         let mut out = Vec::new();
-        assert!(decode_bytes::run(&demo_schema(), &path, false, &mut out).expect("runs"));
+        assert!(
+            decode_bytes::run_with_schema(&demo_schema(), &path, false, &mut out).expect("runs")
+        );
         let text = String::from_utf8(out).expect("utf8");
         assert!(
             text.contains("end of packet = 0x9908ace2  check ok"),
@@ -84,7 +86,7 @@ fn decode_bytes_shows_fields_and_verdict() {
     bad[0] = 1;
     let path = tmp("bad.bin", &bad);
     let mut out = Vec::new();
-    assert!(!decode_bytes::run(&demo_schema(), &path, false, &mut out).expect("runs"));
+    assert!(!decode_bytes::run_with_schema(&demo_schema(), &path, false, &mut out).expect("runs"));
     let text = String::from_utf8(out).expect("utf8");
     assert!(
         text.contains("rejected: bit 0 (field \"crc32\"): CRC32 mismatch"),

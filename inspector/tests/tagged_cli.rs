@@ -108,6 +108,51 @@ fn malformed_document_fails_with_offset_and_no_output() {
     std::fs::remove_file(path).ok();
 }
 
+/// Octet fields holding NaN and infinities print as every bitlens output spells them, not as
+/// Rust's `NaN`.
+#[test]
+fn non_finite_octets_print_as_bitlens_spells_them() {
+    let values = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::from_bits(0xFFF8_0000_0000_0001),
+        12.5,
+        -0.0,
+    ];
+    // A document of octet fields 0, 1, 2, ...: each header is delta 0, wire type 1.
+    let mut doc = vec![(values.len() * 9) as u8];
+    for v in values {
+        doc.push(0x01);
+        doc.extend_from_slice(&v.to_le_bytes());
+    }
+    let path = temp_file("nonfinite.tagged", &doc);
+    let out = bitlens(&[], &path);
+    std::fs::remove_file(&path).ok();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let shown: Vec<&str> = text
+        .lines()
+        .map(|l| l.split(" (f64 ").nth(1).unwrap().trim_end_matches(')'))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "nan",
+            "inf",
+            "-inf",
+            "nan:0xfff8000000000001",
+            "12.5",
+            "-0.0"
+        ],
+        "{text}"
+    );
+}
+
 #[test]
 fn missing_file_fails() {
     let out = bitlens(&[], Path::new("/nonexistent/save.tagged"));

@@ -1,10 +1,12 @@
 //! The inspector's TUI, driven without a terminal: key handling on the plain `App` state and
 //! snapshots of `ui::draw` into ratatui's `TestBackend`.
 
+use bitlens::Dissectors;
 use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
 use bitlens::capture::{Capture, Timestamp};
-use bitlens::decode::{Decoders, Status};
-use bitlens::tui::{App, Key, Pane, ui};
+use bitlens::tui::{App, Areas, Key, Pane, ui};
+use bitlens_codec::dissect::Status;
+use bitlens_testkit::{batch_demo, demo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -24,14 +26,17 @@ fn app(color: bool) -> App {
     )
 }
 
-/// The TUI on `capture` with the shipped decoders, every datagram summarized.
+/// The dissectors of the `bitlens` binary: the demo protocol on its ports.
+fn shipped() -> Dissectors {
+    let mut d = Dissectors::new();
+    d.register(demo::PORT, Arc::new(demo::dissector()));
+    d.register(batch_demo::PORT, Arc::new(batch_demo::dissector()));
+    d
+}
+
+/// The TUI on `capture` with the shipped dissectors, every datagram summarized.
 fn app_for(capture: Capture, color: bool, size: (u16, u16)) -> App {
-    let mut app = App::new(
-        Arc::new(capture),
-        Arc::new(Decoders::default()),
-        color,
-        size,
-    );
+    let mut app = App::new(Arc::new(capture), Arc::new(shipped()), color, size);
     app.summarize_all();
     app
 }
@@ -66,7 +71,7 @@ fn field_tree_of_a_robocat() {
     app.handle_key(Key::Tab);
     assert_eq!(app.focus, Pane::Tree);
     let d = app.detail.as_ref().unwrap();
-    assert_eq!(d.decoded.packet_type.as_deref(), Some("RoboCat"));
+    assert_eq!(d.dissection.packet_type, Some("RoboCat"));
     insta::assert_snapshot!(render(&app).backend());
 }
 
@@ -81,11 +86,11 @@ fn bit_view_highlights_exactly_the_selected_bits() {
     app.handle_key(Key::Down);
     app.handle_key(Key::Down);
     let d = app.detail.as_ref().unwrap();
-    let f = &d.decoded.trace.fields[d.selected_field().unwrap()];
-    assert_eq!((f.path.as_str(), f.bit, f.bits), ("health", 35, 7));
+    let f = &d.dissection.trace.fields[d.selected_field().unwrap()];
+    assert_eq!((f.path(), f.bit, f.bits), ("health", 35, 7));
     let t = render(&app);
     let buf = t.backend().buffer();
-    let areas = ui::Areas::new(SIZE);
+    let areas = Areas::new(SIZE);
     // Walk every visible line of the bit view and collect the highlighted bit digits.
     let bpl = areas.bytes_per_line();
     let first_bit_col = areas.bits.x + 1 + 6 + (bpl as u16) * 3 + 1;
@@ -115,9 +120,9 @@ fn desynced_packet_is_reached_with_n() {
     app.handle_key(Key::Char('n'));
     let d = app.detail.as_ref().unwrap();
     assert_eq!(app.capture.datagrams()[d.datagram].frame, 13);
-    assert_eq!(d.decoded.status, Status::Desync);
+    assert_eq!(d.dissection.status, Status::Desync);
     // The tree cursor starts on the check that failed.
-    let f = &d.decoded.trace.fields[d.selected_field().unwrap()];
+    let f = &d.dissection.trace.fields[d.selected_field().unwrap()];
     assert!(f.failed && f.check_failed(), "{f:?}");
     insta::assert_snapshot!(render(&app).backend());
 }
@@ -174,7 +179,7 @@ fn tree_collapse_and_expand() {
     // Walk to the first scope and collapse it.
     for _ in 0..before {
         let d = app.detail.as_ref().unwrap();
-        if d.decoded.trace.fields[d.selected_field().unwrap()].kind
+        if d.dissection.trace.fields[d.selected_field().unwrap()].kind
             == bitlens_codec::FieldKind::Scope
         {
             break;
@@ -226,7 +231,7 @@ fn filter_by_status_type_and_port() {
 #[test]
 fn mouse_click_selects_and_wheel_scrolls() {
     let mut app = app(false);
-    let a = ui::Areas::new(SIZE);
+    let a = Areas::new(SIZE);
     // Third data row of the list.
     app.click(a.list.x + 3, a.list.y + 2 + 2);
     assert_eq!(app.selected, 2);
@@ -261,8 +266,8 @@ fn bit_view_follows_the_selected_field_on_a_small_terminal() {
     app.handle_key(Key::Tab);
     app.handle_key(Key::Char('G'));
     let d = app.detail.as_ref().unwrap();
-    let f = &d.decoded.trace.fields[d.selected_field().unwrap()];
-    let a = ui::Areas::new(app.size);
+    let f = &d.dissection.trace.fields[d.selected_field().unwrap()];
+    let a = Areas::new(app.size);
     let line = f.bit / 8 / a.bytes_per_line();
     assert!(
         f.bit >= 8 * a.bytes_per_line() * a.bit_rows(),
@@ -288,7 +293,7 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
     let size = (80, 30);
     let app = app_for(capture, false, size);
     let t = render(&app);
-    let areas = ui::Areas::new(size);
+    let areas = Areas::new(size);
     let list: String = (areas.list.y + 2..areas.list.y + 5)
         .map(|y| screen_row(&t, y).replace('│', " ").trim().to_owned() + " ")
         .collect();
@@ -375,7 +380,7 @@ fn a_lying_udp_length_is_named_under_the_list_not_blamed_on_the_snap_length() {
 fn live_app() -> (App, Vec<bitlens::capture::write::SynthDatagram<'static>>) {
     let mut app = App::new(
         Arc::new(Capture::live("proxy 127.0.0.1:7777 → 10.0.0.1:40000")),
-        Arc::new(Decoders::default()),
+        Arc::new(shipped()),
         false,
         SIZE,
     );
@@ -391,8 +396,8 @@ fn push(app: &mut App, datagrams: &[bitlens::capture::write::SynthDatagram<'stat
     use bitlens::capture::Datagram;
     let s = &datagrams[i];
     let d = Datagram::detached(i as u64 + 1, s.time, s.src, s.dst, s.payload.len());
-    let decoders = Decoders::default();
-    let v = decoders.verdict_of(&d, &s.payload);
+    let dissectors = shipped();
+    let v = dissectors.verdict(&d, &s.payload);
     let t = v.packet_type.map(str::to_owned);
     app.push_live(d, &s.payload, v.status, t.as_deref());
 }
@@ -408,7 +413,7 @@ fn a_live_list_grows_follows_and_pauses() {
     assert_eq!((app.rows.len(), app.selected), (5, 4));
     let detail = app.detail.as_ref().unwrap();
     assert_eq!(detail.datagram, 4);
-    assert!(!detail.decoded.trace.fields.is_empty());
+    assert!(!detail.dissection.trace.fields.is_empty());
     assert_eq!(app.status_counts()[Status::Ok as usize], 5);
     let status = screen_row(&render(&app), SIZE.1 - 1);
     assert!(

@@ -898,7 +898,16 @@ impl Rng {
     }
 }
 
-const EVERY_TYPES: [&str; 6] = ["Scalars", "Floats", "Texts", "Lists", "Relatives", "Nested"];
+const EVERY_TYPES: [&str; 8] = [
+    "Scalars",
+    "Floats",
+    "Texts",
+    "Lists",
+    "Relatives",
+    "Nested",
+    "Wide",
+    "Unions",
+];
 
 /// A random value of packet type `t` of captures/every.schema.toml.
 fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
@@ -980,10 +989,10 @@ fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
                     .map(|_| (0..rng.below(4)).map(|_| rng.range(0, 255)).collect::<Vec<_>>())
                     .collect::<Vec<_>>(),
                 "rots": (0..rng.below(3)).map(|_| rng.quaternion()).collect::<Vec<_>>(),
-                "ids": (0..rng.below(4)).map(|_| rng.range(0, 100)).collect::<Vec<_>>(),
+                "ids": (0..rng.below(4)).map(|_| rng.range(11, 100)).collect::<Vec<_>>(),
                 "rels": (0..rng.below(4))
                     .map(|_| {
-                        let tiers = [rng.range(0, 10), rng.range(0, 300), rng.range(0, u32::MAX.into())];
+                        let tiers = [rng.range(1001, 1010), rng.range(1001, 1300), rng.range(1001, u32::MAX.into())];
                         tiers[rng.below(3)]
                     })
                     .collect::<Vec<_>>(),
@@ -1008,6 +1017,55 @@ fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
                 "seq": seq, "seq2": (seq + step(rng)).min(u32::MAX.into()),
                 "after": rng.range(6, 100_000),
             })
+        }
+        "Unions" => {
+            // The tag by name, sometimes by number.
+            let tag = |rng: &mut Rng, name: &str, i: usize| {
+                if rng.chance(20) {
+                    json!(i)
+                } else {
+                    json!(name)
+                }
+            };
+            let shape = |rng: &mut Rng| match rng.below(5) {
+                0 => json!({"variant": tag(rng, "Nothing", 0)}),
+                1 => {
+                    let filled = rng.chance(50);
+                    let mut c = json!({"variant": tag(rng, "Circle", 1), "r": rng.range(0, 1000), "filled": filled});
+                    if filled {
+                        c["color"] = json!(rng.range(0, 255));
+                    }
+                    c
+                }
+                2 => {
+                    let w = rng.range(1, 100);
+                    let steps = [1, rng.range(2, 20), rng.range(21, 150)];
+                    let next = (w + steps[rng.below(3)]).min(200);
+                    json!({"variant": tag(rng, "Box", 2), "w": w, "h": rng.range(1, 100), "next": next})
+                }
+                3 => json!({
+                    "variant": tag(rng, "Poly", 3), "w": rng.chance(50),
+                    "pts": (0..rng.below(5)).map(|_| point(rng)).collect::<Vec<_>>(),
+                    "label": rng.text(8),
+                }),
+                _ => {
+                    let mut p = point(rng);
+                    p["variant"] = tag(rng, "Dot", 4);
+                    p
+                }
+            };
+            let has = rng.chance(50);
+            let mut v = json!({
+                "shape": shape(rng),
+                "only": {"kind": "Spot", "x": rng.range(-1000, 1000), "y": rng.range(-1000, 1000)},
+                "shapes": (0..rng.below(4)).map(|_| shape(rng)).collect::<Vec<_>>(),
+                "has": has,
+                "held": {"id": rng.range(0, 255), "inner": shape(rng)},
+            });
+            if has {
+                v["maybe"] = shape(rng);
+            }
+            v
         }
         "Wide" => {
             let i128_in = |rng: &mut Rng, lo: i128, hi: i128| {
@@ -1163,7 +1221,7 @@ fn patch(schema: &bitlens_schema::Schema, p: &mut [u8], path: &str, value: u64) 
     let f = trace.get(path).unwrap_or_else(|| {
         panic!(
             "no field {path} in {:?}",
-            trace.fields.iter().map(|f| &f.path).collect::<Vec<_>>()
+            trace.fields.iter().map(|f| f.path()).collect::<Vec<_>>()
         )
     });
     for i in 0..f.bits.min(64) {
@@ -1225,6 +1283,24 @@ fn every_edges(schema: &bitlens_schema::Schema) -> Vec<(u16, Vec<u8>)> {
     let mut p = packet("Relatives", relatives);
     patch(schema, &mut p, "seq.value", 5);
     out.push((40000, p));
+
+    // tiny (max_objects 50): six 0 flags ask for a difference past the last tier it has.
+    let mut p = packet("Relatives", every_value(&mut rng, "Relatives"));
+    let (_, trace) = schema.trace(&p);
+    let bit = trace.get("tiny").unwrap().bit;
+    for b in bit..bit + 6 {
+        p[b / 8] &= !(1 << (b % 8));
+    }
+    reseal(schema, &mut p);
+    out.push((40000, p));
+    // A union's tag past its last variant, at the top level and as an array element.
+    let mut unions = every_value(&mut rng, "Unions");
+    unions["shapes"] = serde_json::json!([{"variant": "Nothing"}]);
+    for path in ["shape.variant", "shapes[0].variant"] {
+        let mut p = packet("Unions", unions.clone());
+        patch(schema, &mut p, path, 6);
+        out.push((40000, p));
+    }
 
     // Wide: an int128 offset of all ones past i128::MAX ("1 + offset"), an odd range's offset
     // past its span, wide-string code units that are not text.
@@ -1639,6 +1715,50 @@ fn a_protocol_of_one_packet_type_has_no_type_field() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A derived protocol (the testkit's showcase: every attribute of the derive, tagged unions and
+/// relative array elements among them) exported from the schema text the derive writes: arbitrary
+/// packets, every other one with a bit flipped behind a valid CRC, agree with decode.
+#[test]
+fn the_derived_showcase_protocol_agrees_with_decode() {
+    use bitlens_codec::{PacketSet, generate};
+    use bitlens_testkit::showcase::{MTU, Showcase};
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("showcase");
+    let path = dir.join("showcase.toml");
+    std::fs::write(&path, Showcase::schema()).unwrap();
+    let schema = bitlens_schema::Schema::load(&path).unwrap();
+    let mut rng = Rng(16);
+    let mut traffic = Vec::new();
+    let mut types = std::collections::BTreeSet::new();
+    while traffic.len() < 800 {
+        let data: Vec<u8> = (0..64 + rng.below(600)).map(|_| rng.next() as u8).collect();
+        let Ok(mut p) = generate::packet::<Showcase>(&mut arbitrary::Unstructured::new(&data))
+        else {
+            continue;
+        };
+        let mut buf = vec![0u8; MTU];
+        let Ok(n) = bitlens_codec::write_packet(&mut p, &mut buf) else {
+            continue;
+        };
+        buf.truncate(n);
+        types.insert(bitlens_codec::packet::Packet::packet_type(&p));
+        if traffic.len() % 2 == 1 && n > 4 {
+            let bit = 32 + rng.below((n - 4) * 8);
+            buf[bit / 8] ^= 1 << (bit % 8);
+            reseal(&schema, &mut buf);
+        }
+        traffic.push((40000, buf));
+    }
+    assert_eq!(types.len(), 11, "every packet type drawn: {types:?}");
+    let capture = dir.join("showcase.pcap");
+    write_every(&capture, &traffic);
+    let lua = export(&dir, &path, &["--port", "40000"]);
+    assert_eq!(agree(&lua, &path, &capture, "showcase", &[]), 800);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn strip_indices(path: &str) -> String {
     let mut out = String::new();
     let mut depth = 0;
@@ -1777,6 +1897,29 @@ fn display_filters_select_what_decode_reports() {
         (
             "every_batch.u64 > 9300000000000000000",
             Box::new(move |d| batch_value(d, "u64").iter().any(|&v| v > big)),
+        ),
+        // Packed signed fields filter by the value, not by its zig-zag code.
+        (
+            "every_batch.pi32 < 0",
+            Box::new(move |d| batch_value(d, "pi32").iter().any(|&v| v < 0.0)),
+        ),
+        (
+            "every_batch.pi64 < -1000",
+            Box::new(move |d| batch_value(d, "pi64").iter().any(|&v| v < -1000.0)),
+        ),
+        // A union's tag filters by its number (its label names the variant), a variant's
+        // fields by the union's path.
+        (
+            "every.shape.variant == 2",
+            Box::new(|d| {
+                d.fields
+                    .iter()
+                    .any(|f| f.path == "shape.variant" && f.value.get() == "\"Box\"")
+            }),
+        ),
+        (
+            "every.shapes.r > 600",
+            Box::new(move |d| value(d, "shapes.r").iter().any(|&v| v > 600.0)),
         ),
     ];
     for (filter, pick) in cases {

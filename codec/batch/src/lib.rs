@@ -40,7 +40,7 @@
 //!
 //! ```
 //! use bitlens_batch as batch;
-//! use bitlens_testkit::batch_demo::{self, ChatText, DemoWorld, Ping, PingStamp};
+//! use bitlens_testkit::batch_demo::{self, ChatText, Ping, PingStamp};
 //! use bitlens_batch::{BatchWriter, InlineStr, Message, RawMessage, UpdateStage};
 //!
 //! let mut buf = [0u8; 1200];
@@ -62,21 +62,25 @@
 //!
 //! // A truncated batch is refused before any message is read.
 //! assert!(batch::read_batch(&buf[..n - 1]).is_err());
-//! // The same batch for people: `bitlens decode --json` prints this.
-//! let trace = batch_demo::trace_batch(&buf[..n]);
-//! assert_eq!(trace.messages[1].name, Some("ChatText"));
+//! // The same batch for people (`bitlens decode --json` prints this): one field tree, and
+//! // per message its header and its range of the tree.
+//! let d = batch::dissect_batch(&batch_demo::DemoMessages, &buf[..n]);
+//! let chat = &d.messages.as_ref().expect("a batch lists its messages")[1];
+//! assert_eq!(chat.name, Some("ChatText"));
+//! assert_eq!(d.trace.fields[chat.body.start].path(), "[1].player");
 //! # Ok::<(), batch::BatchError>(())
 //! ```
 
 #![forbid(unsafe_code)]
 
+pub mod dissect;
 pub mod error;
 pub mod link;
 pub mod message;
 pub mod queue;
 pub mod stream;
-pub mod trace;
 
+pub use dissect::{BATCH, BatchDissector, MessageSet, check_batch, dissect_batch};
 pub use error::{BatchError, BatchErrorKind, MessageRef, Result};
 pub use message::{
     BATCH_HEADER_LEN, BatchWriter, Channel, ClientId, MAX_MTU, MESSAGE_HEADER_LEN, Message,
@@ -86,7 +90,4 @@ pub use message::{
 pub use queue::{Config, Dispatch, MessageSystem, ProcessReport, SendQueue, Stats, handle_raw};
 pub use stream::{
     ByteCounter, ByteReader, ByteStream, ByteWriter, InlineStr, LittleEndian, SliceKind,
-};
-pub use trace::{
-    BatchTrace, FieldRecorder, FramingStatus, MessageStatus, MessageTrace, trace_batch_with,
 };

@@ -565,7 +565,7 @@ impl ByteStream for ByteCounter {
 /// The fast reader: byte-aligned, over a borrowed slice, every read bounds-checked first.
 ///
 /// Over a [`Tracer`] like the bit-packed decoder: [`NoTrace`] costs nothing; a recording tracer
-/// (see `batch::trace`) sees every field with its byte offset in the datagram.
+/// (see [`crate::dissect`]) sees every field with its byte offset in the datagram.
 #[derive(Debug, Clone)]
 pub struct ByteReader<'a, T: Tracer = NoTrace> {
     data: &'a [u8],
@@ -664,6 +664,38 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// A varint, traced as `show` makes the value of what was read (the varint itself, or the
+    /// number it codes).
+    #[inline]
+    fn varint_shown(
+        &mut self,
+        name: &'static str,
+        v: &mut u64,
+        show: impl FnOnce(u64) -> i128,
+    ) -> Result<()> {
+        let at = self.base + self.pos;
+        match read_varint(&self.data[self.pos..]) {
+            VarintRead::Ok(x, n) => {
+                self.pos += n;
+                *v = x;
+                self.record(name, at, || Value::Int(show(x)), false);
+                Ok(())
+            }
+            VarintRead::PastEnd(remaining) => {
+                self.record(name, at, || Value::None, true);
+                let kind = BatchErrorKind::PastEnd {
+                    needed: remaining + 1,
+                    remaining,
+                };
+                Err(BatchError::new(kind, at, name))
+            }
+            VarintRead::TooLong | VarintRead::Overflow => {
+                self.record(name, at, || Value::None, true);
+                Err(BatchError::new(BatchErrorKind::InvalidVarint, at, name))
+            }
+        }
+    }
+
     fn range_record(&mut self, name: &str, at: usize, value: u64, max: usize, failed: bool) {
         if T::ACTIVE {
             let bits = (self.base + self.pos - at) * 8;
@@ -713,27 +745,17 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
 
     #[inline]
     fn varint(&mut self, name: &'static str, v: &mut u64) -> Result<()> {
-        let at = self.base + self.pos;
-        match read_varint(&self.data[self.pos..]) {
-            VarintRead::Ok(x, n) => {
-                self.pos += n;
-                *v = x;
-                self.record(name, at, || Value::Int(i128::from(x)), false);
-                Ok(())
-            }
-            VarintRead::PastEnd(remaining) => {
-                self.record(name, at, || Value::None, true);
-                let kind = BatchErrorKind::PastEnd {
-                    needed: remaining + 1,
-                    remaining,
-                };
-                Err(BatchError::new(kind, at, name))
-            }
-            VarintRead::TooLong | VarintRead::Overflow => {
-                self.record(name, at, || Value::None, true);
-                Err(BatchError::new(BatchErrorKind::InvalidVarint, at, name))
-            }
-        }
+        self.varint_shown(name, v, i128::from)
+    }
+
+    /// As the default, traced with the decoded value: the zig-zag code is only the wire's
+    /// (`-3` is sent as `5` and traced as `-3`).
+    #[inline]
+    fn packed_i64(&mut self, name: &'static str, v: &mut i64) -> Result<()> {
+        let mut x = 0;
+        self.varint_shown(name, &mut x, |x| i128::from(unzigzag(x)))?;
+        *v = unzigzag(x);
+        Ok(())
     }
 
     fn length(
@@ -931,6 +953,40 @@ mod tests {
             .packed_u32("packed", &mut 0)
             .unwrap_err();
         assert!(matches!(e.kind(), BatchErrorKind::OutOfRange { .. }));
+    }
+
+    #[test]
+    fn packed_signed_values_are_traced_decoded() {
+        use bitlens_codec::trace::Recorder;
+        let mut buf = [0u8; 16];
+        let mut w = ByteWriter::new(&mut buf);
+        let (mut small, mut big, mut plain) = (-3, i64::MIN, 5);
+        w.packed_i32("small", &mut small).unwrap();
+        w.packed_i64("big", &mut big).unwrap();
+        w.packed_u32("plain", &mut plain).unwrap();
+        let n = w.finish();
+        // -3 is sent as its zig-zag code 5.
+        assert_eq!(buf[0], 5);
+        let mut r = ByteReader::with_tracer(&buf[..n], 10, Recorder::default());
+        let (mut small, mut big, mut plain) = (0, 0, 0);
+        r.packed_i32("small", &mut small).unwrap();
+        r.packed_i64("big", &mut big).unwrap();
+        r.packed_u32("plain", &mut plain).unwrap();
+        assert_eq!((small, big, plain), (-3, i64::MIN, 5));
+        let shown: Vec<_> = r
+            .into_tracer()
+            .into_fields()
+            .into_iter()
+            .map(|f| (f.path().to_string(), f.bit, f.value))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("small".into(), 80, Value::Int(-3)),
+                ("big".into(), 88, Value::Int(i128::from(i64::MIN))),
+                ("plain".into(), 80 + 8 * (n - 1), Value::Int(5)),
+            ]
+        );
     }
 
     #[test]

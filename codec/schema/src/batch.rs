@@ -31,10 +31,11 @@
 use crate::parse::{Cost, MAX_DEPTH, MAX_FIXED_ENTRIES};
 use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 use crate::{DynStruct, DynValue, SchemaError};
+use bitlens_batch::dissect::MessageSet;
 use bitlens_batch::message::{BatchWriter, MAX_MTU, RawMessage, UpdateStage, max_body};
 use bitlens_batch::stream::{ByteCounter, ByteReader, ByteStream, ByteWriter, LittleEndian};
-use bitlens_batch::trace::{BatchTrace, trace_batch_with};
 use bitlens_batch::{BatchError, BatchErrorKind, Result};
+use bitlens_codec::trace::Tracer;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -322,30 +323,6 @@ impl BatchSchema {
         w.push_raw(t, stage, &body[..n])
     }
 
-    /// Decodes a batch for people (the inspector, `bitlens decode --json`): the same
-    /// [`BatchTrace`] as `bitlens_batch::trace::trace_batch_with` gives for compiled messages.
-    pub fn trace(&self, data: &[u8]) -> BatchTrace {
-        let mut trace = trace_batch_with(
-            data,
-            |t| self.message_name(t),
-            |raw, rec| {
-                let mut r = ByteReader::with_tracer(raw.body, raw.body_offset(), rec);
-                let mut v = DynValue::Null;
-                let result = self
-                    .serialize_body(&mut r, raw.header.message_type, &mut v)
-                    .and_then(|()| r.finish())
-                    .map_err(|e| e.in_message(raw.at()));
-                (result, r.into_tracer())
-            },
-        );
-        if self.stages.is_some() {
-            for m in &mut trace.messages {
-                m.stage_name = self.stage_name(m.stage);
-            }
-        }
-        trace
-    }
-
     // ---- the interpreter ------------------------------------------------------------------
 
     fn struct_body<S: ByteStream>(&self, s: &mut S, sid: usize, v: &mut DynValue) -> Result<()> {
@@ -545,6 +522,28 @@ impl BatchSchema {
                 r
             }
         }
+    }
+}
+
+/// A schema's `[batch]` section as the batch layer's message set: what the inspector's
+/// `schema-batch` dissector reads (`bitlens_schema::dissect`).
+impl MessageSet for BatchSchema {
+    fn message_name(&self, message_type: u8) -> Option<&'static str> {
+        BatchSchema::message_name(self, message_type)
+    }
+
+    fn stage_name(&self, stage: u8) -> Option<&'static str> {
+        BatchSchema::stage_name(self, stage)
+    }
+
+    fn read_body<T: Tracer>(&self, raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T) {
+        let mut r = ByteReader::with_tracer(raw.body, raw.body_offset(), tracer);
+        let mut v = DynValue::Null;
+        let result = self
+            .serialize_body(&mut r, raw.header.message_type, &mut v)
+            .and_then(|()| r.finish())
+            .map_err(|e| e.in_message(raw.at()));
+        (result, r.into_tracer())
     }
 }
 

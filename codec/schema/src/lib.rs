@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+pub mod dissect;
 mod json;
 mod parse;
 mod source;
@@ -62,7 +63,7 @@ pub use wireshark::{WiresharkError, WiresharkOptions};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
 use bitlens_codec::fixed::{Fixed, FixedPoint};
-use bitlens_codec::packet::{Protocol, frame};
+use bitlens_codec::packet::{Protocol, ProtocolId, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{Trace, Value};
@@ -111,6 +112,8 @@ pub struct Schema {
     struct_ids: HashMap<String, usize>,
     /// The `[batch]` section: message batches with schema-described bodies.
     batch: Option<batch::BatchSchema>,
+    /// The TOML text it was parsed from.
+    source: Arc<str>,
 }
 
 static NULL: DynValue = DynValue::Null;
@@ -143,6 +146,19 @@ impl Schema {
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
     pub fn protocol(&self) -> &Protocol {
         &self.protocol
+    }
+
+    /// The TOML text the schema was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The same schema framing its packets with another protocol id (`bitlens --protocol-id`):
+    /// the CRCs of packets of another version or build are checked against that id.
+    pub fn with_protocol_id(&self, id: ProtocolId) -> Schema {
+        let mut s = self.clone();
+        s.protocol.id = id;
+        s
     }
 
     /// The `[batch]` section, when the schema has one: message types and their byte-aligned
@@ -688,7 +704,10 @@ impl Schema {
         Ok(DynValue::Array(out))
     }
 
-    /// One array element: a struct's fields go straight into the `[i]` scope.
+    /// One array element: a struct's fields go straight into the `[i]` scope. A relative
+    /// element (object index, relative integer) is sent after its declared constant `previous`,
+    /// every element on its own, as a loop calling `object_index(.., PREVIOUS, ..)` per element
+    /// sends them (the derive's `element(...)` does).
     fn element<S: Stream>(
         &self,
         s: &mut S,
@@ -699,7 +718,7 @@ impl Schema {
         match element {
             Kind::Struct(sid) => self.struct_value(s, &self.structs[*sid], src, 0, None),
             Kind::Union(u) => self.union_value(s, &self.unions[*u], src),
-            k => self.value(s, f, k, src, -1),
+            k => self.value(s, f, k, src, element_previous(k)),
         }
     }
 
@@ -808,6 +827,21 @@ impl Schema {
                 None => return Ok(DynValue::Array(out)),
             }
         }
+    }
+}
+
+/// The `previous` of a relative array element: its constant (a field's value is refused when the
+/// schema loads: an element has no sibling fields), -1 when it declares none.
+pub(crate) fn element_previous(k: &Kind) -> i64 {
+    match k {
+        Kind::ObjectIndex {
+            previous: Prev::Const(c),
+            ..
+        }
+        | Kind::IntRelative {
+            previous: Prev::Const(c),
+        } => *c,
+        _ => -1,
     }
 }
 

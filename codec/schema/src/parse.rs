@@ -629,6 +629,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         .map(|v| crate::batch::parse(&p, v))
         .transpose()?;
     Ok(Schema {
+        source: text.into(),
         batch,
         protocol: Protocol {
             name: name.into_inner(),

@@ -1,9 +1,10 @@
 //! The schema's `[batch]` section (`captures/demo.schema.toml`) and the compiled batch messages
 //! of `batch::demo` agree on every input: same traces, errors, values and bytes.
 
-use bitlens_batch::{BatchWriter, FramingStatus, MessageStatus, UpdateStage};
+use bitlens_batch::{BatchWriter, UpdateStage, dissect_batch};
+use bitlens_codec::dissect::{MessageStatus, Status};
 use bitlens_schema::Schema;
-use bitlens_testkit::batch_demo::{DemoMessage, sample_batch, samples, trace_batch};
+use bitlens_testkit::batch_demo::{DemoMessage, dissect, sample_batch, samples};
 use bitlens_testkit::fuzzing::schema::{
     demo_batch, demo_message_value, same_batch_verdict, same_message_bytes,
     schema_batch_vs_compiled,
@@ -13,10 +14,10 @@ use proptest::prelude::*;
 #[test]
 fn sample_batch_traces_the_same() {
     let data = sample_batch();
-    let t = demo_batch().trace(&data);
-    assert!(t.is_clean(), "{t:?}");
-    assert_eq!(t.messages.len(), samples().len());
-    assert_eq!(t, trace_batch(&data));
+    let t = dissect_batch(demo_batch(), &data);
+    assert_eq!(t.status, Status::Ok, "{t:?}");
+    assert_eq!(t.messages.as_ref().map(Vec::len), Some(samples().len()));
+    assert_eq!(t, dissect(&data));
     same_batch_verdict(&data);
 }
 
@@ -81,12 +82,13 @@ fn range_errors_name_the_field_like_compiled_code() {
     let at = 2 + 4 + 2;
     assert!(data[at] <= 100, "the sample cat's health");
     data[at] = 101;
-    let t = demo_batch().trace(&data);
-    assert_eq!(t.status, FramingStatus::Ok);
-    assert_eq!(t.messages[0].status, MessageStatus::Error);
-    let e = t.messages[0].error.unwrap();
-    assert_eq!((e.field(), e.offset()), ("health", at));
-    assert_eq!(t, trace_batch(&data));
+    let t = dissect_batch(demo_batch(), &data);
+    assert_eq!(t.status, Status::Error);
+    let spawn = &t.messages.as_ref().unwrap()[0];
+    assert_eq!(spawn.status, MessageStatus::Error);
+    let p = spawn.problem.as_ref().unwrap();
+    assert_eq!((p.field.as_str(), p.bit), ("[0].health", at * 8));
+    assert_eq!(t, dissect(&data));
 }
 
 #[test]
@@ -123,11 +125,17 @@ fn stage_names_can_be_renamed() {
     )]));
     assert!(b.push(&mut w, UpdateStage(1), 9, &bad).is_err());
     let n = w.finish();
-    let t = b.trace(&buf[..n]);
-    assert!(t.is_clean());
-    assert_eq!(t.messages[0].name, Some("Hello"));
-    assert_eq!(t.messages[0].stage_name, Some("tick"));
-    assert_eq!(t.messages[0].fields[0].path, "n");
+    let t = dissect_batch(b, &buf[..n]);
+    assert_eq!(t.status, Status::Ok);
+    let hello = &t.messages.as_ref().unwrap()[0];
+    assert_eq!(hello.name, Some("Hello"));
+    assert_eq!(hello.stage_name, Some("tick"));
+    assert_eq!(t.path_in_message(hello.body.start), "n");
+    // Traced as the value, not its zig-zag code 5.
+    assert_eq!(
+        t.trace.fields[hello.body.start].value,
+        bitlens_codec::trace::Value::Int(-3)
+    );
     assert_eq!(b.stage_name(4), None);
 }
 

@@ -76,7 +76,7 @@ fn the_schema_md_example_round_trips() {
             {"index": 7, "health": 0, "position": [0.0, 1024.0, 0.0], "dead": true, "respawn_ticks": 180}]}),
     );
     let (_, trace) = s.trace(&bytes);
-    let paths: Vec<&str> = trace.fields.iter().map(|f| f.path.as_str()).collect();
+    let paths: Vec<&str> = trace.fields.iter().map(|f| f.path()).collect();
     for p in [
         "players[1].index",
         "players[1].respawn_ticks",
@@ -211,5 +211,83 @@ fn hostile_counts_do_not_allocate_or_panic() {
         let _ = s.serialize_struct(&mut r, "All", &DynValue::Null);
         let mut r = bitlens_codec::ReadStream::new(&data);
         let _ = s.serialize_struct(&mut r, "Rel", &DynValue::Null);
+    }
+}
+
+/// A relative array element is sent after its constant `previous`, each element on its own: the
+/// bits of a loop calling `object_index` / `int_relative` with that constant per element. A
+/// value at or below the constant is refused on write and cannot be read.
+#[test]
+fn relative_elements_are_sent_after_their_constant_previous() {
+    use bitlens_codec::{ReadStream, WriteStream};
+    let s = Schema::from_toml(
+        r#"
+        [protocol]
+        name = "ids"
+        id = 1
+        mtu = 100
+        packets = ["Ids"]
+
+        [struct.Ids]
+        fields = [
+          { name = "ids", type = "array", max_len = 4, element = { type = "object_index", max_objects = 100, previous = 10 } },
+          { name = "seqs", type = "array", max_len = 3, element = { type = "int_relative", previous = 1000 } },
+          { name = "grid", type = "array", max_len = 2, element = { type = "array", max_len = 2, element = { type = "object_index", max_objects = 20, previous = 5 } } },
+        ]
+        "#,
+        "ids.toml",
+    )
+    .expect("parses");
+    let value = s
+        .struct_from_json(
+            "Ids",
+            &json!({"ids": [11, 12, 100, 40], "seqs": [1001, 1200, 80000], "grid": [[6, 20], [7]]}),
+        )
+        .expect("converts");
+    let mut buf = [0u8; 64];
+    let mut w = WriteStream::new(&mut buf);
+    s.serialize_struct(&mut w, "Ids", &value).expect("writes");
+    let n = w.finish();
+    // The same values through the core stream, each element after the constant.
+    let mut want = [0u8; 64];
+    let mut w = WriteStream::new(&mut want);
+    let mut ids = vec![11i64, 12, 100, 40];
+    w.array("ids", &mut ids, 4, 1, |w, x| w.object_index("", 10, x, 100))
+        .unwrap();
+    let mut seqs = vec![1001i64, 1200, 80000];
+    w.array("seqs", &mut seqs, 3, 1, |w, x| w.int_relative("", 1000, x))
+        .unwrap();
+    let mut grid = vec![vec![6i64, 20], vec![7]];
+    w.array("grid", &mut grid, 2, 2, |w, row| {
+        w.array("", row, 2, 1, |w, x| w.object_index("", 5, x, 20))
+    })
+    .unwrap();
+    let m = w.finish();
+    assert_eq!(buf[..n], want[..m]);
+    // d = 1 after 10 is the single bit 1: the first id takes one bit after the 3-bit count.
+    assert_eq!(buf[0] & 0b1111, 0b1_100);
+    let mut r = ReadStream::new(&buf[..n]);
+    let back = s
+        .serialize_struct(&mut r, "Ids", &DynValue::Null)
+        .expect("reads");
+    assert_eq!(back, value);
+    // At or below the constant: refused on write, naming the element.
+    for (json, field) in [
+        (json!({"ids": [10], "seqs": [], "grid": []}), "ids[0]"),
+        (
+            json!({"ids": [], "seqs": [1001, 999], "grid": []}),
+            "seqs[1]",
+        ),
+        (
+            json!({"ids": [], "seqs": [], "grid": [[], [5]]}),
+            "grid[1][0]",
+        ),
+    ] {
+        let v = s.struct_from_json("Ids", &json).expect("converts");
+        let e = s
+            .serialize_struct(&mut WriteStream::new(&mut buf), "Ids", &v)
+            .unwrap_err();
+        assert_eq!(e.field(), field, "{e}");
+        assert!(matches!(e.kind(), ErrorKind::OutOfRange { .. }), "{e}");
     }
 }

@@ -19,16 +19,17 @@
 
 use crate::demo::{LOCATION_LIMIT, MAX_MICE, MAX_MOUSE, MAX_NAME, RigidBody, RoboCat};
 use arbitrary::{Arbitrary, Unstructured};
+use bitlens_batch::dissect::{BatchDissector, MessageSet, dissect_batch};
 use bitlens_batch::error::{BatchError, BatchErrorKind, Result};
 use bitlens_batch::message::{
     BatchWriter, MAX_MTU, Message, NetworkContext, RawMessage, UpdateStage, encode_message,
     max_body,
 };
 use bitlens_batch::queue::{Dispatch, handle_raw};
-use bitlens_batch::read_batch;
 use bitlens_batch::stream::{ByteStream, InlineStr, LittleEndian};
-use bitlens_batch::trace::{BatchTrace, FieldRecorder, trace_batch_with};
+use bitlens_codec::dissect::Dissection;
 use bitlens_codec::link::{self, AnyId, LinkingContext, NetworkId};
+use bitlens_codec::trace::Tracer;
 
 /// The UDP port of batches in the demo captures.
 pub const PORT: u16 = 40001;
@@ -642,29 +643,45 @@ impl<'a> Arbitrary<'a> for DemoMessage {
     }
 }
 
-fn traced<M: Message + Default>(
-    raw: &RawMessage<'_>,
-    rec: FieldRecorder,
-) -> (Result<()>, FieldRecorder) {
-    match raw.decode_traced(&mut M::default(), rec) {
-        Ok(rec) => (Ok(()), rec),
-        Err((e, rec)) => (Err(e), rec),
+fn body<M: Message + Default, T: Tracer>(raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T) {
+    match raw.decode_traced(&mut M::default(), tracer) {
+        Ok(tracer) => (Ok(()), tracer),
+        Err((e, tracer)) => (Err(e), tracer),
     }
 }
 
-/// Decodes a demo batch for people: framing status, and per message its type, stage, length,
-/// status and fields (see [`BatchTrace`]).
-pub fn trace_batch(data: &[u8]) -> BatchTrace {
-    trace_batch_with(data, message_name, |raw, rec| {
+/// The demo protocol's batch messages as a [`MessageSet`]: what `bitlens` dissects on port
+/// [`PORT`] (see [`dissector`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DemoMessages;
+
+impl MessageSet for DemoMessages {
+    fn message_name(&self, message_type: u8) -> Option<&'static str> {
+        message_name(message_type)
+    }
+
+    fn read_body<T: Tracer>(&self, raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T) {
         match raw.header.message_type {
-            SpawnRoboCat::TYPE => traced::<SpawnRoboCat>(raw, rec),
-            MoveRigidBody::TYPE => traced::<MoveRigidBody>(raw, rec),
-            ChatText::TYPE => traced::<ChatText>(raw, rec),
-            Ping::TYPE => traced::<Ping>(raw, rec),
-            Pong::TYPE => traced::<Pong>(raw, rec),
-            _ => traced::<Despawn>(raw, rec),
+            SpawnRoboCat::TYPE => body::<SpawnRoboCat, T>(raw, tracer),
+            MoveRigidBody::TYPE => body::<MoveRigidBody, T>(raw, tracer),
+            ChatText::TYPE => body::<ChatText, T>(raw, tracer),
+            Ping::TYPE => body::<Ping, T>(raw, tracer),
+            Pong::TYPE => body::<Pong, T>(raw, tracer),
+            // Any other type is Despawn's wrong_type error (the set reads known types only).
+            _ => body::<Despawn, T>(raw, tracer),
         }
-    })
+    }
+}
+
+/// The dissector of demo batches, named `batch` (`--decode PORT=batch`).
+pub fn dissector() -> BatchDissector<DemoMessages> {
+    BatchDissector::new("batch", DemoMessages)
+}
+
+/// Dissects a demo batch for people: framing, and per message its type, stage, length, status
+/// and fields, in one field tree (see [`bitlens_batch::dissect`]).
+pub fn dissect(data: &[u8]) -> Dissection {
+    dissect_batch(&DemoMessages, data)
 }
 
 /// One of each demo message, with recognisable values (captures, seeds, examples).
@@ -710,25 +727,6 @@ pub fn samples() -> Vec<DemoMessage> {
     ]
 }
 
-/// The verdict on a demo batch without tracing it (what `bitlens check` needs for every
-/// datagram): the number of messages, or the error a trace would report first — a framing
-/// error, else the first message whose body does not decode.
-///
-/// # Errors
-/// The framing error, or the first body error.
-pub fn verdict(data: &[u8]) -> Result<usize> {
-    let mut body_error = None;
-    let mut count = 0;
-    for m in read_batch(data)? {
-        let raw = m?;
-        if let Err(e) = DemoMessage::decode(&raw) {
-            body_error.get_or_insert(e);
-        }
-        count += 1;
-    }
-    body_error.map_or(Ok(count), Err)
-}
-
 /// Every sample message in one batch of the demo MTU, stage `update`.
 pub fn sample_batch() -> Vec<u8> {
     let mut buf = vec![0u8; MTU];
@@ -747,6 +745,7 @@ pub fn sample_batch() -> Vec<u8> {
 mod tests {
     use super::*;
     use bitlens_batch::read_batch;
+    use bitlens_codec::dissect::{Dissector, MessageStatus, Status};
     use bitlens_codec::trace::{FieldKind, Value};
 
     /// A batch: a ping (stage 4) and a chat "hi" from player 2 (stage 4).
@@ -806,55 +805,67 @@ mod tests {
     }
 
     #[test]
-    fn trace_names_types_and_fields() {
-        let t = trace_batch(&ping_chat());
-        assert!(t.is_clean());
-        let json = serde_json::to_value(&t).unwrap();
-        assert_eq!(json["status"], "ok");
-        assert_eq!(json["messages"][0]["type"], 4);
-        assert_eq!(json["messages"][0]["name"], "Ping");
-        assert_eq!(json["messages"][2]["status"], "unknown_type");
-        let chat = &t.messages[1];
-        let text = chat
-            .fields
+    fn dissection_names_types_and_fields() {
+        let d = dissect(&ping_chat());
+        assert_eq!(d.status, Status::Ok);
+        let messages = d.messages.as_ref().unwrap();
+        assert_eq!(
+            (messages[0].message_type, messages[0].name),
+            (4, Some("Ping"))
+        );
+        assert_eq!(messages[2].status, MessageStatus::UnknownType);
+        let chat = &messages[1];
+        let text = d.trace.fields[chat.body.clone()]
             .iter()
-            .find(|f| f.path == "text" && f.bits == 16);
+            .find(|f| f.path() == "[1].text" && f.bits == 16);
         let text = text.expect("text field");
         assert_eq!(text.value, Value::Str("hi".into()));
-        assert_eq!(text.bit, 28 * 8);
-        let tree = t.tree();
-        assert!(tree.iter().any(|f| f.path == "[1].text" && f.depth == 1));
+        assert_eq!((text.bit, text.depth), (28 * 8, 1));
+        let at = chat.body.start + 1;
+        assert_eq!(d.path_in_message(at), "text");
         assert!(
-            tree.iter()
-                .any(|f| f.path == "[0].header.len" && f.bit == 4 * 8)
+            d.trace.fields[chat.entries.clone()]
+                .iter()
+                .any(|f| f.path() == "[1].header.len" && f.bit == 24 * 8)
+        );
+        assert_eq!(
+            d.trace.fields[chat.entries.start].value,
+            Value::Str("ChatText".into())
         );
     }
 
     #[test]
-    fn trace_marks_the_failing_field() {
+    fn dissection_marks_the_failing_field() {
         let mut data = ping_chat();
         data[28] = 0xFF; // "hi" -> invalid UTF-8
-        let t = trace_batch(&data);
-        assert_eq!(t.status, bitlens_batch::FramingStatus::Ok);
-        let chat = &t.messages[1];
-        assert_eq!(chat.status, bitlens_batch::MessageStatus::Error);
+        let d = dissect(&data);
+        // The framing holds; one message does not: the datagram is an error.
+        assert_eq!(d.status, Status::Error);
+        let chat = &d.messages.as_ref().unwrap()[1];
+        assert_eq!(chat.status, MessageStatus::Error);
         assert!(
-            chat.fields
+            d.trace.fields[chat.body.clone()]
                 .iter()
                 .any(|f| f.failed && f.kind == FieldKind::Value)
         );
-        let e = chat.error.unwrap();
-        assert_eq!(e.message().unwrap().index, 1);
-        assert_eq!(e.offset(), 28);
+        let p = chat.problem.as_ref().unwrap();
+        assert_eq!((p.field.as_str(), p.bit), ("[1].text", 28 * 8));
+        assert_eq!(d.problem.as_ref(), Some(p));
+        let dissector = dissector();
+        let verdict = dissector.verdict(&data);
+        assert_eq!(
+            (verdict.status, verdict.problem.as_ref()),
+            (Status::Error, Some(p))
+        );
         // A body length past the end: framing error, the message is listed as corrupt.
         let mut data = ping_chat();
         data[24] = 40;
-        let t = trace_batch(&data);
-        assert_eq!(t.status, bitlens_batch::FramingStatus::Error);
-        assert_eq!(
-            t.messages.last().unwrap().status,
-            bitlens_batch::MessageStatus::Error
-        );
+        let d = dissect(&data);
+        assert_eq!(d.status, Status::Error);
+        assert_eq!(d.problem.as_ref().unwrap().kind, "body_length");
+        let last = d.messages.as_ref().unwrap().last().unwrap();
+        assert_eq!(last.status, MessageStatus::Error);
+        assert!(last.body.is_empty() && d.trace.fields[last.body.start - 1].failed);
     }
 
     /// Despawn of object 65535 (the largest id), then of object 65536: stage 4, 3-byte bodies.
@@ -929,9 +940,9 @@ mod tests {
     fn samples_fit_one_batch_and_decode() {
         let b = sample_batch();
         assert!(b.len() <= MTU);
-        let t = trace_batch(&b);
-        assert!(t.is_clean(), "{t:?}");
-        assert_eq!(t.messages.len(), samples().len());
+        let d = dissect(&b);
+        assert_eq!(d.status, Status::Ok, "{d:?}");
+        assert_eq!(d.messages.map(|m| m.len()), Some(samples().len()));
     }
 
     #[test]

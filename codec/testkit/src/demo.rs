@@ -15,6 +15,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_codec::bits::bits_required;
+use bitlens_codec::dissect::PacketDissector;
 use bitlens_codec::error::Result;
 use bitlens_codec::link::{self, AnyId, Links, NetworkId};
 use bitlens_codec::packed::{self, SchemaWriter};
@@ -53,6 +54,11 @@ pub const MAX_NETWORK_ID: u32 = 65535;
 
 /// Fixed-point location bound: ±2000 game units at 0.1, as tenths.
 pub const LOCATION_LIMIT: i32 = 20000;
+
+/// The dissector of the demo protocol's packets, named `demo` (`--decode PORT=demo`).
+pub fn dissector() -> PacketDissector<DemoPacket> {
+    PacketDissector::new("demo")
+}
 
 /// The framing parameters of the demo protocol: [`DemoPacket`]'s (derived).
 pub static PROTOCOL: LazyLock<Protocol> = LazyLock::new(|| DemoPacket::protocol().clone());

@@ -8,7 +8,7 @@
 //! | 0 | [`Scalars`] | plain integers, `range` (up to `int128`), `bits`, a zero-bit range, `[u8; N]`, `u64`, `f32`, `f64`, `i128`, `u128` |
 //! | 1 | [`Floats`] | `compressed(min, max, resolution)` (float and vector), precomputed `compressed`, `quaternion`, `fixed` (signed and unsigned) |
 //! | 2 | [`Texts`] | `max_len` strings, `wstring`, `len` bytes, arrays of ranged ints, enums and structs |
-//! | 3 | [`Relatives`] | `object_index` and `int_relative` after a field and a constant |
+//! | 3 | [`Relatives`] | `object_index` and `int_relative` after a field and a constant, and as array elements after a constant |
 //! | 4 | [`Optional`] | `if`, `unless`, `Option` behind its own flag and behind a guard, `skip` |
 //! | 5 | [`Layout`] | `align`, `align_after`, `check`, `check_after`, `sparse`, `flatten`, `name` |
 //! | 6 | `Checked` | check markers around a variant's body |
@@ -169,6 +169,12 @@ pub struct Relatives {
     /// An object index after -1.
     #[bitlens(object_index(max_objects = 64))]
     pub first: u8,
+    /// Object indices, each after the constant 10 (an element's `previous` is every element's).
+    #[bitlens(max_len = 4, element(object_index(max_objects = 100, previous = 10)))]
+    pub ids: Vec<u8>,
+    /// Relative integers, each after the constant 1000.
+    #[bitlens(max_len = 3, element(int_relative(previous = 1000)))]
+    pub stamps: Vec<u32>,
 }
 
 /// Optional fields.

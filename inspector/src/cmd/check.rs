@@ -1,16 +1,53 @@
-//! `bitlens check CAPTURE`: a summary table for CI pipelines of games.
+//! `check CAPTURE`: a summary table for CI pipelines of games.
 //!
-//! Exit status: 0 when every datagram with a decoder decodes, 1 when any does not (or, with
-//! `--strict`, when any datagram has no decoder), 2 on a usage or file error.
+//! Exit status: 0 when every datagram with a dissector decodes, 1 when any does not (or, with
+//! `--strict`, when any datagram has no dissector), 2 on a usage or file error (a damaged
+//! capture included).
 
+use super::common::{Context, Exit};
 use super::common::{DecodeOpts, must_exist, read_capture};
 use crate::capture::{self, Datagram};
-use crate::decode::{Decoders, Status};
-use anyhow::Result;
+use crate::dissectors::Dissectors;
+use anyhow::{Result, bail};
+use bitlens_codec::dissect::Status;
+use clap::Parser;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
+
+/// Summarise a capture: packets per type and status, the first problem of each kind. Exit
+/// status 1 when any datagram with a dissector does not decode.
+#[derive(Parser, Debug)]
+pub struct CheckArgs {
+    /// A pcap or pcapng file.
+    pub capture: PathBuf,
+    /// Also fail (exit status 1) on datagrams that no dissector reads.
+    #[arg(long)]
+    pub strict: bool,
+    /// Which dissector reads which port.
+    #[command(flatten)]
+    pub opts: DecodeOpts,
+}
+
+/// The subcommand: the table on stdout; rejected (exit status 1) when a datagram does not
+/// decode (with `--strict`, also when one has no dissector); a damaged capture is a file
+/// error (exit status 2) whatever the datagrams before the damage.
+///
+/// # Errors
+/// As [`run`], and the capture's damage.
+pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
+    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let o = run(&args.capture, &dissectors, &mut std::io::stdout().lock())?;
+    if let Some(damage) = o.damage {
+        bail!("{damage}");
+    }
+    Ok(if o.problems > 0 || (args.strict && o.undecoded > 0) {
+        Exit::Rejected
+    } else {
+        Exit::Ok
+    })
+}
 
 /// The outcome of a check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +83,7 @@ impl Bytes {
 /// What one thread found in its chunks of the capture.
 #[derive(Debug, Default)]
 struct Tally<'d> {
-    /// Per packet type (a handful, borrowed from the decoders), counts per status.
+    /// Per packet type (a handful, borrowed from the dissectors), counts per status.
     rows: Vec<(&'d str, [usize; Status::ALL.len()])>,
     problems: usize,
     undecoded: usize,
@@ -57,11 +94,11 @@ struct Tally<'d> {
 
 impl<'d> Tally<'d> {
     /// Adds the verdicts on `chunk`, whose first datagram is datagram `first` of the capture.
-    fn add(&mut self, decoders: &'d Decoders, file: &[u8], first: usize, chunk: &[Datagram]) {
+    fn add(&mut self, dissectors: &'d Dissectors, file: &[u8], first: usize, chunk: &[Datagram]) {
         for (i, d) in (first..).zip(chunk) {
-            let v = decoders.verdict_of(d, d.payload(file));
+            let v = dissectors.verdict(d, d.payload(file));
             let name = v.packet_type.unwrap_or("-");
-            // Found by address before by content: the names are the decoders' own.
+            // Found by address before by content: the names are the dissectors' own.
             let k = match self
                 .rows
                 .iter()
@@ -123,12 +160,11 @@ impl<'d> Tally<'d> {
     }
 }
 
-/// Decodes every datagram and writes the summary table to `out`.
+/// Reads every datagram with `dissectors` and writes the summary table to `out`.
 ///
 /// # Errors
-/// When the capture cannot be opened or the options are invalid.
-pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcome> {
-    let decoders = opts.decoders()?;
+/// When the capture cannot be opened or the table cannot be written.
+pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<Outcome> {
     must_exist(path)?;
     let name = path.display().to_string();
     // One pass. A pcap file is read in windows that go to one worker per core with their
@@ -145,11 +181,10 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
         for _ in 0..workers {
             let (to_worker, jobs) = mpsc::sync_channel::<(usize, Vec<Datagram>, Bytes)>(2);
             let give_back = give_back.clone();
-            let decoders = &decoders;
             handles.push(scope.spawn(move || {
                 let mut tally = Tally::default();
                 for (first, chunk, bytes) in jobs {
-                    tally.add(decoders, bytes.as_slice(), first, &chunk);
+                    tally.add(dissectors, bytes.as_slice(), first, &chunk);
                     let _ = give_back.send((chunk, bytes));
                 }
                 tally
@@ -223,21 +258,20 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
     let first: BTreeMap<String, (u64, String)> = first
         .into_iter()
         .map(|(kind, (_, d, payload))| {
-            let payload = &payload[..];
             if let (Some(flaw), true) = (d.flaw, kind.starts_with(FLAW)) {
                 return (kind, (d.frame, format!("at byte {}: {flaw}", flaw.offset)));
             }
-            let decoded = decoders.decode_payload(d.status, decoders.for_datagram(&d), payload);
-            let mut msg = match &decoded.problem {
+            let (_, dissection) = dissectors.dissect(&d, &payload);
+            let mut msg = match &dissection.problem {
                 Some(p) => p.message.clone(),
-                None if decoded.status == Status::Truncated => format!(
+                None if dissection.status == Status::Truncated => format!(
                     "{} of {} bytes captured (cut by the snap length)",
                     payload.len(),
                     d.declared_len()
                 ),
-                None => format!("{} bytes, {}", payload.len(), decoded.status),
+                None => format!("{} bytes, {}", payload.len(), dissection.status),
             };
-            if let Some(ds) = &decoded.desync {
+            if let Some(ds) = &dissection.desync {
                 msg = format!("{msg}; {}", ds.message());
             }
             (kind, (d.frame, msg))
@@ -263,7 +297,7 @@ pub fn run(path: &Path, opts: &DecodeOpts, out: &mut dyn Write) -> Result<Outcom
             format!(", skipped: {}", skipped.join(", "))
         }
     );
-    let _ = writeln!(s, "decoders: {}", decoders.describe());
+    let _ = writeln!(s, "decoders: {}", dissectors.describe());
     let _ = writeln!(s);
     let width = counts.keys().map(String::len).max().unwrap_or(4).max(11);
     let _ = write!(s, "{:<width$}", "packet type");

@@ -1,43 +1,117 @@
-//! Options shared by the capture commands (`inspect`, `decode`, `check`).
+//! What every subcommand shares: what it runs with ([`Context`]) and how it ends ([`Exit`],
+//! [`Rejected`]), the options of the capture commands ([`DecodeOpts`]), and how the files it
+//! is given are read.
 
 use crate::capture::Capture;
-use crate::decode::Decoders;
-use anyhow::{Context, Result, anyhow};
+use crate::dissectors::Dissectors;
+use anyhow::{Context as _, Result, anyhow};
 use bitlens_codec::ProtocolId;
 use bitlens_schema::Schema;
 use clap::Args;
+use std::fmt;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-/// How datagrams are decoded.
+/// How a subcommand ended, when it did not fail with an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// All is well: exit status 0.
+    Ok,
+    /// The input was read and rejected, and the output says why: exit status 1.
+    Rejected,
+    /// A usage or file error the subcommand has already reported: exit status 2.
+    Failed,
+}
+
+impl Exit {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Ok => 0,
+            Exit::Rejected => 1,
+            Exit::Failed => 2,
+        }
+    }
+}
+
+/// An error that means "the input was read and rejected" (exit status 1, the message on
+/// stderr), where any other error of a subcommand is a usage or file error (exit status 2).
+#[derive(Debug)]
+pub struct Rejected(pub anyhow::Error);
+
+impl Rejected {
+    /// A rejection with this message.
+    pub fn new(message: impl fmt::Display) -> Self {
+        Rejected(anyhow::anyhow!("{message}"))
+    }
+}
+
+impl fmt::Display for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for Rejected {}
+
+/// What a subcommand runs with: the program's name (for messages) and the dissectors it was
+/// built with (which `--decode`, `--schema` and `--protocol-id` start from).
+#[derive(Debug)]
+pub struct Context<'a> {
+    program: &'a str,
+    dissectors: &'a Dissectors,
+}
+
+impl<'a> Context<'a> {
+    /// A context for `program` with `dissectors` (tests, and programs that run a subcommand
+    /// without parsing arguments).
+    pub fn new(program: &'a str, dissectors: &'a Dissectors) -> Self {
+        Context {
+            program,
+            dissectors,
+        }
+    }
+
+    /// The program's name, as messages begin with it (`bitlens: ...`).
+    pub fn program(&self) -> &str {
+        self.program
+    }
+
+    /// The dissectors the program was built with.
+    pub fn dissectors(&self) -> &Dissectors {
+        self.dissectors
+    }
+}
+
+/// Which dissector reads which port.
 #[derive(Args, Debug, Clone, Default)]
 pub struct DecodeOpts {
-    /// Decode a UDP port with a decoder, like Wireshark's "Decode As" (repeatable):
-    /// `--decode 5000=demo`; kinds: demo, batch, schema and schema-batch (need --schema), none
-    /// (removes a default). Defaults: 40000=demo 40001=batch.
-    #[arg(long = "decode", value_name = "PORT=KIND")]
+    /// Read a UDP port with a dissector, like Wireshark's "Decode As" (repeatable):
+    /// `--decode 5000=NAME`; NAME is a protocol of this program, schema or schema-batch (with
+    /// --schema), or none (removes a default).
+    #[arg(long = "decode", value_name = "PORT=NAME")]
     pub decode: Vec<String>,
-    /// Verify the demo protocol's CRCs with this protocol id (hex `0x...` or decimal; 32-bit
-    /// unless above 0xffffffff or written with 16 hex digits).
+    /// Check CRCs with this protocol id, for every protocol that frames packets (hex `0x...`
+    /// or decimal; 32-bit unless above 0xffffffff or written with 16 hex digits).
     #[arg(long, value_name = "ID")]
     pub protocol_id: Option<String>,
-    /// Describe the protocol with a schema file (see SCHEMA.md): it replaces the demo decoder
-    /// on port 40000 (and, when it has a `[batch]` section, the batch decoder on 40001), or the
-    /// ports given with `--decode PORT=schema` / `PORT=schema-batch`.
+    /// Describe the protocol with a schema file (see SCHEMA.md): it replaces the packet
+    /// dissectors on their ports (and, when it has a `[batch]` section, the batch dissectors),
+    /// or reads the ports given with `--decode PORT=schema` / `PORT=schema-batch`.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
 }
 
 impl DecodeOpts {
-    /// The decoders these options describe.
+    /// The dissectors these options make of `defaults`: the schema first, then the `--decode`
+    /// overrides in order, then the protocol id.
     ///
     /// # Errors
     /// A message naming the bad argument.
-    pub fn decoders(&self) -> Result<Decoders> {
-        let mut d = Decoders::default();
+    pub fn dissectors(&self, defaults: &Dissectors) -> Result<Dissectors> {
+        let mut d = defaults.clone();
         if let Some(path) = &self.schema {
-            must_exist(path)?;
-            d.set_schema(Schema::load(path).map_err(|e| anyhow::anyhow!("{e}"))?);
+            d.set_schema(load_schema(path)?);
         }
         for arg in &self.decode {
             d.apply_override(arg).map_err(anyhow::Error::msg)?;
@@ -47,6 +121,15 @@ impl DecodeOpts {
         }
         Ok(d)
     }
+}
+
+/// Loads a schema named on the command line, with the one-line errors of [`must_exist`].
+///
+/// # Errors
+/// The file is missing or not a valid schema (the message names the line and column).
+pub fn load_schema(path: &Path) -> Result<Schema> {
+    must_exist(path)?;
+    Schema::load(path).map_err(|e| anyhow!("{e}"))
 }
 
 /// Parses `--protocol-id`.

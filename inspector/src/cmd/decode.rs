@@ -1,18 +1,53 @@
-//! `bitlens decode CAPTURE [--json]`: every UDP datagram decoded, in capture order.
+//! `decode CAPTURE [--json|--fields]`: every UDP datagram dissected, in capture order.
 
+use super::common::{Context, Exit};
 use super::common::{DecodeOpts, read_capture};
 use crate::capture::{self, Datagram};
-use crate::decode::Decoders;
+use crate::dissectors::Dissectors;
 use crate::output;
-use anyhow::Result;
+use anyhow::{Result, bail};
+use clap::Parser;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Decodes `datagrams` of `file` into text or JSON lines, appended to `buf`.
+/// Decode every UDP datagram of a capture: one line (or JSON object) per datagram.
+#[derive(Parser, Debug)]
+pub struct DecodeArgs {
+    /// A pcap or pcapng file.
+    pub capture: PathBuf,
+    /// One JSON object per datagram (frame, time, src, dst, len, decoder, status,
+    /// packet_type, fields, checks, error, desync; messages for batches).
+    #[arg(long)]
+    pub json: bool,
+    /// Print the field tree under each datagram (text form).
+    #[arg(long, conflicts_with = "json")]
+    pub fields: bool,
+    /// Which dissector reads which port.
+    #[command(flatten)]
+    pub opts: DecodeOpts,
+}
+
+/// The subcommand: writes every datagram to stdout; a damaged capture is a file error (exit
+/// status 2) after the datagrams before the damage.
+///
+/// # Errors
+/// As [`run`], and the capture's damage.
+pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
+    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let damage = run(&args.capture, &dissectors, args.json, args.fields, &mut out)?;
+    out.flush().ok();
+    match damage {
+        None => Ok(Exit::Ok),
+        Some(damage) => bail!("{damage}"),
+    }
+}
+
+/// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`.
 fn render(
     name: &str,
     file: &[u8],
-    decoders: &Decoders,
+    dissectors: &Dissectors,
     datagrams: &[Datagram],
     json: bool,
     fields: bool,
@@ -20,14 +55,12 @@ fn render(
 ) {
     for d in datagrams {
         let payload = d.payload(file);
+        let (decoder, dissection) = dissectors.dissect(d, payload);
         if json {
-            let decoded = decoders.decode_flat(d, payload);
-            output::write_json(buf, d, payload.len(), &decoded);
+            output::write_json(buf, d, payload.len(), decoder, &dissection);
             buf.push(b'\n');
-            decoded.trace.recycle();
         } else {
-            let decoded = decoders.decode_payload(d.status, decoders.for_datagram(d), payload);
-            let mut line = output::summary_line(d, &decoded);
+            let mut line = output::summary_line(d, decoder, &dissection);
             if let Some(flaw) = &d.flaw {
                 line.push_str("  ");
                 line.push_str(&flaw.message(name, d.frame));
@@ -35,11 +68,12 @@ fn render(
             // Writing into a Vec cannot fail.
             let _ = writeln!(buf, "{line}");
             if fields {
-                for l in output::field_lines(&decoded) {
+                for l in output::field_lines(&dissection) {
                     let _ = writeln!(buf, "{l}");
                 }
             }
         }
+        dissection.recycle();
     }
 }
 
@@ -48,15 +82,14 @@ fn render(
 /// it were written).
 ///
 /// # Errors
-/// When the capture cannot be opened or the options are invalid.
+/// When the capture cannot be opened, or the output cannot be written.
 pub fn run(
     path: &Path,
-    opts: &DecodeOpts,
+    dissectors: &Dissectors,
     json: bool,
     fields: bool,
     out: &mut dyn Write,
 ) -> Result<Option<String>> {
-    let decoders = opts.decoders()?;
     let (name, file) = read_capture(path)?;
     // One pass: chunks of datagrams go to every core as the indexer finds them, and their
     // output is written in capture order; a chunk's output (about 700 KB of JSON) fits in cache
@@ -65,7 +98,7 @@ pub fn run(
     let mut closed = false;
     let summary = crate::pipeline::ordered(
         |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
-        |chunk: Vec<Datagram>, buf| render(&name, &file, &decoders, &chunk, json, fields, buf),
+        |chunk: Vec<Datagram>, buf| render(&name, &file, dissectors, &chunk, json, fields, buf),
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {

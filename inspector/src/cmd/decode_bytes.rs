@@ -1,5 +1,5 @@
-//! `bitlens decode-bytes --schema FILE packet.bin [--json]`: decodes one raw packet with a schema,
-//! field by field.
+//! `decode-bytes PACKET [--as NAME | --schema FILE] [--json]`: decodes one raw datagram
+//! payload with any dissector of the program (compiled, or a schema), field by field.
 //!
 //! Text form: one line per field, indented by depth, with its bit offset and width, value and
 //! allowed range; check markers say `ok` or `MISMATCH`; the last line is the verdict:
@@ -11,19 +11,126 @@
 //! accepted: RoboCat, 345 bits
 //! ```
 //!
-//! JSON form: `{"packet_type", "accepted", "error", "value", "fields", "checks"}` where `value`
-//! is the decoded body (when accepted), and `fields` and `checks` have the shape of
-//! `bitlens decode --json`. A rejected packet also gets a one-line verdict on stderr naming the
-//! file, the bit and the field, and exit status 1.
+//! JSON form: `{"packet_type", "accepted", "error", "value", "fields", "checks"}`, where
+//! `fields` and `checks` have the shape of `decode --json` and `value` is the decoded body as
+//! the schema's JSON (with `--schema` only: what `encode` reads). A rejected packet also gets a
+//! one-line verdict on stderr naming the file, the bit and the field, and exit status 1.
 
-use super::common::{must_exist, read_input};
+use super::common::{Context, Exit, Rejected};
+use super::common::{load_schema, read_input};
+use anyhow::{Result, anyhow};
+use bitlens_codec::dissect::{Dissection, Dissector, Status};
 use bitlens_codec::trace::JsonInt;
 use bitlens_codec::{FieldKind, Trace, TraceField, Value};
 use bitlens_schema::{DynValue, Schema};
+use clap::Parser;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Decode one raw datagram payload, field by field (exit status 1 if it is rejected).
+#[derive(Parser, Debug)]
+pub struct DecodeBytesArgs {
+    /// The payload's bytes.
+    pub packet: PathBuf,
+    /// Print the fields, checks and verdict as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The dissector to read it with, as `--decode PORT=NAME` names it (default: schema with
+    /// --schema, else the program's first protocol).
+    #[arg(long = "as", value_name = "NAME")]
+    pub dissector: Option<String>,
+    /// Check CRCs with this protocol id (hex `0x...` or decimal).
+    #[arg(long, value_name = "ID")]
+    pub protocol_id: Option<String>,
+    /// Describe the protocol with a schema file (see SCHEMA.md); `--as schema-batch` reads
+    /// its `[batch]` section.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+}
+
+/// The subcommand: the fields on stdout; a rejected packet is exit status 1, with its verdict
+/// on stderr.
+///
+/// # Errors
+/// A usage or file error, or a [`Rejected`] packet.
+pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
+    let mut dissectors = ctx.dissectors().clone();
+    let id = args
+        .protocol_id
+        .as_deref()
+        .map(super::common::parse_protocol_id)
+        .transpose()?;
+    let schema = match &args.schema {
+        Some(path) => {
+            let schema = load_schema(path)?;
+            Some(match id {
+                Some(id) => schema.with_protocol_id(id),
+                None => schema,
+            })
+        }
+        None => None,
+    };
+    if let Some(schema) = &schema {
+        dissectors.set_schema(schema.clone());
+    }
+    if let Some(id) = id {
+        dissectors.set_protocol_id(id);
+    }
+    let name = match (&args.dissector, &schema) {
+        (Some(name), _) => name.as_str(),
+        (None, Some(_)) => "schema",
+        (None, None) => dissectors
+            .first()
+            .map(|d| d.name())
+            .ok_or_else(|| anyhow!("no protocol to decode with: give --schema FILE"))?,
+    };
+    let dissector = dissectors
+        .by_name(name)
+        .ok_or_else(|| anyhow!("--as {name:?}: {}", dissectors.unknown(name)))?;
+    let data = read_input(&args.packet)?;
+    // The schema's own value only when the schema's packet dissector reads the packet.
+    let schema = schema.filter(|_| name == "schema");
+    let mut out = std::io::stdout().lock();
+    let d = run(
+        dissector.as_ref(),
+        schema.as_ref(),
+        &data,
+        args.json,
+        &mut out,
+    )?;
+    let packet = args.packet.display();
+    match (d.status, &d.problem) {
+        (Status::Ok, _) => Ok(Exit::Ok),
+        (_, Some(p)) => Err(Rejected::new(format!("{packet}: {}", p.message)).into()),
+        (status, None) => Err(Rejected::new(format!("{packet}: {status}")).into()),
+    }
+}
+
+/// Dissects `data` with `dissector` and writes the result to `out`; `schema` (the schema the
+/// dissector reads) adds the decoded value to the JSON. Returns the dissection.
+///
+/// # Errors
+/// Only when `out` fails.
+pub fn run(
+    dissector: &dyn Dissector,
+    schema: Option<&Schema>,
+    data: &[u8],
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Dissection> {
+    let d = dissector.dissect(data);
+    let text = if json {
+        json_text(&d, schema.map(|s| s.read(data).ok().map(|(_, v)| v)))?
+    } else {
+        text(&d)
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(d)
+}
 
 /// Decodes the packet at `packet` with the schema at `schema` and writes the result to `out`.
 /// Returns whether the packet was accepted.
@@ -31,21 +138,17 @@ use std::path::Path;
 /// # Errors
 /// The schema or packet cannot be read, or `out` fails. A rejected packet is not an error: the
 /// output says where and why it was rejected, and the result is `false`.
-pub fn run(schema: &Path, packet: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<bool> {
-    must_exist(schema)?;
-    let schema = Schema::load(schema)?;
+pub fn run_with_schema(
+    schema: &Path,
+    packet: &Path,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<bool> {
+    let schema = Arc::new(load_schema(schema)?);
     let data = read_input(packet)?;
-    let text = decode(&schema, &data, json)?;
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    match schema.read(&data) {
-        Ok(_) => Ok(true),
-        Err(e) => {
-            // The one-line verdict for scripts, naming the file, the bit and the field.
-            eprintln!("bitlens: {}: {e}", packet.display());
-            Ok(false)
-        }
-    }
+    let dissector = bitlens_schema::dissect::SchemaDissector::new(Arc::clone(&schema));
+    let d = run(&dissector, Some(&schema), &data, json, out)?;
+    Ok(d.status == Status::Ok)
 }
 
 /// The JSON document, keys in alphabetical order. Serialized straight from the trace (not
@@ -55,10 +158,13 @@ pub fn run(schema: &Path, packet: &Path, json: bool, out: &mut dyn Write) -> any
 struct Doc<'a> {
     accepted: bool,
     checks: Vec<CheckJson<'a>>,
-    error: Option<String>,
+    error: Option<&'a str>,
     fields: Vec<FieldJson<'a>>,
     packet_type: Option<&'a str>,
-    value: Option<DynValue>,
+    /// The schema's JSON of the packet (`null` when the schema rejects it); absent for a
+    /// dissector without a schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Option<DynValue>>,
 }
 
 /// A field in the shape `bitlens decode --json` uses.
@@ -96,7 +202,7 @@ fn json_fields(trace: &Trace) -> Vec<FieldJson<'_>> {
             bits: f.bits,
             max: f.range.map(|r| JsonInt(r.1)),
             min: f.range.map(|r| JsonInt(r.0)),
-            path: &f.path,
+            path: f.path(),
             value: &f.value,
         })
         .collect()
@@ -124,45 +230,53 @@ fn json_checks(trace: &Trace) -> Vec<CheckJson<'_>> {
         .collect()
 }
 
-/// The text or JSON rendering of one packet.
+/// The text or JSON rendering of one packet read with a schema.
 ///
 /// # Errors
 /// Only if JSON serialization fails.
-pub fn decode(schema: &Schema, data: &[u8], json: bool) -> anyhow::Result<String> {
-    let (t, trace) = schema.trace(data);
-    let type_name = t.and_then(|t| schema.protocol().type_name(t));
+pub fn decode(schema: &Schema, data: &[u8], json: bool) -> Result<String> {
+    let d = bitlens_schema::dissect::SchemaDissector::new(Arc::new(schema.clone())).dissect(data);
     if json {
-        let doc = Doc {
-            accepted: trace.error.is_none(),
-            checks: json_checks(&trace),
-            error: trace.error.as_ref().map(ToString::to_string),
-            fields: json_fields(&trace),
-            packet_type: type_name,
-            value: schema.read(data).ok().map(|(_, v)| v),
-        };
-        let mut s = serde_json::to_string_pretty(&doc)?;
-        s.push('\n');
-        return Ok(s);
+        return json_text(&d, Some(schema.read(data).ok().map(|(_, v)| v)));
     }
-    Ok(text(&trace, type_name))
+    Ok(text(&d))
 }
 
-fn text(trace: &Trace, type_name: Option<&str>) -> String {
+/// The JSON document; `value` is present with a schema (`Some`), `null` when the schema does
+/// not accept the packet.
+fn json_text(d: &Dissection, value: Option<Option<DynValue>>) -> Result<String> {
+    let doc = Doc {
+        accepted: d.status == Status::Ok,
+        checks: json_checks(&d.trace),
+        error: d.problem.as_ref().map(|p| p.message.as_str()),
+        fields: json_fields(&d.trace),
+        packet_type: d.packet_type,
+        value,
+    };
+    let mut s = serde_json::to_string_pretty(&doc)?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn text(d: &Dissection) -> String {
     let mut s = String::new();
-    for f in &trace.fields {
+    for f in &d.trace.fields {
         line(&mut s, f);
     }
-    match &trace.error {
-        None => {
+    match (&d.status, &d.problem) {
+        (Status::Ok, _) => {
             let _ = writeln!(
                 s,
                 "accepted: {}, {} bits",
-                type_name.unwrap_or("?"),
-                trace.bits_read
+                d.packet_type.unwrap_or("?"),
+                d.trace.bits_read
             );
         }
-        Some(e) => {
-            let _ = writeln!(s, "rejected: {e}");
+        (_, Some(p)) => {
+            let _ = writeln!(s, "rejected: {}", p.message);
+        }
+        (status, None) => {
+            let _ = writeln!(s, "rejected: {status}");
         }
     }
     s
@@ -170,7 +284,7 @@ fn text(trace: &Trace, type_name: Option<&str>) -> String {
 
 fn line(s: &mut String, f: &TraceField) {
     let indent = "  ".repeat(f.depth);
-    let name = f.path.rsplit('.').next().unwrap_or(&f.path);
+    let name = f.path().rsplit('.').next().unwrap_or(f.path());
     let _ = write!(s, "bit {:>4} {:>+4}  {indent}{name}", f.bit, f.bits);
     match &f.kind {
         FieldKind::Scope => {

@@ -1,4 +1,7 @@
-//! The subcommands of `bitlens`, one module each.
+//! The subcommands, one module each: a `#[derive(clap::Parser)]` struct of arguments and a
+//! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check` and
+//! `decode-bytes` come with every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors`
+//! (feature `demo`), `tagged` and `encode`.
 
 pub mod check;
 pub mod common;
@@ -8,6 +11,8 @@ pub mod encode;
 pub mod export_wireshark;
 pub mod inspect;
 pub mod proxy;
+#[cfg(feature = "demo")]
 pub mod synth;
 pub mod tagged;
+#[cfg(feature = "demo")]
 pub mod vectors;

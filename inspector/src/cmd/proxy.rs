@@ -1,6 +1,9 @@
-//! `bitlens proxy` and `bitlens replay`: the options, and the run (see [`crate::proxy`]).
+//! `proxy` and `replay`: the options, and the run (see [`crate::proxy`]). Both come with every
+//! [`crate::Cli`]: a game's own inspector proxies its own protocols.
 
+use super::common::{Context as CmdContext, Exit, Rejected};
 use super::common::{DecodeOpts, read_text};
+use crate::dissectors::Dissectors;
 use crate::proxy::impair::Impairments;
 use crate::proxy::mutate::{Fuzz, Rule};
 use crate::proxy::output::Outputs;
@@ -8,7 +11,7 @@ use crate::proxy::record::Recording;
 use crate::proxy::spec::{RulesFile, Spec};
 use crate::proxy::{Config, Direction, Directions, Proxy, SessionDissector, replay};
 use anyhow::{Context, Result, anyhow, bail};
-use clap::Args;
+use clap::Parser;
 use std::io::{BufWriter, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -16,8 +19,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// The options of `bitlens proxy`.
-#[derive(Args, Debug, Clone)]
+/// Run a live UDP proxy between a game client and its server: one NDJSON line per datagram
+/// (the `decode --json` contract plus direction and client), and on request a recording,
+/// impairments (drop, duplicate, delay, reorder) and field-level mutations. Ctrl-C stops it.
+#[derive(Parser, Debug, Clone)]
 pub struct ProxyArgs {
     /// Where clients send to: ADDR:PORT (port 0 picks a free one; the start-up line on stderr
     /// says which).
@@ -83,8 +88,27 @@ pub struct ProxyArgs {
     pub decode: DecodeOpts,
 }
 
-/// The options of `bitlens replay`.
-#[derive(Args, Debug, Clone)]
+/// The `proxy` subcommand: runs until Ctrl-C with the program's dissectors (as `--decode`,
+/// `--schema` and `--protocol-id` change them).
+///
+/// # Errors
+/// As [`run`].
+pub fn command(args: ProxyArgs, ctx: &CmdContext<'_>) -> Result<Exit> {
+    run(&args, ctx.dissectors())?;
+    Ok(Exit::Ok)
+}
+
+/// The `replay` subcommand: one line per datagram sent on stdout.
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_command(args: ReplayArgs, _: &CmdContext<'_>) -> Result<Exit> {
+    replay(&args, &mut std::io::stdout().lock())?;
+    Ok(Exit::Ok)
+}
+
+/// Send the mutated datagrams of a proxy log to a server again, byte for byte.
+#[derive(Parser, Debug, Clone)]
 pub struct ReplayArgs {
     /// A proxy log: `--mutation-log FILE` or the NDJSON output.
     pub log: PathBuf,
@@ -179,14 +203,15 @@ impl ProxyArgs {
     }
 }
 
-/// Runs the proxy until Ctrl-C; the summary goes to stderr.
+/// Runs the proxy until Ctrl-C, decoding with `defaults` as the options change them; the
+/// summary goes to stderr.
 ///
 /// # Errors
 /// Bad options, an address that cannot be bound, an output that cannot be created or fails.
-pub fn run(args: &ProxyArgs) -> Result<()> {
+pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
     let config = args.config()?;
-    let decoders = args.decode.decoders()?;
-    let dis = SessionDissector::new(decoders, config.upstream);
+    let dissectors = args.decode.dissectors(defaults)?;
+    let dis = SessionDissector::new(dissectors, config.upstream);
     let mut outputs = Outputs::default();
     if let Some(path) = &args.record {
         outputs.recording = Some(Recording::create(path).map_err(anyhow::Error::msg)?);
@@ -268,7 +293,7 @@ fn describe(config: &Config, dis: &SessionDissector) -> String {
     let mut s = match dis.name() {
         Some(name) => format!("decoding port {} as {name}", config.upstream.port()),
         None => format!(
-            "port {} has no decoder (datagrams show as undecoded; --decode {}=KIND)",
+            "port {} has no dissector (datagrams show as undecoded; --decode {}=NAME)",
             config.upstream.port(),
             config.upstream.port()
         ),
@@ -292,12 +317,12 @@ fn describe(config: &Config, dis: &SessionDissector) -> String {
 /// Runs `bitlens replay`; returns how many datagrams were sent.
 ///
 /// # Errors
-/// An unreadable or inconsistent log, a bad address, a socket error.
+/// An unreadable log, a bad address, a socket error; a [`Rejected`] log that is not a proxy
+/// log or whose edits do not give its bytes.
 pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
     let upstream = resolve("--upstream", &args.upstream)?;
     let text = read_text(&args.log)?;
-    let entries =
-        replay::load(&args.log.display().to_string(), &text).map_err(anyhow::Error::msg)?;
+    let entries = replay::load(&args.log.display().to_string(), &text).map_err(Rejected::new)?;
     let direction = if args.to_client {
         Direction::ToClient
     } else {

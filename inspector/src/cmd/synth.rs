@@ -1,12 +1,43 @@
-//! `bitlens synth OUT --packets N [--seed S] [--faults] [--format F]`: writes demo traffic.
+//! `synth OUT --packets N [--seed S] [--faults] [--format F]`: writes demo traffic.
 
+use super::common::{Context, Exit};
 use crate::capture::write::{CaptureWriter, PcapngResolution, WriteFormat};
 use crate::synth::datagrams;
 use anyhow::{Result, bail};
-use clap::ValueEnum;
+use clap::{Parser, ValueEnum};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+/// Write a capture of demo traffic (several clients, every packet type, 60 Hz).
+#[derive(Parser, Debug)]
+pub struct SynthArgs {
+    /// The capture file to write.
+    pub out: PathBuf,
+    /// How many datagrams.
+    #[arg(long, default_value_t = 1000)]
+    pub packets: usize,
+    /// Seed of the generator (same seed, same bytes).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Add labelled faults (desync, truncation, bit flips, out-of-range counts, wrong protocol
+    /// id, corrupt CRC, snap-length cuts, IP fragments); labels go to OUT.labels.json.
+    #[arg(long)]
+    pub faults: bool,
+    /// File format and link layer.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// The subcommand: writes the capture and prints a one-line summary.
+///
+/// # Errors
+/// As [`run`].
+pub fn command(args: SynthArgs, _: &Context<'_>) -> Result<Exit> {
+    let summary = run(&args.out, args.packets, args.seed, args.faults, args.format)?;
+    println!("{summary}");
+    Ok(Exit::Ok)
+}
 
 /// The capture file format and link layer to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -1,4 +1,4 @@
-//! `bitlens tagged FILE [--json]`: dump a tagged document (seed 001) without knowing its type,
+//! `tagged FILE [--json]`: dump a tagged document (seed 001) without knowing its type,
 //! like `protoc --decode_raw`.
 //!
 //! The walk itself is the codec's [`bitlens_tagged::raw`]; this module only renders it.
@@ -19,11 +19,33 @@
 
 use std::fmt;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use super::common::{Context, Exit, Rejected};
+use bitlens_codec::float_text::f64_text;
 use bitlens_tagged::raw::{self, RawField, RawFields, RawValue};
+use clap::Parser;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+/// Dump a tagged document (save file) without knowing its type, like `protoc --decode_raw`
+/// (exit status 1 when the document is malformed).
+#[derive(Parser, Debug)]
+pub struct TaggedArgs {
+    /// The document to dump.
+    pub file: PathBuf,
+    /// Print `{"fields": [...]}` JSON instead of the indented text tree.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The subcommand: the field tree on stdout.
+///
+/// # Errors
+/// As [`run`].
+pub fn command(args: TaggedArgs, _: &Context<'_>) -> anyhow::Result<Exit> {
+    run(&args.file, args.json, &mut std::io::stdout().lock())?;
+    Ok(Exit::Ok)
+}
 
 /// Largest integer a JSON number holds exactly (2^53); larger values are written as strings.
 const JSON_EXACT_MAX: u64 = 1 << 53;
@@ -36,11 +58,13 @@ const JSON_EXACT_MAX: u64 = 1 << 53;
 /// 790 MB of JSON).
 ///
 /// # Errors
-/// The file cannot be read, or the document is malformed: the message names the file, the byte
-/// offset and the field id, on one line. Or `out` fails.
+/// The file cannot be read, or `out` fails (file errors); a [`Rejected`] document that is
+/// malformed: the message names the file, the byte offset and the field id, on one line.
 pub fn run(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    super::common::must_exist(path)?;
     let bytes = super::common::read_input(path)?;
-    let fields = raw::parse_document(&bytes).with_context(|| path.display().to_string())?;
+    let fields = raw::parse_document(&bytes)
+        .map_err(|e| Rejected::new(format!("{}: {e}", path.display())))?;
     let mut out = BufWriter::with_capacity(1 << 16, out);
     if json {
         write_json(fields, &mut out)?;
@@ -195,12 +219,15 @@ fn write_text<W: Write>(out: &mut W, fields: RawFields<'_>, indent: usize) -> io
         match field.value {
             RawValue::Byte(b) => writeln!(out, ": {b}")?,
             RawValue::Varint(x) => writeln!(out, ": {x}")?,
-            RawValue::Octet(octet) => writeln!(
-                out,
-                ": {} (f64 {:?})",
-                Hex(&octet, " "),
-                f64::from_le_bytes(octet)
-            )?,
+            RawValue::Octet(octet) => {
+                // Finite values in Rust's shortest round-trip form; NaN and infinities spelled
+                // as every other bitlens output spells them ("nan", "inf", "nan:0x...").
+                let x = f64::from_le_bytes(octet);
+                match f64_text(x) {
+                    Some(text) => writeln!(out, ": {} (f64 {text})", Hex(&octet, " "))?,
+                    None => writeln!(out, ": {} (f64 {x:?})", Hex(&octet, " "))?,
+                }
+            }
             RawValue::Sized { bytes, fields } => {
                 write!(out, " ({} bytes)", bytes.len())?;
                 match (fields, as_text(bytes)) {

@@ -1,18 +1,38 @@
-//! `bitlens vectors FILE...`: runs conformance vector files through every stream.
+//! `vectors FILE...`: runs conformance vector files through every stream.
 
+use super::common::{Context, Exit};
 use bitlens_testkit::vectors;
+use clap::Parser;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-/// Runs every file, prints one line per failing vector and the closing `N passed, M failed`.
-/// Exit status 1 if any vector failed, 2 if a file could not be read or parsed.
-pub fn run(files: &[PathBuf]) -> ExitCode {
+/// Run conformance vector files (format bitlens-vectors/1) through every stream (exit status
+/// 1 when a vector fails).
+#[derive(Parser, Debug)]
+pub struct VectorsArgs {
+    /// Vector files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// The subcommand.
+///
+/// # Errors
+/// None of its own: files that cannot be read are reported as they come (see [`run`]).
+pub fn command(args: VectorsArgs, ctx: &Context<'_>) -> anyhow::Result<Exit> {
+    Ok(run(&args.files, ctx.program()))
+}
+
+/// Runs every file, prints one line per failing vector and the closing `N passed, M failed`;
+/// a file that cannot be read or parsed is reported on stderr after `program`'s name.
+/// [`Exit::Rejected`] if any vector failed, [`Exit::Failed`] if a file could not be read or
+/// parsed.
+pub fn run(files: &[PathBuf], program: &str) -> Exit {
     let (mut passed, mut failed, mut broken) = (0usize, 0usize, false);
     for file in files {
         let text = match super::common::read_text(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("bitlens: {e}");
+                eprintln!("{program}: {e}");
                 broken = true;
                 continue;
             }
@@ -26,17 +46,17 @@ pub fn run(files: &[PathBuf]) -> ExitCode {
                 }
             }
             Err(e) => {
-                eprintln!("bitlens: {}: {e}", file.display());
+                eprintln!("{program}: {}: {e}", file.display());
                 broken = true;
             }
         }
     }
     println!("{passed} passed, {failed} failed");
     if broken {
-        ExitCode::from(2)
+        Exit::Failed
     } else if failed > 0 {
-        ExitCode::from(1)
+        Exit::Rejected
     } else {
-        ExitCode::SUCCESS
+        Exit::Ok
     }
 }

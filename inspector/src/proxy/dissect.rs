@@ -1,22 +1,26 @@
 //! The proxy's one connection to decoding: everything the relay, the mutations and the output
-//! ask of a protocol goes through [`SessionDissector`], over today's [`Decoders`].
+//! ask of a protocol goes through [`SessionDissector`], over the program's [`Dissectors`], so
+//! the proxy works for every protocol a program registers (the demo, a schema, a game's own
+//! compiled packet sets and message sets):
 //!
-//! When the inspector's per-port decoders become `Arc<dyn Dissector>` (issue 15), this file is
-//! the one to change: [`SessionDissector::packet_type`] is `Dissector::verdict`,
-//! [`SessionDissector::field_map`] reads `Dissector::dissect`'s trace, [`SessionDissector::seal`]
-//! is `Dissector::seal`, and [`SessionDissector::write_json`] the `decode --json` writer of a
-//! dissection.
+//! - [`SessionDissector::packet_type`] is [`Dissector::verdict`] (read speed, no trace);
+//! - [`SessionDissector::field_map`] reads [`Dissector::dissect`]'s one field tree;
+//! - [`SessionDissector::seal`] is [`Dissector::seal`] (the CRC re-signed, for formats that
+//!   have one);
+//! - [`SessionDissector::write_json`] is the `decode --json` writer of a dissection.
 //!
-//! The decoder of a session is the one `bitlens decode` would pick for the recording: by the
+//! The dissector of a session is the one `bitlens decode` would pick for the recording: by the
 //! server's UDP port (the datagrams are recorded between the client and the server, see
 //! [`super::record`]), so a live line and the recording's line for the same frame agree.
 
-use crate::capture::{Datagram, Timestamp};
-use crate::decode::{DecoderKind, Decoders};
+use crate::capture::Datagram;
+use crate::dissectors::Dissectors;
 use crate::output;
-use bitlens_codec::packet::packet_crc;
-use bitlens_codec::{FieldKind, Value};
+use bitlens_codec::dissect::Dissector;
+use bitlens_codec::{FieldKind, TraceField, Value};
+use std::fmt;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// What a field is to a mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,69 +100,75 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
 }
 
 /// The decoding of one proxied session (one `--upstream`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionDissector {
-    decoders: Decoders,
-    /// A datagram addressed to the server: it picks the decoder as the recording's would.
-    probe: Datagram,
-    kind: Option<DecoderKind>,
+    dissectors: Dissectors,
+    /// The dissector of the server's port, as the recording's datagrams would pick it.
+    dissector: Option<Arc<dyn Dissector>>,
+}
+
+impl fmt::Debug for SessionDissector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionDissector")
+            .field("dissectors", &self.dissectors)
+            .field("dissector", &self.name())
+            .finish()
+    }
 }
 
 impl SessionDissector {
-    /// The decoding of datagrams to and from `server`.
-    pub fn new(decoders: Decoders, server: SocketAddr) -> Self {
-        let probe = Datagram::detached(0, Timestamp::default(), server, server, 0);
-        let kind = decoders.for_datagram(&probe).cloned();
+    /// The decoding of datagrams to and from `server`, with the dissector `dissectors` have on
+    /// its port.
+    pub fn new(dissectors: Dissectors, server: SocketAddr) -> Self {
+        let dissector = dissectors.for_ports(server.port(), server.port()).cloned();
         SessionDissector {
-            decoders,
-            probe,
-            kind,
+            dissectors,
+            dissector,
         }
     }
 
-    /// The decoder's name (`demo`, `schema`, ...), `None` when the server's port has none.
-    pub fn name(&self) -> Option<&'static str> {
-        self.kind.as_ref().map(DecoderKind::name)
+    /// The dissector's name (`demo`, `schema`, a game's protocol), `None` when the server's
+    /// port has none.
+    pub fn name(&self) -> Option<&str> {
+        self.dissector.as_ref().map(|d| d.name())
     }
 
-    /// The per-port decoders (the TUI's inspector takes them whole).
-    pub fn decoders(&self) -> &Decoders {
-        &self.decoders
+    /// The per-port dissectors (the TUI's inspector takes them whole).
+    pub fn dissectors(&self) -> &Dissectors {
+        &self.dissectors
     }
 
     /// The packet type of a datagram, read at read-stream speed (no trace).
     pub fn packet_type(&self, payload: &[u8]) -> Option<String> {
-        self.kind.as_ref()?;
-        let v = self.decoders.verdict_of(&self.probe, payload);
+        let v = self.dissector.as_ref()?.verdict(payload);
         v.packet_type.map(str::to_owned)
     }
 
     /// Every field of a datagram with its bits, range and role.
     pub fn field_map(&self, payload: &[u8]) -> FieldMap {
-        let Some(kind) = &self.kind else {
+        let total_bits = payload.len() * 8;
+        let Some(dissector) = &self.dissector else {
             return FieldMap {
-                total_bits: payload.len() * 8,
+                total_bits,
                 ..FieldMap::default()
             };
         };
-        let decoded =
-            self.decoders
-                .decode_payload(crate::capture::Status::Whole, Some(kind), payload);
-        let trace = &decoded.trace.fields;
+        let dissection = dissector.dissect(payload);
+        let trace = &dissection.trace.fields;
         let mut fields = Vec::with_capacity(trace.len());
         for f in trace {
             let role = match &f.kind {
                 FieldKind::Check { label, .. } if label == "crc32" && f.bit == 0 => Role::Crc,
                 FieldKind::Check { .. } => Role::Check,
-                FieldKind::Value if output::leaf_name(&f.path) == "len" => Role::Length {
-                    unit_bits: unit_bits(trace, &f.path),
+                FieldKind::Value if f.name() == "len" => Role::Length {
+                    unit_bits: unit_bits(trace, f.path()),
                 },
                 FieldKind::Value => Role::Value,
                 FieldKind::Scope | FieldKind::Padding => continue,
             };
             let path = match &f.kind {
                 FieldKind::Check { label, .. } => label.to_string(),
-                _ => f.path.to_string(),
+                _ => f.path().to_owned(),
             };
             let wire = f.raw.or(match f.value {
                 Value::Int(v) => Some(v),
@@ -175,56 +185,45 @@ impl SessionDissector {
             });
         }
         let map = FieldMap {
-            packet_type: decoded.packet_type.clone(),
+            packet_type: dissection.packet_type.map(str::to_owned),
             fields,
-            total_bits: payload.len() * 8,
+            total_bits,
         };
-        decoded.trace.recycle();
+        dissection.recycle();
         map
     }
 
-    /// Re-signs a (mutated) datagram: its CRC computed again with the protocol id folded in.
-    /// False when the format has no CRC (message batches, no decoder) or the datagram is
-    /// shorter than the CRC.
+    /// Re-signs a (mutated) datagram: its CRC computed again with the protocol id folded in
+    /// ([`Dissector::seal`]). False when the format has no CRC (message batches, no dissector)
+    /// or the datagram is shorter than the CRC.
     pub fn seal(&self, datagram: &mut [u8]) -> bool {
-        let Some(protocol) = self
-            .kind
-            .as_ref()
-            .and_then(|k| self.decoders.protocol_of(k))
-        else {
-            return false;
-        };
-        if datagram.len() < 4 {
-            return false;
-        }
-        let crc = packet_crc(protocol.id, datagram);
-        datagram[..4].copy_from_slice(&crc.to_le_bytes());
-        true
+        self.dissector.as_ref().is_some_and(|d| d.seal(datagram))
     }
 
     /// Appends the `decode --json` object of a datagram (no newline), its payload `payload`.
     pub fn write_json(&self, buf: &mut Vec<u8>, d: &Datagram, payload: &[u8]) {
-        let decoded = self.decoders.decode_flat(d, payload);
-        output::write_json(buf, d, payload.len(), &decoded);
-        decoded.trace.recycle();
+        let (decoder, dissection) = self.dissectors.dissect(d, payload);
+        output::write_json(buf, d, payload.len(), decoder, &dissection);
+        dissection.recycle();
     }
 }
 
 /// Bits per element counted by the length field at `len_path`: an array's first element, or a
 /// string's bytes.
-fn unit_bits(trace: &[bitlens_codec::TraceField], len_path: &str) -> Option<usize> {
+fn unit_bits(trace: &[TraceField], len_path: &str) -> Option<usize> {
     let scope = len_path.strip_suffix(".len")?;
     let first = format!("{scope}[0]");
-    if let Some(e) = trace.iter().find(|f| f.path == first.as_str()) {
+    if let Some(e) = trace.iter().find(|f| f.path() == first) {
         return Some(e.bits).filter(|&b| b > 0);
     }
     let utf8 = format!("{scope}.utf8");
-    trace.iter().any(|f| f.path == utf8.as_str()).then_some(8)
+    trace.iter().any(|f| f.path() == utf8).then_some(8)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dissectors::shipped;
     use bitlens_codec::packet::{read_packet, write_packet};
     use bitlens_testkit::demo::{self, DemoPacket};
 
@@ -251,7 +250,7 @@ mod tests {
 
     #[test]
     fn the_field_map_of_a_robocat_has_roles_and_units() {
-        let s = SessionDissector::new(Decoders::default(), "127.0.0.1:40000".parse().unwrap());
+        let s = SessionDissector::new(shipped(), "127.0.0.1:40000".parse().unwrap());
         assert_eq!(s.name(), Some("demo"));
         let bytes = robocat();
         let map = s.field_map(&bytes);
@@ -277,7 +276,7 @@ mod tests {
 
     #[test]
     fn sealing_makes_a_changed_packet_pass_the_crc_again() {
-        let s = SessionDissector::new(Decoders::default(), "127.0.0.1:40000".parse().unwrap());
+        let s = SessionDissector::new(shipped(), "127.0.0.1:40000".parse().unwrap());
         let mut bytes = robocat();
         // health: 87 -> 86 (bit 35, 7 bits, LSB first: clear the value's bit 0).
         bytes[4] ^= 1 << 3;
@@ -287,7 +286,7 @@ mod tests {
             DemoPacket::RoboCat(c) => assert_eq!(c.health, 86),
             other => panic!("{other:?}"),
         }
-        let none = SessionDissector::new(Decoders::default(), "127.0.0.1:9".parse().unwrap());
+        let none = SessionDissector::new(shipped(), "127.0.0.1:9".parse().unwrap());
         assert_eq!(none.name(), None);
         assert!(!none.seal(&mut bytes));
     }

@@ -720,13 +720,13 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::Decoders;
+    use crate::dissectors::shipped;
     use bitlens_codec::ErrorKind;
     use bitlens_codec::packet::{read_packet, write_packet};
     use bitlens_testkit::demo::{self, DemoPacket};
 
     fn dis() -> SessionDissector {
-        SessionDissector::new(Decoders::default(), "127.0.0.1:40000".parse().unwrap())
+        SessionDissector::new(shipped(), "127.0.0.1:40000".parse().unwrap())
     }
 
     fn robocat() -> Vec<u8> {

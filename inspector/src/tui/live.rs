@@ -25,7 +25,7 @@ pub fn feed(app: &mut App, rx: &Receiver<Seen>, dis: &crate::proxy::SessionDisse
         let Ok(seen) = rx.try_recv() else { break };
         let (src, dst) = seen.endpoints();
         let d = Datagram::detached(seen.frame, seen.time, src, dst, seen.bytes.len());
-        let v = dis.decoders().verdict_of(&d, &seen.bytes);
+        let v = dis.dissectors().verdict(&d, &seen.bytes);
         let (status, packet_type) = (v.status, v.packet_type.map(str::to_owned));
         app.push_live(d, &seen.bytes, status, packet_type.as_deref());
         any = true;
@@ -59,7 +59,7 @@ pub fn run(
         let size = terminal.size()?;
         let mut app = App::new(
             Arc::new(crate::capture::Capture::live(name)),
-            Arc::new(dis.decoders().clone()),
+            Arc::new(dis.dissectors().clone()),
             color,
             (size.width, size.height),
         );

@@ -1,21 +1,35 @@
-//! `bitlens inspect CAPTURE`: the terminal UI (ratatui + crossterm).
+//! `inspect CAPTURE`: the terminal UI (ratatui + crossterm), split as binsider and gitui
+//! split theirs:
 //!
-//! [`App`] is a plain struct; [`App::handle_key`] changes it without touching the terminal; and
-//! [`ui::draw`] renders it as a pure function. This module owns the terminal: it restores it on
-//! every exit path, panics included, and feeds the app the verdicts a background thread computes
-//! (the list is usable at once, the status counts fill in with a progress gauge).
+//! - [`state`]: [`App`], a plain struct, and the queries on it;
+//! - [`event`]: keys independent of the terminal, mapped from crossterm's;
+//! - [`handler`]: what keys, clicks and resizes do to the state (no terminal access);
+//! - [`layout`]: every pane's rectangle from the terminal size ([`Areas`]);
+//! - [`ui`]: the drawing, a pure function of the state;
+//! - [`live`]: the loop of a live session (`proxy --tui`), whose list grows as datagrams
+//!   arrive ([`App::push_live`]).
+//!
+//! This module owns the terminal: it restores it on every exit path, panics included, and
+//! feeds the app the verdicts a background thread computes (the list is usable at once, the
+//! status counts fill in with a progress gauge).
 
-pub mod app;
+pub mod event;
+pub mod handler;
+pub mod layout;
 pub mod live;
+pub mod state;
 pub mod ui;
 
-pub use app::{App, Key, Live, Pane};
+pub use event::{Key, map_key};
+pub use layout::Areas;
+pub use state::{App, Detail, Filter, Live, Pane, Summary};
 
 use crate::capture::Capture;
-use crate::decode::{Decoders, Status};
+use crate::dissectors::Dissectors;
 use anyhow::Result;
+use bitlens_codec::dissect::Status;
 use ratatui::crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,
+    self as terminal_event, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind,
     MouseEventKind,
 };
 use ratatui::crossterm::execute;
@@ -26,30 +40,11 @@ use std::time::Duration;
 /// Verdicts per message from the background thread.
 type SummaryBatch = Vec<(usize, Status, Option<String>)>;
 
-/// Maps a terminal key to an app key.
-pub fn map_key(code: KeyCode, mods: KeyModifiers) -> Option<Key> {
-    Some(match code {
-        KeyCode::Char('c') if mods.contains(KeyModifiers::CONTROL) => Key::Char('q'),
-        KeyCode::Char(c) => Key::Char(c),
-        KeyCode::Enter => Key::Enter,
-        KeyCode::Esc => Key::Esc,
-        KeyCode::Tab => Key::Tab,
-        KeyCode::BackTab => Key::BackTab,
-        KeyCode::Up => Key::Up,
-        KeyCode::Down => Key::Down,
-        KeyCode::Left => Key::Left,
-        KeyCode::Right => Key::Right,
-        KeyCode::PageUp => Key::PageUp,
-        KeyCode::PageDown => Key::PageDown,
-        KeyCode::Home => Key::Home,
-        KeyCode::End => Key::End,
-        KeyCode::Backspace => Key::Backspace,
-        _ => return None,
-    })
-}
-
 /// Starts the background pass that computes every datagram's verdict, in chunks.
-fn spawn_summaries(capture: Arc<Capture>, decoders: Arc<Decoders>) -> mpsc::Receiver<SummaryBatch> {
+fn spawn_summaries(
+    capture: Arc<Capture>,
+    dissectors: Arc<Dissectors>,
+) -> mpsc::Receiver<SummaryBatch> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         const CHUNK: usize = 20_000;
@@ -59,7 +54,7 @@ fn spawn_summaries(capture: Arc<Capture>, decoders: Arc<Decoders>) -> mpsc::Rece
                 .iter()
                 .enumerate()
                 .map(|(k, d)| {
-                    let v = decoders.verdict(&capture, d);
+                    let v = dissectors.verdict(d, capture.payload(d));
                     (c * CHUNK + k, v.status, v.packet_type.map(str::to_owned))
                 })
                 .collect();
@@ -75,11 +70,11 @@ fn spawn_summaries(capture: Arc<Capture>, decoders: Arc<Decoders>) -> mpsc::Rece
 ///
 /// # Errors
 /// Terminal I/O errors.
-pub fn run(capture: Capture, decoders: Decoders) -> Result<()> {
+pub fn run(capture: Capture, dissectors: Dissectors) -> Result<()> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let capture = Arc::new(capture);
-    let decoders = Arc::new(decoders);
-    let rx = spawn_summaries(Arc::clone(&capture), Arc::clone(&decoders));
+    let dissectors = Arc::new(dissectors);
+    let rx = spawn_summaries(Arc::clone(&capture), Arc::clone(&dissectors));
 
     // ratatui::init installs a panic hook that leaves raw mode and the alternate screen; ours,
     // chained in front of it, also releases the mouse.
@@ -93,7 +88,7 @@ pub fn run(capture: Capture, decoders: Decoders) -> Result<()> {
 
     let result = (|| -> Result<()> {
         let size = terminal.size()?;
-        let mut app = App::new(capture, decoders, color, (size.width, size.height));
+        let mut app = App::new(capture, dissectors, color, (size.width, size.height));
         let mut dirty = true;
         while !app.quit {
             while let Ok(batch) = rx.try_recv() {
@@ -104,10 +99,10 @@ pub fn run(capture: Capture, decoders: Decoders) -> Result<()> {
                 terminal.draw(|f| ui::draw(&app, f))?;
                 dirty = false;
             }
-            if !event::poll(Duration::from_millis(50))? {
+            if !terminal_event::poll(Duration::from_millis(50))? {
                 continue;
             }
-            match event::read()? {
+            match terminal_event::read()? {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
                     if let Some(key) = map_key(k.code, k.modifiers) {
                         app.handle_key(key);

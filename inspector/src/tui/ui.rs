@@ -1,133 +1,26 @@
-//! Rendering: a pure function of [`App`]. The layout is computed from the terminal size alone
-//! ([`Areas`]), so key handling (paging) and mouse hit-testing use the very same rectangles.
+//! The drawing: a pure function of [`App`], into the rectangles of [`Areas`].
 
-use super::app::{App, Pane};
+use super::layout::{Areas, MIN_SIZE};
+use super::state::{App, Pane};
 use crate::capture::Datagram;
-use crate::decode::Status;
-use crate::output::{captured_note, leaf_name};
+use crate::output::captured_note;
+use bitlens_codec::dissect::Status;
 use bitlens_codec::{FieldKind, Value};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Wrap};
 
-/// Smallest usable terminal.
-pub const MIN_SIZE: (u16, u16) = (40, 12);
-
-/// The rectangles of every pane for a terminal size.
-#[derive(Debug, Clone, Copy)]
-pub struct Areas {
-    /// Packet list (with border).
-    pub list: Rect,
-    /// Error / desync lines.
-    pub info: Rect,
-    /// Field tree (with border).
-    pub tree: Rect,
-    /// Hex and bit view (with border).
-    pub bits: Rect,
-    /// Status bar.
-    pub status: Rect,
-    /// Whether the terminal is big enough to draw anything.
-    pub usable: bool,
-}
-
-impl Areas {
-    /// The layout for a terminal of `(width, height)`.
-    pub fn new((w, h): (u16, u16)) -> Self {
-        let full = Rect::new(0, 0, w, h);
-        let usable = w >= MIN_SIZE.0 && h >= MIN_SIZE.1;
-        let [main, status] =
-            Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(full);
-        let [list, info, bottom] = Layout::vertical([
-            Constraint::Percentage(38),
-            Constraint::Length(2),
-            Constraint::Min(4),
-        ])
-        .areas(main);
-        let (tree, bits) = if w >= 110 {
-            let [t, b] =
-                Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
-                    .areas(bottom);
-            (t, b)
-        } else {
-            let [t, b] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
-                .areas(bottom);
-            (t, b)
-        };
-        Areas {
-            list,
-            info,
-            tree,
-            bits,
-            status,
-            usable,
-        }
-    }
-
-    /// Packet rows that fit the list pane (border and header excluded).
-    pub fn list_rows(&self) -> usize {
-        self.list.height.saturating_sub(3) as usize
-    }
-
-    /// Field rows that fit the tree pane.
-    pub fn tree_rows(&self) -> usize {
-        self.tree.height.saturating_sub(2) as usize
-    }
-
-    /// Bytes per line of the bit view: 8, 4, 2 or 1, whatever fits 12 columns per byte (hex and
-    /// 8 bits) after a 6-column offset.
-    pub fn bytes_per_line(&self) -> usize {
-        let inner = self.bits.width.saturating_sub(2) as usize;
-        let fits = inner.saturating_sub(7) / 12;
-        [8, 4, 2, 1].into_iter().find(|&n| n <= fits).unwrap_or(1)
-    }
-
-    /// Payload lines the bit view shows at once (border and header excluded).
-    pub fn bit_rows(&self) -> usize {
-        self.bits.height.saturating_sub(3) as usize
-    }
-
-    /// Lines the bit view needs for `len` payload bytes.
-    pub fn bit_lines(&self, len: usize) -> usize {
-        len.div_ceil(self.bytes_per_line())
-    }
-
-    fn inside(r: Rect, col: u16, row: u16) -> bool {
-        col >= r.x && col < r.x + r.width && row >= r.y && row < r.y + r.height
-    }
-
-    /// Which list row (0 = first visible) a cell is on.
-    pub fn list_row_at(&self, col: u16, row: u16) -> Option<usize> {
-        let first = self.list.y + 2; // border + header
-        (Self::inside(self.list, col, row)
-            && row >= first
-            && row < self.list.y + self.list.height - 1)
-            .then(|| (row - first) as usize)
-    }
-
-    /// Which tree row a cell is on.
-    pub fn tree_row_at(&self, col: u16, row: u16) -> Option<usize> {
-        let first = self.tree.y + 1;
-        (Self::inside(self.tree, col, row)
-            && row >= first
-            && row < self.tree.y + self.tree.height - 1)
-            .then(|| (row - first) as usize)
-    }
-
-    /// Whether a cell is in the list pane.
-    pub fn in_list(&self, col: u16, row: u16) -> bool {
-        Self::inside(self.list, col, row)
-    }
-
-    /// Whether a cell is in the tree pane.
-    pub fn in_tree(&self, col: u16, row: u16) -> bool {
-        Self::inside(self.tree, col, row)
-    }
-
-    /// Whether a cell is in the bit view.
-    pub fn in_bits(&self, col: u16, row: u16) -> bool {
-        Self::inside(self.bits, col, row)
+/// A one-character glyph for a status, in the list, the info line and the status bar.
+pub fn glyph(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "✓",
+        Status::Error => "✗",
+        Status::Desync => "≠",
+        Status::Truncated => "…",
+        Status::Fragment => "¦",
+        Status::Undecoded => "·",
     }
 }
 
@@ -252,7 +145,7 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             None => ("…".into(), None),
         };
         let status_cell = match status {
-            Some(s) => Cell::from(format!("{} {}", s.glyph(), s.name())).style(t.status(s)),
+            Some(s) => Cell::from(format!("{} {}", glyph(s), s.name())).style(t.status(s)),
             None => Cell::from("… pending").style(t.dim()),
         };
         let row = Row::new(vec![
@@ -367,24 +260,24 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             dg.dst,
             dg.declared_len(),
             captured_note(dg),
-            d.decoded.decoder
+            d.decoder
         );
         lines.push(Line::from(vec![
             Span::raw(head),
             Span::styled(
-                format!("{} {}", d.decoded.status.glyph(), d.decoded.status),
-                t.status(d.decoded.status),
+                format!("{} {}", glyph(d.dissection.status), d.dissection.status),
+                t.status(d.dissection.status),
             ),
         ]));
         // A lying IP or UDP length, rather than a snap-length cut or a clean verdict.
         let flaw = dg.flaw.map(|f| f.message(app.capture.name(), dg.frame));
-        let second = match (&d.decoded.desync, &d.decoded.problem, flaw) {
+        let second = match (&d.dissection.desync, &d.dissection.problem, flaw) {
             (Some(ds), ..) => Line::from(Span::styled(format!(" ≠ {}", ds.message()), t.bad())),
             (None, Some(p), _) => Line::from(Span::styled(format!(" ✗ {}", p.message), t.bad())),
             (None, None, Some(flaw)) => Line::from(Span::styled(format!(" ✗ {flaw}"), t.bad())),
-            (None, None, None) => match d.decoded.status {
-                Status::Ok if d.decoded.batch.is_some() => {
-                    let n = d.decoded.batch.as_ref().map_or(0, |b| b.messages.len());
+            (None, None, None) => match d.dissection.status {
+                Status::Ok if d.dissection.messages.is_some() => {
+                    let n = d.dissection.messages.as_ref().map_or(0, Vec::len);
                     Line::from(Span::styled(
                         format!(" ✓ batch framing valid; {n} messages, every length checked"),
                         t.ok(),
@@ -399,7 +292,7 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
                 }
                 Status::Fragment => Line::from(" an IP fragment: not decoded (no reassembly)"),
                 Status::Undecoded => {
-                    Line::from(" no decoder for these ports: use --decode PORT=KIND")
+                    Line::from(" no decoder for these ports: use --decode PORT=NAME")
                 }
                 _ => Line::from(""),
             },
@@ -426,7 +319,7 @@ fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         return;
     };
     let h = a.tree_rows();
-    let fields = &d.decoded.trace.fields;
+    let fields = &d.dissection.trace.fields;
     let mut lines = Vec::with_capacity(h);
     for (k, &i) in d.visible.iter().enumerate().skip(d.offset).take(h) {
         let fl = &fields[i];
@@ -441,7 +334,7 @@ fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
                 };
                 spans.push(Span::raw(marker));
                 spans.push(Span::styled(
-                    leaf_name(&fl.path).to_owned(),
+                    fl.name().to_owned(),
                     Style::new().add_modifier(Modifier::BOLD),
                 ));
                 let v = value_text(&fl.value);
@@ -469,7 +362,7 @@ fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             FieldKind::Value => {
                 spans.push(Span::raw(format!(
                     "{} = {}",
-                    leaf_name(&fl.path),
+                    fl.name(),
                     value_text(&fl.value)
                 )));
             }
@@ -502,7 +395,7 @@ fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     }
     let title = format!(
         " Fields: {} {} ",
-        d.decoded.packet_type.as_deref().unwrap_or("?"),
+        d.dissection.packet_type.unwrap_or("?"),
         if d.visible.is_empty() {
             String::new()
         } else {
@@ -534,7 +427,7 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     let payload = app.capture.payload(&app.capture.datagrams()[d.datagram]);
     let nbits = payload.len() * 8;
     let mut class = vec![BitClass::Unread; nbits];
-    for fl in &d.decoded.trace.fields {
+    for fl in &d.dissection.trace.fields {
         let c = match &fl.kind {
             FieldKind::Scope => continue,
             FieldKind::Value => BitClass::Read,
@@ -554,11 +447,11 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             class[fl.bit..end].fill(c);
         }
     }
-    let selected = d.selected_field().map(|i| &d.decoded.trace.fields[i]);
+    let selected = d.selected_field().map(|i| &d.dissection.trace.fields[i]);
     let sel = selected.map_or(0..0, |s| {
         s.bit..s.bit + s.bits.max(if s.kind == FieldKind::Scope { 0 } else { 1 })
     });
-    let error_bit = d.decoded.problem.as_ref().map(|p| p.bit);
+    let error_bit = d.dissection.problem.as_ref().map(|p| p.bit);
     let bpl = a.bytes_per_line();
     let h = a.bit_rows();
     let mut lines = vec![Line::from(Span::styled(
@@ -609,8 +502,10 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         lines.push(Line::from(spans));
     }
     let title = match selected {
-        Some(s) if s.bits > 0 => format!(" Bits: {} = bits {}..{} ", s.path, s.bit, s.bit + s.bits),
-        Some(s) => format!(" Bits: {} (0 bits, at bit {}) ", s.path, s.bit),
+        Some(s) if s.bits > 0 => {
+            format!(" Bits: {} = bits {}..{} ", s.path(), s.bit, s.bit + s.bits)
+        }
+        Some(s) => format!(" Bits: {} (0 bits, at bit {}) ", s.path(), s.bit),
         None => " Bits ".to_owned(),
     };
     f.render_widget(Paragraph::new(lines).block(block.title(title)), a.bits);
@@ -656,12 +551,12 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         let n = counts[st as usize];
         if n > 0 || st == Status::Ok {
             spans.push(Span::styled(
-                format!("{} {n} {} ", st.glyph(), st.name()),
+                format!("{} {n} {} ", glyph(st), st.name()),
                 t.status(st),
             ));
         }
     }
-    spans.push(Span::raw(format!("│ {} ", app.decoders.describe())));
+    spans.push(Span::raw(format!("│ {} ", app.dissectors.describe())));
     if let Some(live) = &app.live {
         let mode = match (live.paused, live.follow) {
             (true, _) => format!("PAUSED ({} new)", live.waiting),

@@ -158,8 +158,8 @@ local function bprim(B, pf, name, P, K, err)
   return v
 end
 
--- Varints: `kind` is "u32", "u64", "i32" or "i64". The field shows the varint as sent (for
--- signed kinds, the zig-zag code: that is what bitlens records), the extra shows the value.
+-- Varints: `kind` is "u32", "u64", "i32" or "i64". The field shows the value: for signed kinds
+-- the number the zig-zag code stands for (batch/stream.rs traces that too), checked afterwards.
 local function unzigzag(x)
   if type(x) == "number" then
     if x % 2 == 0 then return x / 2 end
@@ -176,13 +176,9 @@ local function bpacked(B, pf, name, kind, K, err)
   local x, why, rem = varint(B)
   if not x then varint_error(B, pf, name, why, rem) end
   B.pos = at + why
-  local extra
   local v = x
-  if kind == "i32" or kind == "i64" then
-    v = unzigzag(x)
-    extra = B.vis and ", zig-zag of " .. dec(v)
-  end
-  bput(B, pf, bname(B, name), at, why, ival(pf, x), B.vis and dec(x), extra)
+  if kind == "i32" or kind == "i64" then v = unzigzag(x) end
+  bput(B, pf, bname(B, name), at, why, ival(pf, v), B.vis and dec(v))
   if kind == "u32" and bigger(x, 4294967295) then
     braise("out_of_range", at, name, dec(x) .. " out of range 0..=4294967295")
   end
@@ -379,7 +375,7 @@ local function dissect_batch(tvb, pinfo, tree)
         text = "batch header says " .. declared .. " bytes, datagram has " .. len .. " (truncated or padded)" }
     end
   end
-  local pos, index, bad = 2, 0, 0
+  local pos, index, bad, first_err = 2, 0, 0, nil
   while not framing and pos < len do
     local rest = len - pos
     local mtype = sbyte(s, pos + 1)
@@ -435,6 +431,7 @@ local function dissect_batch(tvb, pinfo, tree)
       bmeta(mi, X.error, tvb, merr, "error: " .. merr)
       ;(mitem or mi):add_proto_expert_info(BEXPERT[mkind], merr)
       bad = bad + 1
+      first_err = first_err or merr
     end
     names[#names + 1] = mname
     if framing then break end
@@ -451,8 +448,11 @@ local function dissect_batch(tvb, pinfo, tree)
     summary = "error: " .. message
     root:append_text(": error (" .. framing.kind .. " at byte " .. framing.at .. ")")
   else
-    status = "ok"
+    -- One status per datagram, as bitlens gives it: a corrupt message makes the batch an
+    -- error, with the first corrupt message's error.
+    status = bad > 0 and "error" or "ok"
     bmeta(root, X.status, tvb, status, "status: " .. status)
+    if first_err then bmeta(root, X.error, tvb, first_err, "error: " .. first_err) end
     local count = #names .. (#names == 1 and " message" or " messages")
     if bad > 0 then count = count .. ", " .. bad .. " corrupt" end
     summary = count .. " (" .. table.concat(names, ", ") .. ")"

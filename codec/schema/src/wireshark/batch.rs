@@ -286,6 +286,9 @@ impl Gen<'_> {
         let at = |part: &str| format!("{path}.{part}");
         Ok(match kind {
             BKind::Prim(p, _) => self.pf(path, name, prim_spec(*p))?,
+            // A signed varint's field holds the value it codes, which a packed_i32 reader may
+            // find outside i32 (then refuses).
+            BKind::Packed { signed: true, .. } => self.pf(path, name, prim_spec(Prim::I64))?,
             BKind::Packed { wide: true, .. } => self.pf(path, name, Spec::U64)?,
             BKind::Packed { wide: false, .. } => {
                 self.pf(path, name, count_spec(u32::MAX as usize))?

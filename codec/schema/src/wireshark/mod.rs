@@ -22,7 +22,8 @@
 //! Field types: integers up to 64 bits are Wireshark integers (64-bit ones Int64/UInt64), wider
 //! `int128` and `u128` values are decimal text fields, `fixed` values doubles (their label shows
 //! the exact decimal), floats floats, strings and wide strings text, bytes bytes; structs,
-//! arrays and elements are plain subtrees.
+//! arrays and elements are plain subtrees, and a tagged union a subtree of its tag (an integer
+//! whose label names the variant) and the variant's fields.
 //!
 //! Every field is a `ProtoField` named after its path without array indices:
 //! `arena.players.health` for `players[3].health`, so that `arena.players.health > 90` filters.

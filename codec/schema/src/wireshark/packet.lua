@@ -444,7 +444,7 @@ end
 -- and d in the tier's range, else d in 126..=max_objects + 1 (`top`, `wtop` bits); the index is
 -- previous + d, at most max_objects.
 local OI = { { 2, 5, "d<=5", 2 }, { 6, 13, "d<=13", 3 }, { 14, 29, "d<=29", 4 }, { 30, 61, "d<=61", 5 }, { 62, 125, "d<=125", 6 } }
-local function oidx_body(R, N, prev, maxo, wtop, start, leaf)
+local function oidx_body(R, N, prev, maxo, wtop, start)
   if rbool(R, N.d1, "d=1") then return 1 end
   for t = 1, 5 do
     local T = OI[t]
@@ -452,7 +452,8 @@ local function oidx_body(R, N, prev, maxo, wtop, start, leaf)
   end
   local top = maxo + 1
   if top < 126 then
-    raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=%d", prev + 126, prev + 1, maxo))
+    -- Raised inside the index's own scope: R.path already ends with its name.
+    raise(R, "out_of_range", start, "", sfmt("%d out of range %d..=%d", prev + 126, prev + 1, maxo))
   end
   return int(R, N.d, "d", 126, top, wtop)
 end
@@ -462,12 +463,12 @@ local function oidx(R, N, leaf, prev, maxo, wtop)
   local path = join(R.path, leaf)
   local value
   if not R.dry then
-    local ok, d = dry(R, path, oidx_body, N, prev, maxo, wtop, start, leaf)
+    local ok, d = dry(R, path, oidx_body, N, prev, maxo, wtop, start)
     if ok and prev + d <= maxo then value = prev + d end
   end
   if value then open(R, N.pf, name_of(R, leaf), path, ival(N.pf, value))
   else open(R, X.partial, name_of(R, leaf), path) end
-  local c = prev + oidx_body(R, N, prev, maxo, wtop, start, leaf)
+  local c = prev + oidx_body(R, N, prev, maxo, wtop, start)
   close(R, R.vis and value and sfmt("%d", value))
   if c > maxo then raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=%d", c, prev + 1, maxo)) end
   return c
@@ -517,6 +518,17 @@ end
 local function struct(R, N, leaf, body)
   open(R, N.pf, name_of(R, leaf), join(R.path, leaf))
   body(R, N.f)
+  close(R)
+end
+
+-- A tagged union (schema lib.rs union_value): the tag as int(0, last) named by its variant, then
+-- the variant's body fields in the same scope. `U` = { tag (its name), last, w, names, bodies
+-- (per variant, from 1: the index of its body's function in `S`, or false) }.
+local function union(R, N, leaf, U, S)
+  open(R, N.pf, name_of(R, leaf), join(R.path, leaf))
+  local t = int(R, N.tag, U.tag, 0, U.last, U.w, U.names)
+  local body = U.bodies[t + 1]
+  if body then S[body](R, N.v[t + 1]) end
   close(R)
 end
 
@@ -787,7 +799,8 @@ local function wstr_body(R, N, L)
     R.path = base .. R.idx
     local bit = R.pos
     local g = take(R, "", 32)
-    put(R, N.unit, R.idx, bit, 32, g, R.vis and sfmt("%d", g), ", 0..=4294967295")
+    -- Traced with the code units' range: a group above it is where the read stops.
+    put(R, N.unit, R.idx, bit, 32, g, R.vis and sfmt("%d", g), ", 0..=65535", g > 0xFFFF)
     if g > 0xFFFF then refuse("out_of_range", bit, i, sfmt("%d out of range 0..=65535", g)) end
     if g == 0 then
       refuse("interior_nul", bit, i,
@@ -818,9 +831,11 @@ end
 
 local function wstr(R, N, leaf, L)
   local path = join(R.path, leaf)
+  -- The label first: the body's code units reuse R.idx (an array element's "[i]").
+  local name = name_of(R, leaf)
   local ok, text = false, nil
   if not R.dry then ok, text = dry(R, path, wstr_body, N, L) end
-  if ok then open(R, N.pf, name_of(R, leaf), path, text) else open(R, X.partial, name_of(R, leaf), path) end
+  if ok then open(R, N.pf, name, path, text) else open(R, X.partial, name, path) end
   text = wstr_body(R, N, L)
   close(R, R.vis and quote(text))
   return text

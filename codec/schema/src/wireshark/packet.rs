@@ -6,8 +6,8 @@
 //! `schema/mod.rs`.
 
 use super::{Registry, Spec, WiresharkError, lua_num, lua_str, segment};
-use crate::Schema;
 use crate::parse::{Field, Kind, Prev};
+use crate::{Schema, element_previous};
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::checksum::{check_hash, packet_crc};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
@@ -307,11 +307,34 @@ impl Gen<'_> {
         let schema = self.schema;
         let at = |part: &str| format!("{path}.{}", segment(part));
         Ok(match kind {
-            // Tagged unions came with the derive; their Lua reader is not written yet.
-            Kind::Union(_) => {
-                return Err(WiresharkError(format!(
-                    "field {path}: [union] types are not exported to Wireshark yet"
-                )));
+            // A tagged union: its tag (named by the variants), then each variant's body fields,
+            // all at the union's path (a variant has no scope of its own).
+            Kind::Union(u) => {
+                let def = &schema.unions[*u];
+                let names = def
+                    .variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (i as i64, v.name.to_string()))
+                    .collect();
+                let spec = Spec::Int {
+                    min: 0,
+                    max: def.variants.len() as i128 - 1,
+                    names: Some(names),
+                };
+                let tag = self.pf(&at(&def.tag), &def.tag, spec)?;
+                let mut bodies = Vec::with_capacity(def.variants.len());
+                for v in &def.variants {
+                    bodies.push(match v.body {
+                        Some(sid) => self.fields(sid, path)?,
+                        None => "false".into(),
+                    });
+                }
+                let pf = self.pf(path, name, Spec::Scope)?;
+                self.node(format!(
+                    "{{ pf = {pf}, tag = {tag}, v = {{ {} }} }}",
+                    bodies.join(", ")
+                ))
             }
             Kind::Bool => self.pf(path, name, Spec::Bool)?,
             Kind::Int { min, max } => self.pf(path, name, int_spec(*min, *max))?,
@@ -338,7 +361,7 @@ impl Gen<'_> {
             Kind::Fixed(_) => self.pf(path, name, Spec::F64)?,
             Kind::WStr { max_len } => {
                 // The code units first: they keep the name `NAME.utf16` (their scope does not).
-                let unit = self.pf(&at("utf16"), "utf16", int_spec(0, i64::from(u32::MAX)))?;
+                let unit = self.pf(&at("utf16"), "utf16", int_spec(0, i64::from(u16::MAX)))?;
                 let utf16 = self.pf(&at("utf16"), "utf16", Spec::Scope)?;
                 let pf = self.pf(path, name, Spec::Str)?;
                 let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
@@ -391,7 +414,8 @@ impl Gen<'_> {
                 max_len, element, ..
             } => {
                 // The elements first: they keep the array's name when the two kinds differ.
-                let e = self.node_of(element, path, name, -1)?;
+                let prev_min = relative_min(Prev::Const(element_previous(element)), &[]);
+                let e = self.node_of(element, path, name, prev_min)?;
                 let pf = self.pf(path, name, Spec::Scope)?;
                 let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
                 self.node(format!("{{ pf = {pf}, len = {len}, e = {e} }}"))
@@ -521,8 +545,33 @@ impl Gen<'_> {
     fn call(&mut self, kind: &Kind, node: &str, name: &str, prev: &str) -> String {
         let schema = self.schema;
         match kind {
-            // Refused by `node_of` before any call is written.
-            Kind::Union(_) => "error(\"[union] types are not exported\")".to_owned(),
+            Kind::Union(u) => {
+                let def = &schema.unions[*u];
+                let last = def.variants.len() as i64 - 1;
+                let names: Vec<String> = def
+                    .variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("[{i}] = {}", lua_str(&v.name)))
+                    .collect();
+                let names = self.constant(format!("{{ {} }}", names.join(", ")));
+                // The variants' bodies by index into `S` (defined after the constants).
+                let bodies: Vec<String> = def
+                    .variants
+                    .iter()
+                    .map(|v| match v.body {
+                        Some(sid) => (self.function(sid) + 1).to_string(),
+                        None => "false".into(),
+                    })
+                    .collect();
+                let c = self.constant(format!(
+                    "{{ tag = {}, last = {last}, w = {}, names = {names}, bodies = {{ {} }} }}",
+                    lua_str(&def.tag),
+                    bits_required(0, last),
+                    bodies.join(", ")
+                ));
+                format!("union(R, {node}, {name}, {c}, S)")
+            }
             Kind::Bool => format!("rbool(R, {node}, {name})"),
             Kind::Int { min, max } => self.int_call(node, name, *min, *max, None),
             Kind::Enum(e) => {
@@ -596,8 +645,10 @@ impl Gen<'_> {
             } => {
                 let len = self.count_reader(*max_len);
                 // Array elements read with an empty name (their label is "[i]") and, for
-                // relative elements, previous = -1, as the interpreter's `element` does.
-                let read = self.call(element, "N", "\"\"", "-1");
+                // relative elements, after their constant previous, as the interpreter's
+                // `element` does.
+                let prev = element_previous(element).to_string();
+                let read = self.call(element, "N", "\"\"", &prev);
                 let e = self.constant(format!("function(R, N) return {read} end"));
                 let min_bits = (*min_element_bits).max(1);
                 let min_bits = if min_bits < 1 << 50 {

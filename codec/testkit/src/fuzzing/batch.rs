@@ -1,12 +1,13 @@
 //! Harnesses of the batch fuzz targets (`batch_read`, `batch_roundtrip`), also run by
 //! `codec/batch/tests/batch_props.rs` and the corpus replay.
 
-use crate::batch_demo::{DemoMessage, MTU, trace_batch};
+use crate::batch_demo::{DemoMessage, MTU, dissect, dissector};
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_batch::{
-    BATCH_HEADER_LEN, ByteCounter, Channel, FramingStatus, MESSAGE_HEADER_LEN, Message,
-    MessageStatus, SendQueue, UpdateStage, read_batch,
+    BATCH_HEADER_LEN, ByteCounter, Channel, MESSAGE_HEADER_LEN, Message, SendQueue, UpdateStage,
+    read_batch,
 };
+use bitlens_codec::dissect::{Dissector, MessageStatus, Problem, Status};
 
 /// Encodes one demo message (header and body) on its own.
 fn encode(m: &mut DemoMessage, stage: UpdateStage) -> Vec<u8> {
@@ -18,17 +19,40 @@ fn encode(m: &mut DemoMessage, stage: UpdateStage) -> Vec<u8> {
     buf
 }
 
-/// `batch_read`: raw bytes read as a demo batch never panic; the trace reaches the reader's
-/// verdict; every accepted batch re-encodes to the identical bytes (unknown types copied by
-/// their length).
+/// `batch_read`: raw bytes read as a demo batch never panic; the dissection and the verdict
+/// reach the reader's verdict (one status: an error when the framing or any message is
+/// corrupt); every message's range of the one field tree covers its header and body; every
+/// accepted batch re-encodes to the identical bytes (unknown types copied by their length).
 pub fn batch_read(data: &[u8]) {
-    let trace = trace_batch(data);
-    let Ok(messages) = read_batch(data) else {
+    let d = dissect(data);
+    let dissector = dissector();
+    let verdict = dissector.verdict(data);
+    assert_eq!(
+        (
+            verdict.status,
+            verdict.packet_type,
+            verdict.problem.as_ref()
+        ),
+        (d.status, d.packet_type, d.problem.as_ref()),
+        "verdict and dissection disagree"
+    );
+    let views = d
+        .messages
+        .as_deref()
+        .expect("a batch dissection lists its messages");
+    let mut end = 0;
+    for v in views {
+        assert!(end <= v.entries.start && v.body.start >= v.entries.start);
+        assert!(v.body.end <= v.entries.end && v.entries.end <= d.trace.fields.len());
+        let scope = &d.trace.fields[v.entries.start];
         assert_eq!(
-            trace.status,
-            FramingStatus::Error,
-            "trace accepted bad framing"
+            (scope.bit, scope.bits),
+            (v.offset * 8, (MESSAGE_HEADER_LEN + v.len) * 8)
         );
+        end = v.entries.end;
+    }
+    let Ok(messages) = read_batch(data) else {
+        assert_eq!(d.status, Status::Error, "dissection accepted bad framing");
         return;
     };
     let mut rebuilt = data[..BATCH_HEADER_LEN].to_vec();
@@ -37,19 +61,23 @@ pub fn batch_read(data: &[u8]) {
         let raw = match item {
             Ok(raw) => raw,
             Err(e) => {
-                assert_eq!(trace.status, FramingStatus::Error);
-                assert_eq!(trace.error, Some(e));
+                assert_eq!(d.status, Status::Error);
+                assert_eq!(d.problem, Some(Problem::from(&e)), "framing error first");
                 let at = e.message().expect("a corrupt message is named");
                 assert_eq!(at.index, i);
                 assert!(e.offset() <= data.len());
                 return;
             }
         };
-        let t = &trace.messages[i];
+        let t = &views[i];
         assert_eq!((t.offset, usize::from(raw.header.len)), (raw.offset, t.len));
         match DemoMessage::decode(&raw) {
             Ok(Some(mut m)) => {
-                assert_eq!(t.status, MessageStatus::Ok, "trace and decode disagree");
+                assert_eq!(
+                    t.status,
+                    MessageStatus::Ok,
+                    "dissection and decode disagree"
+                );
                 let bytes = encode(&mut m, raw.header.stage);
                 let original = &data[raw.offset..raw.offset + MESSAGE_HEADER_LEN + raw.body.len()];
                 assert_eq!(
@@ -65,17 +93,27 @@ pub fn batch_read(data: &[u8]) {
             }
             Err(e) => {
                 assert_eq!(t.status, MessageStatus::Error);
-                assert_eq!(t.error, Some(e), "trace and decode disagree on the error");
+                assert_eq!(
+                    t.problem,
+                    Some(Problem::from(&e)),
+                    "dissection and decode disagree on the error"
+                );
                 assert_eq!(e.message().map(|m| m.index), Some(i));
                 all_ok = false;
             }
         }
     }
-    assert_eq!(trace.status, FramingStatus::Ok);
     if all_ok {
+        assert_eq!(d.status, Status::Ok);
         assert_eq!(
             rebuilt, data,
             "an accepted batch re-encodes to the same bytes"
+        );
+    } else {
+        assert_eq!(
+            d.status,
+            Status::Error,
+            "a corrupt message makes the batch an error"
         );
     }
 }

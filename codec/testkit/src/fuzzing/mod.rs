@@ -362,7 +362,7 @@ pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
     for f in trace.fields.iter().filter(|f| {
         f.kind == FieldKind::Value
             && f.bits > 0
-            && (f.path.ends_with(".len") || f.path == "packet_type")
+            && (f.path().ends_with(".len") || f.path() == "packet_type")
     }) {
         let Some((min, max)) = f.range else { continue };
         let span = u64::try_from(max.abs_diff(min)).unwrap_or(u64::MAX);
@@ -377,16 +377,16 @@ pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
         } else {
             // Every value fits the range: claim the maximum count, which must exceed the bits
             // left.
-            let elem_bits = if f.path.starts_with("elements") {
+            let elem_bits = if f.path().starts_with("elements") {
                 32
-            } else if f.path.starts_with("mice") {
+            } else if f.path().starts_with("mice") {
                 12
             } else {
                 8
             };
             let after = trace.total_bits - (f.bit + f.bits);
             if usize::try_from(span).map_or(usize::MAX, |s| s.saturating_mul(elem_bits)) <= after
-                || f.path == "packet_type"
+                || f.path() == "packet_type"
             {
                 continue;
             }
@@ -397,7 +397,7 @@ pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
         let crc = packet_crc(PROTOCOL_ID, &bytes);
         bytes[..4].copy_from_slice(&crc.to_le_bytes());
         out.push(Hostile {
-            path: f.path.to_string(),
+            path: f.path().to_string(),
             raw,
             bytes,
         });

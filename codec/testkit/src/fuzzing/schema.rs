@@ -2,10 +2,10 @@
 //! compiled demo protocol agree on every input; `schema_batch_vs_compiled`: the same for the
 //! schema's `[batch]` section and the compiled batch messages.
 
-use crate::batch_demo::{DemoMessage, trace_batch};
+use crate::batch_demo::{DemoMessage, DemoMessages, dissect};
 use crate::demo::{DemoPacket, MTU, RigidBody};
 use arbitrary::{Arbitrary, Unstructured};
-use bitlens_batch::read_batch;
+use bitlens_batch::{check_batch, dissect_batch, read_batch};
 use bitlens_codec::link::NetworkId;
 use bitlens_codec::packet::{Packet, trace_packet, write_packet};
 use bitlens_codec::trace::Trace;
@@ -245,20 +245,33 @@ pub fn demo_batch() -> &'static BatchSchema {
     }
 }
 
-/// The raw-bytes half: `data` read as a batch by both engines gives the same trace (framing
-/// status and error, per message status, type, stage, length, error, field paths, bits and
-/// values), and every message both accept has the same value and re-encodes to its bytes.
+/// The raw-bytes half: `data` read as a batch by both engines gives the same dissection
+/// (status and problem, per message status, type, stage, length, problem, field paths, bits
+/// and values) and the same verdict, and every message both accept has the same value and
+/// re-encodes to its bytes.
 pub fn same_batch_verdict(data: &[u8]) {
     let schema = demo_batch();
-    let compiled = trace_batch(data);
-    let traced = schema.trace(data);
-    for (c, s) in compiled.messages.iter().zip(&traced.messages) {
-        for (i, (a, b)) in c.fields.iter().zip(&s.fields).enumerate() {
-            assert_eq!(a, b, "message {} field {i} differs", c.index);
+    let compiled = dissect(data);
+    let traced = dissect_batch(schema, data);
+    if let (Some(c), Some(s)) = (&compiled.messages, &traced.messages) {
+        for (c, s) in c.iter().zip(s) {
+            let (a, b) = (&compiled.trace.fields, &traced.trace.fields);
+            for (i, (a, b)) in a[c.entries.clone()]
+                .iter()
+                .zip(&b[s.entries.clone()])
+                .enumerate()
+            {
+                assert_eq!(a, b, "message {} entry {i} differs", c.index);
+            }
+            assert_eq!(c, s, "message {} differs", c.index);
         }
-        assert_eq!(c, s, "message {} differs", c.index);
     }
-    assert_eq!(compiled, traced, "batch traces differ");
+    assert_eq!(compiled, traced, "batch dissections differ");
+    assert_eq!(
+        check_batch(&DemoMessages, data),
+        check_batch(schema, data),
+        "batch verdicts differ"
+    );
     let Ok(messages) = read_batch(data) else {
         return;
     };

@@ -1,0 +1,288 @@
+//! Which dissector reads which UDP port, like Wireshark's "Decode As": the inspector's only
+//! knowledge of protocols. Every format (compiled packet sets, batch message sets, schemas) is
+//! a [`Dissector`]; nothing here or in the outputs, `check` or the TUI branches on a format.
+//!
+//! The capture decides first: a datagram cut short by the snap length is
+//! [`Status::Truncated`], an IP fragment [`Status::Fragment`], one on ports without a
+//! dissector [`Status::Undecoded`]; every other datagram gets its dissector's verdict or
+//! dissection. Both agree on the status (`bitlens_codec::dissect`), so text, JSON, `check`
+//! and the TUI show every datagram with one status.
+
+use crate::capture::{Datagram, Status as CaptureStatus};
+use bitlens_codec::ProtocolId;
+use bitlens_codec::dissect::{Dissection, Dissector, Layout, Status, Verdict};
+use bitlens_schema::Schema;
+use bitlens_schema::dissect::{SchemaDissector, batch_dissector};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// The dissectors per UDP port, and every dissector `--decode PORT=NAME` can name.
+#[derive(Clone, Default)]
+pub struct Dissectors {
+    by_port: BTreeMap<u16, Arc<dyn Dissector>>,
+    /// By name, in the order they were added (the first is `decode-bytes`' default).
+    known: Vec<Arc<dyn Dissector>>,
+}
+
+impl fmt::Debug for Dissectors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dissectors")
+            .field("ports", &self.describe())
+            .field("known", &self.names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Dissectors {
+    /// No dissector on any port.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `dissector` on `port` and makes it known by its name (replacing a known one of the
+    /// same name).
+    pub fn register(&mut self, port: u16, dissector: Arc<dyn Dissector>) {
+        self.add_known(Arc::clone(&dissector));
+        self.by_port.insert(port, dissector);
+    }
+
+    /// Makes `dissector` known by its name, on no port (`--decode PORT=NAME` can set it).
+    pub fn add_known(&mut self, dissector: Arc<dyn Dissector>) {
+        match self.known.iter_mut().find(|k| k.name() == dissector.name()) {
+            Some(k) => *k = dissector,
+            None => self.known.push(dissector),
+        }
+    }
+
+    /// The dissector named `name`.
+    pub fn by_name(&self, name: &str) -> Option<&Arc<dyn Dissector>> {
+        self.known.iter().find(|k| k.name() == name)
+    }
+
+    /// The names of the known dissectors, in the order they were added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.known.iter().map(|k| k.name())
+    }
+
+    /// The first dissector added (the one `decode-bytes` uses unless told otherwise).
+    pub fn first(&self) -> Option<&Arc<dyn Dissector>> {
+        self.known.first()
+    }
+
+    /// The ports with a dissector, and its name, in port order.
+    pub fn ports(&self) -> impl Iterator<Item = (u16, &str)> {
+        self.by_port.iter().map(|(p, d)| (*p, d.name()))
+    }
+
+    /// Loads a schema: `schema` (and, when it has a `[batch]` section, `schema-batch`) become
+    /// known, and they replace the dissectors of their layout on every port (`schema` where
+    /// framed packets were read, `schema-batch` where batches were), unless `--decode
+    /// PORT=NAME` says otherwise later.
+    pub fn set_schema(&mut self, schema: Schema) {
+        let schema = Arc::new(schema);
+        let packets: Arc<dyn Dissector> = Arc::new(SchemaDissector::new(Arc::clone(&schema)));
+        let batches = batch_dissector(schema).map(|d| Arc::new(d) as Arc<dyn Dissector>);
+        for d in self.by_port.values_mut() {
+            let with = match d.layout() {
+                Layout::Packets => Some(&packets),
+                Layout::Batches => batches.as_ref(),
+                Layout::Other => None,
+            };
+            if let Some(with) = with {
+                *d = Arc::clone(with);
+            }
+        }
+        self.add_known(packets);
+        if let Some(b) = batches {
+            self.add_known(b);
+        }
+    }
+
+    /// Parses and applies one `PORT=NAME` override (`NAME` a known dissector, or `none` to
+    /// remove the port's dissector).
+    ///
+    /// # Errors
+    /// A message saying what is wrong with the argument.
+    pub fn apply_override(&mut self, arg: &str) -> Result<(), String> {
+        let example = self.names().next().unwrap_or("NAME");
+        let (port, name) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("--decode {arg:?}: expected PORT=NAME, e.g. 40000={example}"))?;
+        let port: u16 = port
+            .trim()
+            .parse()
+            .map_err(|_| format!("--decode {arg:?}: {port:?} is not a UDP port"))?;
+        let name = name.trim();
+        if name == "none" {
+            self.by_port.remove(&port);
+            return Ok(());
+        }
+        let d = self
+            .by_name(name)
+            .ok_or_else(|| format!("--decode {arg:?}: {}", self.unknown(name)))?;
+        self.by_port.insert(port, Arc::clone(d));
+        Ok(())
+    }
+
+    /// Why `name` names no dissector, and which names do.
+    pub fn unknown(&self, name: &str) -> String {
+        match name {
+            "schema" | "schema-batch" if self.by_name("schema").is_none() => {
+                format!("the {name} decoder needs --schema FILE")
+            }
+            "schema-batch" => {
+                "the schema-batch decoder needs a [batch] section in the schema (see SCHEMA.md)"
+                    .to_owned()
+            }
+            _ => {
+                let known: Vec<&str> = self.names().collect();
+                format!(
+                    "unknown decoder {name:?} (known: {}, none)",
+                    known.join(", ")
+                )
+            }
+        }
+    }
+
+    /// Checks CRCs with another protocol id (`--protocol-id`): every dissector that frames
+    /// packets with a protocol id is replaced by the same dissector with `id`.
+    pub fn set_protocol_id(&mut self, id: ProtocolId) {
+        let swap = |d: &mut Arc<dyn Dissector>| {
+            if let Some(other) = d.with_protocol_id(id) {
+                *d = other;
+            }
+        };
+        self.by_port.values_mut().for_each(swap);
+        self.known.iter_mut().for_each(swap);
+    }
+
+    /// The dissector for a datagram: its destination port's first, then its source port's.
+    pub fn for_datagram(&self, d: &Datagram) -> Option<&Arc<dyn Dissector>> {
+        self.for_ports(d.src.port(), d.dst.port())
+    }
+
+    /// The dissector for a datagram from UDP port `src` to UDP port `dst` (a live one, say):
+    /// the destination port's first, then the source port's.
+    pub fn for_ports(&self, src: u16, dst: u16) -> Option<&Arc<dyn Dissector>> {
+        self.by_port.get(&dst).or_else(|| self.by_port.get(&src))
+    }
+
+    /// The name of a datagram's dissector (`none` without one), as JSON's `decoder` shows it.
+    pub fn decoder_name(&self, d: &Datagram) -> &str {
+        self.for_datagram(d).map_or("none", |x| x.name())
+    }
+
+    /// What the capture says before any dissector runs: truncated, a fragment, or no
+    /// dissector; `None` when the dissector should read the payload.
+    fn before_reading(&self, d: &Datagram) -> Result<&Arc<dyn Dissector>, Status> {
+        let dissector = self.for_datagram(d).ok_or(Status::Undecoded)?;
+        match d.status {
+            CaptureStatus::Truncated => Err(Status::Truncated),
+            CaptureStatus::Fragment => Err(Status::Fragment),
+            CaptureStatus::Whole => Ok(dissector),
+        }
+    }
+
+    /// The verdict on a datagram whose payload is `payload`, read without recording anything.
+    pub fn verdict(&self, d: &Datagram, payload: &[u8]) -> Verdict<'_> {
+        match self.before_reading(d) {
+            Ok(dissector) => dissector.verdict(payload),
+            Err(status) => Verdict::not_decoded(status),
+        }
+    }
+
+    /// The full dissection of a datagram whose payload is `payload`, and the name of the
+    /// dissector that made it (`none` without one), as JSON's `decoder` shows it.
+    pub fn dissect(&self, d: &Datagram, payload: &[u8]) -> (&str, Dissection) {
+        let Some(dissector) = self.for_datagram(d) else {
+            return ("none", Dissection::not_decoded(Status::Undecoded));
+        };
+        let dissection = match d.status {
+            CaptureStatus::Truncated => Dissection::not_decoded(Status::Truncated),
+            CaptureStatus::Fragment => Dissection::not_decoded(Status::Fragment),
+            CaptureStatus::Whole => dissector.dissect(payload),
+        };
+        (dissector.name(), dissection)
+    }
+
+    /// `port=name` pairs, for the status bar and summaries.
+    pub fn describe(&self) -> String {
+        self.ports()
+            .map(|(p, n)| format!("{p}={n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The `bitlens` binary's dissectors (the demo's packets on 40000, its batches on 40001), for
+/// the unit tests of every module.
+#[cfg(test)]
+pub(crate) fn shipped() -> Dissectors {
+    use bitlens_testkit::{batch_demo, demo};
+    let mut d = Dissectors::new();
+    d.register(demo::PORT, Arc::new(demo::dissector()));
+    d.register(batch_demo::PORT, Arc::new(batch_demo::dissector()));
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_parse() {
+        let mut d = shipped();
+        d.apply_override("5000=demo").unwrap();
+        assert!(d.apply_override("5000").is_err());
+        assert!(
+            d.apply_override("x=demo")
+                .unwrap_err()
+                .contains("not a UDP port")
+        );
+        assert!(
+            d.apply_override("1=nope")
+                .unwrap_err()
+                .contains("known: demo, batch")
+        );
+        d.apply_override("40000=none").unwrap();
+        assert_eq!(d.describe(), "5000=demo 40001=batch");
+        // The destination port first, then the source port.
+        let name = |src, dst| d.for_ports(src, dst).map(|x| x.name().to_owned());
+        assert_eq!(name(40001, 5000).as_deref(), Some("demo"));
+        assert_eq!(name(5000, 40001).as_deref(), Some("batch"));
+        assert_eq!(name(5000, 7).as_deref(), Some("demo"));
+        assert_eq!(name(40000, 7), None);
+        assert!(
+            d.apply_override("7=schema")
+                .unwrap_err()
+                .contains("--schema")
+        );
+    }
+
+    #[test]
+    fn a_schema_replaces_dissectors_of_its_layout_and_a_protocol_id_reframes() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../captures/demo.schema.toml"
+        ))
+        .unwrap();
+        let mut d = shipped();
+        d.set_schema(Schema::from_toml(&text, "demo.schema.toml").unwrap());
+        assert_eq!(d.describe(), "40000=schema 40001=schema-batch");
+        assert_eq!(
+            d.names().collect::<Vec<_>>(),
+            ["demo", "batch", "schema", "schema-batch"]
+        );
+        let id = ProtocolId::U32(7);
+        d.set_protocol_id(id);
+        for name in ["demo", "schema"] {
+            let p = d.by_name(name).and_then(|x| x.protocol().cloned());
+            assert_eq!(p.map(|p| p.id), Some(id), "{name}");
+        }
+        assert_eq!(
+            d.by_name("batch").map(|b| b.protocol().is_none()),
+            Some(true)
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! Issue 20, "exit codes disagree between subcommands": one rule for every subcommand of the
+//! `bitlens` binary, stated in `--help` and the README: 0 ok, 1 the input was read and
+//! rejected, 2 a usage or file error. Each subcommand is run through the real binary on inputs
+//! that give each status it can give.
+
+use bitlens_codec::packet::write_packet;
+use bitlens_testkit::demo;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const RULE: &str = "Exit status: 0 ok; 1 the input was read and rejected; 2 a usage or file \
+error";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(args: &[&str], stdout: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        .args(args)
+        .current_dir(root())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("bitlens runs")
+}
+
+/// Files for the cases, in a folder of the test `test` (tests run in parallel: one each).
+struct Fixtures {
+    dir: PathBuf,
+}
+
+impl Fixtures {
+    fn new(test: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("bitlens-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let f = Fixtures { dir };
+        let mut buf = [0u8; demo::MTU];
+        let mut cat = demo::samples().pop().expect("a sample packet");
+        let n = write_packet(&mut cat, &mut buf).expect("writes");
+        f.write("packet.bin", &buf[..n]);
+        buf[6] ^= 0x04;
+        f.write("flipped.bin", &buf[..n]);
+        f.write("a.json", br#"{"x": 1, "y": -2, "z": 3}"#);
+        f.write("missing-field.json", br#"{"x": 1}"#);
+        f.write("not.json", b"{x: 1");
+        let save = std::fs::read(root().join("captures/savegame.tagged")).expect("the save");
+        f.write("cut.tagged", &save[..save.len() - 3]);
+        let vectors = std::fs::read_to_string(root().join("codec/tests/vectors/bitpacked.json"))
+            .expect("the vectors");
+        let wrong = vectors.replacen("2afca30f35fc67890900", "2afca30f35fc67890901", 1);
+        assert_ne!(wrong, vectors, "the first vector's bytes were changed");
+        f.write("wrong-vectors.json", wrong.as_bytes());
+        f
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) {
+        std::fs::write(self.dir.join(name), bytes).expect("writes");
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Fixtures {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+#[test]
+fn every_subcommand_follows_one_rule() {
+    let f = Fixtures::new("exit-rule");
+    let schema = "captures/demo.schema.toml";
+    let (packet, flipped) = (f.path("packet.bin"), f.path("flipped.bin"));
+    let out_pcap = f.path("out.pcap");
+    let [a, missing_field, not_json, cut, wrong] = [
+        "a.json",
+        "missing-field.json",
+        "not.json",
+        "cut.tagged",
+        "wrong-vectors.json",
+    ]
+    .map(|n| f.path(n));
+    let cases: Vec<(i32, Vec<&str>)> = vec![
+        // The command line itself.
+        (0, vec!["--help"]),
+        (0, vec!["--version"]),
+        (2, vec![]),
+        (2, vec!["frobnicate"]),
+        // inspect: shows, never rejects; a pipe is not a terminal.
+        (2, vec!["inspect", "captures/demo.pcap"]),
+        (2, vec!["inspect", "captures/no-such.pcap"]),
+        // decode: shows, never rejects.
+        (0, vec!["decode", "captures/faults.pcap"]),
+        (2, vec!["decode", "captures/no-such.pcap"]),
+        (
+            2,
+            vec!["decode", "captures/demo.pcap", "--decode", "1=nope"],
+        ),
+        // check: rejects a capture with datagrams that do not decode.
+        (0, vec!["check", "captures/demo.pcap"]),
+        (1, vec!["check", "captures/faults.pcap"]),
+        (
+            1,
+            vec![
+                "check",
+                "captures/demo.pcap",
+                "--decode",
+                "40000=none",
+                "--strict",
+            ],
+        ),
+        (2, vec!["check", "captures"]),
+        (2, vec!["check", "captures/demo.pcap", "--protocol-id", "x"]),
+        (
+            2,
+            vec!["check", "captures/demo.pcap", "--schema", "README.md"],
+        ),
+        // decode-bytes: with the compiled demo protocol (the first registered) and a schema.
+        (0, vec!["decode-bytes", &packet]),
+        (0, vec!["decode-bytes", &packet, "--schema", schema]),
+        (1, vec!["decode-bytes", &flipped]),
+        (
+            1,
+            vec!["decode-bytes", &flipped, "--json", "--schema", schema],
+        ),
+        (1, vec!["decode-bytes", &packet, "--protocol-id", "0x1"]),
+        (2, vec!["decode-bytes", "captures/no-such.bin"]),
+        (2, vec!["decode-bytes", &packet, "--as", "nope"]),
+        // proxy: runs until Ctrl-C (inspector/tests/proxy.rs); bad options are usage errors.
+        (2, vec!["proxy", "--upstream", "127.0.0.1:9"]),
+        (
+            2,
+            vec!["proxy", "--listen", "nowhere", "--upstream", "127.0.0.1:9"],
+        ),
+        (
+            2,
+            vec![
+                "proxy",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "127.0.0.1:9",
+                "--decode",
+                "9=nope",
+            ],
+        ),
+        // replay: a log that is not a proxy log is rejected input.
+        (1, vec!["replay", &a, "--upstream", "127.0.0.1:9"]),
+        (
+            2,
+            vec!["replay", "no-such.ndjson", "--upstream", "127.0.0.1:9"],
+        ),
+        // export-wireshark: a schema file, or a dissector of the program that has a schema
+        // text; a compiled message set has none.
+        (0, vec!["export-wireshark", "--schema", schema]),
+        (2, vec!["export-wireshark"]),
+        (2, vec!["export-wireshark", "--schema", "no-such.toml"]),
+        (2, vec!["export-wireshark", "--as", "batch"]),
+        (2, vec!["export-wireshark", "--as", "nope"]),
+        // synth
+        (0, vec!["synth", &out_pcap, "--packets", "10"]),
+        (2, vec!["synth", &out_pcap, "--packets", "0"]),
+        (2, vec!["synth", "no-such-folder/x.pcap"]),
+        // vectors
+        (0, vec!["vectors", "codec/tests/vectors/bitpacked.json"]),
+        (1, vec!["vectors", &wrong]),
+        (2, vec!["vectors", "codec/tests/vectors/no-such.json"]),
+        // tagged: a malformed document is rejected input.
+        (0, vec!["tagged", "captures/savegame.tagged"]),
+        (1, vec!["tagged", &cut]),
+        (2, vec!["tagged", "captures/no-such.tagged"]),
+        // encode: a value that does not fit is rejected input; a bad schema or type is usage.
+        (
+            0,
+            vec![
+                "encode", "--schema", schema, "--type", "PacketA", "--json", &a,
+            ],
+        ),
+        (
+            1,
+            vec![
+                "encode",
+                "--schema",
+                schema,
+                "--type",
+                "PacketA",
+                "--json",
+                &missing_field,
+            ],
+        ),
+        (
+            1,
+            vec![
+                "encode", "--schema", schema, "--type", "PacketA", "--json", &not_json,
+            ],
+        ),
+        (
+            2,
+            vec!["encode", "--schema", schema, "--type", "Nope", "--json", &a],
+        ),
+        (
+            2,
+            vec![
+                "encode",
+                "--schema",
+                "README.md",
+                "--type",
+                "PacketA",
+                "--json",
+                &a,
+            ],
+        ),
+    ];
+    for (want, args) in &cases {
+        let o = run(args, Stdio::piped());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            o.status.code(),
+            Some(*want),
+            "bitlens {}: {err}",
+            args.join(" ")
+        );
+        // A usage or file error says why on stderr; a rejection says why on either stream.
+        let said = match want {
+            2 => !err.trim().is_empty(),
+            1 => !err.trim().is_empty() || !o.stdout.is_empty(),
+            _ => true,
+        };
+        assert!(said, "bitlens {}: says why", args.join(" "));
+    }
+}
+
+#[test]
+fn an_output_that_cannot_be_written_is_a_file_error() {
+    let f = Fixtures::new("exit-output");
+    let full = || Stdio::from(File::create("/dev/full").expect("/dev/full"));
+    let a = f.path("a.json");
+    let args = [
+        "encode",
+        "--schema",
+        "captures/demo.schema.toml",
+        "--type",
+        "PacketA",
+        "--json",
+        &a,
+    ];
+    let o = run(&args, full());
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["check", "captures/demo.pcap"], full());
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn help_states_the_rule_for_every_subcommand() {
+    let o = run(&["--help"], Stdio::piped());
+    let help = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(help.contains(RULE), "{help}");
+    let subcommands: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect();
+    assert_eq!(
+        subcommands,
+        [
+            "inspect",
+            "decode",
+            "check",
+            "decode-bytes",
+            "proxy",
+            "replay",
+            "export-wireshark",
+            "synth",
+            "vectors",
+            "tagged",
+            "encode"
+        ]
+    );
+    for c in &subcommands {
+        let o = run(&[c, "--help"], Stdio::piped());
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{c}");
+        assert!(text.contains(RULE), "{c}: {text}");
+    }
+}
