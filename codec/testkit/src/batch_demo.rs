@@ -894,8 +894,13 @@ mod tests {
         );
         assert_eq!((e.offset(), e.field()), (13, "network_id"));
         // The trace names the same field at the same byte, after showing the value.
-        let t = trace_batch(&DESPAWN_65535_65536);
-        assert_eq!(t.messages[1].error, Some(e));
+        let d = dissect(&DESPAWN_65535_65536);
+        let second = &d.messages.as_ref().unwrap()[1];
+        assert_eq!(second.status, MessageStatus::Error);
+        assert_eq!(
+            second.problem,
+            Some(bitlens_codec::dissect::Problem::from(&e))
+        );
         // Writing: the largest id gives the first message's bytes; one more is refused.
         let mut buf = [0u8; 32];
         let mut w = BatchWriter::new(&mut buf).unwrap();

@@ -22,7 +22,8 @@
 //! [`MAX_DATAGRAM`] bytes and traced only when its bound is at most [`MAX_TRACE_FIELDS`].
 
 use arbitrary::Unstructured;
-use bitlens_batch::{FramingStatus, MessageStatus, read_batch};
+use bitlens_batch::{dissect_batch, read_batch};
+use bitlens_codec::dissect::{MessageStatus, Problem, Status};
 use bitlens_codec::packet::packet_crc;
 use bitlens_schema::batch::BatchSchema;
 use bitlens_schema::{Schema, SchemaError};
@@ -537,60 +538,111 @@ fn check_packet(schema: &Schema, data: &[u8]) {
     }
 }
 
-/// Reads `data` as a batch of `schema`'s `[batch]` section: the trace and the decoder agree, and
-/// every accepted message re-encodes to its body and measures its length.
+/// Trace entries a batch dissection records per message besides its body: the message's scope,
+/// its header's scope, type, stage and length.
+const MESSAGE_ENTRIES: usize = 5;
+
+/// Reads `data` as a batch of `schema`'s `[batch]` section: the verdict, the dissection and the
+/// decoder agree, every accepted message re-encodes to its body and measures its length, and
+/// the dissection holds no more entries than the bound its messages' lengths give.
 fn check_batch(b: &BatchSchema, data: &[u8]) {
+    let verdict = bitlens_batch::check_batch(b, data);
     let messages = match read_batch(data) {
         Ok(m) => m,
         Err(e) => {
-            let trace = b.trace(data);
-            assert_eq!(trace.status, FramingStatus::Error);
-            assert_eq!(trace.error, Some(e));
+            assert_eq!(
+                verdict,
+                Err(e),
+                "verdict and reader disagree on the framing"
+            );
+            let d = dissect_batch(b, data);
+            assert_eq!(d.status, Status::Error);
+            assert_eq!(d.problem, Some(Problem::from(&e)));
             return;
         }
     };
-    if b.max_trace_fields(data.len()) > MAX_TRACE_FIELDS {
-        // Decoded without a trace: see MAX_TRACE_FIELDS.
-        for raw in messages.flatten() {
-            if let Ok(Some(value)) = b.decode(&raw) {
-                check_reencodes(b, raw.header.message_type, &value, raw.body);
-            }
-        }
-        return;
-    }
-    let trace = b.trace(data);
-    for (i, item) in messages.enumerate() {
+    // What the decoder says of each message, the framing error that ends the batch, and the
+    // dissection's bound: the batch length, then per message its entries and its body's bound.
+    let mut decoded = Vec::new();
+    let mut framing = None;
+    let mut bound = 1usize;
+    for item in messages {
         let raw = match item {
             Ok(raw) => raw,
             Err(e) => {
-                assert_eq!(
-                    trace.error,
-                    Some(e),
-                    "trace and reader disagree on the framing"
-                );
-                return;
+                framing = Some(e);
+                bound = bound.saturating_add(MESSAGE_ENTRIES);
+                break;
             }
         };
-        let t = &trace.messages[i];
-        assert!(
-            t.fields.len() <= b.max_trace_fields(raw.body.len()),
-            "message {i} traced {} entries, over its bound {}",
-            t.fields.len(),
-            b.max_trace_fields(raw.body.len())
+        bound = bound
+            .saturating_add(MESSAGE_ENTRIES)
+            .saturating_add(b.max_trace_fields(raw.body.len()));
+        let d = b.decode(&raw);
+        if let Ok(Some(value)) = &d {
+            check_reencodes(b, raw.header.message_type, value, raw.body);
+        }
+        decoded.push((raw.body.len(), d.map(|v| v.is_some())));
+    }
+    let first_body_error = decoded.iter().find_map(|(_, d)| d.err());
+    let expected = match (framing, first_body_error) {
+        (Some(e), _) | (None, Some(e)) => Err(e),
+        (None, None) => Ok(decoded.len()),
+    };
+    assert_eq!(verdict, expected, "verdict and decoder disagree");
+    if bound > MAX_TRACE_FIELDS {
+        // Decoded without a dissection: see MAX_TRACE_FIELDS.
+        return;
+    }
+    let d = dissect_batch(b, data);
+    assert!(
+        d.trace.fields.len() <= bound,
+        "a dissection of {} entries, over its bound {bound}",
+        d.trace.fields.len()
+    );
+    assert_eq!(
+        d.status,
+        if expected.is_ok() {
+            Status::Ok
+        } else {
+            Status::Error
+        },
+        "dissection and verdict disagree"
+    );
+    assert_eq!(d.problem, expected.err().as_ref().map(Problem::from));
+    let views = d.messages.as_deref().unwrap_or_default();
+    for (i, (len, dec)) in decoded.iter().enumerate() {
+        let view = &views[i];
+        assert_eq!(
+            view.len, *len,
+            "message {i}: dissection and reader disagree on its length"
         );
-        match b.decode(&raw) {
-            Ok(Some(value)) => {
-                assert_eq!(t.status, MessageStatus::Ok, "trace and decode disagree");
-                check_reencodes(b, raw.header.message_type, &value, raw.body);
-            }
-            Ok(None) => assert_eq!(t.status, MessageStatus::UnknownType),
-            Err(e) => {
-                assert_eq!(t.status, MessageStatus::Error, "trace and decode disagree");
-                assert_eq!(t.error, Some(e), "trace and decode disagree on the error");
-                assert!(e.offset() <= data.len(), "error offset past the data: {e}");
-            }
+        assert!(
+            view.body.len() <= b.max_trace_fields(*len),
+            "message {i} traced {} entries, over its bound {}",
+            view.body.len(),
+            b.max_trace_fields(*len)
+        );
+        let want = match dec {
+            Ok(true) => MessageStatus::Ok,
+            Ok(false) => MessageStatus::UnknownType,
+            Err(_) => MessageStatus::Error,
+        };
+        assert_eq!(
+            view.status, want,
+            "message {i}: dissection and decode disagree"
+        );
+        assert_eq!(
+            view.problem,
+            dec.err().as_ref().map(Problem::from),
+            "message {i}: dissection and decode disagree on the error"
+        );
+        if let Err(e) = dec {
+            assert!(e.offset() <= data.len(), "error offset past the data: {e}");
         }
     }
+    // A corrupt header that could be read is listed after the messages, marked as the error.
+    assert!(views.len() <= decoded.len() + usize::from(framing.is_some()));
 }
 
 /// An accepted message body re-encodes to its bytes and measures its length.
