@@ -692,7 +692,7 @@ fn raw_union<'i>(
     let list = vv.get_ref().as_array().ok_or_else(|| {
         p.err(
             &vv.span(),
-            "`variants` must be an array of struct names or `{ name = ..., body = ... }`",
+            "`variants` is not an array (write `variants = [\"Body\", { name = \"None\" }]`)",
         )
     })?;
     if list.is_empty() {
@@ -731,7 +731,7 @@ fn raw_union<'i>(
             _ => {
                 return Err(p.err(
                     &entry.span(),
-                    "a variant is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                    "a variant is neither a struct name nor a table (write `\"Body\"` or `{ name = \"V\", body = \"Body\" }`)",
                 ));
             }
         };

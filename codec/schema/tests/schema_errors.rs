@@ -463,3 +463,100 @@ fn pods_larger_than_a_message_body_are_refused() {
         "{got}"
     );
 }
+
+/// Unions count as structs do: one union holding the next struct, referred to twice per level,
+/// doubles the fields a few bits make a reader record (a one-variant union's tag takes no bits),
+/// and a chain of unions nests a level per union.
+#[test]
+fn unions_that_double_per_level_or_nest_too_deep_are_refused() {
+    let chain = |n: usize, twice: bool, leaf: &str| {
+        let mut body = String::new();
+        for i in 0..n {
+            let b = if twice {
+                format!(", {{ name = \"b\", type = \"U{i}\" }}")
+            } else {
+                String::new()
+            };
+            body += &format!(
+                "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"U{i}\" }}{b}]\n[union.U{i}]\nvariants = [\"S{}\"]\n",
+                i + 1
+            );
+        }
+        body += &format!("[struct.S{n}]\nfields = [{leaf}]\n");
+        let text = format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]"));
+        Schema::from_toml(&text, "game.toml")
+    };
+    let zero = "{ name = \"x\", type = \"int\", min = 3, max = 3 }";
+    let started = std::time::Instant::now();
+    let got = chain(30, true, zero).unwrap_err().to_string();
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the check itself is linear"
+    );
+    assert!(
+        got.contains("fields and scopes that take no bits, more than 4096"),
+        "{got}"
+    );
+    // Eight levels stay under the bound, and a trace of the packet keeps to it.
+    let s = chain(8, true, zero).unwrap();
+    let mut datagram = [0u8; 8];
+    let crc = bitlens_codec::packet::packet_crc(s.protocol().id, &datagram);
+    datagram[..4].copy_from_slice(&crc.to_le_bytes());
+    let (_, trace) = s.trace(&datagram);
+    // The body takes no bits: it is read whole, then the zero end check fails after it.
+    assert_eq!(
+        trace.error.as_ref().map(|e| e.field()),
+        Some("end of packet")
+    );
+    assert!(trace.fields.len() > 1 << 8, "{}", trace.fields.len());
+    assert!(trace.fields.len() <= s.max_trace_fields(8));
+    // With two variants the tag takes a bit: one of them is read, not both.
+    let two = |n: usize| {
+        let mut body = String::new();
+        for i in 0..n {
+            body += &format!(
+                "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"U{i}\" }}]\n[union.U{i}]\nvariants = [\"S{}\", {{ name = \"None\" }}]\n",
+                i + 1
+            );
+        }
+        body += &format!("[struct.S{n}]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n");
+        Schema::from_toml(
+            &format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]")),
+            "game.toml",
+        )
+    };
+    two(30).unwrap();
+    // A chain of 40 unions: the loader stops at the 33rd struct (unions resolve first, from
+    // U0's body S1 on).
+    let got = chain(40, false, "{ name = \"x\", type = \"u8\" }")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        got.contains("struct S33 is nested 33 levels deep in S1, more than 32"),
+        "{got}"
+    );
+    chain(31, false, "{ name = \"x\", type = \"u8\" }").unwrap();
+    // An array of one-variant unions without fields takes no bits per element: refused.
+    let got = error(
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = \"U\" }]\n[union.U]\nvariants = [{ name = \"None\" }]\n",
+    );
+    assert!(
+        got.contains("an array element that can take no bits"),
+        "{got}"
+    );
+}
+
+/// Found while fuzzing unions: two of their errors did not say what to change.
+#[test]
+fn union_errors_say_what_to_change() {
+    let got = error("[struct.P]\nfields = []\n[union.U]\nvariants = 3\n");
+    assert!(
+        got.ends_with("(write `variants = [\"Body\", { name = \"None\" }]`)"),
+        "{got}"
+    );
+    let got = error("[struct.P]\nfields = []\n[union.U]\nvariants = [3]\n");
+    assert!(
+        got.contains("a variant is neither a struct name nor a table (write"),
+        "{got}"
+    );
+}

@@ -488,6 +488,42 @@ fn schema_load_seeds() {
         "raw_hostile_pod_struct_over_a_body.bin",
         &raw_schema(&big, &[9, 0, 1, 4, 3, 0, 1, 2, 3]),
     );
+    // Tagged unions: a field and array elements of a union with a variant without fields, one
+    // named after its body and one with its own name and body; then unions whose references
+    // double per level (refused: a few bits would record 2^14 fields).
+    let shape = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"s\", type = \"Shape\" }}, \
+         {{ name = \"list\", type = \"array\", max_len = 4, element = \"Shape\" }}]\n\
+         [union.Shape]\ntag_name = \"kind\"\n\
+         variants = [{{ name = \"Nothing\" }}, \"Circle\", {{ name = \"Box\", body = \"BoxBody\" }}]\n\
+         [struct.Circle]\nfields = [{{ name = \"r\", type = \"u8\" }}]\n\
+         [struct.BoxBody]\nfields = [{{ name = \"w\", type = \"int\", min = 0, max = 15 }}, \
+         {{ name = \"h\", type = \"int\", min = 0, max = 15 }}]\n"
+    );
+    assert!(bitlens_schema::Schema::from_toml(&shape, FILE).is_ok());
+    write_seed(
+        "schema_load",
+        "raw_union_shape_valid.bin",
+        &raw_schema(
+            &shape,
+            &[0, 0, 0, 0, 0x5a, 0x3c, 0x91, 0x07, 0xe4, 0x22, 0, 0],
+        ),
+    );
+    let mut doubling = HEAD.replace("[\"P\"]", "[\"S0\"]");
+    for i in 0..14 {
+        doubling += &format!(
+            "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"U{i}\" }}, {{ name = \"b\", type = \"U{i}\" }}]\n\
+             [union.U{i}]\nvariants = [\"S{}\"]\n",
+            i + 1
+        );
+    }
+    doubling += "[struct.S14]\nfields = [{ name = \"x\", type = \"int\", min = 3, max = 3 }]\n";
+    assert!(bitlens_schema::Schema::from_toml(&doubling, FILE).is_err());
+    write_seed(
+        "schema_load",
+        "raw_hostile_union_doubling.bin",
+        &raw_schema(&doubling, &[0; 8]),
+    );
     // Generated schemas: the first input per outcome (loads with or without a batch section,
     // or refused, by the error's first words).
     let seeds = search(12, 30_000, 700, |data| {

@@ -2,8 +2,8 @@
 //!
 //! The input's first byte picks how the rest becomes a schema:
 //!
-//! - even: [`arb_schema`] builds one from `arbitrary` choices (packet structs, enums, a
-//!   `[batch]` section), rendered as TOML. Names come from small pools so that references
+//! - even: [`arb_schema`] builds one from `arbitrary` choices (packet structs, enums, tagged
+//!   unions, a `[batch]` section), rendered as TOML. Names come from small pools so that references
 //!   resolve, values are mostly valid, and now and then a choice breaks a rule (an unknown key
 //!   or type, a value of the wrong kind, `min > max`, a reference that does not resolve, a
 //!   cycle): the loader's checks deep in the language are reached, not only its TOML syntax.
@@ -35,6 +35,7 @@ pub const FILE: &str = "fuzz.schema.toml";
 /// Names a generated schema draws from: few, so that references between them resolve.
 const STRUCTS: [&str; 6] = ["S0", "S1", "S2", "S3", "S4", "S5"];
 const ENUMS: [&str; 3] = ["E0", "E1", "E2"];
+const UNIONS: [&str; 3] = ["U0", "U1", "U2"];
 const BATCH_STRUCTS: [&str; 5] = ["B0", "B1", "B2", "B3", "B4"];
 const FIELDS: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
 
@@ -182,10 +183,11 @@ const PACKET_TYPES: [&str; 26] = [
 ];
 
 fn packet_type(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
-    Ok(match u.int_in_range(0..=9)? {
+    Ok(match u.int_in_range(0..=10)? {
         0 | 1 => pick(u, &STRUCTS)?.to_owned(),
         2 => pick(u, &ENUMS)?.to_owned(),
-        3 if broken(u)? => pick(u, &["i33", "S9", "packed_u32", ""])?.to_owned(),
+        3 => pick(u, &UNIONS)?.to_owned(),
+        4 if broken(u)? => pick(u, &["i33", "S9", "U9", "packed_u32", ""])?.to_owned(),
         _ => pick(u, &PACKET_TYPES)?.to_owned(),
     })
 }
@@ -232,6 +234,54 @@ fn enum_section(u: &mut Unstructured<'_>, out: &mut String, name: &str) -> arbit
         }
         let _ = writeln!(out, "values = {}", table(&e));
     }
+    Ok(())
+}
+
+/// A `[union.NAME]` section: variants without a body, named after their body struct, or named
+/// with a body; now and then a tag name that a body's field also has, a body that is not a
+/// struct, a duplicate or missing variant, an unknown key.
+fn union_section(u: &mut Unstructured<'_>, out: &mut String, name: &str) -> arbitrary::Result<()> {
+    let _ = writeln!(out, "[union.{name}]");
+    if u.ratio(1, 4)? {
+        // "a" is also the first field of every struct: refused as a body's tag.
+        let tag = pick(u, &["kind", "a", "variant", ""])?;
+        let _ = writeln!(out, "tag_name = {}", quoted(tag));
+    }
+    if broken(u)? {
+        let _ = writeln!(out, "{} = 1", pick(u, &["tag", "variant", "fields"])?);
+    }
+    if broken(u)? {
+        let _ = writeln!(
+            out,
+            "variants = {}",
+            pick(u, &["\"S0\"", "3", "{ name = \"V\" }"])?
+        );
+        return Ok(());
+    }
+    let n = if broken(u)? {
+        0
+    } else {
+        u.int_in_range(1..=4)?
+    };
+    let mut variants = Vec::new();
+    for i in 0..n {
+        let body = if broken(u)? {
+            pick(u, &["E0", "U0", "S9", "u8"])?
+        } else {
+            pick(u, &STRUCTS)?
+        };
+        variants.push(match u.int_in_range(0..=3)? {
+            // Named after its body: the same struct twice is a duplicate variant.
+            0 => quoted(body),
+            1 => table(&[entry("name", quoted(&format!("V{i}")))]),
+            2 if broken(u)? => table(&[entry("body", quoted(body))]),
+            _ => table(&[
+                entry("name", quoted(&format!("V{i}"))),
+                entry("body", quoted(body)),
+            ]),
+        });
+    }
+    let _ = writeln!(out, "variants = [{}]", variants.join(", "));
     Ok(())
 }
 
@@ -348,7 +398,7 @@ fn batch_field(u: &mut Unstructured<'_>, i: usize) -> arbitrary::Result<String> 
     Ok(table(&e))
 }
 
-/// An arbitrary schema as TOML text: `[protocol]`, enums, packet structs and, often, a `[batch]`
+/// An arbitrary schema as TOML text: `[protocol]`, enums, unions, packet structs and, often, a `[batch]`
 /// section with message types and batch structs (see the module doc).
 ///
 /// # Errors
@@ -386,6 +436,9 @@ pub fn arb_schema(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
 
     for name in ENUMS.iter().take(u.int_in_range(0..=ENUMS.len())?) {
         enum_section(u, &mut out, name)?;
+    }
+    for name in UNIONS.iter().take(u.int_in_range(0..=UNIONS.len())?) {
+        union_section(u, &mut out, name)?;
     }
     for name in STRUCTS.iter().take(u.int_in_range(1..=STRUCTS.len())?) {
         let mut fields = Vec::new();
