@@ -28,11 +28,13 @@
 //! its errors `Copy` and allocation-free: the memory is bounded by the distinct names of every
 //! schema a process loads.
 
-use crate::parse::{Cost, MAX_DEPTH, MAX_FIXED_ENTRIES};
+use crate::parse::{Cost, MAX_DEPTH};
 use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 use crate::{DynStruct, DynValue, SchemaError};
 use bitlens_batch::dissect::MessageSet;
-use bitlens_batch::message::{BatchWriter, MAX_MTU, RawMessage, UpdateStage, max_body};
+use bitlens_batch::message::{
+    BatchWriter, MAX_MTU, MESSAGE_HEADER_LEN, RawMessage, UpdateStage, max_body,
+};
 use bitlens_batch::stream::{ByteCounter, ByteReader, ByteStream, ByteWriter, LittleEndian};
 use bitlens_batch::{BatchError, BatchErrorKind, Result};
 use bitlens_codec::trace::Tracer;
@@ -223,7 +225,7 @@ impl BatchSchema {
 
     /// The most entries the trace of one message body of `len` bytes can hold, whatever its
     /// type (a read visits as many fields): linear in `len`, because the loader refuses a batch
-    /// struct that records more than 64 entries per byte it reads plus 4096 (SCHEMA.md, "Bounds").
+    /// struct that records more than 64 entries per byte it reads plus 256 (SCHEMA.md, "Bounds").
     pub fn max_trace_fields(&self, len: usize) -> usize {
         self.messages
             .iter()
@@ -762,6 +764,12 @@ const MAX_LEN: usize = max_body(MAX_MTU);
 /// repeat their cost, so this bounds the work a hostile count can buy per byte.
 const MAX_ENTRIES_PER_BYTE: f64 = 64.0;
 
+/// The most trace entries a batch struct may record beyond what its bytes pay for (scopes, and
+/// fields that take no bytes): what a message's 4-byte header pays for at
+/// [`MAX_ENTRIES_PER_BYTE`]. A datagram holds a message per 4 bytes, so the packet structs'
+/// 4096 per datagram would let a 1,200-byte batch of empty messages record 1.2 million entries.
+const MAX_FIXED_ENTRIES: u64 = MAX_ENTRIES_PER_BYTE as u64 * MESSAGE_HEADER_LEN as u64;
+
 struct Ctx<'a, 't> {
     p: &'a Parser<'t>,
     ids: HashMap<String, usize>,
@@ -1089,8 +1097,9 @@ impl<'a> Ctx<'a, '_> {
         let why = if cost.fixed > MAX_FIXED_ENTRIES {
             format!(
                 "batch struct {} makes a reader record {} fields and scopes that take no bytes, \
-                 more than {MAX_FIXED_ENTRIES}: a few bytes would keep it busy (nest fewer struct \
-                 references in it, or put repeated parts in an array)",
+                 more than {MAX_FIXED_ENTRIES}, what its message's header pays for: a datagram of \
+                 empty messages would keep a reader busy (nest fewer struct references in it, or \
+                 put repeated parts in an array)",
                 name.get_ref(),
                 cost.fixed
             )
