@@ -101,7 +101,7 @@ pub fn command(args: ProxyArgs, ctx: &CmdContext<'_>) -> Result<Exit> {
 /// The `replay` subcommand: one line per datagram sent on stdout.
 ///
 /// # Errors
-/// As [`replay`].
+/// As [`replay()`].
 pub fn replay_command(args: ReplayArgs, _: &CmdContext<'_>) -> Result<Exit> {
     replay(&args, &mut std::io::stdout().lock())?;
     Ok(Exit::Ok)
