@@ -1799,6 +1799,17 @@ fn is_integer(k: &Kind) -> bool {
     )
 }
 
+/// An object index or a relative integer: a scope, a one-bit flag per tier tried, then the
+/// difference (which may take no bits: `int(126, 126)`), so `k + 2` entries for at least `k`
+/// bits, `k >= 1`: two per bit, and two more for a read that stops inside it. (Counted as one
+/// entry before, the `schema_load` target found a sparse array of 32 objects whose trace held 42
+/// entries over a bound of 37.)
+const RELATIVE: Cost = Cost {
+    per_unit: 2.0,
+    fixed: 0,
+    unpaid: 2,
+};
+
 /// The most trace entries a value of `kind` records (see [`Cost`]), counted as the interpreter
 /// and the streams record them: a scope per struct, union, array, string, vector and
 /// quaternion, an `[i]` scope per element, padding before bytes and checks (`unions`: those
@@ -1820,10 +1831,9 @@ pub(crate) fn cost(
         | Kind::F32
         | Kind::F64
         | Kind::CompressedFloat(_)
-        | Kind::ObjectIndex { .. }
-        | Kind::IntRelative { .. }
         | Kind::Align
         | Kind::End => flat(1),
+        Kind::ObjectIndex { .. } | Kind::IntRelative { .. } => RELATIVE,
         // Up to two groups of 64 bits; padding and the bytes, or the check.
         Kind::Int128 { .. } | Kind::U128 | Kind::Fixed(_) | Kind::Bytes { .. } | Kind::Check(_) => {
             flat(2)
@@ -1857,9 +1867,11 @@ pub(crate) fn cost(
         Kind::Sparse { element, .. } => {
             // Per element an `[i]` scope, the object index, the struct's fields; the sentinel
             // index under its own `[i]`.
-            let e = structs[*element].cost.plus(1);
+            let e = RELATIVE.then(structs[*element].cost);
             let bits = 1 + structs[*element].min_bits;
-            Cost::repeated(e, bits, 3)
+            // The array's scope, the sentinel's `[i]`, and its index's scope and value (its
+            // flags are paid by their bits, as an element's).
+            Cost::repeated(e, bits, 4)
         }
     }
 }
