@@ -98,8 +98,38 @@ say "checking the ClusterFuzzLite / OSS-Fuzz build (.clusterfuzzlite/build.sh ->
 CARGO_FUZZ_TOOLCHAIN="${toolchain[*]}" FUZZ_SANITIZER="$SANITIZER" FUZZ_TARGET_DIR="$TARGET_DIR" \
   bash fuzz/check_cflite.sh || failed+=("ClusterFuzzLite build (fuzz/check_cflite.sh)")
 
+# A game's own fuzz crate, as `bitlens fuzz-init` writes it (examples/*/fuzz): it must build with
+# cargo-fuzz as written, and its targets run like ours, from its committed corpus.
+user_targets=0
+for dir in examples/*/fuzz; do
+  [ -f "$dir/Cargo.toml" ] || continue
+  say "building $dir (sanitizer: $SANITIZER)"
+  start=$(date +%s)
+  if ! cargo "${toolchain[@]}" fuzz build -O -s "$SANITIZER" --fuzz-dir "$dir"; then
+    failed+=("$dir (build)")
+    continue
+  fi
+  say "built in $(( $(date +%s) - start )) s"
+  for src in "$dir"/fuzz_targets/*.rs; do
+    t=$(basename "$src" .rs)
+    user_targets=$((user_targets + 1))
+    mkdir -p "$work/user-$t" "$dir/artifacts/$t"
+    if "$dir/target/$TRIPLE/release/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 \
+        -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$t/" \
+        "$work/user-$t" "$dir/corpus/$t" > "$work/user-$t.log" 2>&1; then
+      printf 'fuzz smoke: %s %s: ' "$dir" "$t"
+      grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$work/user-$t.log" \
+        | tr '\n' ' '; echo
+    else
+      tail -n 40 "$work/user-$t.log"
+      say "FINDING in $dir $t: see $dir/artifacts/$t/"
+      failed+=("$dir $t")
+    fi
+  done
+done
+
 if [ ${#failed[@]} -gt 0 ]; then
   say "FAILED: ${failed[*]}"
   exit 1
 fi
-say "all ${#targets[@]} targets ran ${SECONDS_PER_TARGET} s without a finding"
+say "all ${#targets[@]} targets (and $user_targets of examples/*/fuzz) ran ${SECONDS_PER_TARGET} s without a finding"

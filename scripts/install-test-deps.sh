@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the tools the integration tests cross-check against: tshark, text2pcap, editcap and
-# mergecap (Debian packages `tshark` and `wireshark-common`). Idempotent and quiet; never fails
+# mergecap (Debian packages `tshark` and `wireshark-common`), and tmux (the real terminal of
+# examples/custom-protocol/tests/inspect_tmux.rs). Idempotent and quiet; never fails
 # the run when the package registry cannot be reached, but says so.
 set -u
 
@@ -9,8 +10,9 @@ command -v tshark >/dev/null 2>&1 || need+=(tshark)
 for tool in text2pcap editcap mergecap; do
     command -v "$tool" >/dev/null 2>&1 || { need+=(wireshark-common); break; }
 done
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
 if [ ${#need[@]} -eq 0 ]; then
-    echo "install-test-deps: tshark and wireshark-common already installed"
+    echo "install-test-deps: tshark, wireshark-common and tmux already installed"
     exit 0
 fi
 
@@ -45,7 +47,7 @@ if ! install; then
     $sudo apt-get update -q >/tmp/install-test-deps.log 2>&1 || true
     if ! install; then
         echo "install-test-deps: could not install ${need[*]} (registry unreachable?);" \
-            "the tshark cross-check tests will be skipped. Log: /tmp/install-test-deps.log" >&2
+            "the tshark and tmux tests will be skipped. Log: /tmp/install-test-deps.log" >&2
         exit 0
     fi
 fi

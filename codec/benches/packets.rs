@@ -1,7 +1,9 @@
 //! Demo packets near the MTU: µs per packet written, read and traced (issue 2's speed check and
 //! issue 8's group 3). `cargo bench -p bitlens-codec --bench packets`
 
-use bitlens_codec::packet::{measure_packet, read_packet, trace_packet, write_packet};
+use bitlens_codec::packet::{
+    count_packet, measure_packet, read_packet, trace_packet, write_packet,
+};
 use bitlens_testkit::demo::{DemoPacket, MTU, PacketB, RigidBody, SceneObject, SceneUpdate};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -23,7 +25,7 @@ fn packets() -> Vec<(&'static str, DemoPacket)> {
             body: body.clone(),
         });
         let mut p = DemoPacket::SceneUpdate(scene.clone());
-        if measure_packet(&mut p).unwrap() > MTU * 8 {
+        if count_packet(&mut p).unwrap() > MTU * 8 {
             scene.objects.pop();
             break;
         }

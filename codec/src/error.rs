@@ -69,9 +69,6 @@ pub enum ErrorKind {
     /// A caller passed arguments no wire encoding exists for (min > max, a width of 0 or over 64,
     /// a non-finite compressed float range, ...). A bug in the serialize function, not in the data.
     InvalidArgument(String),
-    /// An encoding a writer can never produce (kept out so every accepted packet re-encodes to
-    /// the same bytes).
-    NonCanonical(&'static str),
     /// A network id does not resolve to a known object (seed 004 linking).
     Unresolved {
         /// The network id that was read.
@@ -113,7 +110,6 @@ impl ErrorKind {
             ErrorKind::UnknownPacketType(_) => "unknown_packet_type",
             ErrorKind::BufferFull { .. } => "buffer_full",
             ErrorKind::InvalidArgument(_) => "invalid_argument",
-            ErrorKind::NonCanonical(_) => "non_canonical",
             ErrorKind::Unresolved { .. } => "unresolved",
             ErrorKind::OffsetOutOfRange { .. } => "out_of_range",
             ErrorKind::InvalidUtf16 { .. } => "invalid_utf16",
@@ -161,7 +157,6 @@ impl fmt::Display for ErrorKind {
                 write!(f, "buffer full: needs {needed} bits, {available} free")
             }
             ErrorKind::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
-            ErrorKind::NonCanonical(why) => write!(f, "non-canonical encoding: {why}"),
             ErrorKind::Unresolved { id } => {
                 write!(f, "network id {id} does not resolve to an object")
             }

@@ -1,8 +1,18 @@
 //! bitlens-codec: bit-packed serialization for the protocols of real-time games.
 //!
 //! One `serialize` function per message, generic over [`Stream`], writes a packet
-//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]) and traces one
+//! ([`WriteStream`]), reads one ([`ReadStream`]), measures one ([`MeasureStream`]: a bound, as
+//! serialize 1.0 defines it), counts its exact bits ([`CountStream`]) and traces one
 //! ([`TraceStream`]). Read and write cannot drift apart, because there is only one function.
+//!
+//! **Your own protocol**: derive it (`#[derive(BitPacked)]` on each message,
+//! `#[derive(PacketSet)]` on the enum of your packets: see the example below), or write a
+//! `serialize` per message and implement [`Packet`] for the enum by hand (its [`Protocol`]: id,
+//! packet types, MTU). Then the `bitlens` crate's inspector reads your captures with it (a
+//! `main` of ten lines: `bitlens::Cli`), and the `fuzzing` module (feature `arbitrary`) gives
+//! your one-line cargo-fuzz targets the checks bitlens runs on its own protocol
+//! (`bitlens fuzz-init` writes them). The repository's `examples/custom-protocol/` is a whole
+//! game protocol done this way.
 //!
 //! # Guarantees
 //!
@@ -13,10 +23,17 @@
 //!   range 0..=100`).
 //! - **Writes of invalid values are errors**, not panics and not silent truncation: a value
 //!   outside its range, a too-long string, more data than the buffer (or MTU) holds.
-//! - **measure == bits written**, and **read(write(x)) == x**; every packet a reader accepts
-//!   re-encodes to the identical bytes. Property tests pin all three.
-//! - The wire format is the one of the reference C++ serialize library (WIRE.md section 1), pinned
-//!   by its conformance vectors (`codec/tests/vectors/`, run by `bitlens vectors`).
+//! - **count == bits written** (from bit 0), **measure >= bits written** at every starting
+//!   bit, and **read(write(x)) == x**; every packet a reader accepts re-encodes to the identical
+//!   bytes, where its compressed float ranges are stable, its quaternions are not near ties
+//!   ([`CompressedFloat::is_stable`], [`SmallestThree::reencodes`]) and its relative integers
+//!   use their smallest tier (a reader also takes a small difference sent in the 32-bit tier).
+//!   Property tests pin them.
+//! - **Readers refuse exactly what serialize 1.0 refuses** at the serialize layer (WIRE.md
+//!   section 1): conforming writers' packets are accepted and decode to the standard's values.
+//!   bitlens's own layers (packet framing, check markers, `end`, relative object indices) keep
+//!   their stricter rules. Pinned by the conformance vectors (`codec/tests/vectors/`, run by
+//!   `bitlens vectors`).
 //!
 //! # The crates
 //!
@@ -24,11 +41,13 @@
 //! [`read`]), traces ([`trace`]), errors, checksums, quantization, packet framing ([`packet`])
 //! and network ids ([`link`]), the derive's traits and helpers ([`packed`]), and the one
 //! interface every tool reads a protocol through ([`dissect`]: a verdict at read speed, or a
-//! full dissection). Its default build depends on `crc32fast`, `itoa`, `compact_str` and the
-//! derive macros (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants
-//! only the bit packer compiles only this. Optional features: `serde` (serialize traces) and
-//! `arbitrary` (arbitrary values for fuzzing, and `generate`: values of any serializable type
-//! drawn through its own serialize function).
+//! full dissection). Its default build depends on `crc32fast`, `itoa` and the derive macros
+//! (`bitlens-codec-derive`, feature `derive`, on by default): a game that wants only the bit
+//! packer compiles only this. Optional features: `serde` (serialize traces), `inline-paths`
+//! (trace paths inline up to 24 bytes, no allocation per traced field: the inspector's) and
+//! `arbitrary` (arbitrary values for fuzzing; `generate`: values of any serializable type
+//! drawn through its own serialize function; and `fuzzing`: the fuzz harnesses for your own
+//! packet set, one line per cargo-fuzz target).
 //!
 //! The formats live beside it, each in its own crate: `bitlens-tagged` (the tagged format of
 //! save files), `bitlens-batch` (byte-aligned message batches) and `bitlens-schema` (protocols
@@ -41,7 +60,7 @@
 //! [`packed`] and the `bitlens-codec-derive` crate for the attribute language).
 //!
 //! ```
-//! use bitlens_codec::{BitPacked, Result, WriteStream, ReadStream, MeasureStream};
+//! use bitlens_codec::{BitPacked, CountStream, MeasureStream, ReadStream, Result, WriteStream};
 //!
 //! #[derive(BitPacked, Debug, Default, PartialEq)]
 //! struct Player {
@@ -59,9 +78,14 @@
 //! let bits = w.bits_written();
 //! let n = w.finish();
 //!
+//! let mut c = CountStream::new();
+//! p.serialize(&mut c)?;
+//! assert_eq!(c.bits(), bits);
+//! // The standard's measure, a bound at any start: the string's align pads 3 bits here (40
+//! // written), and a measure charges 7 for it.
 //! let mut m = MeasureStream::new();
 //! p.serialize(&mut m)?;
-//! assert_eq!(m.bits(), bits);
+//! assert_eq!((bits, m.bits()), (40, 44));
 //!
 //! let mut back = Player::default();
 //! back.serialize(&mut ReadStream::new(&buf[..n]))?;
@@ -108,8 +132,11 @@ pub mod error;
 pub mod fixed;
 pub mod float_text;
 #[cfg(feature = "arbitrary")]
+pub mod fuzzing;
+#[cfg(feature = "arbitrary")]
 pub mod generate;
 pub mod link;
+pub mod measure;
 pub mod packed;
 pub mod packet;
 pub mod quantize;
@@ -124,6 +151,7 @@ pub use bitlens_codec_derive::{BitPacked, PacketSet};
 pub use bits::{BitReader, BitWriter, bits_required, bits_required128};
 pub use error::{Error, ErrorKind, Result};
 pub use fixed::{Fixed, FixedPoint};
+pub use measure::MeasureStream;
 pub use packed::{BitPacked, PacketSet};
 pub use packet::{
     Packet, Protocol, ProtocolId, check_hash, read_packet, trace_packet, write_packet,
@@ -132,4 +160,4 @@ pub use quantize::{CompressedFloat, CompressedFloatParams, SmallestThree};
 pub use read::{ReadStream, TraceStream};
 pub use stream::Stream;
 pub use trace::{FieldKind, Trace, TraceField, Value};
-pub use write::{MeasureStream, WriteStream};
+pub use write::{CountStream, WriteStream};

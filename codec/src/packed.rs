@@ -723,9 +723,121 @@ pub const fn min_bits(a: usize, b: usize) -> usize {
     if a < b { a } else { b }
 }
 
+pub use stable_range::{
+    RANGE_STABLE, RANGE_UNDECIDED, RANGE_UNSTABLE, STABILITY_CHECKED_STEPS, range_stability,
+};
+
+/// The derive's compile-time stability check of compressed float ranges (a module of its own, so
+/// that the warning's text names the same impls whatever else this module gains).
+pub mod stable_range {
+    use crate::quantize::CompressedFloat;
+
+    /// The most steps whose stability a derive decides code by code at compile time: above it (and
+    /// at most [`MAX_STABLE_STEPS`](crate::quantize::MAX_STABLE_STEPS), and not stable by the cheap
+    /// bound) `const` evaluation would take too long, and [`range_stability`] says
+    /// [`RANGE_UNDECIDED`].
+    pub const STABILITY_CHECKED_STEPS: u32 = 1 << 16;
+
+    /// [`range_stability`]: every code of the range re-encodes as itself.
+    pub const RANGE_STABLE: u8 = 0;
+    /// [`range_stability`]: some code of the range re-encodes as another one.
+    pub const RANGE_UNSTABLE: u8 = 1;
+    /// [`range_stability`]: too many steps to decide at compile time (check
+    /// [`CompressedFloat::is_stable`] at run time).
+    pub const RANGE_UNDECIDED: u8 = 2;
+
+    /// Whether a compressed float range is stable ([`CompressedFloat::is_stable`]), as far as a
+    /// compile-time check can afford to tell: [`RANGE_STABLE`], [`RANGE_UNSTABLE`] or
+    /// [`RANGE_UNDECIDED`] (between [`STABILITY_CHECKED_STEPS`] and 2^23 + 1 steps, not stable by
+    /// the cheap bound). The derive turns the last two into warnings ([`StableRange`]).
+    pub const fn range_stability(spec: &CompressedFloat) -> u8 {
+        if spec.is_stable_by_bound() {
+            RANGE_STABLE
+        } else if spec.steps() > crate::quantize::MAX_STABLE_STEPS {
+            RANGE_UNSTABLE
+        } else if spec.steps() > STABILITY_CHECKED_STEPS {
+            RANGE_UNDECIDED
+        } else if spec.is_stable() {
+            RANGE_STABLE
+        } else {
+            RANGE_UNSTABLE
+        }
+    }
+
+    /// The derive's compile-time check of a compressed float range: `StableRange::<{
+    /// range_stability(&RANGE) }>::check()` compiles silently for a stable range and warns (a
+    /// deprecation warning at the attribute, the only warning a derive can raise) for the others,
+    /// as `bitlens-schema` warns when it loads such a range.
+    #[doc(hidden)]
+    pub struct StableRange<const STABILITY: u8>;
+
+    impl StableRange<RANGE_STABLE> {
+        /// A stable range: nothing to say.
+        pub const fn check() {}
+    }
+
+    impl StableRange<RANGE_UNSTABLE> {
+        /// An unstable range.
+        #[deprecated(
+            note = "this compressed float range is not stable: a packet read with it may not \
+                    re-encode to the same bytes (readers accept every code up to M, as serialize \
+                    1.0 says; see CompressedFloat::is_stable and WIRE.md). A coarser resolution is \
+                    stable; `bitlens-schema` says which for the derived schema"
+        )]
+        pub const fn check() {}
+    }
+
+    impl StableRange<RANGE_UNDECIDED> {
+        /// A range too large to check at compile time.
+        #[deprecated(
+            note = "this compressed float range has too many steps to check its stability at \
+                    compile time: check CompressedFloat::is_stable at run time (or load the derived \
+                    schema with `bitlens-schema`, which warns when it is not stable)"
+        )]
+        pub const fn check() {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quantize::CompressedFloat;
+
+    #[test]
+    fn range_stability_is_is_stable_where_it_decides() {
+        let class = |min, max, res| {
+            let spec = CompressedFloat::new(min, max, res).unwrap();
+            (range_stability(&spec), spec.is_stable())
+        };
+        // Game ranges, stable by the bound.
+        assert_eq!(class(-512.0, 512.0, 0.01), (RANGE_STABLE, true));
+        // Issue 21's ranges: past 2^23 + 1 steps.
+        assert_eq!(class(0.0, 100_000.0, 0.001), (RANGE_UNSTABLE, false));
+        assert_eq!(class(100.0, 200.0, 1e-5), (RANGE_UNSTABLE, false));
+        // Steps narrower than an ulp, few enough to check code by code.
+        assert_eq!(class(1e6, 1e6 + 1000.0, 0.05), (RANGE_UNSTABLE, false));
+        // Too many steps for the compile-time budget, whatever the truth.
+        assert_eq!(
+            range_stability(&CompressedFloat::new(1000.0, 2000.0, 2e-4).unwrap()),
+            RANGE_UNDECIDED
+        );
+        // Small ranges near and below an ulp: the check agrees with is_stable on each.
+        let mut seen = [0usize; 2];
+        for m in [3u32, 100, 1000, 5000, 20_000, 60_000] {
+            for base in [0.0f32, 1.0, 1000.0, 65_536.0, 1e6, 3e6] {
+                for span in [0.001f32, 1.0, 100.0, 1000.0] {
+                    let Ok(spec) = CompressedFloat::new(base, base + span, span / m as f32) else {
+                        continue; // base + span rounds to base
+                    };
+                    let c = range_stability(&spec);
+                    assert_ne!(c, RANGE_UNDECIDED, "{base} {span} {m}");
+                    assert_eq!(c == RANGE_STABLE, spec.is_stable(), "{base} {span} {m}");
+                    seen[usize::from(c)] += 1;
+                }
+            }
+        }
+        assert!(seen[0] > 10 && seen[1] > 10, "{seen:?}");
+    }
 
     #[test]
     fn floats_read_back_as_the_same_f32() {

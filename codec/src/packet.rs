@@ -14,10 +14,11 @@
 
 pub use crate::checksum::{ProtocolId, check_hash, packet_crc, seal_crc};
 use crate::error::{Error, ErrorKind, Result};
+use crate::measure::MeasureStream;
 use crate::read::{ReadStream, TraceStream};
 use crate::stream::Stream;
 use crate::trace::Trace;
-use crate::write::{MeasureStream, WriteStream};
+use crate::write::{CountStream, WriteStream};
 
 /// The label of the check that closes every packet.
 pub const END_OF_PACKET: &str = "end of packet";
@@ -86,7 +87,7 @@ pub fn frame<S: Stream>(
 }
 
 /// A message type with a fixed protocol: its packet type number and one serialize function for
-/// its body. [`write_packet`], [`read_packet`], [`measure_packet`] and [`trace_packet`] add the
+/// its body. [`write_packet`], [`read_packet`], [`count_packet`], [`measure_packet`] and [`trace_packet`] add the
 /// framing.
 pub trait Packet: Sized {
     /// The protocol this packet belongs to.
@@ -169,10 +170,22 @@ pub fn read_packet<P: Packet + Default>(data: &[u8]) -> Result<P> {
     Ok(p)
 }
 
-/// The exact number of bits `packet` takes, framing included.
+/// The exact number of bits [`write_packet`] writes for `packet`, framing included (what an
+/// MTU check needs).
 ///
 /// # Errors
 /// As [`write_packet`], without the MTU limit.
+pub fn count_packet<P: Packet>(packet: &mut P) -> Result<usize> {
+    let mut s = CountStream::new();
+    serialize_packet(&mut s, packet)?;
+    Ok(s.bits())
+}
+
+/// serialize 1.0's measure of `packet`, framing included: a bound that is at least the bits
+/// written from any starting position (7 bits per aligning operation), see [`MeasureStream`].
+///
+/// # Errors
+/// Only what the packet's own serialize function returns: the measure refuses nothing.
 pub fn measure_packet<P: Packet>(packet: &mut P) -> Result<usize> {
     let mut s = MeasureStream::new();
     serialize_packet(&mut s, packet)?;

@@ -7,8 +7,8 @@ use crate::checksum::{ProtocolId, check_hash, packet_crc};
 use crate::error::{Error, ErrorKind, Result};
 use crate::quantize::CompressedFloat;
 use crate::stream::{
-    Stream, array_impl, compressed_f32_as_int, int_relative_as_flags, int128_args, invalid,
-    non_canonical_code, offset_out_of_range, on_local, out_of_range, past_end, span, span128,
+    SHORT_CURRENT_MIN, Stream, array_impl, compressed_f32_as_int, int_relative_as_flags,
+    int128_args, invalid, offset_out_of_range, on_local, out_of_range, past_end, span, span128,
     wstring_impl,
 };
 use crate::trace::{FieldKind, NoTrace, Recorder, Trace, Tracer, Value};
@@ -235,8 +235,8 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
 
     /// Without a trace, the smallest differences in one read: the next 5 bits on a copy of the
     /// reader, then the 1 or 5 bits they take consumed. Anything else (a larger tier, an
-    /// out-of-range value, a result past `u32::MAX`, fewer than 5 bits left) reads flag by flag
-    /// from the start, as the default, for its value or its error.
+    /// out-of-range value, a result past `i32::MAX`, a `previous` below `i32::MIN`, fewer than 5
+    /// bits left) reads flag by flag from the start, as the default, for its value or its error.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
         if !T::ACTIVE {
@@ -247,8 +247,10 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
                 let one = x & 1 == 1;
                 let d = if one { 1 } else { 2 + i64::from(x >> 2) };
                 let c = previous.saturating_add(d);
+                // `c` within SHORT_CURRENT_MIN..=i32::MAX puts `previous` (c - d, d <= 6) in
+                // the i32 domain too: one range check for both.
                 if (one || (x & 0b10 != 0 && d <= 6))
-                    && c <= i64::from(u32::MAX)
+                    && (SHORT_CURRENT_MIN..=i64::from(i32::MAX)).contains(&c)
                     && self.r.read_bits(if one { 1 } else { 5 }).is_ok()
                 {
                     *current = c;
@@ -259,8 +261,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         int_relative_as_flags(self, name, previous, current)
     }
 
-    /// Without a trace: the code in `spec.width()` (1..=32) bits, rejected above `M` with the
-    /// error [`Stream::int`] gives, then the canonical check. With one: through `int`.
+    /// Without a trace: the code in `spec.width()` (1..=32) bits, refused above `M` with the
+    /// error [`Stream::int`] gives (the standard's one refusal); every other code is accepted.
+    /// With one: through `int`.
     #[inline(always)]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
         if T::ACTIVE {
@@ -271,16 +274,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
             .r
             .read_bits(spec.width())
             .map_err(|e| past_end(e, bit, name))?;
-        if code < spec.exact_limit() {
-            *v = spec.decode_exact(code);
-            return Ok(());
-        }
         if code > spec.steps() {
             let max = i128::from(spec.steps());
             return Err(out_of_range(i128::from(code), 0, max, bit, name));
-        }
-        if !spec.is_canonical(code) {
-            return Err(non_canonical_code(bit, name));
         }
         *v = spec.decode(code);
         Ok(())

@@ -3,7 +3,10 @@
 //! - [`WriteStream`](crate::WriteStream): packs into a caller-owned buffer; out-of-range values are errors.
 //! - [`ReadStream`](crate::ReadStream): unpacks from a slice; every value is range-checked, every length bounded by
 //!   what remains before anything is allocated, and the first violation aborts the read.
-//! - [`MeasureStream`](crate::MeasureStream): counts the exact bits a write would take, alignment included.
+//! - [`MeasureStream`](crate::MeasureStream): serialize 1.0's measure, a bound sufficient at any
+//!   starting bit (7 bits per aligning operation), which refuses nothing.
+//! - [`CountStream`](crate::CountStream): counts the exact bits a write from bit 0 takes, and
+//!   refuses what a write refuses.
 //! - [`TraceStream`](crate::TraceStream): reads like [`ReadStream`](crate::ReadStream) and records every field (path, bit offset, width,
 //!   value, allowed range) and every check marker into a [`Trace`](crate::Trace).
 //!
@@ -173,12 +176,12 @@ pub trait Stream: Sized {
         Ok(())
     }
 
-    /// A compressed float: its code as `int(code, 0, M)` (see [`CompressedFloat`] for the
-    /// arithmetic). Writers clamp `v` into range, as the reference does.
+    /// A compressed float (serialize 1.0): its code as `int(code, 0, M)` (see
+    /// [`CompressedFloat`] for the arithmetic). Writers clamp `v` into range, as the standard
+    /// does; readers accept every code up to `M`.
     ///
     /// # Errors
-    /// Out_of_range when a reader finds a code above `M`; non_canonical for a code of an inexact
-    /// range that no writer sends ([`CompressedFloat::is_canonical`]); buffer full / past_end.
+    /// Out_of_range when a reader finds a code above `M`; buffer full / past_end.
     #[inline]
     fn compressed_f32(&mut self, name: &str, v: &mut f32, spec: &CompressedFloat) -> Result<()> {
         compressed_f32_as_int(self, name, v, spec)
@@ -204,14 +207,13 @@ pub trait Stream: Sized {
         Ok(())
     }
 
-    /// A rotation `[x, y, z, w]` as smallest three ([`SmallestThree`]): `largest` in 2 bits, then
-    /// the other three components as `int(code, 0, 2^bits - 1)` each, in index order.
+    /// A rotation `[x, y, z, w]` as smallest three ([`SmallestThree`], seed 000): `largest` in
+    /// 2 bits, then the other three components as `int(code, 0, 2^bits - 1)` each, in index
+    /// order. A reader accepts every encoding, near ties included.
     ///
     /// # Errors
-    /// Non_canonical when a reader finds an encoding a writer cannot produce; buffer full /
-    /// past_end.
+    /// Buffer full / past_end.
     fn quaternion(&mut self, name: &str, q: &mut [f32; 4], spec: &SmallestThree) -> Result<()> {
-        let start = self.bit_position();
         let (mut largest, mut codes) = if Self::WRITING {
             spec.encode(*q)
         } else {
@@ -230,15 +232,10 @@ pub trait Stream: Sized {
             Ok(())
         })?;
         if Self::READING {
-            *q = spec.decode(largest, codes).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::NonCanonical(
-                        "quaternion: a sent component is larger than the rebuilt largest one",
-                    ),
-                    start,
-                    name,
-                )
-            })?;
+            // Every index and code was range-checked above, so the decode always gives a value.
+            if let Some(value) = spec.decode(largest, codes) {
+                *q = value;
+            }
         }
         let value = *q;
         self.annotate(|| Value::Floats(value.to_vec()));
@@ -274,26 +271,48 @@ pub trait Stream: Sized {
         self.bytes(name, v)
     }
 
-    /// A string: `int(len, 0, max_len)` (path `name.len`), then `bytes(len)` of UTF-8 (path
-    /// `name.utf8`). No terminator.
+    /// A string: serialize 1.0's `string` with `buffer_size = max_len + 1`. `int(len, 0,
+    /// max_len)` (path `name.len`), then `bytes(len)` of UTF-8 (path `name.utf8`): aligned, no
+    /// terminator. Up to `max_len = 2^31 - 2` this is the standard's operation (its length is a
+    /// 32-bit `int`); a larger `max_len` is bitlens's extension, the length sent as
+    /// [`Stream::int`] over the wider bounds.
+    ///
+    /// A reader refuses the standard's two malformed payloads: bytes that are not UTF-8, and a
+    /// NUL byte among them (it would give the payload two lengths). A writer refuses a NUL too.
     ///
     /// # Errors
-    /// Out_of_range for a length over `max_len` (written or read), invalid_utf8, past_end.
+    /// Out_of_range for a length over `max_len` (written or read), invalid_utf8, interior_nul
+    /// (at the NUL's bit on read), past_end / buffer full.
     fn string(&mut self, name: &str, s: &mut String, max_len: usize) -> Result<()> {
         self.scope(name, |st| {
+            if Self::WRITING && s.as_bytes().contains(&0) {
+                return Err(Error::new(
+                    ErrorKind::InteriorNul,
+                    st.bit_position(),
+                    "utf8",
+                ));
+            }
             let mut len = s.len() as i64;
             st.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
             let start = st.bit_position();
+            let bit = start + (8 - start % 8) % 8;
             // Move the string's buffer out and back: no copy on write, one buffer on read.
             let mut bytes = std::mem::take(s).into_bytes();
             let r = st.bytes_vec("utf8", &mut bytes, len as usize);
+            let nul = if Self::READING && r.is_ok() {
+                bytes.iter().position(|&b| b == 0)
+            } else {
+                None
+            };
             match String::from_utf8(bytes) {
                 Ok(text) => *s = text,
                 Err(_) if r.is_ok() => {
-                    let bit = start + (8 - start % 8) % 8;
                     return Err(Error::new(ErrorKind::InvalidUtf8, bit, "utf8"));
                 }
                 Err(_) => {}
+            }
+            if let Some(i) = nul {
+                return Err(Error::new(ErrorKind::InteriorNul, bit + 8 * i, "utf8"));
             }
             r
         })?;
@@ -320,7 +339,6 @@ pub trait Stream: Sized {
         current: &mut i64,
         max_objects: i64,
     ) -> Result<()> {
-        const TIERS: [(i64, i64); 5] = [(2, 5), (6, 13), (14, 29), (30, 61), (62, 125)];
         let start = self.bit_position();
         // `field` is the index's name outside its scope, and empty inside it (the scope adds
         // the name on the way out).
@@ -346,7 +364,7 @@ pub trait Stream: Sized {
                 d = 1;
                 return Ok(());
             }
-            for (lo, hi) in TIERS {
+            for (lo, hi) in OBJECT_INDEX_TIERS {
                 let mut here = d <= hi;
                 s.bool(tier_name(hi), &mut here)?;
                 if here {
@@ -372,15 +390,21 @@ pub trait Stream: Sized {
         Ok(())
     }
 
-    /// The reference library's relative integer (`serialize_int_relative`): `d = current -
-    /// previous >= 1` as a 1 flag for `d = 1`; else flags and `d` in `[2,6]`, `[7,23]`,
-    /// `[24,280]`, `[281,4377]`, `[4378,69914]` ([`RELATIVE_TIERS`]; each tier's flag is 1,
-    /// after as many 0 flags as tiers before it); after six 0 flags, `current` itself in 32
-    /// bits. `current` must fit in a `u32`.
+    /// serialize 1.0's relative integer (`serialize_int_relative`): a strictly increasing
+    /// 32-bit signed sequence, `i32::MIN <= previous < current <= i32::MAX`, with no wrapping.
+    /// `d = current - previous` as a 1 flag for `d = 1`; else flags and `d` in `[2,6]`,
+    /// `[7,23]`, `[24,280]`, `[281,4377]`, `[4378,69914]` ([`RELATIVE_TIERS`]; each tier's flag
+    /// is 1, after as many 0 flags as tiers before it); after six 0 flags, `current` itself as
+    /// 32 raw bits (two's complement).
+    ///
+    /// A reader refuses exactly what the standard refuses: a tier's `previous + d` past
+    /// `i32::MAX`, and an absolute `current` that is not greater than `previous` (any greater
+    /// one is accepted, also one a smaller tier could have carried).
     ///
     /// # Errors
-    /// Out_of_range when `current <= previous`, when `current` does not fit 32 bits, or when a
-    /// reader finds an absolute value a smaller tier should have carried; buffer full / past_end.
+    /// Out_of_range (the range `previous + 1 ..= i32::MAX`) when a writer is given, or a reader
+    /// finds, a `current` outside it; invalid_argument when `previous` is not an `i32`; buffer
+    /// full / past_end.
     #[inline(always)]
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
         int_relative_as_flags(self, name, previous, current)
@@ -640,16 +664,31 @@ fn relative_tier<S: Stream>(s: &mut S, d: &mut i64, lo: i64, hi: i64) -> Result<
 /// rejects), which goes flag by flag.
 #[inline(always)]
 pub(crate) fn relative_short(previous: i64, current: i64) -> Option<(u64, u32)> {
-    if current > i64::from(u32::MAX) || current <= previous {
+    // One range check stands for both ends of the i32 domain: with d in 1..=6, a `current` in
+    // `i32::MIN + 6 ..= i32::MAX` puts `previous` in it too (the few values below go flag by flag).
+    if !(SHORT_CURRENT_MIN..=i64::from(i32::MAX)).contains(&current) {
         return None;
     }
     // A branch, not selects: measured faster here (the reader is the other way round).
-    match current.checked_sub(previous)? {
+    match current.wrapping_sub(previous) {
         1 => Some((1, 1)),
         d @ 2..=6 => Some((0b10 | ((d - 2) as u64) << 2, 5)),
         _ => None,
     }
 }
+
+/// The error for an [`Stream::int_relative`] `previous` outside the `i32` domain (the caller's
+/// bug), built out of line.
+#[cold]
+#[inline(never)]
+fn previous_not_i32(previous: i64, bit: usize, name: &str) -> Error {
+    let why = format!("previous {previous} is not a 32-bit signed integer");
+    invalid(why, bit, name)
+}
+
+/// The smallest `current` the one-access paths of [`Stream::int_relative`] take: with a
+/// difference of at most 6, `previous` is then an `i32` too.
+pub(crate) const SHORT_CURRENT_MIN: i64 = i32::MIN as i64 + 6;
 
 /// [`Stream::int_relative`] flag by flag: the default (and so the trace stream's path), and the
 /// encoder's and reader's path for all but the smallest differences (so every error is this
@@ -662,21 +701,21 @@ pub(crate) fn int_relative_as_flags<S: Stream>(
     current: &mut i64,
 ) -> Result<()> {
     let start = s.bit_position();
-    let out_of_range = |value: i64, min: i64| {
+    let out_of_range = |value: i64| {
         let kind = ErrorKind::OutOfRange {
             value: i128::from(value),
-            min: i128::from(min),
-            max: i128::from(u32::MAX),
+            min: i128::from(previous) + 1,
+            max: i128::from(i32::MAX),
         };
         Error::new(kind, start, name)
     };
+    if i32::try_from(previous).is_err() {
+        return Err(previous_not_i32(previous, start, name));
+    }
     let mut d = 0i64;
     if S::WRITING {
-        if *current > i64::from(u32::MAX) {
-            return Err(out_of_range(*current, 0));
-        }
-        if *current <= previous {
-            return Err(out_of_range(*current, previous.saturating_add(1)));
+        if *current <= previous || *current > i64::from(i32::MAX) {
+            return Err(out_of_range(*current));
         }
         d = *current - previous;
     }
@@ -699,35 +738,29 @@ pub(crate) fn int_relative_as_flags<S: Stream>(
         {
             return Ok(());
         }
-        let mut v = *current as u64;
+        // Two's complement: `current` is an i32 here (checked above on write).
+        let mut v = u64::from(*current as u32);
         t.bits("value", &mut v, 32)?;
-        absolute = Some(v as i64);
+        absolute = Some(i64::from(v as u32 as i32));
         Ok(())
     })?;
     if S::READING {
-        match absolute {
-            Some(v) => {
-                // Canonical: the writer uses the absolute form only past the last tier.
-                let min = previous.saturating_add(RELATIVE_TIERS[4].1 + 1);
-                if v < min {
-                    return Err(out_of_range(v, min));
-                }
-                *current = v;
-            }
-            None => {
-                // A tier past u32::MAX is a value no writer can send.
-                let c = previous.saturating_add(d);
-                if c > i64::from(u32::MAX) {
-                    return Err(out_of_range(c, 0));
-                }
-                *current = c;
-            }
+        // No wrapping (serialize 1.0): a tier past i32::MAX, or an absolute value that does not
+        // increase, is refused.
+        let c = absolute.unwrap_or(previous + d);
+        if c <= previous || c > i64::from(i32::MAX) {
+            return Err(out_of_range(c));
         }
+        *current = c;
     }
     let value = *current;
     s.annotate(|| Value::Int(i128::from(value)));
     Ok(())
 }
+
+/// The tiers of [`Stream::object_index`] after `d = 1`, in wire order: `(lo, hi)` of `d`, sent
+/// as `int(d, lo, hi)` after the tier's flag. Past the last one, `int(d, 126, max_objects + 1)`.
+pub const OBJECT_INDEX_TIERS: [(i64, i64); 5] = [(2, 5), (6, 13), (14, 29), (30, 61), (62, 125)];
 
 /// The tiers of [`Stream::int_relative`] after `d = 1`, in wire order: `(lo, hi)` of `d`, sent as
 /// `int(d, lo, hi)` after the tier's flag. Past the last one, the value goes absolute.
@@ -760,7 +793,6 @@ pub(crate) fn compressed_f32_as_int<S: Stream>(
     v: &mut f32,
     spec: &CompressedFloat,
 ) -> Result<()> {
-    let start = s.bit_position();
     let mut code = if S::WRITING {
         i64::from(spec.encode(*v))
     } else {
@@ -768,20 +800,11 @@ pub(crate) fn compressed_f32_as_int<S: Stream>(
     };
     s.int(name, &mut code, 0, i64::from(spec.steps()))?;
     if S::READING {
-        if !spec.is_canonical(code as u32) {
-            return Err(non_canonical_code(start, name));
-        }
         *v = spec.decode(code as u32);
     }
     let value = *v;
     s.annotate(|| Value::F32(value));
     Ok(())
-}
-
-#[cold]
-pub(crate) fn non_canonical_code(bit: usize, name: &str) -> Error {
-    let why = "compressed float code that no writer sends (its value re-encodes to another code)";
-    Error::new(ErrorKind::NonCanonical(why), bit, name)
 }
 
 #[cold]

@@ -7,7 +7,17 @@
 use crate::error::Error;
 use crate::fixed::Fixed;
 use crate::float_text::{f32_text, f64_text};
-pub use compact_str::CompactString;
+
+/// A traced field's path. With feature `inline-paths` (the inspector's), a `CompactString`
+/// that holds up to 24 bytes inline, so a trace allocates nothing per field for most paths;
+/// else a `String`.
+#[cfg(feature = "inline-paths")]
+pub type PathString = compact_str::CompactString;
+/// A traced field's path. With feature `inline-paths` (the inspector's), a `CompactString`
+/// that holds up to 24 bytes inline, so a trace allocates nothing per field for most paths;
+/// else a `String`.
+#[cfg(not(feature = "inline-paths"))]
+pub type PathString = String;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
 ///
@@ -62,33 +72,45 @@ pub enum Value {
     Fixed(Fixed),
 }
 
-impl PartialEq for Value {
-    fn eq(&self, other: &Value) -> bool {
-        use Value::*;
-        match (self, other) {
-            (None, None) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
-            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
-            (Str(a), Str(b)) => a == b,
-            (Bytes(a), Bytes(b)) => a == b,
-            (Floats(a), Floats(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            }
-            (U128(a), U128(b)) => a == b,
-            (Fixed(a), Fixed(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
 impl Value {
     /// An unsigned 128-bit integer: [`Value::Int`] when it fits `i128`, else [`Value::U128`].
     pub fn from_u128(v: u128) -> Value {
         match i128::try_from(v) {
             Ok(i) => Value::Int(i),
             Err(_) => Value::U128(v),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::Floats(a), Value::Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Value::U128(a), Value::U128(b)) => a == b,
+            (Value::Fixed(a), Value::Fixed(b)) => a == b,
+            // Every variant named, so that a new one cannot fall through unnoticed.
+            (
+                Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::F32(_)
+                | Value::F64(_)
+                | Value::Str(_)
+                | Value::Bytes(_)
+                | Value::Floats(_)
+                | Value::U128(_)
+                | Value::Fixed(_),
+                _,
+            ) => false,
         }
     }
 }
@@ -186,7 +208,7 @@ pub enum FieldKind {
     /// A check marker (or the packet CRC, labelled `crc32`).
     Check {
         /// The check's label.
-        label: CompactString,
+        label: PathString,
         /// The 32 bits the reader expected.
         expected: u32,
         /// The 32 bits found.
@@ -202,7 +224,7 @@ pub struct TraceField {
     /// records a path per field, and most fit without an allocation. Read it through
     /// [`TraceField::path`] and [`TraceField::name`]: how a trace stores names may change (issue
     /// 20: record positions, build names only when they are shown).
-    path: CompactString,
+    path: PathString,
     /// Nesting depth: 0 at the top.
     pub depth: usize,
     /// First bit.
@@ -397,18 +419,18 @@ impl Recorder {
         self.fields
     }
 
-    fn child_path(&mut self, name: &str) -> CompactString {
+    fn child_path(&mut self, name: &str) -> PathString {
         // Extend the current path in place and copy it once (inline, no allocation, up to 24
         // bytes): traces build a path for every field.
         if name.is_empty() {
-            return CompactString::from(self.path.as_str());
+            return PathString::from(self.path.as_str());
         }
         let before = self.path.len();
         if before > 0 {
             self.path.push('.');
         }
         self.path.push_str(name);
-        let path = CompactString::from(self.path.as_str());
+        let path = PathString::from(self.path.as_str());
         self.path.truncate(before);
         path
     }
@@ -460,7 +482,7 @@ impl Tracer for Recorder {
             }
             _ => {}
         }
-        let path = CompactString::from(self.path.as_str());
+        let path = PathString::from(self.path.as_str());
         self.fields.push(TraceField {
             path,
             depth: self.depth_base + self.open.len(),
@@ -540,5 +562,9 @@ mod tests {
         );
         assert_ne!(Value::Floats(vec![1.0]), Value::Floats(vec![1.0, 1.0]));
         assert_ne!(Value::Int(1), Value::F32(1.0));
+        let payload = f32::from_bits(0x7FA0_0001);
+        assert_ne!(Value::F32(payload), Value::F32(f32::from_bits(0x7FA0_0002)));
+        assert_eq!(Value::U128(u128::MAX), Value::U128(u128::MAX));
+        assert_ne!(Value::U128(u128::MAX), Value::Int(-1));
     }
 }

@@ -1,6 +1,7 @@
 //! The write side of [`Stream`]: one implementation ([`Encoder`]) over a [`BitSink`] serves
-//! [`WriteStream`] (bits into a caller-owned buffer) and [`MeasureStream`] (bits counted), so a
-//! measure checks every value exactly as a write does.
+//! [`WriteStream`] (bits into a caller-owned buffer) and [`CountStream`] (bits counted exactly,
+//! from bit 0), so a count checks every value exactly as a write does. The standard's measure,
+//! a bound that refuses nothing, is [`MeasureStream`](crate::MeasureStream).
 
 use crate::bits::{BitCounter, BitSink, BitWriter, Overflow, bits_required};
 use crate::checksum::{ProtocolId, check_hash, seal_crc};
@@ -18,7 +19,7 @@ impl Default for BitWriter<'_> {
     }
 }
 
-/// The write-side stream over any [`BitSink`]: [`WriteStream`] stores bits, [`MeasureStream`]
+/// The write-side stream over any [`BitSink`]: [`WriteStream`] stores bits, [`CountStream`]
 /// only counts them. Both check every value exactly the same way.
 #[derive(Debug)]
 pub struct Encoder<K: BitSink> {
@@ -29,8 +30,10 @@ pub struct Encoder<K: BitSink> {
 /// Writes a packet into a caller-owned buffer.
 pub type WriteStream<'a> = Encoder<BitWriter<'a>>;
 
-/// Counts the bits a write would produce, alignment included: measure == bits written.
-pub type MeasureStream = Encoder<BitCounter>;
+/// Counts exactly the bits a [`WriteStream`] would produce from bit 0 (an aligned start),
+/// alignment included, and refuses what it refuses: count == bits written. What an MTU check
+/// needs; the standard's measure (a bound for any start) is [`MeasureStream`](crate::MeasureStream).
+pub type CountStream = Encoder<BitCounter>;
 
 impl<'a> WriteStream<'a> {
     /// A write stream over `buf`.
@@ -60,8 +63,8 @@ impl<'a> WriteStream<'a> {
     }
 }
 
-impl MeasureStream {
-    /// A measuring stream with no size limit.
+impl CountStream {
+    /// A counting stream with no size limit.
     #[inline]
     pub fn new() -> Self {
         Encoder {
@@ -70,7 +73,7 @@ impl MeasureStream {
         }
     }
 
-    /// A measuring stream that fails like a writer over a buffer of `limit_bits` would.
+    /// A counting stream that fails like a writer over a buffer of `limit_bits` would.
     pub fn with_limit(limit_bits: usize) -> Self {
         Encoder {
             sink: BitCounter::with_limit(limit_bits),
@@ -84,7 +87,7 @@ impl MeasureStream {
     }
 }
 
-impl Default for MeasureStream {
+impl Default for CountStream {
     fn default() -> Self {
         Self::new()
     }

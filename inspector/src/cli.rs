@@ -19,8 +19,10 @@
 //! `--decode PORT=NAME`, `--protocol-id` and `--schema`; the live proxy `proxy` (and `replay`
 //! of its mutations), which decodes, mutates and re-signs with the same dissectors; and
 //! `export-wireshark`, a Lua dissector from a schema file or from a registered dissector's
-//! schema text (`--as NAME`: a derived packet set has one). [`Cli::command`] adds more (the
-//! `bitlens` binary adds `synth`, `vectors`, `tagged` and `encode`).
+//! schema text (`--as NAME`: a derived packet set has one); and for fuzzing, `seeds` (a
+//! capture's datagrams as a seed corpus) and `fuzz-init` (the cargo-fuzz crate for a packet
+//! set). [`Cli::command`] adds more (the `bitlens` binary adds `synth`, `vectors`, `tagged`
+//! and `encode`).
 //!
 //! # Exit status
 //!
@@ -69,7 +71,8 @@ pub struct Cli {
 
 impl Cli {
     /// A program named `name` with the subcommands every program gets (`inspect`, `decode`,
-    /// `check`, `decode-bytes`, `proxy`, `replay`, `export-wireshark`) and no protocol yet.
+    /// `check`, `decode-bytes`, `proxy`, `replay`, `export-wireshark`, and for fuzzing `seeds`
+    /// and `fuzz-init`) and no protocol yet.
     pub fn new(name: &'static str) -> Self {
         Cli {
             name,
@@ -85,6 +88,8 @@ impl Cli {
         .command("proxy", crate::cmd::proxy::command)
         .command("replay", crate::cmd::proxy::replay_command)
         .command("export-wireshark", crate::cmd::export_wireshark::command)
+        .command("seeds", crate::cmd::seeds::command)
+        .command("fuzz-init", crate::cmd::fuzz_init::command)
     }
 
     /// The one-line description `--help` starts with.

@@ -3,64 +3,36 @@
 //!
 //! # Inspect your own protocol
 //!
-//! A game whose packets go through `bitlens-codec` (one `serialize` function per packet type,
-//! and a [`codec::Packet`] implementation for the set) gets the whole command line for its
-//! captures from a `main` of a few lines: [`Cli`] registers the packet set on its UDP port, then
-//! parses and runs `inspect`, `decode [--json|--fields]`, `check` and `decode-bytes`, with
-//! `--decode PORT=NAME`, `--protocol-id` and `--schema`. Batches of byte-aligned messages
-//! register the same way ([`Cli::messages`], with a [`batch::MessageSet`]); any other format
-//! implements [`codec::dissect::Dissector`] and registers with [`Cli::dissector`].
+//! A game whose packets go through `bitlens-codec` (a `#[derive(PacketSet)]` enum, or one
+//! hand-written `serialize` function per packet type and a [`codec::Packet`] implementation
+//! for the set) gets the whole command line for its captures from a `main` of a few lines:
+//! [`Cli`] registers the packet set on its UDP port, then parses and runs `inspect`,
+//! `decode [--json|--fields]`, `check` and `decode-bytes`, with `--decode PORT=NAME`,
+//! `--protocol-id` and `--schema`; the live `proxy` and `replay`; `export-wireshark`; and for
+//! fuzzing `seeds` and `fuzz-init`. Batches of byte-aligned messages register the same way
+//! ([`Cli::messages`], with a [`batch::MessageSet`]); any other format implements
+//! [`codec::dissect::Dissector`] and registers with [`Cli::dissector`].
+//! `examples/custom-protocol` in the repository is a whole game's protocol done this way.
 //!
 //! ```
 //! use bitlens::Cli;
-//! use bitlens::codec::{Packet, Protocol, ProtocolId, Result, Stream, write_packet};
-//! use std::sync::LazyLock;
+//! use bitlens_codec::{BitPacked, PacketSet, write_packet};
 //!
-//! static ARENA: LazyLock<Protocol> = LazyLock::new(|| Protocol {
-//!     name: "arena".into(),
-//!     id: ProtocolId::U32(0xA2E7_A001),
-//!     packet_types: vec!["Input".into(), "Chat".into()],
-//!     mtu: 1200,
-//! });
+//! #[derive(BitPacked, Debug, Default, PartialEq)]
+//! struct Input {
+//!     #[bitlens(range = 0..=359)]
+//!     aim: u16,
+//!     fire: bool,
+//! }
 //!
-//! #[derive(Debug)]
+//! #[derive(PacketSet, Debug, PartialEq)]
+//! #[bitlens(protocol = "arena", id = 0xA2E7_A001, mtu = 1200)]
 //! enum Arena {
-//!     Input { aim: i32, fire: bool },
-//!     Chat { text: String },
-//! }
-//!
-//! impl Default for Arena {
-//!     fn default() -> Self {
-//!         Arena::Input { aim: 0, fire: false }
-//!     }
-//! }
-//!
-//! impl Packet for Arena {
-//!     fn protocol() -> &'static Protocol {
-//!         &ARENA
-//!     }
-//!     fn packet_type(&self) -> u32 {
-//!         match self {
-//!             Arena::Input { .. } => 0,
-//!             Arena::Chat { .. } => 1,
-//!         }
-//!     }
-//!     fn empty(t: u32) -> Option<Self> {
-//!         match t {
-//!             0 => Some(Arena::default()),
-//!             1 => Some(Arena::Chat { text: String::new() }),
-//!             _ => None,
-//!         }
-//!     }
-//!     fn serialize_body<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-//!         match self {
-//!             Arena::Input { aim, fire } => {
-//!                 s.int_as("aim", aim, 0, 359)?;
-//!                 s.bool("fire", fire)
-//!             }
-//!             Arena::Chat { text } => s.string("text", text, 63),
-//!         }
-//!     }
+//!     Input(Input),
+//!     Chat {
+//!         #[bitlens(max_len = 63)]
+//!         text: String,
+//!     },
 //! }
 //!
 //! /// The game's inspector: its `main` is `fn main() -> ExitCode { cli().run() }`.
@@ -72,7 +44,7 @@
 //!
 //! // One packet as the game writes it, decoded field by field: accepted (exit status 0).
 //! let mut buf = [0u8; 64];
-//! let n = write_packet(&mut Arena::Input { aim: 90, fire: true }, &mut buf)?;
+//! let n = write_packet(&mut Arena::Input(Input { aim: 90, fire: true }), &mut buf)?;
 //! let file = std::env::temp_dir().join(format!("arena-{}.bin", std::process::id()));
 //! std::fs::write(&file, &buf[..n])?;
 //! let path = file.to_str().expect("a UTF-8 temporary path");
@@ -92,6 +64,7 @@
 //! Each imports only those below it:
 //!
 //! - [`capture`]: pcap/pcapng files to UDP datagrams (with their capture status);
+//! - [`faults`]: labelled faults, for test captures of any protocol;
 //! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
 //!   protocols; a verdict or a dissection per datagram;
 //! - [`output`] (text and JSON lines), [`tui`] (the terminal UI), [`pipeline`] (work over the
@@ -108,6 +81,10 @@ pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod dissectors;
+pub mod faults;
+#[cfg(feature = "demo")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
 pub mod proxy;

@@ -568,3 +568,39 @@ fn parallel_decode_keeps_capture_order_and_check_counts_everything_once() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 21: a schema whose compressed float range is not stable loads with a warning on
+/// stderr (file, line and column), and the standard's code in a packet is accepted.
+#[test]
+fn an_unstable_range_warns_when_the_schema_loads() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-warnings");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let schema = dir.join("unstable.toml");
+    std::fs::write(
+        &schema,
+        "[protocol]\nname = \"issue21\"\nid = 0x534B524D\nmtu = 1200\npackets = [\"P\"]\n\n\
+         [struct.P]\nfields = [\n  { name = \"v\", type = \"compressed_float\", min = 0.0, \
+         max = 12582911.0, resolution = 1.0 },\n]\n",
+    )
+    .expect("schema file");
+    let packet = dir.join("p.bin");
+    std::fs::write(
+        &packet,
+        [
+            0xd3, 0xc1, 0xa7, 0x7e, 0x40, 0xf0, 0x79, 0xe2, 0xac, 0x08, 0x99,
+        ],
+    )
+    .expect("packet file");
+    let (s, p) = (schema.to_str().unwrap(), packet.to_str().unwrap());
+    let o = bitlens(&["decode-bytes", "--schema", s, p]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{s}:9:50: warning: compressed float 0..=12582911 at 1 is not stable"
+        )),
+        "{err}"
+    );
+    assert!(stdout(&o).contains("v = 7991360"), "{}", stdout(&o));
+}

@@ -1,5 +1,6 @@
-//! Replays `corpus/capture_ingest/` through `bitlens::capture::fuzz_ingest`, the harness of the
-//! `capture_ingest` fuzz target, on stable; the mapping check is shared with the codec's replay
+//! Replays `corpus/capture_ingest/` through `bitlens::capture::fuzz_ingest` and
+//! `corpus/pipeline/` through `bitlens::fuzzing::fuzz_pipeline`, the harnesses of the
+//! `capture_ingest` and `pipeline` fuzz targets, on stable; the mapping check is shared with the codec's replay
 //! test (`codec/testkit/tests/support/replay.rs`).
 //!
 //! The named seed files are written by the ignored test `write_seeds`:
@@ -16,7 +17,10 @@ use bitlens_testkit::fuzzing::sample_packets;
 use replay::{Harness, write_seed};
 
 /// The fuzz targets whose harness lives in this crate (see fuzz/README.md, "Adding a target").
-const TARGETS: &[(&str, Harness)] = &[("capture_ingest", fuzz_ingest)];
+const TARGETS: &[(&str, Harness)] = &[
+    ("capture_ingest", fuzz_ingest),
+    ("pipeline", bitlens::fuzzing::fuzz_pipeline),
+];
 
 #[test]
 fn every_fuzz_target_has_a_corpus_and_a_replay() {
@@ -111,4 +115,42 @@ fn write_seeds() {
     write_seed("capture_ingest", "empty.bin", &[]);
     // The selector byte picks the link type for the frame-only views: one UDP payload per link.
     write_seed("capture_ingest", "raw_bytes_robocat.bin", robocat);
+    write_pipeline_seeds();
+}
+
+/// `pipeline`: the first byte picks the dissector (0 demo packets, 1 demo batches, 2 and 3 the
+/// demo schema's packets and batches, 4 and 5 every.schema.toml's; +0x80 re-signs the CRC
+/// first), the rest is a UDP payload: the demo's sample packets and batch, and every datagram of
+/// every.pcap on its dissector.
+fn write_pipeline_seeds() {
+    let with = |selector: u8, payload: &[u8]| {
+        let mut v = vec![selector];
+        v.extend_from_slice(payload);
+        v
+    };
+    for (name, bytes) in sample_packets() {
+        let name = name.to_lowercase();
+        write_seed("pipeline", &format!("demo_{name}.bin"), &with(0, &bytes));
+        write_seed("pipeline", &format!("schema_{name}.bin"), &with(2, &bytes));
+    }
+    let batch = bitlens_testkit::batch_demo::sample_batch();
+    write_seed("pipeline", "demo_batch.bin", &with(1, &batch));
+    write_seed("pipeline", "schema_batch.bin", &with(3, &batch));
+    let every = bitlens::capture::Capture::open(replay::root().join("captures/every.pcap"))
+        .expect("every.pcap opens");
+    let (mut packets, mut batches) = (0, 0);
+    for d in every.datagrams() {
+        let payload = every.payload(d);
+        // every.schema.toml's packets are on 40000, its batches on 40001.
+        let (selector, n) = match d.dst.port() {
+            40000 => (4, &mut packets),
+            40001 => (5, &mut batches),
+            _ => continue,
+        };
+        *n += 1;
+        if *n <= 40 {
+            let name = format!("every_{selector}_{}.bin", d.frame);
+            write_seed("pipeline", &name, &with(selector, payload));
+        }
+    }
 }

@@ -56,7 +56,9 @@ impl Fixtures {
     }
 
     fn write(&self, name: &str, bytes: &[u8]) {
-        std::fs::write(self.dir.join(name), bytes).expect("writes");
+        let path = self.dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("in the folder")).expect("a folder");
+        std::fs::write(path, bytes).expect("writes");
     }
 
     fn path(&self, name: &str) -> String {
@@ -76,6 +78,9 @@ fn every_subcommand_follows_one_rule() {
     let schema = "captures/demo.schema.toml";
     let (packet, flipped) = (f.path("packet.bin"), f.path("flipped.bin"));
     let out_pcap = f.path("out.pcap");
+    let seeds = f.path("seeds");
+    let game = f.path("game");
+    f.write("game/Cargo.toml", b"[package]\nname = \"game\"\n");
     let [a, missing_field, not_json, cut, wrong] = [
         "a.json",
         "missing-field.json",
@@ -159,8 +164,54 @@ fn every_subcommand_follows_one_rule() {
         (0, vec!["export-wireshark", "--schema", schema]),
         (2, vec!["export-wireshark"]),
         (2, vec!["export-wireshark", "--schema", "no-such.toml"]),
+        (0, vec!["export-wireshark", "--as", "demo"]),
         (2, vec!["export-wireshark", "--as", "batch"]),
         (2, vec!["export-wireshark", "--as", "nope"]),
+        // seeds: the port is needed where the program reads several.
+        (
+            0,
+            vec!["seeds", "captures/demo.pcap", "--port", "40000", &seeds],
+        ),
+        (2, vec!["seeds", "captures/demo.pcap", &seeds]),
+        (
+            2,
+            vec!["seeds", "captures/demo.pcap", "--port", "1234", &seeds],
+        ),
+        (
+            2,
+            vec!["seeds", "captures/no-such.pcap", "--port", "1", &seeds],
+        ),
+        // fuzz-init: writes into a crate; a second run without --force would overwrite.
+        (
+            0,
+            vec![
+                "fuzz-init",
+                "--packet",
+                "game::Packet",
+                "--crate-dir",
+                &game,
+            ],
+        ),
+        (
+            2,
+            vec![
+                "fuzz-init",
+                "--packet",
+                "game::Packet",
+                "--crate-dir",
+                &game,
+            ],
+        ),
+        (
+            2,
+            vec![
+                "fuzz-init",
+                "--packet",
+                "game::Packet",
+                "--crate-dir",
+                "no-such",
+            ],
+        ),
         // synth
         (0, vec!["synth", &out_pcap, "--packets", "10"]),
         (2, vec!["synth", &out_pcap, "--packets", "0"]),
@@ -287,6 +338,8 @@ fn help_states_the_rule_for_every_subcommand() {
             "proxy",
             "replay",
             "export-wireshark",
+            "seeds",
+            "fuzz-init",
             "synth",
             "vectors",
             "tagged",

@@ -74,14 +74,17 @@ impl Server {
                     continue;
                 };
                 let verdict = reader(&buf[..n]);
-                if echo && verdict.is_none() {
-                    let _ = socket.send_to(&buf[..n], peer);
-                }
+                let reply = echo && verdict.is_none();
+                // Recorded before the echo: a client that has its reply finds the datagram in
+                // `take()` (the other order raced under load).
                 r.lock().unwrap().push(Received {
                     peer,
                     bytes: buf[..n].to_vec(),
                     verdict,
                 });
+                if reply {
+                    let _ = socket.send_to(&buf[..n], peer);
+                }
             }
         });
         Server {

@@ -176,3 +176,158 @@ fn batch_messages_decode_the_same_with_and_without_the_schema() {
     ]);
     assert_eq!(explicit.len(), schema.len());
 }
+
+/// The demo's sample batch as `encode --batch` input: each message's type, stage and body, the
+/// body as the schema batch reads it and serializes it to JSON.
+fn sample_batch_json(schema: &Schema) -> serde_json::Value {
+    let batch = bitlens_testkit::batch_demo::sample_batch();
+    let b = schema
+        .batch()
+        .expect("the demo schema has a [batch] section");
+    let messages: Vec<serde_json::Value> = bitlens_batch::read_batch(&batch)
+        .expect("the sample batch reads")
+        .map(|m| {
+            let m = m.expect("a whole message");
+            let body = b.decode(&m).expect("decodes").expect("a known type");
+            serde_json::json!({
+                "type": b.message_name(m.header.message_type).expect("named"),
+                "stage": m.header.stage.0,
+                "body": serde_json::to_value(&body).expect("serializes"),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(messages)
+}
+
+#[test]
+fn encode_batch_gives_the_compiled_batch() {
+    let schema = Schema::load(&demo_schema()).expect("loads");
+    let json = sample_batch_json(&schema);
+    assert!(json.as_array().expect("a list").len() >= 3);
+    let bytes = encode::encode_batch(&schema, &json).expect("encodes");
+    assert_eq!(bytes, bitlens_testkit::batch_demo::sample_batch());
+    // Stages by name, types by number: the same bytes.
+    let b = schema.batch().expect("batch");
+    let mut by_number = json.clone();
+    for m in by_number.as_array_mut().expect("a list") {
+        let name = m["type"].as_str().expect("a name").to_owned();
+        m["type"] = b.message_type(&name).expect("a type").into();
+        let stage = u8::try_from(m["stage"].as_u64().expect("a number")).expect("u8");
+        m["stage"] = b.stage_name(stage).expect("a named stage").into();
+    }
+    assert_eq!(
+        encode::encode_batch(&schema, &by_number).expect("encodes"),
+        bytes
+    );
+}
+
+#[test]
+fn encode_batch_refusals_name_the_message() {
+    let schema = Schema::load(&demo_schema()).expect("loads");
+    let refuse = |json: serde_json::Value| -> String {
+        let e = encode::encode_batch(&schema, &json).unwrap_err();
+        assert!(e.is::<bitlens::Rejected>(), "rejected input: {e}");
+        e.to_string()
+    };
+    let e = refuse(serde_json::json!({"type": "Ping"}));
+    assert!(e.starts_with("expected a list of messages"), "{e}");
+    let e = refuse(serde_json::json!([{"type": "Nope", "body": {}}]));
+    assert!(e.starts_with("[0]: no batch message type \"Nope\""), "{e}");
+    let mut good = sample_batch_json(&schema);
+    good[1]["stage"] = "no-such-stage".into();
+    let e = refuse(good.clone());
+    assert_eq!(e, "[1].stage: no stage named \"no-such-stage\"");
+    let mut good = sample_batch_json(&schema);
+    good[0]["colour"] = 3.into();
+    let e = refuse(good);
+    assert_eq!(
+        e,
+        "[0].colour: no such key (a message has type, stage, body)"
+    );
+    // A body field missing, and a chat text over its maximum length: the writer's refusal.
+    let chat = serde_json::json!([{"type": "ChatText", "body": {}}]);
+    let e = refuse(chat);
+    assert!(e.starts_with("[0]: ") && e.ends_with(": missing"), "{e}");
+    let long = "x".repeat(10_000);
+    let chat = serde_json::json!([{"type": "ChatText", "body": {"player": 1, "text": long}}]);
+    let e = refuse(chat);
+    assert!(e.starts_with("[0]: cannot encode the message: "), "{e}");
+    // More messages than one datagram holds.
+    let one = sample_batch_json(&schema)[0].clone();
+    let many = serde_json::Value::Array(vec![one; 2000]);
+    let e = refuse(many);
+    assert!(e.contains("do not fit in one datagram of"), "{e}");
+}
+
+#[test]
+fn the_binary_encodes_a_batch_that_decodes() {
+    let schema = Schema::load(&demo_schema()).expect("loads");
+    let json = tmp(
+        "batch.json",
+        sample_batch_json(&schema).to_string().as_bytes(),
+    );
+    let bin = env!("CARGO_BIN_EXE_bitlens");
+    let schema_arg = demo_schema();
+    let out = std::process::Command::new(bin)
+        .args(["encode", "--batch", "--schema"])
+        .arg(&schema_arg)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, bitlens_testkit::batch_demo::sample_batch());
+    let bytes = tmp("batch.bin", &out.stdout);
+    let out = std::process::Command::new(bin)
+        .args(["decode-bytes", "--json", "--as", "schema-batch", "--schema"])
+        .arg(&schema_arg)
+        .arg(&bytes)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["status"], "ok");
+    // Its value is what encode --batch reads: the same bytes again.
+    let again = encode::encode_batch(&schema, &v["value"]).expect("re-encodes");
+    assert_eq!(again, bitlens_testkit::batch_demo::sample_batch());
+    // A schema without [batch], and --type with --batch: usage errors (2).
+    let plain = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/arena.schema.toml");
+    for args in [
+        vec![
+            "--batch".into(),
+            "--schema".into(),
+            plain.clone(),
+            "--json".into(),
+            json.clone(),
+        ],
+        vec![
+            "--batch".into(),
+            "--type".into(),
+            "Ping".into(),
+            "--schema".into(),
+            schema_arg.clone(),
+            "--json".into(),
+            json.clone(),
+        ],
+    ] {
+        let out = std::process::Command::new(bin)
+            .arg("encode")
+            .args(&args)
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -611,8 +611,24 @@ fn compressed_kind(
     c: &Spec<CompressedParams>,
     vector: bool,
 ) -> syn::Result<Kind> {
-    let k = ctx.krate;
+    let k = ctx.krate.clone();
     let spec = ctx.fresh("CF");
+    // The range's stability, decided at compile time: a warning at the attribute when it is not
+    // stable (or too large to decide), as bitlens-schema warns when it loads the range.
+    // The call is spanned at the attribute, paths and all (rustc drops a deprecation warning
+    // whose span comes from the derive's own tokens).
+    let span = compressed_span(c);
+    let check = quote_spanned! {span=>
+        const _: () = __BitlensStableRange::<{ __bitlens_range_stability(&#spec) }>::check();
+    };
+    ctx.items.push(quote! {
+        const _: () = {
+            use #k::packed::stable_range::{
+                StableRange as __BitlensStableRange, range_stability as __bitlens_range_stability,
+            };
+            #check
+        };
+    });
     match c {
         Spec::Path(p) => {
             ctx.items

@@ -55,6 +55,12 @@
 //! one wire name, two forms on one field, an enum whose numbers leave gaps. Attributes given as
 //! constant expressions are checked the same way by compile-time assertions.
 //!
+//! A compressed float range that is not stable (a packet read with it may not re-encode to the
+//! same bytes: `CompressedFloat::is_stable`, WIRE.md) compiles with a warning at its attribute,
+//! decided at compile time (`bitlens_codec::packed::range_stability`), as `bitlens-schema` warns
+//! when it loads one; so does a range with too many steps (more than 2^16, not stable by the
+//! cheap bound) to decide at compile time. Readers accept every code up to `M` either way.
+//!
 //! # `#[derive(PacketSet)]`
 //!
 //! On the enum of a protocol's packets (one variant per packet type, numbered from 0 in

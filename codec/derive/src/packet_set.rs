@@ -162,6 +162,10 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     }
                     ::core::result::Result::Ok(())
                 }
+
+                fn schema_text() -> ::core::option::Option<::std::string::String> {
+                    ::core::option::Option::Some(<#name as #k::PacketSet>::schema())
+                }
             }
 
             impl #k::PacketSet for #name {

@@ -3,12 +3,12 @@
 //! (`BitWriter::write_run`, `BitReader::read_run`) instead of the streams' one per field (the
 //! relative id keeps its own), and nothing the wire promises left out: the length's range and
 //! the reader's length-fits check, reference-exact floats, every code and the health
-//! range-checked, the relative id's tiers, range and canonical checks. No `Stream`, no field
+//! range-checked, the relative id's tiers and range checks. No `Stream`, no field
 //! names, no error context: what a scalar serialize function for this table, written by hand,
 //! reaches on this wire.
 //!
-//! Written for an exact range (asserted at compile time), so that every code up to `M` is
-//! canonical and the reader skips that check as the stream's exact-range path does.
+//! Written for a stable range (asserted at compile time), so that every table read re-encodes
+//! to the same bytes; a reader takes every code up to `M`, as the stream does.
 
 use super::common::{Entity, MIN_ENTITY_BITS, N, POS};
 use bitlens_codec::bits::{Overflow, PastEnd};
@@ -17,10 +17,7 @@ use bitlens_codec::{BitReader, BitWriter, bits_required};
 
 /// Bits per float code.
 pub const CODE_BITS: u32 = POS.width();
-const _: () = assert!(
-    POS.is_exact(),
-    "every code up to M is canonical: no check needed"
-);
+const _: () = assert!(POS.is_stable(), "every code up to M re-encodes");
 /// The widths of an entity's fixed fields: x, y, z, health (0..=100), flags.
 pub const FIXED: [u32; 5] = [CODE_BITS, CODE_BITS, CODE_BITS, 7, 1];
 
@@ -45,7 +42,7 @@ impl From<PastEnd> for Bad {
 
 #[inline(always)]
 fn write_relative(w: &mut BitWriter<'_>, previous: i64, current: i64) -> Result<(), Bad> {
-    if current > i64::from(u32::MAX) || current <= previous {
+    if previous < i64::from(i32::MIN) || current > i64::from(i32::MAX) || current <= previous {
         return Err(Bad);
     }
     match current - previous {
@@ -71,10 +68,10 @@ fn write_relative_long(w: &mut BitWriter<'_>, current: i64, d: i64) -> Result<()
     Ok(())
 }
 
-/// `previous + d` where it fits 32 bits (a larger result is no value a writer can send).
+/// `previous + d` where it is an `i32` (serialize 1.0: no wrapping).
 fn relative_result(previous: i64, d: i64) -> Result<i64, Bad> {
     let c = previous.saturating_add(d);
-    if c > i64::from(u32::MAX) {
+    if c > i64::from(i32::MAX) {
         return Err(Bad);
     }
     Ok(c)
@@ -86,7 +83,7 @@ fn read_relative(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> {
         let one = x & 1 == 1;
         let d = if one { 1 } else { 2 + i64::from(x >> 2) };
         let c = previous.saturating_add(d);
-        if (one || (x & 0b10 != 0 && d <= 6)) && c <= i64::from(u32::MAX) {
+        if (one || (x & 0b10 != 0 && d <= 6)) && c <= i64::from(i32::MAX) {
             r.read_bits(if one { 1 } else { 5 })?;
             return Ok(c);
         }
@@ -109,9 +106,9 @@ fn read_relative_long(r: &mut BitReader<'_>, previous: i64) -> Result<i64, Bad> 
             return relative_result(previous, d);
         }
     }
-    let v = i64::from(r.read_bits(32)?);
-    // Canonical: the absolute form only past the last tier.
-    if v < previous.saturating_add(RELATIVE_TIERS[4].1 + 1) {
+    // Two's complement, and greater than `previous` (serialize 1.0's one check here).
+    let v = i64::from(r.read_bits(32)? as i32);
+    if v <= previous {
         return Err(Bad);
     }
     Ok(v)

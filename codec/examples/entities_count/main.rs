@@ -40,7 +40,7 @@ fn time(best: &mut f64, f: &mut dyn FnMut()) {
 }
 
 /// The floor refuses what the stream refuses: a table longer than `N` on write, and on read an
-/// id one past `u32::MAX` (an absolute `u32::MAX`, then `d = 1`).
+/// id one past `i32::MAX` (an absolute `i32::MAX`, then `d = 1`: serialize 1.0 does not wrap).
 fn check_rejections(data: &[Entity]) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut long = data.to_vec();
@@ -62,7 +62,7 @@ fn check_rejections(data: &[Entity]) {
             w.write_bits(1, 1).expect("fits"); // d = 1
         } else {
             w.write_bits(0, 6).expect("fits"); // no d = 1, no tier
-            w.write_bits(u32::MAX, 32).expect("fits"); // absolute
+            w.write_bits(i32::MAX as u32, 32).expect("fits"); // absolute
         }
     }
     let n = w.flush();

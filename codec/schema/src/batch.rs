@@ -178,7 +178,7 @@ pub(super) struct BField {
 #[derive(Debug, Clone)]
 pub(super) struct BStruct {
     pub(super) fields: Vec<BField>,
-    layout: Arc<[Arc<str>]>,
+    pub(super) layout: Arc<[Arc<str>]>,
     /// Fewest bytes its unguarded fields take.
     min_size: usize,
     /// The most trace entries its fields record, per body byte plus fixed (no scope of its own).
@@ -242,7 +242,7 @@ impl BatchSchema {
         }
     }
 
-    fn def(&self, t: u8) -> Option<&MessageDef> {
+    pub(super) fn def(&self, t: u8) -> Option<&MessageDef> {
         self.by_type[usize::from(t)].map(|i| &self.messages[i])
     }
 

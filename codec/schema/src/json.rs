@@ -1,5 +1,6 @@
 //! JSON -> [`DynValue`], guided by the schema (the inverse of `DynValue`'s serde output).
 
+use crate::batch::{BKind, BStruct, BatchSchema, Prim};
 use crate::parse::{Kind, StructDef};
 use crate::{DynStruct, DynValue, Schema};
 use bitlens_codec::fixed::{Fixed, FixedPoint};
@@ -176,6 +177,34 @@ fn fixed(q: &FixedPoint, j: &Json, path: &str) -> Result<Fixed, String> {
     parsed.map_err(|why| format!("{}: {why}", err(path, want, j)))
 }
 
+fn float64(j: &Json, path: &str) -> Result<f64, String> {
+    let want = "a number (or \"nan\", \"inf\", \"-inf\", \"nan:0x7ff8000000000001\")";
+    match j {
+        Json::Number(n) => n.as_f64().ok_or_else(|| err(path, want, j)),
+        Json::String(s) => float_text::parse_f64(s).ok_or_else(|| err(path, want, j)),
+        _ => Err(err(path, want, j)),
+    }
+}
+
+/// Bytes: a hex string (as the outputs write them) or an array of byte values.
+fn bytes(j: &Json, path: &str) -> Result<Vec<u8>, String> {
+    match j {
+        Json::String(s) => hex::decode(s).map_err(|_| err(path, "a hex string", j)),
+        Json::Array(items) => items
+            .iter()
+            .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+            .collect::<Option<Vec<u8>>>()
+            .ok_or_else(|| err(path, "an array of bytes 0..=255", j)),
+        _ => Err(err(path, "a hex string", j)),
+    }
+}
+
+fn string(j: &Json, path: &str) -> Result<String, String> {
+    j.as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| err(path, "a string", j))
+}
+
 fn unsigned(j: &Json, path: &str) -> Result<u64, String> {
     match j {
         Json::Number(n) => n.as_u64(),
@@ -216,7 +245,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         Kind::Int128 { .. } => DynValue::I128(
             match j {
                 Json::Number(n) => n.as_i64().map(i128::from).or(n.as_u64().map(i128::from)),
-                Json::String(s) => crate::parse::parse_i128(s),
+                Json::String(s) => crate::source::parse_i128(s),
                 _ => None,
             }
             .ok_or_else(|| err(path, "an integer (or a string of digits, or \"0x...\")", j))?,
@@ -224,7 +253,7 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         Kind::U128 => DynValue::U128(
             match j {
                 Json::Number(n) => n.as_u64().map(u128::from),
-                Json::String(s) => crate::parse::parse_u128(s),
+                Json::String(s) => crate::source::parse_u128(s),
                 _ => None,
             }
             .ok_or_else(|| {
@@ -236,36 +265,13 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
             })?,
         ),
         Kind::Fixed(q) => DynValue::Fixed(fixed(q, j, path)?),
-        Kind::WStr { .. } => DynValue::Str(
-            j.as_str()
-                .ok_or_else(|| err(path, "a string", j))?
-                .to_owned(),
-        ),
+        Kind::WStr { .. } => DynValue::Str(string(j, path)?),
         Kind::F32 | Kind::CompressedFloat(_) => DynValue::F32(float(j, path)?),
-        Kind::F64 => {
-            let want = "a number (or \"nan\", \"inf\", \"-inf\", \"nan:0x7ff8000000000001\")";
-            DynValue::F64(match j {
-                Json::Number(n) => n.as_f64().ok_or_else(|| err(path, want, j))?,
-                Json::String(s) => float_text::parse_f64(s).ok_or_else(|| err(path, want, j))?,
-                _ => return Err(err(path, want, j)),
-            })
-        }
+        Kind::F64 => DynValue::F64(float64(j, path)?),
         Kind::CompressedVector(_) => DynValue::Vec3(floats::<3>(j, path)?),
         Kind::Quaternion(_) => DynValue::Quat(floats::<4>(j, path)?),
-        Kind::Str { .. } => DynValue::Str(
-            j.as_str()
-                .ok_or_else(|| err(path, "a string", j))?
-                .to_owned(),
-        ),
-        Kind::Bytes { .. } => DynValue::Bytes(match j {
-            Json::String(s) => hex::decode(s).map_err(|_| err(path, "a hex string", j))?,
-            Json::Array(items) => items
-                .iter()
-                .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-                .collect::<Option<Vec<u8>>>()
-                .ok_or_else(|| err(path, "an array of bytes 0..=255", j))?,
-            _ => return Err(err(path, "a hex string", j)),
-        }),
+        Kind::Str { .. } => DynValue::Str(string(j, path)?),
+        Kind::Bytes { .. } => DynValue::Bytes(bytes(j, path)?),
         Kind::Align | Kind::Check(_) | Kind::End => DynValue::Null,
         Kind::Struct(sid) => struct_from_json(schema, &schema.structs[*sid], None, j, path)?,
         Kind::Union(u) => union_from_json(schema, &schema.unions[*u], j, path)?,
@@ -296,5 +302,101 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
             }
             DynValue::Array(out)
         }
+    })
+}
+
+// ---- batch messages ----------------------------------------------------------------------------
+
+/// The body of a `[batch]` message of type `t` from a JSON object. Range checks are the
+/// writer's: this only gives each field the shape its kind takes.
+pub(super) fn batch_body_from_json(
+    batch: &BatchSchema,
+    t: u8,
+    j: &Json,
+    path: &str,
+) -> Result<DynValue, String> {
+    let def = batch
+        .def(t)
+        .ok_or_else(|| format!("{path}: no message type {t} in the schema"))?;
+    batch_struct_from_json(batch, &batch.structs[def.body], j, path)
+}
+
+fn batch_struct_from_json(
+    batch: &BatchSchema,
+    sd: &BStruct,
+    j: &Json,
+    path: &str,
+) -> Result<DynValue, String> {
+    let obj = j.as_object().ok_or_else(|| err(path, "an object", j))?;
+    if let Some(k) = obj.keys().find(|k| !sd.layout.iter().any(|n| **n == ***k)) {
+        return Err(format!(
+            "{}: no such field (the struct has {})",
+            at(path, k),
+            sd.layout.join(", ")
+        ));
+    }
+    let mut values = Vec::with_capacity(sd.fields.len());
+    for f in &sd.fields {
+        let p = at(path, f.name);
+        match obj.get(f.name) {
+            None | Some(Json::Null) if f.guard.is_some() => values.push(DynValue::Null),
+            None => return Err(format!("{p}: missing")),
+            Some(v) => values.push(batch_value_from_json(batch, &f.kind, v, &p)?),
+        }
+    }
+    Ok(DynValue::Struct(DynStruct {
+        names: sd.layout.clone(),
+        values,
+    }))
+}
+
+fn batch_prim_from_json(p: Prim, j: &Json, path: &str) -> Result<DynValue, String> {
+    Ok(match p {
+        Prim::Bool => DynValue::Bool(j.as_bool().ok_or_else(|| err(path, "true or false", j))?),
+        Prim::U64 => DynValue::U64(unsigned(j, path)?),
+        Prim::F32 => DynValue::F32(float(j, path)?),
+        Prim::F64 => DynValue::F64(float64(j, path)?),
+        Prim::U8 | Prim::U16 | Prim::U32 | Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64 => {
+            DynValue::Int(int(j, path)?)
+        }
+    })
+}
+
+fn batch_value_from_json(
+    batch: &BatchSchema,
+    kind: &BKind,
+    j: &Json,
+    path: &str,
+) -> Result<DynValue, String> {
+    let items = || j.as_array().ok_or_else(|| err(path, "an array", j));
+    Ok(match kind {
+        BKind::Prim(p, _) => batch_prim_from_json(*p, j, path)?,
+        BKind::Packed {
+            signed: false,
+            wide: true,
+            ..
+        } => DynValue::U64(unsigned(j, path)?),
+        BKind::Packed { .. } => DynValue::Int(int(j, path)?),
+        BKind::Str { .. } => DynValue::Str(string(j, path)?),
+        BKind::Bytes { .. } | BKind::ByteVec { .. } => DynValue::Bytes(bytes(j, path)?),
+        BKind::Pod { element, .. } => DynValue::Array(
+            items()?
+                .iter()
+                .enumerate()
+                .map(|(i, item)| batch_prim_from_json(*element, item, &format!("{path}[{i}]")))
+                .collect::<Result<_, _>>()?,
+        ),
+        BKind::PodStruct { sid, .. } | BKind::Struct(sid) => {
+            batch_struct_from_json(batch, &batch.structs[*sid], j, path)?
+        }
+        BKind::Array { element, .. } => DynValue::Array(
+            items()?
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    batch_value_from_json(batch, element, item, &format!("{path}[{i}]"))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
     })
 }

@@ -57,17 +57,18 @@ mod source;
 mod value;
 pub mod wireshark;
 
-pub use parse::{parse_i128, parse_u128};
+pub use source::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
 pub use wireshark::{WiresharkError, WiresharkOptions};
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
 use bitlens_codec::fixed::{Fixed, FixedPoint};
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::packet::{Protocol, ProtocolId, frame};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
 use bitlens_codec::trace::{Trace, Value};
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 use parse::{EnumDef, Field, Kind, Prev, StructDef, UnionDef};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -100,6 +101,30 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
+/// Something in a schema file that loads but deserves a look (a compressed float range that is
+/// not stable, ...), placed at a line and column like a [`SchemaError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaWarning {
+    /// The file name as given to [`Schema::from_toml`] or [`Schema::load`].
+    pub file: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub col: usize,
+    /// What deserves a look, then in parentheses what would change it.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: warning: {}",
+            self.file, self.line, self.col, self.message
+        )
+    }
+}
+
 /// A checked protocol description: framing, packet types, structs and enums.
 #[derive(Debug, Clone)]
 pub struct Schema {
@@ -114,6 +139,8 @@ pub struct Schema {
     batch: Option<batch::BatchSchema>,
     /// The TOML text it was parsed from.
     source: Arc<str>,
+    /// What loaded but deserves a look.
+    warnings: Vec<SchemaWarning>,
 }
 
 static NULL: DynValue = DynValue::Null;
@@ -141,6 +168,13 @@ impl Schema {
             message: format!("cannot read the schema: {e} (check the path)"),
         })?;
         Self::from_toml(&text, &file)
+    }
+
+    /// What loaded but deserves a look, in the order found: compressed float ranges that are
+    /// not stable (a packet read with them may not re-encode to the same bytes). Tools show
+    /// them; reading and writing are unaffected.
+    pub fn warnings(&self) -> &[SchemaWarning] {
+        &self.warnings
     }
 
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
@@ -237,6 +271,19 @@ impl Schema {
     ///
     /// # Errors
     /// As [`Schema::write`], without buffer_full.
+    pub fn count(&self, packet_type: &str, value: &DynValue) -> Result<usize> {
+        let mut t = self.type_number(packet_type)?;
+        let mut s = CountStream::new();
+        self.framed(&mut s, &mut t, value, &mut None)?;
+        Ok(s.bits())
+    }
+
+    /// serialize 1.0's measure of a packet, framing included: a bound on its bits at any
+    /// starting position (7 bits per aligning field; see [`MeasureStream`]).
+    ///
+    /// # Errors
+    /// Unknown_packet_type (invalid_argument), a missing field or a value of the wrong kind
+    /// (invalid_argument): the schema's own checks. The measure refuses no value.
     pub fn measure(&self, packet_type: &str, value: &DynValue) -> Result<usize> {
         let mut t = self.type_number(packet_type)?;
         let mut s = MeasureStream::new();
@@ -262,6 +309,42 @@ impl Schema {
             .position(|n| n == packet_type)
             .ok_or_else(|| self.unknown_type_message(packet_type))?;
         json::struct_from_json(self, &self.structs[self.packets[t]], None, json, "")
+    }
+
+    /// Converts JSON into the body of the `[batch]` message type named `message` (or given by
+    /// its number), for [`batch::BatchSchema::push`]: an object of the body's fields, bytes as
+    /// hex strings, floats as numbers or `"nan"`/`"inf"`, a guarded field absent or `null` when
+    /// its guard leaves it out. Returns the message type and the body.
+    ///
+    /// # Errors
+    /// A schema without a `[batch]` section, an unknown message type, or JSON that does not
+    /// have the body's shape (naming the JSON path). Ranges are checked when the body is
+    /// written.
+    pub fn batch_message_from_json(
+        &self,
+        message: &str,
+        json: &serde_json::Value,
+    ) -> Result<(u8, DynValue), String> {
+        let b = self
+            .batch
+            .as_ref()
+            .ok_or("the schema has no [batch] section")?;
+        let t = b
+            .message_type(message)
+            .or_else(|| {
+                message
+                    .parse()
+                    .ok()
+                    .filter(|t| b.message_name(*t).is_some())
+            })
+            .ok_or_else(|| {
+                let names: Vec<&str> = b.message_types().map(|(_, n)| n).collect();
+                format!(
+                    "no batch message type {message:?} (the schema has {})",
+                    names.join(", ")
+                )
+            })?;
+        Ok((t, json::batch_body_from_json(b, t, json, "")?))
     }
 
     /// Converts JSON into a value of struct `name` (for [`Schema::serialize_struct`]).

@@ -4,7 +4,9 @@ use crate::{Schema, SchemaError};
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId};
-use bitlens_codec::quantize::{CompressedFloat, MAX_STEPS, SmallestThree};
+use bitlens_codec::quantize::{
+    CompressedFloat, MAX_STABLE_STEPS, MAX_STEPS, STABLE_STEPS_BY_BOUND, SmallestThree,
+};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -332,7 +334,11 @@ struct RawField<'i> {
 
 /// Parses and checks a schema.
 pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
-    let p = Parser { text, file };
+    let p = Parser {
+        text,
+        file,
+        warnings: Default::default(),
+    };
     let root = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         p.err(
@@ -630,6 +636,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         .transpose()?;
     Ok(Schema {
         source: text.into(),
+        warnings: {
+            // A struct used in several places is checked once, but be sure.
+            let mut w = p.warnings.into_inner();
+            w.dedup();
+            w
+        },
         batch,
         protocol: Protocol {
             name: name.into_inner(),
@@ -1393,6 +1405,10 @@ impl Resolver<'_, '_> {
             }
             "compressed_float" | "compressed_vector" if get(t, "max_integer_value").is_some() => {
                 let spec = self.compressed_params(t, span, ty)?;
+                if !spec.is_stable() {
+                    let step = spec.delta() / spec.steps() as f32;
+                    p.warn(span, unstable_range(&spec, step));
+                }
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
                 } else {
@@ -1433,13 +1449,10 @@ impl Resolver<'_, '_> {
                         format!("min {min} is greater than max {max} (swap them, or fix one)"),
                     ));
                 }
-                let spec = CompressedFloat::new(min, max, res).map_err(|e| {
-                    p.err(
-                        &min_v.span(),
-                        format!("{e} (use finite bounds, min < max, resolution > 0)"),
-                    )
-                })?;
-                if let Some(coarsest) = too_fine(min, max, res) {
+                // A resolution too fine for a 32-bit code first: said with one that fits (the
+                // constructor would refuse the infinite counts among them without it).
+                let sound = [min, max, res, max - min].iter().all(|x| x.is_finite()) && res > 0.0;
+                if let Some(coarsest) = too_fine(min, max, res).filter(|_| sound) {
                     return Err(p.err(
                         &res_v.span(),
                         format!(
@@ -1456,6 +1469,15 @@ impl Resolver<'_, '_> {
                             MAX_STEPS as u32
                         ),
                     ));
+                }
+                let spec = CompressedFloat::new(min, max, res).map_err(|e| {
+                    p.err(
+                        &min_v.span(),
+                        format!("{e} (use finite bounds, min < max, resolution > 0)"),
+                    )
+                })?;
+                if !spec.is_stable() {
+                    p.warn(&min_v.span(), unstable_range(&spec, res));
                 }
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
@@ -1493,9 +1515,8 @@ impl Resolver<'_, '_> {
                     "max_len",
                     "a string's length needs an upper bound: add `max_len = 31`",
                 )?;
-                Ok(Kind::Str {
-                    max_len: p.count(v, "max_len")?,
-                })
+                let max_len = p.count(v, "max_len")?;
+                Ok(Kind::Str { max_len })
             }
             "bytes" => {
                 let v = self.need(
@@ -1658,9 +1679,21 @@ impl Resolver<'_, '_> {
                     previous: self.previous(t)?,
                 })
             }
-            "int_relative" => Ok(Kind::IntRelative {
-                previous: self.previous(t)?,
-            }),
+            "int_relative" => {
+                let previous = self.previous(t)?;
+                if let (Prev::Const(c), Some(v)) = (&previous, get(t, "previous"))
+                    && i32::try_from(*c).is_err()
+                {
+                    return Err(p.err(
+                        &v.span(),
+                        format!(
+                            "previous = {c} is not a 32-bit signed integer (int_relative is \
+                             serialize 1.0's: use -2147483648 to 2147483647)"
+                        ),
+                    ));
+                }
+                Ok(Kind::IntRelative { previous })
+            }
             "check" => {
                 let v = self.need(
                     t,
@@ -1756,6 +1789,46 @@ impl Resolver<'_, '_> {
             Some(v) => Ok(Prev::Const(self.p.int(v, "previous")?)),
         }
     }
+}
+
+/// The warning for a compressed float range that is not stable, with a resolution that is.
+fn unstable_range(spec: &CompressedFloat, res: f32) -> String {
+    let (min, max) = (spec.min(), spec.max());
+    let why = if spec.steps() > MAX_STABLE_STEPS {
+        format!(
+            "its {} steps are more than 2^23 + 1, and some codes are never written",
+            spec.steps()
+        )
+    } else {
+        format!(
+            "some of its {} codes read back as a value that writes another code",
+            spec.steps()
+        )
+    };
+    // The finest resolution the cheap bound proves stable: at most 2^20 steps of at least 4
+    // ulps of the largest magnitude, rounded up to two digits (and up again until it holds).
+    let largest = min.abs().max(max.abs());
+    let ulp = f32::from_bits(largest.to_bits() + 1) - largest;
+    let finest = f64::from((4.0 * ulp).max(spec.delta() / STABLE_STEPS_BY_BOUND as f32));
+    let unit = 10f64.powi(finest.log10().floor() as i32 - 1);
+    let mut digits = (finest / unit).ceil();
+    let mut stable = (digits * unit) as f32;
+    for _ in 0..64 {
+        match CompressedFloat::new(min, max, stable) {
+            Ok(c) if c.is_stable_by_bound() => break,
+            _ => {
+                digits += 1.0;
+                stable = (digits * unit) as f32;
+            }
+        }
+    }
+    format!(
+        "compressed float {min}..={max} at {} is not stable ({why}): a packet read with it may \
+         not re-encode to the same bytes (a resolution of {} or coarser is stable; see WIRE.md, \
+         \"Compressed floats\")",
+        short(res),
+        short(stable)
+    )
 }
 
 /// For a compressed float whose resolution asks for more steps than a 32-bit code holds
@@ -1891,47 +1964,6 @@ pub(crate) fn depth(kind: &Kind, structs: &[StructDef], unions: &[Option<UnionDe
     }
 }
 
-/// A decimal or `0x` hex integer, with an optional `-`, as an `i128`: how the schema language
-/// and the vectors write 128-bit values. `None` for anything else or a value out of range.
-pub fn parse_i128(text: &str) -> Option<i128> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let magnitude = match digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
-            u128::from_str_radix(hex, 16).ok()?
-        }
-        Some(_) => return None,
-        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
-            digits.parse::<u128>().ok()?
-        }
-        None => return None,
-    };
-    if negative {
-        0i128.checked_sub_unsigned(magnitude)
-    } else {
-        i128::try_from(magnitude).ok()
-    }
-}
-
-/// A decimal or `0x` hex integer as a `u128`; `None` for anything else.
-pub fn parse_u128(text: &str) -> Option<u128> {
-    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
-            u128::from_str_radix(hex, 16).ok()
-        }
-        Some(_) => None,
-        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
-        None => None,
-    }
-}
-
-/// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
-/// that remain before it allocates.
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits
 /// that remain before it allocates (`unions`: those resolved so far).
 pub(crate) fn min_bits_with(

@@ -2,7 +2,7 @@
 //! that every error names the file, line and column. Shared by the packet parser (`parse`) and
 //! the `[batch]` parser (`batch`).
 
-use crate::SchemaError;
+use crate::{SchemaError, SchemaWarning};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -12,6 +12,8 @@ pub(crate) type Val<'i> = Spanned<DeValue<'i>>;
 pub(crate) struct Parser<'t> {
     pub(crate) text: &'t str,
     pub(crate) file: &'t str,
+    /// What loads but deserves a look, in the order found.
+    pub(crate) warnings: std::cell::RefCell<Vec<SchemaWarning>>,
 }
 
 /// Line and column (both from 1) of byte `offset` in `text`.
@@ -26,6 +28,17 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl<'t> Parser<'t> {
+    /// Records a warning at `span`.
+    pub(crate) fn warn(&self, span: &Range<usize>, message: impl Into<String>) {
+        let (line, col) = line_col(self.text, span.start);
+        self.warnings.borrow_mut().push(SchemaWarning {
+            file: self.file.to_owned(),
+            line,
+            col,
+            message: message.into(),
+        });
+    }
+
     pub(crate) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
         let (line, col) = line_col(self.text, span.start);
         SchemaError {
@@ -86,7 +99,7 @@ impl<'t> Parser<'t> {
     /// optional `-`) for values beyond 64 bits.
     pub(crate) fn int128(&self, v: &Val<'_>, what: &str) -> Result<i128, SchemaError> {
         match v.get_ref() {
-            DeValue::String(text) => crate::parse::parse_i128(text).ok_or_else(|| {
+            DeValue::String(text) => parse_i128(text).ok_or_else(|| {
                 self.err(
                     &v.span(),
                     format!(
@@ -180,4 +193,43 @@ pub(crate) fn duplicate_name(
         span,
         format!("duplicate field name \"{name}\", first at {l}:{c} (rename one of them)"),
     )
+}
+
+/// A decimal or `0x` hex integer, with an optional `-`, as an `i128`: how the schema language
+/// and the vectors write 128-bit values. `None` for anything else or a value out of range.
+pub fn parse_i128(text: &str) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<u128>().ok()?
+        }
+        None => return None,
+    };
+    if negative {
+        0i128.checked_sub_unsigned(magnitude)
+    } else {
+        i128::try_from(magnitude).ok()
+    }
+}
+
+/// A decimal or `0x` hex integer as a `u128`; `None` for anything else.
+pub fn parse_u128(text: &str) -> Option<u128> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && !hex.starts_with(['+', '-']) => {
+            u128::from_str_radix(hex, 16).ok()
+        }
+        Some(_) => None,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
 }

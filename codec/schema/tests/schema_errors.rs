@@ -100,6 +100,10 @@ fn other_mistakes_say_what_to_change() {
         "[struct.P]\nfields = [{ name = \"q\", type = \"quaternion\", bits = 40 }]\n",
         "game.toml:7:53: quaternion bits = 40",
     );
+    assert_error(
+        "[struct.P]\nfields = [{ name = \"r\", type = \"int_relative\", previous = 3000000000 }]\n",
+        "game.toml:7:59: previous = 3000000000 is not a 32-bit signed integer (int_relative is serialize 1.0's",
+    );
     let e = Schema::from_toml("[protocol\n", "broken.toml").unwrap_err();
     assert_eq!((e.line, e.col), (1, 10), "{e}");
     assert!(e.to_string().contains("(fix the TOML syntax)"), "{e}");

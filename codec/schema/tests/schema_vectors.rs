@@ -60,6 +60,10 @@ fn a_framed_vector_passes_both_engines() {
             protocol,
             packet_type: Some(2),
         }),
+        write: true,
+        // crc 32 + type 2 + int 7 + string (4 + 7 + 48) + check (7 + 32) + index (6 flags and
+        // 12 bits for d = 293) + the framing's end check (7 + 32).
+        measure: Some(32 + 2 + 7 + 4 + 7 + 48 + 7 + 32 + 6 + 12 + 7 + 32),
     };
     compiled(&v).expect("compiled runner");
     run_vector(&v).expect("schema runner");

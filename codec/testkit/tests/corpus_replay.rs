@@ -21,6 +21,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("packet_read", fuzzing::packet_read),
     ("packet_roundtrip", fuzzing::packet_roundtrip),
     ("stream_ops", fuzzing::stream_ops),
+    ("compressed_float", fuzzing::quantize::compressed_float),
     ("bit_runs", fuzzing::bits::bit_runs),
     ("hostile_lengths", fuzzing::hostile_lengths),
     ("tagged_read", ft::tagged_read),
@@ -120,7 +121,8 @@ fn deep_tagged(levels: usize) -> Vec<u8> {
 
 /// The seeds of `derive_vs_schema`: per packet type of the showcase and of the demo protocol, an
 /// input that draws an arbitrary packet of that type (`arbitrary_<protocol>_<type>.bin`) and
-/// that packet's bytes as a datagram (`valid_<protocol>_<type>.bin`).
+/// that packet's bytes as a datagram (`valid_<protocol>_<type>.bin`); and datagrams serialize
+/// 1.0's readers accept that do not re-encode to themselves (`standard_<case>.bin`).
 fn derive_seeds() {
     use bitlens_codec::generate;
     use bitlens_testkit::showcase::Showcase;
@@ -147,6 +149,15 @@ fn derive_seeds() {
     let mut seeds = Vec::new();
     seeds_of::<Showcase>("showcase", 21, &mut seeds);
     seeds_of::<DemoPacket>("demo", 22, &mut seeds);
+    // What a conforming writer sends and bitlens writes back otherwise: the relative integers
+    // sent absolute, and two near-tie quaternions.
+    let standard = fuzzing::derive::standard_only::datagrams();
+    let (absolute, ties): (Vec<_>, Vec<_>) = standard
+        .into_iter()
+        .partition(|(name, _)| name.starts_with("absolute_"));
+    for (name, data) in absolute.into_iter().chain(ties.into_iter().take(2)) {
+        seeds.push((format!("standard_{name}"), data));
+    }
     write_all("derive_vs_schema", &seeds);
 }
 
@@ -198,7 +209,7 @@ fn write_seeds() {
     let seeds = search(1, 200_000, 3000, |data| {
         let mut u = arbitrary::Unstructured::new(data);
         let mut p = <DemoPacket as arbitrary::Arbitrary>::arbitrary(&mut u).ok()?;
-        let bits = bitlens_codec::packet::measure_packet(&mut p).ok()?;
+        let bits = bitlens_codec::packet::count_packet(&mut p).ok()?;
         Some(if bits > MTU * 8 {
             format!("over_mtu_{}", type_name(&p))
         } else {
@@ -231,6 +242,13 @@ fn write_seeds() {
         Some(format!("ops_first_{kind}"))
     });
     write_all("stream_ops", &seeds);
+
+    // compressed_float: a range of each kind (stable by the bound, stable or not code by code,
+    // past 2^23 + 1 steps, too many steps to check here).
+    let seeds = search(12, 50_000, 120, |data| {
+        fuzzing::quantize::compressed_float_case(data).map(|kind| format!("range_{kind}"))
+    });
+    write_all("compressed_float", &seeds);
 
     // bit_runs: each run shape (1, 4, 5 fields), with and without hostile bytes after the runs.
     let seeds = search(11, 20_000, 120, |data| {

@@ -123,13 +123,19 @@ impl DecodeOpts {
     }
 }
 
-/// Loads a schema named on the command line, with the one-line errors of [`must_exist`].
+/// Loads a schema file and prints its warnings on stderr, one line each
+/// (`FILE:LINE:COL: warning: ...`).
 ///
 /// # Errors
-/// The file is missing or not a valid schema (the message names the line and column).
+/// The file does not exist or is a folder, or the schema does not load (the message names the
+/// file, line and column).
 pub fn load_schema(path: &Path) -> Result<Schema> {
     must_exist(path)?;
-    Schema::load(path).map_err(|e| anyhow!("{e}"))
+    let schema = Schema::load(path).map_err(|e| anyhow!("{e}"))?;
+    for w in schema.warnings() {
+        eprintln!("bitlens: {w}");
+    }
+    Ok(schema)
 }
 
 /// Parses `--protocol-id`.

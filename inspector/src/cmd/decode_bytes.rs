@@ -11,9 +11,11 @@
 //! accepted: RoboCat, 345 bits
 //! ```
 //!
-//! JSON form: `{"packet_type", "accepted", "error", "value", "fields", "checks"}`, where
-//! `fields` and `checks` have the shape of `decode --json` and `value` is the decoded body as
-//! the schema's JSON (with `--schema` only: what `encode` reads). A rejected packet also gets a
+//! JSON form: `{"packet_type", "status", "accepted", "error", "value", "fields", "checks"}`,
+//! where `status` and `fields` and `checks` have the shape of `decode --json` and `value` is the
+//! decoded body as the schema's JSON (with `--schema` only: what `encode` reads). For a batch
+//! read with `--as schema-batch`, `value` is the list of messages
+//! `[{"type", "stage", "body"}, ...]` that `encode --batch` reads. A rejected packet also gets a
 //! one-line verdict on stderr naming the file, the bit and the field, and exit status 1.
 
 use super::common::{Context, Exit, Rejected};
@@ -91,8 +93,12 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
         .by_name(name)
         .ok_or_else(|| anyhow!("--as {name:?}: {}", dissectors.unknown(name)))?;
     let data = read_input(&args.packet)?;
-    // The schema's own value only when the schema's packet dissector reads the packet.
-    let schema = schema.filter(|_| name == "schema");
+    // The schema's own value only when the schema's dissectors read the datagram.
+    let schema = match name {
+        "schema" => schema.map(Values::Packet),
+        "schema-batch" => schema.map(Values::Batch),
+        _ => None,
+    };
     let mut out = std::io::stdout().lock();
     let d = run(
         dissector.as_ref(),
@@ -109,21 +115,71 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
     }
 }
 
-/// Dissects `data` with `dissector` and writes the result to `out`; `schema` (the schema the
+/// Which schema's value JSON adds to the dissection: the packet's, or a batch's messages.
+#[derive(Debug, Clone)]
+pub enum Values {
+    /// The datagram is a packet of this schema (its `schema` dissector reads it).
+    Packet(Schema),
+    /// The datagram is a batch of this schema's `[batch]` messages (`schema-batch`).
+    Batch(Schema),
+}
+
+/// One message of a batch's `value`, as `encode --batch` reads it.
+#[derive(Serialize)]
+struct MessageValue {
+    #[serde(rename = "type")]
+    message_type: &'static str,
+    stage: u8,
+    body: DynValue,
+}
+
+impl Values {
+    /// The decoded value, `Value::Null` when the schema rejects the datagram (or a batch has
+    /// a message type the schema does not list).
+    fn of(&self, data: &[u8]) -> Decoded {
+        match self {
+            Values::Packet(s) => Decoded::Packet(s.read(data).ok().map(|(_, v)| v)),
+            Values::Batch(s) => Decoded::Batch(s.batch().and_then(|b| {
+                let messages = bitlens_batch::read_batch(data).ok()?;
+                messages
+                    .map(|m| {
+                        let m = m.ok()?;
+                        let t = m.header.message_type;
+                        Some(MessageValue {
+                            message_type: b.message_name(t)?,
+                            stage: m.header.stage.0,
+                            body: b.decode(&m).ok()??,
+                        })
+                    })
+                    .collect()
+            })),
+        }
+    }
+}
+
+/// The `value` key of the JSON form.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Decoded {
+    Packet(Option<DynValue>),
+    Batch(Option<Vec<MessageValue>>),
+}
+
+/// Dissects `data` with `dissector` and writes the result to `out`; `values` (the schema the
 /// dissector reads) adds the decoded value to the JSON. Returns the dissection.
 ///
 /// # Errors
 /// Only when `out` fails.
 pub fn run(
     dissector: &dyn Dissector,
-    schema: Option<&Schema>,
+    values: Option<&Values>,
     data: &[u8],
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Dissection> {
     let d = dissector.dissect(data);
     let text = if json {
-        json_text(&d, schema.map(|s| s.read(data).ok().map(|(_, v)| v)))?
+        json_text(&d, values.map(|v| v.of(data)))?
     } else {
         text(&d)
     };
@@ -147,7 +203,8 @@ pub fn run_with_schema(
     let schema = Arc::new(load_schema(schema)?);
     let data = read_input(packet)?;
     let dissector = bitlens_schema::dissect::SchemaDissector::new(Arc::clone(&schema));
-    let d = run(&dissector, Some(&schema), &data, json, out)?;
+    let values = Values::Packet(Schema::clone(&schema));
+    let d = run(&dissector, Some(&values), &data, json, out)?;
     Ok(d.status == Status::Ok)
 }
 
@@ -157,6 +214,7 @@ pub fn run_with_schema(
 #[derive(Serialize)]
 struct Doc<'a> {
     accepted: bool,
+    status: &'static str,
     checks: Vec<CheckJson<'a>>,
     error: Option<&'a str>,
     fields: Vec<FieldJson<'a>>,
@@ -164,7 +222,7 @@ struct Doc<'a> {
     /// The schema's JSON of the packet (`null` when the schema rejects it); absent for a
     /// dissector without a schema.
     #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<Option<DynValue>>,
+    value: Option<Decoded>,
 }
 
 /// A field in the shape `bitlens decode --json` uses.
@@ -237,16 +295,20 @@ fn json_checks(trace: &Trace) -> Vec<CheckJson<'_>> {
 pub fn decode(schema: &Schema, data: &[u8], json: bool) -> Result<String> {
     let d = bitlens_schema::dissect::SchemaDissector::new(Arc::new(schema.clone())).dissect(data);
     if json {
-        return json_text(&d, Some(schema.read(data).ok().map(|(_, v)| v)));
+        return json_text(
+            &d,
+            Some(Decoded::Packet(schema.read(data).ok().map(|(_, v)| v))),
+        );
     }
     Ok(text(&d))
 }
 
 /// The JSON document; `value` is present with a schema (`Some`), `null` when the schema does
 /// not accept the packet.
-fn json_text(d: &Dissection, value: Option<Option<DynValue>>) -> Result<String> {
+fn json_text(d: &Dissection, value: Option<Decoded>) -> Result<String> {
     let doc = Doc {
         accepted: d.status == Status::Ok,
+        status: d.status.name(),
         checks: json_checks(&d.trace),
         error: d.problem.as_ref().map(|p| p.message.as_str()),
         fields: json_fields(&d.trace),

@@ -1,7 +1,8 @@
 //! The subcommands, one module each: a `#[derive(clap::Parser)]` struct of arguments and a
-//! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check` and
-//! `decode-bytes` come with every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors`
-//! (feature `demo`), `tagged` and `encode`.
+//! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check`,
+//! `decode-bytes`, `proxy`, `replay`, `export-wireshark`, `seeds` and `fuzz-init` come with
+//! every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors` (feature `demo`), `tagged`
+//! and `encode`.
 
 pub mod check;
 pub mod common;
@@ -9,8 +10,10 @@ pub mod decode;
 pub mod decode_bytes;
 pub mod encode;
 pub mod export_wireshark;
+pub mod fuzz_init;
 pub mod inspect;
 pub mod proxy;
+pub mod seeds;
 #[cfg(feature = "demo")]
 pub mod synth;
 pub mod tagged;

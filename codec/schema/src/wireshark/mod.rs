@@ -13,7 +13,7 @@
 //! ```
 //!
 //! The runtime mirrors the Rust readers primitive by primitive (bit order and word layout of
-//! WIRE.md section 1, every range and canonical check, the compressed-float arithmetic step by
+//! WIRE.md section 1, every range and refusal check, the compressed-float arithmetic step by
 //! step in `f32`, 128-bit integers and Q-format values exactly in 16-bit limbs), so the dissector
 //! reports the same field paths, values, bit offsets, statuses and first error as
 //! `bitlens decode --json`; `inspector/tests/wireshark_export.rs` checks that with the real

@@ -244,36 +244,20 @@ local function rf64(R, pf, leaf)
   return v
 end
 
--- Compressed floats (quantize.rs), `C` = { M, Mf = f32(M), w, min, delta, exact, rng }: the code
--- in w bits; above M it is out of range; for a range that is not exact, a code that reads to a
--- value the writer would send as another code is not canonical.
+-- Compressed floats (quantize.rs, serialize 1.0), `C` = { M, Mf = f32(M), w, min, delta, rng }:
+-- the code in w bits; above M it is out of range (the standard's one refusal); every other code
+-- decodes, each step rounded to f32.
 local function cf_decode(C, code)
   local n = f32(f32(code) / C.Mf)
   return f32(f32(n * C.delta) + C.min)
 end
 
-local function cf_quantize(C, v)
-  local n = f32(f32(v - C.min) / C.delta)
-  local x = f32(f32(n * C.Mf) + 0.5)
-  local code
-  if x ~= x or x <= 0 then code = 0
-  elseif x >= 4294967295 then code = 4294967295
-  else code = floor(x) end
-  if code > C.M then code = C.M end
-  return code
-end
-
-local NONCANON_CF = "non-canonical encoding: compressed float code that no writer sends (its value re-encodes to another code)"
 local function cf(R, pf, leaf, C)
   local bit = R.pos
   local code = take(R, leaf, C.w)
   if code > C.M then
     put(R, pf, name_of(R, leaf), bit, C.w, code, sfmt("%d", code), C.rng, true)
     raise(R, "out_of_range", bit, leaf, sfmt("%d out of range 0..=%d", code, C.M))
-  end
-  if not C.exact and cf_quantize(C, cf_decode(C, code)) ~= code then
-    put(R, pf, name_of(R, leaf), bit, C.w, code, sfmt("%d", code), C.rng)
-    raise(R, "non_canonical", bit, leaf, NONCANON_CF)
   end
   local v = cf_decode(C, code)
   if R.dry then return v end
@@ -295,10 +279,9 @@ local function vec(R, N, leaf, C)
 end
 
 -- Smallest-three quaternions, `Q` = { bits, max, maxf }: largest in 2 bits, then three codes;
--- SL = f32(1/sqrt(2)) and SL2 = 2 * SL as quantize.rs computes them.
-local NONCANON_Q = "non-canonical encoding: quaternion: a sent component is larger than the rebuilt largest one"
+-- SL = f32(1/sqrt(2)) and SL2 = 2 * SL as quantize.rs computes them. Every encoding is accepted
+-- (a near tie's rebuilt largest can come out below a sent component: seed-style writers send it).
 local function quat(R, N, leaf, Q)
-  local start = R.pos
   open(R, N.pf, name_of(R, leaf), join(R.path, leaf))
   local largest = int(R, N.largest, "largest", 0, 3, 2)
   local codes = {
@@ -320,14 +303,8 @@ local function quat(R, N, leaf, Q)
     if i == largest then
       q[i + 1] = big
     else
-      local s = small[k]
+      q[i + 1] = small[k]
       k = k + 1
-      local a = s < 0 and -s or s
-      if (i < largest and not (a < big)) or (i > largest and not (a <= big)) then
-        close(R)
-        raise(R, "non_canonical", start, leaf, NONCANON_Q)
-      end
-      q[i + 1] = s
     end
   end
   close(R, R.vis and ("(" .. show32(q[1]) .. ", " .. show32(q[2]) .. ", " .. show32(q[3]) .. ", " .. show32(q[4]) .. ")"))
@@ -419,15 +396,22 @@ local function rbytes(R, pf, leaf, len)
   raw_bytes(R, pf, leaf, len)
 end
 
--- A string (stream.rs string): `len` as int(0, max_len), align, `len` bytes of UTF-8. `L` reads
--- the length (int or int_big).
+-- A string (stream.rs string, serialize 1.0): `len` as int(0, max_len), align, `len` bytes of
+-- UTF-8; invalid UTF-8 is refused, then a NUL byte (at its own bit). `L` reads the length (int or
+-- int_big).
 local function str_body(R, N, L)
   local len = L(R, N.len, "len")
   local b0, n = raw_bytes(R, N.utf8, "utf8", len)
   if not utf8_ok(R.s, b0, b0 + n - 1) then
     raise(R, "invalid_utf8", (b0 - 1) * 8, "utf8", "string is not valid UTF-8")
   end
-  return R.s:sub(b0, b0 + n - 1)
+  local text = R.s:sub(b0, b0 + n - 1)
+  local z = text:find("\0", 1, true)
+  if z then
+    raise(R, "interior_nul", (b0 + z - 2) * 8, "utf8",
+      "string holds a NUL character inside its length (a C reader would see a shorter string)")
+  end
+  return text
 end
 
 local function str(R, N, leaf, L)
@@ -474,8 +458,10 @@ local function oidx(R, N, leaf, prev, maxo, wtop)
   return c
 end
 
--- The reference library's relative integer (stream.rs int_relative): a 1 flag for d = 1, else
--- tier by tier a flag and d, else the value itself in 32 bits (then at least previous + 69915).
+-- serialize 1.0's relative integer (stream.rs int_relative): i32 values, strictly increasing, no
+-- wrapping. A 1 flag for d = 1, else tier by tier a flag and d, else the value itself in 32 bits
+-- (two's complement). Refused: previous + d past 2147483647, an absolute value not above
+-- previous, a previous that is not an i32 (the caller's bug: invalid_argument).
 local RI = { { 2, 6, "d<=6", 3 }, { 7, 23, "d<=23", 5 }, { 24, 280, "d<=280", 9 }, { 281, 4377, "d<=4377", 13 }, { 4378, 69914, "d<=69914", 17 } }
 local function rel_body(R, N)
   if rbool(R, N.d1, "d=1") then return 1 end
@@ -487,17 +473,23 @@ local function rel_body(R, N)
 end
 
 local function rel_value(prev, d, absolute)
+  local c
   if absolute then
-    if absolute < prev + 69915 then return nil, absolute, prev + 69915 end
-    return absolute
+    c = absolute
+    if c >= 2147483648 then c = c - 4294967296 end
+  else
+    c = prev + d
   end
-  local c = prev + d
-  if c > 4294967295 then return nil, c, 0 end
+  if c <= prev or c > 2147483647 then return nil, c end
   return c
 end
 
 local function rel(R, N, leaf, prev)
   local start = R.pos
+  if prev < -2147483648 or prev > 2147483647 then
+    raise(R, "invalid_argument", start, leaf,
+      sfmt("invalid argument: previous %d is not a 32-bit signed integer", prev))
+  end
   local path = join(R.path, leaf)
   local value
   if not R.dry then
@@ -506,10 +498,10 @@ local function rel(R, N, leaf, prev)
   end
   if value then open(R, N.pf, name_of(R, leaf), path, ival(N.pf, value))
   else open(R, X.partial, name_of(R, leaf), path) end
-  local c, bad, min = rel_value(prev, rel_body(R, N))
+  local c, bad = rel_value(prev, rel_body(R, N))
   close(R, R.vis and value and sfmt("%d", value))
   if not c then
-    raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=4294967295", bad, min))
+    raise(R, "out_of_range", start, leaf, sfmt("%d out of range %d..=2147483647", bad, prev + 1))
   end
   return c
 end

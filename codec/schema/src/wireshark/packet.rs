@@ -38,12 +38,16 @@ const EXPERTS: &[(&str, &str, &str)] = &[
         "data after the end of the packet",
     ),
     ("too_long", "MALFORMED", "datagram longer than the MTU"),
-    ("non_canonical", "MALFORMED", "encoding no writer produces"),
     ("invalid_utf16", "MALFORMED", "wide string is not UTF-16"),
     (
         "interior_nul",
         "MALFORMED",
-        "NUL character inside a wide string",
+        "NUL character inside a string or wide string",
+    ),
+    (
+        "invalid_argument",
+        "MALFORMED",
+        "a relative integer after a previous value that is not an i32",
     ),
 ];
 
@@ -734,12 +738,11 @@ impl Gen<'_> {
     fn compressed(&mut self, c: &CompressedFloat) -> String {
         let m = c.steps();
         self.constant(format!(
-            "{{ M = {m}, Mf = {}, w = {}, min = {}, delta = {}, exact = {}, rng = \", 0..={m}\" }}",
+            "{{ M = {m}, Mf = {}, w = {}, min = {}, delta = {}, rng = \", 0..={m}\" }}",
             lua_num(f64::from(m as f32)),
             c.width(),
             lua_num(f64::from(c.min())),
-            lua_num(f64::from(c.max() - c.min())),
-            c.is_exact(),
+            lua_num(f64::from(c.delta())),
         ))
     }
 

@@ -4,6 +4,7 @@
 //! bits for any packet. Checked for the [`crate::showcase`] protocol (every attribute) and the
 //! derived demo protocol.
 
+use crate::fuzzing::assert_reencoding;
 use crate::fuzzing::schema::assert_same_trace;
 use arbitrary::Unstructured;
 use bitlens_codec::packet::{Packet, measure_packet, packet_crc, trace_packet, write_packet};
@@ -27,7 +28,9 @@ fn load<P: PacketSet>() -> Schema {
 }
 
 /// The raw-bytes half: `data` read as a datagram by the derived code and by the schema gives
-/// the same trace (verdict, error, fields); what both accept re-encodes to `data` through each.
+/// the same trace (verdict, error, fields); what both accept, both write back as the same bytes:
+/// `data` itself but where serialize 1.0's read-then-write is not stable
+/// ([`assert_reencoding`]).
 pub fn same_verdict<P: Packet + Default + Debug>(schema: &Schema, data: &[u8]) {
     let (packet, derived) = trace_packet::<P>(data);
     let (_, traced) = schema.trace(data);
@@ -39,13 +42,20 @@ pub fn same_verdict<P: Packet + Default + Debug>(schema: &Schema, data: &[u8]) {
             let mtu = P::protocol().mtu;
             let mut a = vec![0u8; mtu];
             let n = write_packet(&mut p, &mut a).expect("an accepted packet writes");
-            assert_eq!(&a[..n], data, "the derived code re-encodes to other bytes");
             let name = &P::protocol().packet_types[*t as usize];
             let mut b = vec![0u8; mtu];
             let m = schema
                 .write(name, value, &mut b)
                 .expect("an accepted value writes");
-            assert_eq!(&b[..m], data, "the schema re-encodes to other bytes");
+            assert_eq!(
+                &a[..n],
+                &b[..m],
+                "the derived code and the schema write other bytes"
+            );
+            // The same bytes, where serialize 1.0's read-then-write is stable; the writer's
+            // formula on near-tie quaternions and small differences sent absolute.
+            let (_, again) = trace_packet::<P>(&a[..n]);
+            assert_reencoding(data, &a[..n], &derived, &again);
         }
         (None, Err(e)) => assert_eq!(derived.error.as_ref(), Some(e)),
         (p, s) => panic!("verdicts differ: derived {p:?}, schema {s:?}"),
@@ -107,4 +117,121 @@ pub fn derive_vs_schema(data: &[u8]) {
     }
     same_bytes::<Showcase>(&SHOWCASE, &mut Unstructured::new(data));
     same_bytes::<DemoPacket>(&DEMO, &mut Unstructured::new(data));
+}
+
+/// Showcase datagrams that serialize 1.0's readers accept and bitlens's writer writes back as
+/// other bytes: the seeds and the test of [`crate::fuzzing::assert_reencoding`].
+pub mod standard_only {
+    use crate::showcase::{self, Relatives, Showcase};
+    use bitlens_codec::checksum::packet_crc;
+    use bitlens_codec::packet::{Packet, trace_packet, write_packet};
+    use bitlens_codec::quantize::SmallestThree;
+    use bitlens_codec::trace::{FieldKind, Trace, Value};
+
+    /// The bits of `data` from `from` to `to` (stream order: bit `b` is bit `b % 8` of byte
+    /// `b / 8`).
+    fn bits_of(data: &[u8], from: usize, to: usize) -> Vec<bool> {
+        (from..to)
+            .map(|b| data[b / 8] >> (b % 8) & 1 == 1)
+            .collect()
+    }
+
+    /// Bits packed into bytes, zero-padded, with the showcase's packet CRC in the first four.
+    fn sealed(bits: &[bool]) -> Vec<u8> {
+        let mut out = vec![0u8; bits.len().div_ceil(8)];
+        for (b, &set) in bits.iter().enumerate() {
+            out[b / 8] |= u8::from(set) << (b % 8);
+        }
+        let crc = packet_crc(Showcase::protocol().id, &out);
+        out[..4].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    fn written(p: &mut Showcase) -> (Vec<u8>, Trace) {
+        let mut buf = vec![0u8; showcase::MTU];
+        let n = write_packet(p, &mut buf).expect("the showcase packet writes");
+        buf.truncate(n);
+        let (_, trace) = trace_packet::<Showcase>(&buf);
+        assert!(trace.error.is_none(), "{:?}", trace.error);
+        (buf, trace)
+    }
+
+    /// A relatives packet whose three relative integers each go one above their previous value
+    /// (one flag each), and its bytes.
+    pub fn relatives() -> (Showcase, Vec<u8>) {
+        let mut p = Showcase::Relatives(Relatives {
+            base: 5,
+            next: 6,
+            later: 6,
+            after_hundred: 101,
+            first: 0,
+            ids: vec![11],
+            stamps: vec![1001],
+        });
+        let (bytes, _) = written(&mut p);
+        (p, bytes)
+    }
+
+    /// Named datagrams: `absolute_<field>`, [`relatives`] with one relative integer sent in the
+    /// absolute tier (six 0 flags, then 32 bits), and `near_tie_<a>_<b>_<c>`, a floats packet
+    /// whose 9-bit quaternion (largest 0) rebuilds its largest component below a sent one.
+    pub fn datagrams() -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let (_, buf) = relatives();
+        let (_, trace) = trace_packet::<Showcase>(&buf);
+        let end_of_packet = |check: bool| {
+            trace
+                .fields
+                .iter()
+                .filter(|g| g.path() == "end of packet")
+                .find(|g| matches!(g.kind, FieldKind::Check { .. }) == check)
+                .map(|g| g.bit)
+        };
+        let end = end_of_packet(true).expect("an end check");
+        let body_end = end_of_packet(false).unwrap_or(end);
+        for (path, name) in [
+            ("after_hundred", "after_hundred"),
+            ("later", "later"),
+            ("stamps[0]", "stamps_0"),
+        ] {
+            // (An array element's path names its scope first, then its value's.)
+            let f = trace
+                .fields
+                .iter()
+                .rfind(|g| g.path() == path)
+                .expect("traced");
+            let Value::Int(value) = f.value else {
+                unreachable!("a relative integer traces its value")
+            };
+            let mut bits = bits_of(&buf, 0, f.bit);
+            bits.extend([false; 6]);
+            bits.extend((0..32).map(|i| (value as u32) >> i & 1 == 1));
+            // The body after it, then the aligned end-of-packet check.
+            bits.extend(bits_of(&buf, f.bit + f.bits, body_end));
+            bits.resize(bits.len().div_ceil(8) * 8, false);
+            bits.extend(bits_of(&buf, end, end + 32));
+            out.push((format!("absolute_{name}"), sealed(&bits)));
+        }
+        let spec = SmallestThree::new(9).expect("9 bits");
+        let (buf, trace) = written(&mut Showcase::Floats(showcase::Floats::default()));
+        let at = trace.get("rotation.largest").expect("traced").bit;
+        let c = spec.max_code() - 3;
+        for a in (0..=spec.max_code()).step_by(7) {
+            for b in (0..=spec.max_code()).step_by(11) {
+                if spec.reencodes(0, [a, b, c]) {
+                    continue;
+                }
+                let mut bits = bits_of(&buf, 0, buf.len() * 8);
+                let mut bit = at;
+                for (v, w) in [(0u32, 2usize), (a, 9), (b, 9), (c, 9)] {
+                    for i in 0..w {
+                        bits[bit + i] = v >> i & 1 == 1;
+                    }
+                    bit += w;
+                }
+                out.push((format!("near_tie_{a}_{b}_{c}"), sealed(&bits)));
+            }
+        }
+        out
+    }
 }

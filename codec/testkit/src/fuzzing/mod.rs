@@ -2,98 +2,104 @@
 //! for the stable tests that replay the committed corpus: both run exactly the same code on
 //! exactly the same bytes. Every function panics (a finding) when a property breaks.
 //!
+//! The packet harnesses are the public ones of [`bitlens_codec::fuzzing`] (what a user's own
+//! packet set gets), instantiated for the demo protocol; the rest are bitlens's own.
+//!
 //! Not a stable API.
 
-use crate::demo::{DemoPacket, MTU, PROTOCOL_ID};
+use crate::demo::{DemoPacket, MTU, ORIENTATION};
 use crate::vectors::{Op, drive};
-use arbitrary::{Arbitrary, Unstructured};
+use arbitrary::Unstructured;
 use bitlens_codec::error::ErrorKind;
 use bitlens_codec::fixed::FixedPoint;
-use bitlens_codec::packet::{
-    Packet, measure_packet, packet_crc, read_packet, trace_packet, write_packet,
-};
-use bitlens_codec::quantize::CompressedFloat;
+use bitlens_codec::fuzzing::{self as harness};
+use bitlens_codec::measure::MeasureStream;
+use bitlens_codec::packet::{Packet, write_packet};
+use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use bitlens_codec::read::{ReadStream, TraceStream};
-use bitlens_codec::trace::FieldKind;
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::stream::Stream;
+use bitlens_codec::trace::{Trace, TraceField, Value};
+use bitlens_codec::write::{CountStream, WriteStream};
+
+pub use bitlens_codec::fuzzing::{
+    Hostile, NearTie, absolute_relatives, assert_reencoding, near_ties,
+};
 
 pub mod batch;
 pub mod bits;
 pub mod derive;
+pub mod quantize;
 pub mod receive;
 pub mod schema;
 pub mod schema_load;
 pub mod tagged;
 
-/// `packet_read`: raw bytes read as a demo packet never panic; an accepted packet re-encodes to
-/// the identical bytes; the trace stream reaches the same verdict, error and values.
-///
-/// The same holds for the bytes with their CRC recomputed: random bytes almost never carry a
-/// valid CRC, so without this second read the fuzzer would rarely get past the framing.
+/// `packet_read`: raw bytes read as a demo packet, then with their CRC made valid: the public
+/// harness [`bitlens_codec::fuzzing::packet_read`] for [`DemoPacket`].
 pub fn packet_read(data: &[u8]) {
-    check_read(data);
-    if data.len() >= 4 {
-        let mut fixed = data.to_vec();
-        let crc = packet_crc(PROTOCOL_ID, &fixed);
-        fixed[..4].copy_from_slice(&crc.to_le_bytes());
-        if fixed != data {
-            check_read(&fixed);
-        }
-    }
+    harness::packet_read::<DemoPacket>(data);
 }
 
-fn check_read(data: &[u8]) {
-    let read = read_packet::<DemoPacket>(data);
-    let (traced, trace) = trace_packet::<DemoPacket>(data);
-    match &read {
-        Ok(p) => {
-            assert_eq!(traced.as_ref(), Some(p), "trace read other values");
-            assert!(trace.error.is_none());
-            let mut p = p.clone();
-            let mut buf = [0u8; MTU];
-            let n = write_packet(&mut p, &mut buf).expect("an accepted packet re-encodes");
-            assert_eq!(
-                &buf[..n],
-                data,
-                "an accepted packet re-encodes to the same bytes"
-            );
-        }
-        Err(e) => {
-            assert!(traced.is_none());
-            assert_eq!(
-                trace.error.as_ref(),
-                Some(e),
-                "trace and read disagree on the error"
-            );
-            assert!(e.bit() <= data.len() * 8, "error bit past the data");
-        }
-    }
-}
-
-/// `packet_roundtrip`: arbitrary demo packets (within their declared ranges) write, read back
-/// equal, measure exactly the bits written, and trace the same values; a packet over the MTU is
-/// a write error, never a truncated packet.
-pub fn packet_roundtrip(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let Ok(mut packet) = DemoPacket::arbitrary(&mut u) else {
-        return;
+/// The bit spans of the quaternions in `trace` that do not write back as they were read: the
+/// near ties a seed-style writer sends and readers accept ([`SmallestThree::reencodes`]).
+pub fn near_tie_spans(trace: &Trace, spec: &SmallestThree) -> Vec<std::ops::Range<usize>> {
+    let int = |f: &TraceField| match f.value {
+        Value::Int(v) => u32::try_from(v).ok(),
+        _ => None,
     };
-    let bits = measure_packet(&mut packet).expect("in-range values measure");
-    let mut buf = [0u8; MTU];
-    match write_packet(&mut packet, &mut buf) {
-        Ok(n) => {
-            assert_eq!(n, bits.div_ceil(8), "measure == bytes written");
-            let back = read_packet::<DemoPacket>(&buf[..n]).expect("a written packet reads");
-            assert_eq!(back, packet, "read(write(x)) == x");
-            let (traced, trace) = trace_packet::<DemoPacket>(&buf[..n]);
-            assert_eq!(traced.as_ref(), Some(&packet));
-            assert_eq!(trace.bits_read, bits);
+    let mut spans = Vec::new();
+    for w in trace.fields.windows(4) {
+        let [l, a, b, c] = w else { continue };
+        let Some(scope) = l.path().strip_suffix(".largest") else {
+            continue;
+        };
+        let parts = [(a, ".a"), (b, ".b"), (c, ".c")];
+        if l.range != Some((0, 3))
+            || !parts
+                .iter()
+                .all(|(f, end)| f.path().strip_suffix(end) == Some(scope))
+        {
+            continue;
         }
-        Err(e) => {
-            assert!(bits > MTU * 8, "write failed under the MTU: {e}");
-            assert!(matches!(e.kind(), ErrorKind::BufferFull { .. }), "{e}");
+        let (Some(largest), Some(a), Some(b), Some(c)) = (int(l), int(a), int(b), int(c)) else {
+            continue;
+        };
+        if !spec.reencodes(largest, [a, b, c]) {
+            spans.push(l.bit..l.bit + spec.width() as usize);
         }
     }
+    spans
+}
+
+/// Asserts that a demo packet written back from what was read from `original` (traced as
+/// `trace`) is the same bytes, except inside near-tie quaternions ([`near_tie_spans`]) and the
+/// CRC that covers them.
+pub fn assert_reencodes(original: &[u8], reencoded: &[u8], trace: &Trace) {
+    let spans = near_tie_spans(trace, &ORIENTATION);
+    if spans.is_empty() {
+        assert_eq!(
+            reencoded, original,
+            "an accepted packet re-encodes to the same bytes"
+        );
+        return;
+    }
+    assert_eq!(reencoded.len(), original.len(), "re-encoded length");
+    for bit in 32..original.len() * 8 {
+        if spans.iter().any(|s| s.contains(&bit)) {
+            continue;
+        }
+        let get = |d: &[u8]| d[bit / 8] >> (bit % 8) & 1;
+        assert_eq!(
+            get(reencoded),
+            get(original),
+            "bit {bit} differs outside the near-tie quaternions {spans:?}"
+        );
+    }
+}
+
+/// `packet_roundtrip`: an arbitrary demo packet round-trips ([`harness::packet_roundtrip`]).
+pub fn packet_roundtrip(data: &[u8]) {
+    harness::packet_roundtrip::<DemoPacket>(data);
 }
 
 fn arb_op(
@@ -156,6 +162,7 @@ fn arb_op(
         9 => {
             let max_len = u.int_in_range(0..=64usize)?;
             let mut value: String = u.arbitrary()?;
+            value.retain(|c| c != '\0');
             while value.len() > max_len {
                 value.pop();
             }
@@ -176,12 +183,14 @@ fn arb_op(
             op
         }
         11 => {
-            if *previous_int >= i64::from(u32::MAX) - 1 {
-                *previous_int = -1;
+            if *previous_int >= i64::from(i32::MAX) - 1 {
+                // Start again anywhere in the i32 domain, negative values too.
+                *previous_int = i64::from(u.arbitrary::<i32>()?).min(i64::from(i32::MAX) - 1);
             }
-            let hop = [1i64, 6, 23, 280, 4377, 69914, 1 << 24][u.int_in_range(0..=6usize)?];
+            let hop =
+                [1i64, 6, 23, 280, 4377, 69914, 1 << 24, 1 << 32][u.int_in_range(0..=7usize)?];
             let value =
-                u.int_in_range(*previous_int + 1..=(*previous_int + hop).min(i64::from(u32::MAX)))?;
+                u.int_in_range(*previous_int + 1..=(*previous_int + hop).min(i64::from(i32::MAX)))?;
             let op = Op::IntRelative {
                 previous: *previous_int,
                 value,
@@ -249,7 +258,8 @@ fn arb_op(
 /// When the input runs out before the first op.
 pub fn arb_ops(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<Op>> {
     let mut ops = Vec::new();
-    let (mut pi, mut pr) = (-1, -1);
+    // Relative integers start anywhere in their i32 domain, negative values too.
+    let (mut pi, mut pr) = (-1, i64::from(u.arbitrary::<i16>()?) << 16);
     while ops.len() < 64 && !u.is_empty() {
         ops.push(arb_op(u, &mut pi, &mut pr)?);
     }
@@ -257,7 +267,8 @@ pub fn arb_ops(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<Op>> {
 }
 
 /// `stream_ops`: an arbitrary op sequence written then read back with the same ops gives equal
-/// values (compressed floats quantized) and measure == bits written; the bytes read with a
+/// values (compressed floats quantized), count == bits written, and a measure at least the bits
+/// written from a starting bit the input picks (serialize 1.0's bound); the bytes read with a
 /// different op sequence, and the fuzz input itself read with the ops, give an error or values,
 /// never a panic, and the trace stream agrees with the read stream.
 pub fn stream_ops(data: &[u8]) {
@@ -290,10 +301,29 @@ pub fn stream_ops(data: &[u8]) {
         );
         return;
     }
+    let mut counted = ops.clone();
+    let mut c = CountStream::new();
+    drive(&mut c, &mut counted).expect("count accepts what write accepted");
+    assert_eq!(c.bits(), bits, "count == bits written");
     let mut measured = ops.clone();
     let mut m = MeasureStream::new();
-    drive(&mut m, &mut measured).expect("measure accepts what write accepted");
-    assert_eq!(m.bits(), bits, "measure == bits written");
+    drive(&mut m, &mut measured).expect("a measure refuses nothing");
+    let start = u.int_in_range(0..=7u32).unwrap_or(0);
+    let mut shifted = vec![0u8; 2048];
+    let mut w = WriteStream::new(&mut shifted);
+    let mut again = ops.clone();
+    let r = w
+        .bits("start", &mut 0, start.max(1))
+        .and_then(|()| drive(&mut w, &mut again));
+    if r.is_ok() {
+        let written = w.bits_written() - start.max(1) as usize;
+        assert!(
+            m.bits() >= written,
+            "measure {} < {written} bits written from bit {}",
+            m.bits(),
+            start.max(1)
+        );
+    }
 
     let mut read = ops.clone();
     let mut r = ReadStream::new(&buf[..n]);
@@ -328,114 +358,36 @@ pub fn stream_ops(data: &[u8]) {
     assert_eq!(ra, rb);
 }
 
-fn set_bits(data: &mut [u8], bit: usize, width: usize, value: u64) {
-    for k in 0..width {
-        let b = bit + k;
-        if let Some(byte) = data.get_mut(b / 8) {
-            let mask = 1u8 << (b % 8);
-            if (value >> k) & 1 == 1 {
-                *byte |= mask
-            } else {
-                *byte &= !mask
-            }
-        }
+/// The fewest bits an element of each demo count takes: `elements` are `i32`s, `mice` 12-bit
+/// indices; others (a string's bytes) 8.
+fn demo_element_bits(path: &str) -> usize {
+    if path.starts_with("elements") {
+        32
+    } else if path.starts_with("mice") {
+        12
+    } else {
+        8
     }
 }
 
-/// A valid packet made hostile: one length, count or type field overwritten, the CRC fixed up.
-#[derive(Debug, Clone)]
-pub struct Hostile {
-    /// Trace path of the overwritten field (`mice.len`, `packet_type`, ...).
-    pub path: String,
-    /// The raw value written into the field's bits.
-    pub raw: u64,
-    /// The whole packet, CRC recomputed so that it cannot hide the damage.
-    pub bytes: Vec<u8>,
-}
-
-/// Every hostile variant of the valid demo packet `valid`: for each length, count or type field,
-/// the field overwritten by an out-of-range value (or, where its width cannot hold one, by a
-/// count larger than the bits that remain can carry), with the CRC fixed up.
+/// Every hostile variant of the valid demo packet `valid`
+/// ([`harness::hostile_variants_with`] with the demo's element widths).
 pub fn hostile_variants(valid: &[u8]) -> Vec<Hostile> {
-    let (_, trace) = trace_packet::<DemoPacket>(valid);
-    let mut out = Vec::new();
-    for f in trace.fields.iter().filter(|f| {
-        f.kind == FieldKind::Value
-            && f.bits > 0
-            && (f.path().ends_with(".len") || f.path() == "packet_type")
-    }) {
-        let Some((min, max)) = f.range else { continue };
-        let span = u64::try_from(max.abs_diff(min)).unwrap_or(u64::MAX);
-        let all_ones = if f.bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << f.bits) - 1
-        };
-        let raw = if all_ones > span {
-            // The width can hold an out-of-range value: send the largest one.
-            all_ones
-        } else {
-            // Every value fits the range: claim the maximum count, which must exceed the bits
-            // left.
-            let elem_bits = if f.path().starts_with("elements") {
-                32
-            } else if f.path().starts_with("mice") {
-                12
-            } else {
-                8
-            };
-            let after = trace.total_bits - (f.bit + f.bits);
-            if usize::try_from(span).map_or(usize::MAX, |s| s.saturating_mul(elem_bits)) <= after
-                || f.path() == "packet_type"
-            {
-                continue;
-            }
-            span
-        };
-        let mut bytes = valid.to_vec();
-        set_bits(&mut bytes, f.bit, f.bits, raw);
-        let crc = packet_crc(PROTOCOL_ID, &bytes);
-        bytes[..4].copy_from_slice(&crc.to_le_bytes());
-        out.push(Hostile {
-            path: f.path().to_string(),
-            raw,
-            bytes,
-        });
-    }
-    out
+    harness::hostile_variants_with::<DemoPacket>(valid, demo_element_bits)
 }
 
-/// The hostile packet that `hostile_lengths` builds from `data`, if any: an arbitrary demo
-/// packet, written, and one of its [`hostile_variants`] chosen by the remaining input.
+/// The hostile packet that `hostile_lengths` builds from `data`, if any.
 pub fn hostile_case(data: &[u8]) -> Option<Hostile> {
-    let mut u = Unstructured::new(data);
-    let mut packet = DemoPacket::arbitrary(&mut u).ok()?;
-    let mut buf = [0u8; MTU];
-    let n = write_packet(&mut packet, &mut buf).ok()?;
-    let mut variants = hostile_variants(&buf[..n]);
-    if variants.is_empty() {
-        return None;
-    }
-    let pick = u.choose_index(variants.len()).ok()?;
-    Some(variants.swap_remove(pick))
+    harness::hostile_case_with::<DemoPacket>(data, demo_element_bits)
 }
 
-/// `hostile_lengths`: a valid packet with one length, count or type field overwritten by an
-/// out-of-range value (or, where its width cannot hold one, by a count larger than the bits that
-/// remain can carry), with the CRC fixed up so it cannot hide the damage: the read must fail with
-/// out_of_range or past_end.
+/// `hostile_lengths`: a valid demo packet with one length, count or type field made hostile,
+/// CRC fixed, is refused at that field with out_of_range or past_end
+/// ([`harness::assert_hostile_refused`]).
 pub fn hostile_lengths(data: &[u8]) {
-    let Some(h) = hostile_case(data) else { return };
-    let err = read_packet::<DemoPacket>(&h.bytes).expect_err("a hostile length was accepted");
-    assert!(
-        matches!(
-            err.kind(),
-            ErrorKind::OutOfRange { .. } | ErrorKind::PastEnd { .. }
-        ),
-        "hostile {} = {} gave {err}",
-        h.path,
-        h.raw
-    );
+    if let Some(h) = hostile_case(data) {
+        harness::assert_hostile_refused::<DemoPacket>(&h);
+    }
 }
 
 /// Every demo sample packet, encoded: seed inputs for the corpora.

@@ -1,17 +1,19 @@
 //! The `bitlens-vectors/1` format (see `codec/tests/vectors/README.md`): byte-exact vectors of
 //! the bit-packed format, parsed into ops, and each vector run through the streams directly.
 //!
-//! A valid vector passes when writing its ops gives exactly its bytes and bit count, measuring
-//! gives the bit count, reading the bytes gives back every value and consumes the bit count, and
-//! tracing reaches the same values. A reject vector passes when reading fails with its error kind.
+//! A valid vector passes when writing its ops gives exactly its bytes and bit count, counting
+//! gives the bit count, the measure bounds the bits written from every starting bit, reading the
+//! bytes gives back every value and consumes the bit count, and tracing reaches the same values
+//! (see [`run_vector`]). A reject vector passes when reading fails with its error kind.
 
 use bitlens_codec::error::{Error, Result};
 use bitlens_codec::fixed::FixedPoint;
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::packet::{Protocol, ProtocolId, frame};
-use bitlens_codec::quantize::CompressedFloat;
+use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 use serde_json::{Map, Value as Json};
 
 /// One operation of a vector: a primitive and its arguments and value.
@@ -83,6 +85,15 @@ pub enum Op {
     Check(String),
     /// The strict end of the data.
     End,
+    /// A smallest-three quaternion (WIRE.md).
+    Quaternion {
+        /// The encoding (bits per component).
+        spec: SmallestThree,
+        /// The input `[x, y, z, w]` as bit patterns (after a read: the decoded ones).
+        value: [u32; 4],
+        /// The `[x, y, z, w]` bit patterns the reader must produce, if the vector gives them.
+        decoded: Option<[u32; 4]>,
+    },
     /// `int128(value, min, max)` (serialize 1.0's ranged 128-bit integer).
     Int128 {
         /// Smallest value.
@@ -157,6 +168,11 @@ pub struct Vector {
     pub expect: Expect,
     /// Framing, when the ops are a packet body.
     pub packet: Option<PacketSpec>,
+    /// False for a vector a reader must accept whose values a writer sends as other bytes
+    /// (`"write": false`): only the read is checked.
+    pub write: bool,
+    /// The bits serialize 1.0's measure must report for the ops, if the vector gives them.
+    pub measure: Option<usize>,
 }
 
 fn field<'a>(o: &'a Map<String, Json>, key: &str, ctx: &str) -> Result<&'a Json, String> {
@@ -327,6 +343,29 @@ fn parse_op(o: &Map<String, Json>, ctx: &str, reject: bool) -> Result<Op, String
                 .to_owned(),
         ),
         "end" => Op::End,
+        "quaternion" => {
+            let n = as_u64(get("bits")?, ctx)? as u32;
+            let spec = SmallestThree::new(n).map_err(|e| format!("{ctx}: {e}"))?;
+            let four = |key: &str| -> Result<Option<[u32; 4]>, String> {
+                let Some(list) = opt(key) else {
+                    return Ok(None);
+                };
+                let list = list
+                    .as_array()
+                    .filter(|l| l.len() == 4)
+                    .ok_or_else(|| format!("{ctx}: {key} is not 4 bit patterns"))?;
+                let mut out = [0u32; 4];
+                for (slot, x) in out.iter_mut().zip(list) {
+                    *slot = as_u64(x, ctx)? as u32;
+                }
+                Ok(Some(out))
+            };
+            Op::Quaternion {
+                spec,
+                value: four("value")?.unwrap_or([0; 4]),
+                decoded: four("decoded")?,
+            }
+        }
         other => return parse_serialize1_op(other, o, ctx, reject),
     };
     Ok(op)
@@ -432,12 +471,24 @@ pub fn parse(text: &str) -> Result<Vec<Vector>, String> {
             )?),
             None => None,
         };
+        let write = match o.get("write") {
+            None => true,
+            Some(w) => w
+                .as_bool()
+                .ok_or_else(|| format!("{ctx}: write is not true or false"))?,
+        };
+        let measure = o
+            .get("measure")
+            .map(|m| as_u64(m, &ctx).map(|m| m as usize))
+            .transpose()?;
         out.push(Vector {
             name,
             ops,
             bytes,
             expect,
             packet,
+            write,
+            measure,
         });
     }
     Ok(out)
@@ -480,6 +531,11 @@ pub fn drive<S: Stream>(s: &mut S, ops: &mut [Op]) -> Result<()> {
             } => s.object_index(&name, *previous, value, *max_objects)?,
             Op::IntRelative { previous, value } => s.int_relative(&name, *previous, value)?,
             Op::Check(label) => s.check(label)?,
+            Op::Quaternion { spec, value, .. } => {
+                let mut q = value.map(f32::from_bits);
+                s.quaternion(&name, &mut q, spec)?;
+                *value = q.map(f32::to_bits);
+            }
             Op::End => s.end()?,
             Op::Int128 { min, max, value } => s.int128(&name, value, *min, *max)?,
             Op::U128(v) => s.u128(&name, v)?,
@@ -538,6 +594,11 @@ pub fn blank(ops: &[Op]) -> Vec<Op> {
                 previous: *previous,
                 value: 0,
             },
+            Op::Quaternion { spec, decoded, .. } => Op::Quaternion {
+                spec: *spec,
+                value: [0; 4],
+                decoded: *decoded,
+            },
             Op::Int128 { min, max, .. } => Op::Int128 {
                 min: *min,
                 max: *max,
@@ -575,7 +636,7 @@ pub fn blank(ops: &[Op]) -> Vec<Op> {
         .collect()
 }
 
-/// The values a reader must produce: compressed floats come back quantized.
+/// The values a reader must produce: compressed floats and quaternions come back quantized.
 pub fn expected_after_read(ops: &[Op]) -> Vec<Op> {
     ops.iter()
         .map(|op| match op {
@@ -591,6 +652,23 @@ pub fn expected_after_read(ops: &[Op]) -> Vec<Op> {
                     spec: *spec,
                     value: back,
                     code: *code,
+                    decoded: *decoded,
+                }
+            }
+            Op::Quaternion {
+                spec,
+                value,
+                decoded,
+            } => {
+                let back = decoded.unwrap_or_else(|| {
+                    let (largest, codes) = spec.encode(value.map(f32::from_bits));
+                    spec.decode(largest, codes)
+                        .unwrap_or_default()
+                        .map(f32::to_bits)
+                });
+                Op::Quaternion {
+                    spec: *spec,
+                    value: back,
                     decoded: *decoded,
                 }
             }
@@ -621,8 +699,94 @@ fn run_on<S: Stream>(s: &mut S, v: &Vector, ops: &mut [Op], packet_type: &mut u3
     }
 }
 
+/// The starting bits a vector's measure must cover: 0 to 7, or 0 alone for a framed vector
+/// (its CRC must be the first field).
+pub(crate) fn measure_starts(v: &Vector) -> std::ops::RangeInclusive<u32> {
+    if v.packet.is_some() { 0..=0 } else { 0..=7 }
+}
+
 fn describe(e: &Error) -> String {
     format!("{} ({e})", e.kind().name())
+}
+
+/// The write side of a valid vector: compressed float codes, the bytes and bits written, the
+/// exact count, and the measure (its given value, and at least the bits written from every
+/// starting bit).
+fn check_write(v: &Vector, bits: usize, t: &mut u32) -> Result<(), String> {
+    for op in &v.ops {
+        if let Op::CompressedFloat {
+            spec,
+            value,
+            code: Some(code),
+            ..
+        } = op
+        {
+            let got = spec.encode(f32::from_bits(*value));
+            if got != *code {
+                return Err(format!(
+                    "compressed float {:#010x}: code {got}, expected {code}",
+                    value
+                ));
+            }
+        }
+        check_quantization(op)?;
+    }
+    // Write.
+    let mut buf = vec![0u8; v.bytes.len() + 64];
+    let mut ops = v.ops.clone();
+    let mut w = WriteStream::new(&mut buf);
+    run_on(&mut w, v, &mut ops, t).map_err(|e| format!("write failed: {}", describe(&e)))?;
+    let written_bits = w.bits_written();
+    let n = w.finish();
+    if written_bits != bits {
+        return Err(format!("bits: wrote {written_bits}, expected {bits}"));
+    }
+    if buf[..n] != v.bytes[..] {
+        return Err(format!(
+            "bytes: wrote {}, expected {}",
+            hex::encode(&buf[..n]),
+            hex::encode(&v.bytes)
+        ));
+    }
+    // Count: exactly the bits written from bit 0.
+    let mut ops = v.ops.clone();
+    let mut c = CountStream::new();
+    run_on(&mut c, v, &mut ops, t).map_err(|e| format!("count failed: {}", describe(&e)))?;
+    if c.bits() != bits {
+        return Err(format!("bits: counted {}, expected {bits}", c.bits()));
+    }
+    // Measure: a bound on the bits written from every starting bit (serialize 1.0).
+    let mut ops = v.ops.clone();
+    let mut m = MeasureStream::new();
+    run_on(&mut m, v, &mut ops, t).map_err(|e| format!("measure failed: {}", describe(&e)))?;
+    if let Some(want) = v.measure
+        && m.bits() != want
+    {
+        return Err(format!(
+            "bits: measured {}, the vector says {want}",
+            m.bits()
+        ));
+    }
+    for start in measure_starts(v) {
+        let mut buf = vec![0u8; v.bytes.len() + 72];
+        let mut w = WriteStream::new(&mut buf);
+        let mut ops = v.ops.clone();
+        let r = match start {
+            0 => run_on(&mut w, v, &mut ops, t),
+            k => w
+                .bits("start", &mut 0, k)
+                .and_then(|()| run_on(&mut w, v, &mut ops, t)),
+        };
+        r.map_err(|e| format!("write from bit {start} failed: {}", describe(&e)))?;
+        let written = w.bits_written() - start as usize;
+        if m.bits() < written {
+            return Err(format!(
+                "bits: measured {}, but {written} written from bit {start}",
+                m.bits()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Runs one vector.
@@ -656,51 +820,8 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
         }
         Expect::Bits(bits) => {
             let mut t = v.packet.as_ref().and_then(|p| p.packet_type).unwrap_or(0);
-            for op in &v.ops {
-                if let Op::CompressedFloat {
-                    spec,
-                    value,
-                    code: Some(code),
-                    ..
-                } = op
-                {
-                    let got = spec.encode(f32::from_bits(*value));
-                    if got != *code {
-                        return Err(format!(
-                            "compressed float {:#010x}: code {got}, expected {code}",
-                            value
-                        ));
-                    }
-                }
-            }
-            for op in &v.ops {
-                check_quantization(op)?;
-            }
-            // Write.
-            let mut buf = vec![0u8; v.bytes.len() + 64];
-            let mut ops = v.ops.clone();
-            let mut w = WriteStream::new(&mut buf);
-            run_on(&mut w, v, &mut ops, &mut t)
-                .map_err(|e| format!("write failed: {}", describe(&e)))?;
-            let written_bits = w.bits_written();
-            let n = w.finish();
-            if written_bits != *bits {
-                return Err(format!("bits: wrote {written_bits}, expected {bits}"));
-            }
-            if buf[..n] != v.bytes[..] {
-                return Err(format!(
-                    "bytes: wrote {}, expected {}",
-                    hex::encode(&buf[..n]),
-                    hex::encode(&v.bytes)
-                ));
-            }
-            // Measure.
-            let mut ops = v.ops.clone();
-            let mut m = MeasureStream::new();
-            run_on(&mut m, v, &mut ops, &mut t)
-                .map_err(|e| format!("measure failed: {}", describe(&e)))?;
-            if m.bits() != *bits {
-                return Err(format!("bits: measured {}, expected {bits}", m.bits()));
+            if v.write {
+                check_write(v, *bits, &mut t)?;
             }
             // Read, then trace: the same values and the same bit count.
             let want = expected_after_read(&v.ops);

@@ -2,9 +2,12 @@
 //! `codec/tests/vectors/README.md`): byte-exact vectors of the bit-packed format, run through
 //! the compiled streams ([`compiled`]) and through the schema interpreter ([`schema`]).
 //!
-//! A valid vector passes when writing its ops gives exactly its bytes and bit count, measuring
-//! gives the bit count, reading the bytes gives back every value and consumes the bit count, and
-//! tracing reaches the same values. A reject vector passes when reading fails with its error kind.
+//! A valid vector passes when writing its ops gives exactly its bytes and bit count, counting
+//! them gives the bit count, measuring them (serialize 1.0's bound) gives at least the bits
+//! written from every starting bit (and the vector's `measure` when it has one), reading the
+//! bytes gives back every value and consumes the bit count, and tracing reaches the same values;
+//! a `"write": false` vector checks the read alone. A reject vector passes when reading fails
+//! with its error kind.
 
 pub mod compiled;
 pub mod schema;

@@ -2,12 +2,15 @@
 //! schema (one struct, field `opN` per op, framed when the vector is a packet), run through
 //! every stream and compared with the compiled runner's trace.
 
-use crate::vectors::compiled::{Expect, Op, Vector, blank, drive, expected_after_read};
+use crate::vectors::compiled::{
+    Expect, Op, Vector, blank, drive, expected_after_read, measure_starts,
+};
 use bitlens_codec::fixed::Fixed;
+use bitlens_codec::measure::MeasureStream;
 use bitlens_codec::quantize::CompressedFloat;
 use bitlens_codec::read::{ReadStream, TraceStream};
 use bitlens_codec::stream::Stream;
-use bitlens_codec::write::{MeasureStream, WriteStream};
+use bitlens_codec::write::{CountStream, WriteStream};
 use bitlens_schema::{DynStruct, DynValue, Schema};
 use std::fmt::Write as _;
 
@@ -100,6 +103,10 @@ pub fn schema_text(v: &Vector) -> Result<(String, DynValue), String> {
                 continue;
             }
             Op::End => ("type = \"end\"".into(), None),
+            Op::Quaternion { spec, value, .. } => (
+                format!("type = \"quaternion\", bits = {}", spec.bits()),
+                Some(DynValue::Quat(value.map(f32::from_bits))),
+            ),
             Op::Int128 { min, max, value } => (
                 format!("type = \"int128\", min = \"{min}\", max = \"{max}\""),
                 Some(DynValue::I128(*value)),
@@ -209,6 +216,62 @@ fn describe(e: &bitlens_codec::Error) -> String {
     format!("{} ({e})", e.kind().name())
 }
 
+/// The write side of a valid vector through the schema: bytes and bits written, the exact
+/// count, and the measure (its given value, and at least the bits written from every start).
+fn check_write(
+    schema: &Schema,
+    v: &Vector,
+    value: &DynValue,
+    t: u32,
+    bits: usize,
+) -> Result<(), String> {
+    let mut buf = vec![0u8; v.bytes.len() + 64];
+    let mut w = WriteStream::new(&mut buf);
+    run_on(schema, &mut w, v, value, t).map_err(|e| format!("write failed: {}", describe(&e)))?;
+    let written = w.bits_written();
+    let n = w.finish();
+    if written != bits || buf[..n] != v.bytes[..] {
+        return Err(format!(
+            "wrote {written} bits {}, expected {bits} bits {}",
+            hex::encode(&buf[..n]),
+            hex::encode(&v.bytes)
+        ));
+    }
+    let mut c = CountStream::new();
+    run_on(schema, &mut c, v, value, t).map_err(|e| format!("count failed: {}", describe(&e)))?;
+    if c.bits() != bits {
+        return Err(format!("counted {} bits, expected {bits}", c.bits()));
+    }
+    let mut m = MeasureStream::new();
+    run_on(schema, &mut m, v, value, t).map_err(|e| format!("measure failed: {}", describe(&e)))?;
+    if let Some(want) = v.measure
+        && m.bits() != want
+    {
+        return Err(format!(
+            "measured {} bits, the vector says {want}",
+            m.bits()
+        ));
+    }
+    for start in measure_starts(v) {
+        let mut buf = vec![0u8; v.bytes.len() + 72];
+        let mut w = WriteStream::new(&mut buf);
+        if start > 0 {
+            w.bits("start", &mut 0, start)
+                .map_err(|e| format!("write failed: {}", describe(&e)))?;
+        }
+        run_on(schema, &mut w, v, value, t)
+            .map_err(|e| format!("write from bit {start} failed: {}", describe(&e)))?;
+        let written = w.bits_written() - start as usize;
+        if m.bits() < written {
+            return Err(format!(
+                "measured {} bits, but {written} written from bit {start}",
+                m.bits()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs one vector through the schema interpreter: the same checks as the compiled runner,
 /// and the same trace as the compiled ops give.
 ///
@@ -243,24 +306,8 @@ pub fn run_vector(v: &Vector) -> Result<(), String> {
             Err(e) => Err(format!("error kind: expected {kind}, got {}", describe(&e))),
         },
         Expect::Bits(bits) => {
-            let mut buf = vec![0u8; v.bytes.len() + 64];
-            let mut w = WriteStream::new(&mut buf);
-            run_on(&schema, &mut w, v, &value, t)
-                .map_err(|e| format!("write failed: {}", describe(&e)))?;
-            let written = w.bits_written();
-            let n = w.finish();
-            if written != *bits || buf[..n] != v.bytes[..] {
-                return Err(format!(
-                    "wrote {written} bits {}, expected {bits} bits {}",
-                    hex::encode(&buf[..n]),
-                    hex::encode(&v.bytes)
-                ));
-            }
-            let mut m = MeasureStream::new();
-            run_on(&schema, &mut m, v, &value, t)
-                .map_err(|e| format!("measure failed: {}", describe(&e)))?;
-            if m.bits() != *bits {
-                return Err(format!("measured {} bits, expected {bits}", m.bits()));
+            if v.write {
+                check_write(&schema, v, &value, t, *bits)?;
             }
             let (t2, got) = read.map_err(|e| format!("read failed: {}", describe(&e)))?;
             let (_, want) = schema_text(&Vector {
