@@ -30,6 +30,8 @@ const TARGETS: &[(&str, Harness)] = &[
     ("capture_ingest", bitlens::capture::fuzz_ingest),
     ("compressed_float", fuzzing::quantize::compressed_float),
     ("pipeline", bitlens::fuzzing::fuzz_pipeline),
+    ("schema_load", fuzzing::schema_load::schema_load),
+    ("batch_receive", fuzzing::receive::batch_receive),
 ];
 
 fn root() -> PathBuf {

@@ -1451,8 +1451,7 @@ impl Resolver<'_, '_> {
                 }
                 // A resolution too fine for a 32-bit code first: said with one that fits (the
                 // constructor would refuse the infinite counts among them without it).
-                let sound = [min, max, res, max - min].iter().all(|x| x.is_finite()) && res > 0.0;
-                if let Some(coarsest) = too_fine(min, max, res).filter(|_| sound) {
+                if let Some(coarsest) = too_fine(min, max, res) {
                     return Err(p.err(
                         &res_v.span(),
                         format!(
@@ -1835,6 +1834,12 @@ fn unstable_range(spec: &CompressedFloat, res: f32) -> String {
 /// ([`MAX_STEPS`]; the codec would clamp them silently), a resolution that fits, written as the
 /// schema should say it: two significant digits, rounded up. `None` when `res` fits.
 fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
+    // Only for a range and a step that are numbers: with a NaN or an infinity nothing fits, and
+    // the search below would never end (the schema_load corpus found `max = nan`); the caller
+    // refuses those otherwise.
+    if ![min, max, res, max - min].iter().all(|x| x.is_finite()) || res <= 0.0 {
+        return None;
+    }
     // The codec's own count: one `f32` division (quantize.rs).
     let fits = |r: f32| (max - min) / r <= MAX_STEPS;
     if fits(res) {
@@ -1845,7 +1850,10 @@ fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
     let mut digits = (least / unit).ceil();
     // At most a few steps: the rounding of `digits * unit` to f32 may land just below.
     let mut r = (digits * unit) as f32;
-    while !fits(r) {
+    for _ in 0..64 {
+        if fits(r) {
+            break;
+        }
         digits += 1.0;
         r = (digits * unit) as f32;
     }

@@ -267,6 +267,29 @@ fn compressed_float_finer_than_a_32_bit_code() {
     );
 }
 
+#[test]
+fn compressed_float_bounds_that_are_not_numbers_are_refused_at_once() {
+    // `max = nan` made the search for a coarser resolution loop forever (found by the
+    // schema_load corpus run under the allocation guard).
+    for (min, max, res) in [
+        ("0.0", "nan", "62.0"),
+        ("nan", "1.0", "0.1"),
+        ("0.0", "inf", "0.1"),
+        ("-inf", "inf", "1.0"),
+        ("0.0", "1.0", "nan"),
+        ("0.0", "1.0", "inf"),
+        ("0.0", "1.0", "0.0"),
+        ("0.0", "1.0", "-0.5"),
+    ] {
+        for ty in ["compressed_float", "compressed_vector"] {
+            let e = error(&format!(
+                "[struct.P]\nfields = [{{ name = \"v\", type = \"{ty}\", min = {min}, max = {max}, resolution = {res} }}]\n"
+            ));
+            assert!(e.starts_with("game.toml:7:"), "{ty} {min} {max} {res}: {e}");
+        }
+    }
+}
+
 /// `n` structs, each referring to the next one twice; the last holds `last`.
 fn doubling(prefix: &str, n: usize, last: &str) -> String {
     let mut text = String::new();
