@@ -551,9 +551,14 @@ fn check_packet(schema: &Schema, data: &[u8]) {
         if let Ok((_, value)) = schema.read(data) {
             let name = &schema.protocol().packet_types[vt.unwrap_or(0) as usize];
             let bits = schema
+                .count(name, &value)
+                .expect("an accepted value counts");
+            assert_eq!(bits, trace.bits_read, "count differs from the bits read");
+            // serialize 1.0's measure is a bound: 7 bits per align wherever it falls.
+            let bound = schema
                 .measure(name, &value)
                 .expect("an accepted value measures");
-            assert_eq!(bits, trace.bits_read, "measure differs from the bits read");
+            assert!(bound >= bits, "measure {bound} < {bits} bits read");
         }
     }
     match schema.read(data) {
@@ -566,19 +571,34 @@ fn check_packet(schema: &Schema, data: &[u8]) {
                 Ok(n) => n,
                 Err(e) => panic!("an accepted packet does not re-encode: {e}"),
             };
-            assert_eq!(
-                &buf[..n],
-                data,
-                "an accepted packet re-encodes to other bytes"
-            );
+            if &buf[..n] != data {
+                // serialize 1.0 lets a writer send what writes back otherwise: a compressed
+                // float on an unstable range (the schema warns), a near-tie quaternion, a
+                // relative integer in the absolute tier. Then the re-encoding must settle.
+                let (_, read) = schema.trace(data);
+                assert!(
+                    !schema.warnings().is_empty()
+                        || !crate::fuzzing::near_ties(&read).is_empty()
+                        || !crate::fuzzing::absolute_relatives(&read).is_empty(),
+                    "an accepted packet re-encodes to other bytes"
+                );
+                let (_, again) = schema
+                    .read(&buf[..n])
+                    .unwrap_or_else(|e| panic!("the re-encoded packet does not read: {e}"));
+                let mut twice = vec![0u8; buf.len()];
+                let m = schema
+                    .write(name, &again, &mut twice)
+                    .unwrap_or_else(|e| panic!("the re-read packet does not write: {e}"));
+                assert_eq!(&twice[..m], &buf[..n], "the re-encoding does not settle");
+            }
             let bits = schema
+                .count(name, &value)
+                .expect("an accepted value counts");
+            assert_eq!(bits.div_ceil(8), n, "count differs from the bytes written");
+            let bound = schema
                 .measure(name, &value)
                 .expect("an accepted value measures");
-            assert_eq!(
-                bits.div_ceil(8),
-                n,
-                "measure differs from the bytes written"
-            );
+            assert!(bound >= bits, "measure {bound} < {bits} bits");
         }
         Err(e) => {
             assert_eq!(
