@@ -6,9 +6,14 @@
 //! integer, `0` for "no object":
 //!
 //! ```text
-//! bit-packed   int(id, 0, max_id)      e.g. RoboCat.home_base: 16 bits for 0..=65535
-//! batches      packed u32 (varint)     1 to 5 bytes (bitlens_batch::link)
+//! bit-packed   int(id, 0, max_id)             e.g. RoboCat.home_base: 16 bits for 0..=65535
+//! batches      packed u32 (varint) <= max_id  1 to 5 bytes (bitlens_batch::link)
 //! ```
+//!
+//! The range `1..=max_id` belongs to the protocol: its message set declares `max_id`, its
+//! receivers build their contexts with it ([`LinkingContext::new`]), and every serializer
+//! refuses a larger id on read and on write (`out_of_range`), so a context never holds an id it
+//! could not send.
 //!
 //! An id that does not resolve is never a dangling index: the strict serializers fail with a
 //! typed error ([`ErrorKind::Unresolved`] naming the id, the bit and the field), and
@@ -29,7 +34,7 @@
 //!
 //! // The receiver knows the id under its own handle (70): the reference resolves to it.
 //! let mut receiver = LinkingContext::<u32>::new(65535);
-//! receiver.insert(id, 70);
+//! receiver.insert(id, 70)?;
 //! let mut back = None;
 //! receiver.serialize_ref(&mut ReadStream::new(&buf[..n]), "home_base", &mut back)?;
 //! assert_eq!(back, Some(70));
@@ -176,15 +181,27 @@ impl<H: Copy + Eq + Hash> LinkingContext<H> {
                 self.next + 1
             };
             if let Some(id) = candidate.filter(|id| !self.by_id.contains_key(id)) {
-                self.insert(id, object);
-                return Some(id);
+                // `candidate` lies in 1..=max_id, so the insert cannot be refused.
+                return self.insert(id, object).ok().map(|_| id);
             }
         }
     }
 
     /// Links `id` and `object` (the receiving side, where the sender chose the id), unlinking
     /// whatever either was linked to before. Returns the object `id` named before.
-    pub fn insert(&mut self, id: NetworkId, object: H) -> Option<H> {
+    ///
+    /// # Errors
+    /// Out_of_range (at bit 0, field `network_id`) for an id above [`LinkingContext::max_id`]:
+    /// nothing is linked, since no reference to it could be sent.
+    pub fn insert(&mut self, id: NetworkId, object: H) -> Result<Option<H>> {
+        if id.get() > self.max_id {
+            let kind = ErrorKind::OutOfRange {
+                value: i128::from(id.get()),
+                min: 1,
+                max: i128::from(self.max_id),
+            };
+            return Err(Error::new(kind, 0, "network_id"));
+        }
         if let Some(old_id) = self.by_object.insert(object, id)
             && old_id != id
         {
@@ -194,7 +211,7 @@ impl<H: Copy + Eq + Hash> LinkingContext<H> {
         if let Some(p) = previous.filter(|p| *p != object) {
             self.by_object.remove(&p);
         }
-        previous
+        Ok(previous)
     }
 
     /// Unlinks `object`, returning its id.
@@ -306,7 +323,14 @@ mod tests {
         assert_eq!(c.get_or_assign("base"), Some(id(1)));
         assert_eq!(c.object(id(2)), Some("cat"));
         // "cat" moves to id 3: id 2 no longer names anything.
-        c.insert(id(3), "cat");
+        c.insert(id(3), "cat").unwrap();
+        // An id beyond the context's range is refused, and nothing changes.
+        let e = c.insert(id(4), "dog").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bit 0 (field \"network_id\"): 4 out of range 1..=3"
+        );
+        assert_eq!(c.id_of("dog"), None);
         assert_eq!(c.object(id(2)), None);
         assert_eq!(c.resolve(Some(id(2))), Reference::Unresolved(id(2)));
         assert_eq!(c.resolve(None), Reference::Null);
@@ -324,7 +348,7 @@ mod tests {
     #[test]
     fn references_are_ids_on_the_wire() {
         let mut c = LinkingContext::<u8>::new(65535);
-        c.insert(id(42), 9);
+        c.insert(id(42), 9).unwrap();
         let mut buf = [0u8; 2];
         let mut w = WriteStream::new(&mut buf);
         c.serialize_ref(&mut w, "home_base", &mut Some(9)).unwrap();

@@ -50,7 +50,7 @@ fn a_world_resolves_the_home_base_or_names_the_missing_id() {
 
     // The receiving world knows base 42 as its object "barn".
     let mut world = LinkingContext::<&str>::new(MAX_NETWORK_ID);
-    world.insert(NetworkId::new(42).unwrap(), "barn");
+    world.insert(NetworkId::new(42).unwrap(), "barn").unwrap();
     let mut got = RoboCat::default();
     got.serialize_linked(&mut ReadStream::new(&buf[..n]), &world)
         .unwrap();

@@ -1,3 +1,3 @@
 #![no_main]
 bitlens_fuzz::guard_allocator!();
-libfuzzer_sys::fuzz_target!(|data: &[u8]| bitlens::fuzzing::fuzz_pipeline(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bitlens_fuzz::bounded(data, bitlens::fuzzing::fuzz_pipeline));

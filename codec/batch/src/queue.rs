@@ -518,12 +518,16 @@ impl MessageSystem {
                 start: 0,
             };
             match self.current.push(item, m.body) {
-                Ok(()) => queued += 1,
+                Ok(()) => {
+                    // Counted as it is queued: a corrupt message later in the batch returns
+                    // early, and the messages before it stay queued.
+                    queued += 1;
+                    self.stats.queued += 1;
+                }
                 Err(Dropped::Full) => self.stats.dropped_full += 1,
                 Err(Dropped::UnknownStage) => self.stats.dropped_unknown_stage += 1,
             }
         }
-        self.stats.queued += queued as u64;
         Ok(queued)
     }
 
@@ -757,6 +761,31 @@ mod tests {
             e.kind(),
             BatchErrorKind::UnknownClient { client: 9 }
         ));
+    }
+
+    /// Found by the `batch_receive` fuzz target: the messages queued before a corrupt one were
+    /// handled later but never counted as queued.
+    #[test]
+    fn messages_queued_before_a_corrupt_one_are_counted() {
+        let mut sys = MessageSystem::new(Config::default(), ClientId(0)).unwrap();
+        // Two empty messages for stage 4, then a header claiming 9 body bytes of 0.
+        let batch = [14, 0, 1, 4, 0, 0, 1, 4, 0, 0, 1, 4, 9, 0];
+        let e = sys.receive(ClientId(5), Channel(0), &batch).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            BatchErrorKind::BodyLength { declared: 9, .. }
+        ));
+        assert_eq!(sys.stats().queued, 2);
+        assert_eq!(sys.stats().corrupt_batches, 1);
+        let r = sys.process(UpdateStage::UPDATE, &mut Seen(Vec::new()));
+        assert_eq!(r.handled, 2);
+        // Every queued message is handled, failed or dropped unprocessed.
+        sys.end_frame(|_, _, _| {});
+        let s = sys.stats();
+        assert_eq!(
+            s.queued,
+            r.handled as u64 + s.failed + s.dropped_unprocessed
+        );
     }
 
     #[test]

@@ -28,10 +28,13 @@
 //! its errors `Copy` and allocation-free: the memory is bounded by the distinct names of every
 //! schema a process loads.
 
-use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col};
+use crate::parse::{Cost, MAX_DEPTH};
+use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 use crate::{DynStruct, DynValue, SchemaError};
 use bitlens_batch::dissect::MessageSet;
-use bitlens_batch::message::{BatchWriter, MAX_MTU, RawMessage, UpdateStage, max_body};
+use bitlens_batch::message::{
+    BatchWriter, MAX_MTU, MESSAGE_HEADER_LEN, RawMessage, UpdateStage, max_body,
+};
 use bitlens_batch::stream::{ByteCounter, ByteReader, ByteStream, ByteWriter, LittleEndian};
 use bitlens_batch::{BatchError, BatchErrorKind, Result};
 use bitlens_codec::trace::Tracer;
@@ -176,6 +179,12 @@ pub(super) struct BField {
 pub(super) struct BStruct {
     pub(super) fields: Vec<BField>,
     pub(super) layout: Arc<[Arc<str>]>,
+    /// Fewest bytes its unguarded fields take.
+    min_size: usize,
+    /// The most trace entries its fields record, per body byte plus fixed (no scope of its own).
+    cost: Cost,
+    /// Levels of structs and arrays inside it.
+    depth: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -212,6 +221,17 @@ impl BatchSchema {
     /// The message types, by number.
     pub fn message_types(&self) -> impl Iterator<Item = (u8, &'static str)> + '_ {
         self.messages.iter().map(|m| (m.message_type, m.name))
+    }
+
+    /// The most entries the trace of one message body of `len` bytes can hold, whatever its
+    /// type (a read visits as many fields): linear in `len`, because the loader refuses a batch
+    /// struct that records more than 64 entries per byte it reads plus 256 (SCHEMA.md, "Bounds").
+    pub fn max_trace_fields(&self, len: usize) -> usize {
+        self.messages
+            .iter()
+            .map(|m| self.structs[m.body].cost.entries(len))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The name of an update stage: the schema's `stages`, or else [`UpdateStage::name`].
@@ -740,6 +760,16 @@ fn keys_of(ty: &str) -> &'static [&'static str] {
 /// The largest `len` / `max_len` a batch field may declare: a message body never exceeds it.
 const MAX_LEN: usize = max_body(MAX_MTU);
 
+/// The most trace entries a batch struct may record per body byte it reads: array elements
+/// repeat their cost, so this bounds the work a hostile count can buy per byte.
+const MAX_ENTRIES_PER_BYTE: f64 = 64.0;
+
+/// The most trace entries a batch struct may record beyond what its bytes pay for (scopes, and
+/// fields that take no bytes): what a message's 4-byte header pays for at
+/// [`MAX_ENTRIES_PER_BYTE`]. A datagram holds a message per 4 bytes, so the packet structs'
+/// 4096 per datagram would let a 1,200-byte batch of empty messages record 1.2 million entries.
+const MAX_FIXED_ENTRIES: u64 = MAX_ENTRIES_PER_BYTE as u64 * MESSAGE_HEADER_LEN as u64;
+
 struct Ctx<'a, 't> {
     p: &'a Parser<'t>,
     ids: HashMap<String, usize>,
@@ -825,7 +855,7 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
     let list = messages_v.get_ref().as_array().ok_or_else(|| {
         p.err(
             &messages_v.span(),
-            "`messages` must be an array of `{ type = N, name = \"...\", body = \"Struct\" }`",
+            "`messages` must be an array of message entries (write `messages = [{ type = 1, name = \"Chat\" }]`)",
         )
     })?;
     let mut messages: Vec<MessageDef> = Vec::new();
@@ -910,13 +940,13 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
             let list = sv.get_ref().as_array().ok_or_else(|| {
                 p.err(
                     &sv.span(),
-                    "`stages` must be an array of stage names, stage 0 first",
+                    "`stages` must be an array of stage names (write `stages = [\"init\", \"update\"]`, stage 0 first)",
                 )
             })?;
             if list.len() > 256 {
                 return Err(p.err(
                     &sv.span(),
-                    "`stages` lists more than 256 names (the stage is one byte)",
+                    "`stages` lists more than 256 names (list at most 256: the stage is one byte)",
                 ));
             }
             let mut names = Vec::new();
@@ -942,6 +972,17 @@ impl<'a> Ctx<'a, '_> {
         }
         if self.active.contains(&i) {
             return Err(cycle_error(
+                self.p,
+                &self.raw,
+                &self.active,
+                i,
+                from,
+                "batch struct",
+            ));
+        }
+        if self.active.len() >= MAX_DEPTH {
+            // Checked before recursing: the loader itself recurses once per level.
+            return Err(too_deep(
                 self.p,
                 &self.raw,
                 &self.active,
@@ -1025,11 +1066,96 @@ impl<'a> Ctx<'a, '_> {
         }
         let layout: Vec<Arc<str>> = fields.iter().map(|f| Arc::from(f.name)).collect();
         self.active.pop();
+        let min_size = fields
+            .iter()
+            .filter(|f| f.guard.is_none())
+            .map(|f| self.min_size(&f.kind))
+            .fold(0usize, usize::saturating_add);
+        let cost = fields
+            .iter()
+            .fold(Cost::default(), |c, f| c.then(self.cost(&f.kind)));
+        let depth = fields
+            .iter()
+            .map(|f| self.depth(&f.kind))
+            .max()
+            .unwrap_or(0);
+        self.bounded(i, cost, depth)?;
         self.structs[i] = Some(BStruct {
             fields,
             layout: layout.into(),
+            min_size,
+            cost,
+            depth,
         });
         Ok(())
+    }
+
+    /// Refuses batch struct `i` when a reader could record too many entries for it, or when it
+    /// nests too deep (as the packet structs: `crate::parse::Cost`).
+    fn bounded(&self, i: usize, cost: Cost, depth: usize) -> Result<(), SchemaError> {
+        let name = &self.raw[i].0;
+        let why = if cost.fixed > MAX_FIXED_ENTRIES {
+            format!(
+                "batch struct {} makes a reader record {} fields and scopes that take no bytes, \
+                 more than {MAX_FIXED_ENTRIES}, what its message's header pays for: a datagram of \
+                 empty messages would keep a reader busy (nest fewer struct references in it, or \
+                 put repeated parts in an array)",
+                name.get_ref(),
+                cost.fixed
+            )
+        } else if cost.per_unit > MAX_ENTRIES_PER_BYTE {
+            format!(
+                "batch struct {} makes a reader record {:.1} fields per byte it reads, more than \
+                 {MAX_ENTRIES_PER_BYTE}: its array elements hold many fields that take no bytes \
+                 (give each element fewer of them, or a field that takes bytes)",
+                name.get_ref(),
+                cost.per_unit
+            )
+        } else if depth > MAX_DEPTH {
+            format!(
+                "batch struct {} nests structs and arrays {depth} levels deep, more than \
+                 {MAX_DEPTH} (flatten some levels)",
+                name.get_ref()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(self.p.err(&name.span(), why))
+    }
+
+    /// The most trace entries a value of `kind` records: one per value (two for a string or a
+    /// byte vector: the length, then the bytes), a scope per struct and array, an `[i]` scope
+    /// per element; a pod is one field of bytes.
+    fn cost(&self, kind: &BKind) -> Cost {
+        let flat = |entries| Cost::flat(entries, self.min_size(kind));
+        match kind {
+            BKind::Prim(..)
+            | BKind::Packed { .. }
+            | BKind::Bytes { .. }
+            | BKind::Pod { .. }
+            | BKind::PodStruct { .. } => flat(1),
+            BKind::Str { .. } | BKind::ByteVec { .. } => flat(2),
+            BKind::Struct(sid) => self.struct_cost(*sid).scoped(self.min_size(kind)),
+            // The count and the array's scope; elements (a struct element has its own scope).
+            BKind::Array { unit, element, .. } => Cost::repeated(self.cost(element), *unit, 2),
+        }
+    }
+
+    fn struct_cost(&self, sid: usize) -> Cost {
+        self.structs[sid]
+            .as_ref()
+            .map_or(Cost::default(), |s| s.cost)
+    }
+
+    /// Levels of structs and arrays inside a value of `kind`.
+    fn depth(&self, kind: &BKind) -> usize {
+        match kind {
+            BKind::Struct(sid) | BKind::PodStruct { sid, .. } => {
+                1 + self.structs[*sid].as_ref().map_or(0, |s| s.depth)
+            }
+            BKind::Array { element, .. } => 1 + self.depth(element),
+            _ => 0,
+        }
     }
 
     fn kind(
@@ -1085,7 +1211,7 @@ impl<'a> Ctx<'a, '_> {
                 _ => {
                     return Err(p.err(
                         span,
-                        "bytes field needs exactly one of `len` (fixed, not sent) or `max_len` (packed length first)",
+                        "bytes field with both or neither of `len` and `max_len` (keep one: `len` for a fixed length, not sent; `max_len` for a packed length first)",
                     ));
                 }
             },
@@ -1099,6 +1225,19 @@ impl<'a> Ctx<'a, '_> {
                 let e = p.string(ev, "element")?;
                 if let Some(element) = Prim::from_name(e.get_ref()) {
                     let len = count("len", true)?.unwrap_or(0);
+                    let bytes = element.size() * len;
+                    if bytes > MAX_LEN {
+                        let at = get(t, "len").map_or(span.clone(), |v| v.span());
+                        return Err(p.err(
+                            &at,
+                            format!(
+                                "pod of {len} {} takes {bytes} bytes, more than the largest \
+                                 message body, {MAX_LEN} bytes (use len = {} at most)",
+                                e.get_ref(),
+                                MAX_LEN / element.size()
+                            ),
+                        ));
+                    }
                     BKind::Pod {
                         element,
                         len,
@@ -1166,7 +1305,7 @@ impl<'a> Ctx<'a, '_> {
                     _ => {
                         return Err(p.err(
                             &ev.span(),
-                            "element must be a type name or a table like `{ type = \"u16\", max = 4095 }`",
+                            "element is neither a type name nor a table (write `element = \"u16\"` or `element = { type = \"u16\", max = 4095 }`)",
                         ));
                     }
                 };
@@ -1178,8 +1317,8 @@ impl<'a> Ctx<'a, '_> {
                     return Err(p.err(
                         &ev.span(),
                         "an array element that can take no bytes cannot be bounded by the \
-                         message's size (a few bytes could claim max_len elements): give the \
-                         element a field that takes bytes",
+                         message's size: a few bytes could claim max_len elements (give the \
+                         element a field that takes bytes)",
                     ));
                 }
                 BKind::Array {
@@ -1298,11 +1437,22 @@ impl<'a> Ctx<'a, '_> {
                 }
             };
             size += n;
+            // A reader copies the whole struct into a buffer of its size: no larger than a body.
+            if size > MAX_LEN {
+                return Err(self.p.err(
+                    &at.span(),
+                    format!(
+                        "pod struct {} takes at least {size} bytes, more than the largest \
+                         message body, {MAX_LEN} bytes (make its fields smaller)",
+                        at.get_ref()
+                    ),
+                ));
+            }
         }
         Ok(size)
     }
 
-    /// Fewest bytes a value of `kind` takes.
+    /// Fewest bytes a value of `kind` takes (a struct's is computed once, when it resolves).
     fn min_size(&self, kind: &BKind) -> usize {
         match kind {
             BKind::Prim(p, _) => p.size(),
@@ -1311,13 +1461,7 @@ impl<'a> Ctx<'a, '_> {
             BKind::Bytes { len } => *len,
             BKind::Pod { element, len, .. } => element.size() * len,
             BKind::PodStruct { size, .. } => *size,
-            BKind::Struct(sid) => self.structs[*sid].as_ref().map_or(0, |s| {
-                s.fields
-                    .iter()
-                    .filter(|f| f.guard.is_none())
-                    .map(|f| self.min_size(&f.kind))
-                    .sum()
-            }),
+            BKind::Struct(sid) => self.structs[*sid].as_ref().map_or(0, |s| s.min_size),
         }
     }
 }

@@ -11,7 +11,9 @@
 //!
 //! Like every reader of this crate, the interpreter never panics and never allocates by an
 //! unchecked length: array counts are checked against their `max_len` and against the bits
-//! that remain before anything grows.
+//! that remain before anything grows. Its work is linear in the datagram whatever the schema:
+//! the loader refuses a struct that would make a reader record more than 64 fields per bit it
+//! reads plus 4096, or nest deeper than 32 levels ([`Schema::max_trace_fields`]).
 //!
 //! The language is described in `SCHEMA.md` at the top of the repository. A short example:
 //!
@@ -197,6 +199,22 @@ impl Schema {
     /// bodies, interpreted through the batch layer's `ByteStream` (see [`batch`]).
     pub fn batch(&self) -> Option<&batch::BatchSchema> {
         self.batch.as_ref()
+    }
+
+    /// The most entries a [`Schema::trace`] of a datagram of `len` bytes can hold, framing
+    /// included (a read visits as many fields): linear in `len`, because the loader refuses a
+    /// struct that records more than 64 entries per bit it reads plus 4096 (SCHEMA.md,
+    /// "Bounds"). A datagram over the MTU is refused before anything is read.
+    pub fn max_trace_fields(&self, len: usize) -> usize {
+        // The CRC, the packet type, the end check and its padding.
+        const FRAMING: u64 = 4;
+        let bits = len.saturating_mul(8);
+        self.packets
+            .iter()
+            .map(|&sid| self.structs[sid].cost.plus(FRAMING).entries(bits))
+            .max()
+            .unwrap_or(0)
+            .max(FRAMING as usize)
     }
 
     /// The names of the structs, in no particular order.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col};
+use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 
 /// A resolved struct: its fields with includes spliced in, and the names of its value slots.
 #[derive(Debug, Clone)]
@@ -23,9 +23,126 @@ pub(crate) struct StructDef {
     pub layout: Arc<[Arc<str>]>,
     /// Fewest bits the struct can take on the wire.
     pub min_bits: usize,
+    /// The most trace entries its fields record (no scope of its own).
+    pub cost: Cost,
+    /// Levels of structs and arrays inside it (0: primitives only).
+    pub depth: usize,
     /// Where the first `end` field inside the struct is (in it, or in a struct, array or
     /// include inside it): a packet body may not hold one.
     pub end_at: Option<Range<usize>>,
+}
+
+/// The most trace entries a struct may record beyond what its bits pay for ([`Cost::fixed`]):
+/// scopes, and fields that take no bits. Without a bound, structs that refer to one struct
+/// twice, level after level, make a few lines of schema read 2^n fields for a few bytes.
+pub(crate) const MAX_FIXED_ENTRIES: u64 = 4096;
+
+/// The most trace entries a struct may record per bit it reads ([`Cost::per_unit`]): array
+/// elements repeat their cost, so this bounds the work a hostile count can buy per bit. (Scopes
+/// are paid by the bits inside them: 32 levels of structs around one bool take 33 per bit.)
+pub(crate) const MAX_ENTRIES_PER_BIT: f64 = 64.0;
+
+/// The deepest nesting of structs, unions and arrays: the loader and the reader recurse once per
+/// level (a debug build's 2 MiB test thread overflowed at 70 levels of structs).
+pub(crate) const MAX_DEPTH: usize = 32;
+
+/// An upper bound on the entries a reader records (in a trace: one per value, scope, check and
+/// padding; a read visits as many) for a value that consumes `units` (bits of a packet, bytes of
+/// a batch message's body): `per_unit * units + fixed + unpaid`. Every entry of a complete value
+/// is either paid for by what it reads, or counted in `fixed`; a read that stops inside the
+/// value leaves at most `unpaid` more, so the bound is linear in the datagram whatever it holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Cost {
+    /// Entries per unit consumed.
+    pub per_unit: f64,
+    /// Entries on top of those, units or no units.
+    pub fixed: u64,
+    /// Entries a read that stops inside the value may add: those the units it did not read
+    /// would have paid for (one failing field per level of nesting).
+    pub unpaid: u64,
+}
+
+impl Cost {
+    /// `entries` entries for a value of at least `min_units` units.
+    pub(crate) fn flat(entries: u64, min_units: usize) -> Cost {
+        if min_units == 0 {
+            Cost {
+                fixed: entries,
+                ..Cost::default()
+            }
+        } else {
+            Cost {
+                per_unit: entries as f64 / min_units as f64,
+                fixed: 0,
+                unpaid: entries,
+            }
+        }
+    }
+
+    /// Two values one after the other (a read stops in one of them at most).
+    pub(crate) fn then(self, o: Cost) -> Cost {
+        Cost {
+            per_unit: self.per_unit.max(o.per_unit),
+            fixed: self.fixed.saturating_add(o.fixed),
+            unpaid: self.unpaid.max(o.unpaid),
+        }
+    }
+
+    /// One value or the other (a union's variants): the larger bound of each part.
+    pub(crate) fn either(self, o: Cost) -> Cost {
+        Cost {
+            per_unit: self.per_unit.max(o.per_unit),
+            fixed: self.fixed.max(o.fixed),
+            unpaid: self.unpaid.max(o.unpaid),
+        }
+    }
+
+    /// The cost under a scope of its own (a struct or union field): the scope entry is paid by
+    /// the units the value takes when it takes some (`min_units`), else it is one more fixed
+    /// entry.
+    pub(crate) fn scoped(self, min_units: usize) -> Cost {
+        if min_units == 0 {
+            return self.plus(1);
+        }
+        Cost {
+            per_unit: self.per_unit + 1.0 / min_units as f64,
+            fixed: self.fixed,
+            unpaid: self.unpaid.saturating_add(1),
+        }
+    }
+
+    /// `n` more entries that read nothing (scopes).
+    pub(crate) fn plus(self, n: u64) -> Cost {
+        Cost {
+            fixed: self.fixed.saturating_add(n),
+            ..self
+        }
+    }
+
+    /// Elements of cost `e` (each under an `[i]` scope, each at least `min_units` units), as
+    /// many as the data allows, after `overhead` entries (the array's scope, its count): every
+    /// complete element pays its `[i]` and its fixed entries with its units; the one a read
+    /// stops in does not.
+    pub(crate) fn repeated(e: Cost, min_units: usize, overhead: u64) -> Cost {
+        let per_element = e.fixed.saturating_add(1);
+        Cost {
+            per_unit: e.per_unit + per_element as f64 / min_units.max(1) as f64,
+            fixed: overhead,
+            unpaid: per_element.saturating_add(e.unpaid),
+        }
+    }
+
+    /// The bound for a value that reads at most `units` units.
+    pub(crate) fn entries(self, units: usize) -> usize {
+        let paid = (self.per_unit * units as f64).ceil();
+        let paid = if paid >= usize::MAX as f64 {
+            usize::MAX
+        } else {
+            paid as usize
+        };
+        let rest = self.fixed.saturating_add(self.unpaid);
+        paid.saturating_add(usize::try_from(rest).unwrap_or(usize::MAX))
+    }
 }
 
 /// One field of a struct.
@@ -130,6 +247,11 @@ pub(crate) struct UnionDef {
     pub tag: Arc<str>,
     pub variants: Vec<UnionVariant>,
     pub min_bits: usize,
+    /// The most trace entries it records: the tag, then the largest variant's body fields (no
+    /// scope of its own).
+    pub cost: Cost,
+    /// Levels of structs and arrays inside its largest variant.
+    pub depth: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -465,7 +587,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
             _ => {
                 return Err(p.err(
                     &entry.span(),
-                    "a packet is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                    "a packet entry is neither a struct name nor a table (write `\"Name\"` or `{ name = \"...\", body = \"Struct\" }`)",
                 ));
             }
         };
@@ -582,7 +704,7 @@ fn raw_union<'i>(
     let list = vv.get_ref().as_array().ok_or_else(|| {
         p.err(
             &vv.span(),
-            "`variants` must be an array of struct names or `{ name = ..., body = ... }`",
+            "`variants` is not an array (write `variants = [\"Body\", { name = \"None\" }]`)",
         )
     })?;
     if list.is_empty() {
@@ -621,7 +743,7 @@ fn raw_union<'i>(
             _ => {
                 return Err(p.err(
                     &entry.span(),
-                    "a variant is a struct name or `{ name = \"...\", body = \"Struct\" }`",
+                    "a variant is neither a struct name nor a table (write `\"Body\"` or `{ name = \"V\", body = \"Body\" }`)",
                 ));
             }
         };
@@ -698,7 +820,7 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
         _ => {
             return Err(p.err(
                 &values_v.span(),
-                "enum values must be an array of names or a table of name = number",
+                "enum values are neither an array of names nor a table of numbers (write `values = [\"a\", \"b\"]` or `values = { a = 0, b = 5 }`)",
             ));
         }
     }
@@ -819,11 +941,22 @@ impl Resolver<'_, '_> {
             });
         }
         let n = variants.len() as i64;
-        let min_bits = (bits_required(0, n - 1) as usize).saturating_add(fewest);
+        let tag_bits = bits_required(0, n - 1) as usize;
+        let min_bits = tag_bits.saturating_add(fewest);
+        let bodies = variants.iter().filter_map(|v| v.body);
+        let cost = bodies
+            .clone()
+            .map(|k| self.structs[k].cost)
+            .fold(Cost::flat(1, tag_bits), |c, body| {
+                c.either(Cost::flat(1, tag_bits).then(body))
+            });
+        let depth = bodies.map(|k| self.structs[k].depth).max().unwrap_or(0);
         self.unions[i] = Some(UnionDef {
             tag: ru.tag.clone(),
             variants,
             min_bits,
+            cost,
+            depth,
         });
         Ok(i)
     }
@@ -844,6 +977,10 @@ impl Resolver<'_, '_> {
                 ));
             }
             State::Todo => {}
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            // Checked before recursing: the loader itself recurses once per level.
+            return Err(too_deep(self.p, self.raw, &self.stack, i, from, "struct"));
         }
         self.state[i] = State::Active;
         self.stack.push(i);
@@ -977,16 +1114,59 @@ impl Resolver<'_, '_> {
             .filter(|f| f.guard.is_none())
             .map(|f| min_bits_with(&f.kind, &self.structs, self.enums, &self.unions))
             .fold(0usize, usize::saturating_add);
+        let cost = fields.iter().fold(Cost::default(), |c, f| {
+            c.then(cost(&f.kind, &self.structs, self.enums, &self.unions))
+        });
+        let depth = fields
+            .iter()
+            .map(|f| depth(&f.kind, &self.structs, &self.unions))
+            .max()
+            .unwrap_or(0);
+        self.bounded(i, cost, depth)?;
         let def = StructDef {
             fields,
             layout: layout.into(),
             min_bits,
+            cost,
+            depth,
             end_at,
         };
         self.structs.push(def);
         let j = self.structs.len() - 1;
         self.state[i] = State::Done(j);
         Ok(j)
+    }
+
+    /// Refuses struct `i` when a reader could record too many entries for it (see [`Cost`]) or
+    /// when it nests too deep.
+    fn bounded(&self, i: usize, cost: Cost, depth: usize) -> Result<(), SchemaError> {
+        let name = &self.raw[i].0;
+        let why = if cost.fixed > MAX_FIXED_ENTRIES {
+            format!(
+                "struct {} makes a reader record {} fields and scopes that take no bits, more \
+                 than {MAX_FIXED_ENTRIES}: a few bytes would keep it busy (nest fewer struct \
+                 references in it, or put repeated parts in an array)",
+                name.get_ref(),
+                cost.fixed
+            )
+        } else if cost.per_unit > MAX_ENTRIES_PER_BIT {
+            format!(
+                "struct {} makes a reader record {:.1} fields per bit it reads, more than \
+                 {MAX_ENTRIES_PER_BIT}: its array elements hold many fields that take no bits \
+                 (give each element fewer of them, or a field that takes bits)",
+                name.get_ref(),
+                cost.per_unit
+            )
+        } else if depth > MAX_DEPTH {
+            format!(
+                "struct {} nests structs and arrays {depth} levels deep, more than {MAX_DEPTH} \
+                 (flatten some levels)",
+                name.get_ref()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(self.p.err(&name.span(), why))
     }
 
     /// Where an `end` field is inside a field of `kind` (a struct, or an array or sparse array
@@ -1271,8 +1451,7 @@ impl Resolver<'_, '_> {
                 }
                 // A resolution too fine for a 32-bit code first: said with one that fits (the
                 // constructor would refuse the infinite counts among them without it).
-                let sound = [min, max, res, max - min].iter().all(|x| x.is_finite()) && res > 0.0;
-                if let Some(coarsest) = too_fine(min, max, res).filter(|_| sound) {
+                if let Some(coarsest) = too_fine(min, max, res) {
                     return Err(p.err(
                         &res_v.span(),
                         format!(
@@ -1390,7 +1569,7 @@ impl Resolver<'_, '_> {
                         let inner = raw_field(p, ev)?;
                         if inner.name.is_some() || inner.guard.is_some() {
                             return Err(
-                                p.err(&ev.span(), "an array element takes no name, if or unless")
+                                p.err(&ev.span(), "an array element takes no name, if or unless (remove them: elements are named `name[i]`)")
                             );
                         }
                         let ty = inner.ty.get_ref().clone();
@@ -1402,7 +1581,12 @@ impl Resolver<'_, '_> {
                         }
                         self.kind(&inner, &ty, &inner.ty.span(), Some(et))?
                     }
-                    _ => return Err(p.err(&ev.span(), "element must be a type name or a table")),
+                    _ => {
+                        return Err(p.err(
+                            &ev.span(),
+                            "element is neither a type name nor a table (write `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`)",
+                        ));
+                    }
                 };
                 if matches!(
                     element,
@@ -1424,8 +1608,8 @@ impl Resolver<'_, '_> {
                     return Err(p.err(
                         &ev.span(),
                         "an array element that can take no bits cannot be bounded by the packet's \
-                         size (a few bytes could claim max_len elements): give the element a field \
-                         that takes bits",
+                         size: a few bytes could claim max_len elements (give the element a field \
+                         that takes bits)",
                     ));
                 }
                 Ok(Kind::Array {
@@ -1650,6 +1834,12 @@ fn unstable_range(spec: &CompressedFloat, res: f32) -> String {
 /// ([`MAX_STEPS`]; the codec would clamp them silently), a resolution that fits, written as the
 /// schema should say it: two significant digits, rounded up. `None` when `res` fits.
 fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
+    // Only for a range and a step that are numbers: with a NaN or an infinity nothing fits, and
+    // the search below would never end (the schema_load corpus found `max = nan`); the caller
+    // refuses those otherwise.
+    if ![min, max, res, max - min].iter().all(|x| x.is_finite()) || res <= 0.0 {
+        return None;
+    }
     // The codec's own count: one `f32` division (quantize.rs).
     let fits = |r: f32| (max - min) / r <= MAX_STEPS;
     if fits(res) {
@@ -1660,7 +1850,10 @@ fn too_fine(min: f32, max: f32, res: f32) -> Option<String> {
     let mut digits = (least / unit).ceil();
     // At most a few steps: the rounding of `digits * unit` to f32 may land just below.
     let mut r = (digits * unit) as f32;
-    while !fits(r) {
+    for _ in 0..64 {
+        if fits(r) {
+            break;
+        }
         digits += 1.0;
         r = (digits * unit) as f32;
     }
@@ -1685,6 +1878,98 @@ fn is_integer(k: &Kind) -> bool {
             | Kind::ObjectIndex { .. }
             | Kind::IntRelative { .. }
     )
+}
+
+/// An object index or a relative integer: a scope, a one-bit flag per tier tried, then the
+/// difference (which may take no bits: `int(126, 126)`), so `k + 2` entries for at least `k`
+/// bits, `k >= 1`: two per bit, and two more for a read that stops inside it. (Counted as one
+/// entry before, the `schema_load` target found a sparse array of 32 objects whose trace held 42
+/// entries over a bound of 37.)
+const RELATIVE: Cost = Cost {
+    per_unit: 2.0,
+    fixed: 0,
+    unpaid: 2,
+};
+
+/// The most trace entries a value of `kind` records (see [`Cost`]), counted as the interpreter
+/// and the streams record them: a scope per struct, union, array, string, vector and
+/// quaternion, an `[i]` scope per element, padding before bytes and checks (`unions`: those
+/// resolved so far).
+pub(crate) fn cost(
+    kind: &Kind,
+    structs: &[StructDef],
+    enums: &[EnumDef],
+    unions: &[Option<UnionDef>],
+) -> Cost {
+    let flat = |entries| Cost::flat(entries, min_bits_with(kind, structs, enums, unions));
+    let union = |u: usize| unions.get(u).and_then(Option::as_ref).map(|d| d.cost);
+    match kind {
+        Kind::Bool
+        | Kind::Int { .. }
+        | Kind::Enum(_)
+        | Kind::Bits(_)
+        | Kind::U64
+        | Kind::F32
+        | Kind::F64
+        | Kind::CompressedFloat(_)
+        | Kind::Align
+        | Kind::End => flat(1),
+        Kind::ObjectIndex { .. } | Kind::IntRelative { .. } => RELATIVE,
+        // Up to two groups of 64 bits; padding and the bytes, or the check.
+        Kind::Int128 { .. } | Kind::U128 | Kind::Fixed(_) | Kind::Bytes { .. } | Kind::Check(_) => {
+            flat(2)
+        }
+        // A scope, its length, padding and the bytes.
+        Kind::Str { .. } => flat(4),
+        // A scope, its length, the `utf16` scope; per 32-bit code unit an `[i]` and its value.
+        Kind::WStr { .. } => Cost::repeated(Cost::flat(1, 32), 32, 3),
+        // A scope and three components.
+        Kind::CompressedVector(_) => flat(4),
+        // A scope, `largest` and three codes.
+        Kind::Quaternion(_) => flat(5),
+        Kind::Struct(s) => structs[*s].cost.scoped(structs[*s].min_bits),
+        Kind::Union(u) => union(*u)
+            .unwrap_or_default()
+            .scoped(min_bits_with(kind, structs, enums, unions)),
+        Kind::Array {
+            element,
+            min_element_bits,
+            ..
+        } => {
+            // A struct's or union's element fields go straight into its `[i]` scope.
+            let e = match **element {
+                Kind::Struct(s) => structs[s].cost,
+                Kind::Union(u) => union(u).unwrap_or_default(),
+                ref k => cost(k, structs, enums, unions),
+            };
+            // The array's scope and its count.
+            Cost::repeated(e, *min_element_bits, 2)
+        }
+        Kind::Sparse { element, .. } => {
+            // Per element an `[i]` scope, the object index, the struct's fields; the sentinel
+            // index under its own `[i]`.
+            let e = RELATIVE.then(structs[*element].cost);
+            let bits = 1 + structs[*element].min_bits;
+            // The array's scope, the sentinel's `[i]`, and its index's scope and value (its
+            // flags are paid by their bits, as an element's).
+            Cost::repeated(e, bits, 4)
+        }
+    }
+}
+
+/// Levels of structs, unions and arrays inside a value of `kind`.
+pub(crate) fn depth(kind: &Kind, structs: &[StructDef], unions: &[Option<UnionDef>]) -> usize {
+    match kind {
+        Kind::Struct(s) | Kind::Sparse { element: s, .. } => 1 + structs[*s].depth,
+        Kind::Union(u) => {
+            1 + unions
+                .get(*u)
+                .and_then(Option::as_ref)
+                .map_or(0, |d| d.depth)
+        }
+        Kind::Array { element, .. } => 1 + depth(element, structs, unions),
+        _ => 0,
+    }
 }
 
 /// Fewest bits a value of `kind` takes: a lower bound the array reader checks against the bits

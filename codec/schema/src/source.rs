@@ -56,7 +56,12 @@ impl<'t> Parser<'t> {
     ) -> Result<&'a DeTable<'i>, SchemaError> {
         v.get_ref()
             .as_table()
-            .ok_or_else(|| self.err(&v.span(), format!("{what} must be a table")))
+            .ok_or_else(|| {
+                self.err(
+                    &v.span(),
+                    format!("{what} must be a table (write it as `[name]` with keys below, or `{{ key = value }}`)"),
+                )
+            })
     }
 
     pub(crate) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
@@ -74,7 +79,7 @@ impl<'t> Parser<'t> {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
                 self.err(
                     &v.span(),
-                    format!("{what} {i} does not fit a 64-bit integer"),
+                    format!("{what} {i} does not fit a 64-bit integer (use a smaller number)"),
                 )
             }),
             _ => Err(self.err(
@@ -113,7 +118,12 @@ impl<'t> Parser<'t> {
             DeValue::Integer(_) => self.int(v, what).ok().map(|i| i as f32),
             _ => None,
         };
-        parsed.ok_or_else(|| self.err(&v.span(), format!("{what} must be a number")))
+        parsed.ok_or_else(|| {
+            self.err(
+                &v.span(),
+                format!("{what} must be a number (write it without quotes: `0.01`, `-512.0`)"),
+            )
+        })
     }
 }
 
@@ -144,6 +154,29 @@ pub(crate) fn cycle_error<T>(
         format!(
             "{what} reference cycle {} (a struct cannot contain itself: remove one reference)",
             names.join(" -> ")
+        ),
+    )
+}
+
+/// The error for struct `i`, met `stack.len()` levels deep (`stack`: the structs being
+/// resolved, outermost first; `from`: the field that refers to it).
+pub(crate) fn too_deep<T>(
+    p: &Parser<'_>,
+    raw: &[(Spanned<String>, T)],
+    stack: &[usize],
+    i: usize,
+    from: Option<&Range<usize>>,
+    what: &str,
+) -> SchemaError {
+    let outer = stack.first().map_or("", |&s| raw[s].0.get_ref().as_str());
+    let span = from.cloned().unwrap_or_else(|| raw[i].0.span());
+    p.err(
+        &span,
+        format!(
+            "{what} {} is nested {} levels deep in {outer}, more than {} (flatten some levels)",
+            raw[i].0.get_ref(),
+            stack.len() + 1,
+            stack.len()
         ),
     )
 }

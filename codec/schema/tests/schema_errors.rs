@@ -266,3 +266,366 @@ fn compressed_float_finer_than_a_32_bit_code() {
         "{e}"
     );
 }
+
+#[test]
+fn compressed_float_bounds_that_are_not_numbers_are_refused_at_once() {
+    // `max = nan` made the search for a coarser resolution loop forever (found by the
+    // schema_load corpus run under the allocation guard).
+    for (min, max, res) in [
+        ("0.0", "nan", "62.0"),
+        ("nan", "1.0", "0.1"),
+        ("0.0", "inf", "0.1"),
+        ("-inf", "inf", "1.0"),
+        ("0.0", "1.0", "nan"),
+        ("0.0", "1.0", "inf"),
+        ("0.0", "1.0", "0.0"),
+        ("0.0", "1.0", "-0.5"),
+    ] {
+        for ty in ["compressed_float", "compressed_vector"] {
+            let e = error(&format!(
+                "[struct.P]\nfields = [{{ name = \"v\", type = \"{ty}\", min = {min}, max = {max}, resolution = {res} }}]\n"
+            ));
+            assert!(e.starts_with("game.toml:7:"), "{ty} {min} {max} {res}: {e}");
+        }
+    }
+}
+
+/// `n` structs, each referring to the next one twice; the last holds `last`.
+fn doubling(prefix: &str, n: usize, last: &str) -> String {
+    let mut text = String::new();
+    for i in 0..n {
+        text += &format!(
+            "[{prefix}S{i}]\nfields = [{{ name = \"a\", type = \"S{}\" }}, {{ name = \"b\", type = \"S{}\" }}]\n",
+            i + 1,
+            i + 1
+        );
+    }
+    text + &format!("[{prefix}S{n}]\nfields = [{last}]\n")
+}
+
+/// Structs that refer to one struct twice, level after level, made 1760 bytes of schema read
+/// 3 145 728 fields (17 s) for an 8-byte datagram, and 30 levels would take hours: refused.
+#[test]
+fn struct_references_that_double_per_level_are_refused() {
+    let text = format!(
+        "{}{}",
+        HEAD.replace("[\"P\"]", "[\"S0\"]"),
+        doubling(
+            "struct.",
+            20,
+            "{ name = \"x\", type = \"int\", min = 3, max = 3 }"
+        )
+    );
+    let started = std::time::Instant::now();
+    let got = Schema::from_toml(&text, "game.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the check itself is linear"
+    );
+    assert!(
+        got.contains("makes a reader record") && got.contains("more than 4096"),
+        "{got}"
+    );
+    assert!(got.contains("(nest fewer struct references"), "{got}");
+    // Placed at the first struct over the bound: S9, with 2^11 fields and 2^12 - 2 scopes.
+    assert!(
+        got.starts_with("game.toml:24:9: struct S9 makes a reader record 6142 fields"),
+        "{got}"
+    );
+    // Ten levels (1024 fields and 2046 scopes) still load.
+    let text = format!(
+        "{}{}",
+        HEAD.replace("[\"P\"]", "[\"S0\"]"),
+        doubling(
+            "struct.",
+            10,
+            "{ name = \"x\", type = \"int\", min = 3, max = 3 }"
+        )
+    );
+    let s = Schema::from_toml(&text, "game.toml").unwrap();
+    // The framing, the leaves and the scopes, none of them paid by bits.
+    assert_eq!(s.max_trace_fields(100), 4 + 1024 + 2046);
+}
+
+#[test]
+fn batch_struct_references_that_double_per_level_are_refused() {
+    let text = format!(
+        "{HEAD}[struct.P]\nfields = []\n[batch]\nmessages = [{{ type = 1, name = \"S0\" }}]\n{}",
+        doubling(
+            "batch.struct.",
+            30,
+            "{ name = \"x\", type = \"bytes\", len = 0 }"
+        )
+    );
+    let started = std::time::Instant::now();
+    let got = Schema::from_toml(&text, "game.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the check itself is linear"
+    );
+    assert!(
+        got.contains("batch struct S23 makes a reader record 382 fields")
+            && got.contains("take no bytes, more than 256"),
+        "{got}"
+    );
+}
+
+/// An array whose elements hold a bool and many fields of no bits: each bit read would record
+/// eighty fields.
+#[test]
+fn array_elements_of_many_fields_without_bits_are_refused() {
+    let zeros: Vec<String> = (0..80)
+        .map(|i| format!("{{ name = \"z{i}\", type = \"int\", min = 0, max = 0 }}"))
+        .collect();
+    let got = error(&format!(
+        "[struct.P]\nfields = [{{ name = \"a\", type = \"array\", max_len = 9000, element = \"E\" }}]\n[struct.E]\nfields = [{{ name = \"b\", type = \"bool\" }}, {}]\n",
+        zeros.join(", ")
+    ));
+    assert!(
+        got.starts_with("game.toml:6:9: struct P makes a reader record 82.0 fields per bit"),
+        "{got}"
+    );
+    // A bool array records two per bit (the element and its `[i]`).
+    let text = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"a\", type = \"array\", max_len = 9000, element = \"bool\" }}]\n"
+    );
+    let s = Schema::from_toml(&text, "game.toml").unwrap();
+    // Two per bit, the array's scope and count, the framing, and an element a read stops in.
+    assert_eq!(s.max_trace_fields(10), 2 * 80 + 2 + 4 + 2);
+}
+
+/// The loader and the reader recurse once per level: a chain of 70 structs overflowed a debug
+/// build's 2 MiB test thread inside the loader, before any check.
+#[test]
+fn structs_nested_deeper_than_32_levels_are_refused() {
+    let chain = |n: usize, field: &dyn Fn(usize) -> String| {
+        let mut body = String::new();
+        for i in 0..n {
+            body += &format!("[struct.S{i}]\nfields = [{}]\n", field(i + 1));
+        }
+        body += &format!("[struct.S{n}]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n");
+        let text = format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]"));
+        Schema::from_toml(&text, "game.toml").map(|_| ())
+    };
+    let direct = |i: usize| format!("{{ name = \"a\", type = \"S{i}\" }}");
+    let got = chain(70, &direct).unwrap_err().to_string();
+    assert_eq!(
+        got,
+        "game.toml:69:32: struct S32 is nested 33 levels deep in S0, more than 32 (flatten some levels)"
+    );
+    chain(31, &direct).unwrap();
+    // Arrays count as levels too: 17 structs, each an array of the next, nest 34 levels.
+    let arrays =
+        |i: usize| format!("{{ name = \"a\", type = \"array\", max_len = 2, element = \"S{i}\" }}");
+    let got = chain(17, &arrays).unwrap_err().to_string();
+    assert!(
+        got.contains("struct S0 nests structs and arrays 34 levels deep, more than 32"),
+        "{got}"
+    );
+    chain(16, &arrays).unwrap();
+}
+
+/// Found by the `schema_load` fuzz target: these errors said what was wrong but not, in
+/// parentheses, what to change.
+#[test]
+fn every_error_says_in_parentheses_what_to_change() {
+    let cases = [
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = { name = \"x\", type = \"u8\" } }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = 5 }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = { type = \"int\", min = 1, max = 1 } }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"compressed_float\", min = \"0\", max = 1.0, resolution = 0.1 }]\n",
+        "[struct.P]\nfields = [{ name = \"a\", type = \"int\", min = 0, max = 99999999999999999999 }]\n",
+        "[struct.P]\nfields = 7\n[enum.E]\nvalues = 3\n",
+        "[enum.E]\nvalues = 3\n[struct.P]\nfields = []\n",
+        "struct = 5\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = 5\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = []\nstages = 5\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"bytes\" }]\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = 5 }]\n",
+        "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 3, element = { type = \"bytes\", len = 0 } }]\n",
+    ];
+    for body in cases {
+        let got = error(body);
+        let message = got.splitn(4, ':').nth(3).unwrap_or_default();
+        assert!(
+            message.ends_with(')') && message.contains(" ("),
+            "no fix in parentheses: {got}\nfor:\n{body}"
+        );
+    }
+    let text = HEAD.replace("packets = [\"P\"]", "packets = [7]");
+    let got = Schema::from_toml(&format!("{text}[struct.P]\nfields = []\n"), "game.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(got.ends_with("body = \"Struct\" }`)"), "{got}");
+}
+
+/// A pod struct is read by copying it into a buffer of its size: three pods of 65529 u64 made
+/// a reader allocate 1 572 696 bytes for a 3-byte body (the fuzz crate's guard allocator aborts
+/// above 1 MiB; `corpus/schema_load/raw_hostile_pod_struct_over_a_body.bin`). A pod or a pod
+/// struct larger than the largest message body can never be read: refused.
+#[test]
+fn pods_larger_than_a_message_body_are_refused() {
+    let pod = |len| format!("{{ name = \"a\", type = \"pod\", element = \"u64\", len = {len} }}");
+    let got = batch_error(&format!(
+        "{MSGS}[batch.struct.M]\nfields = [{}]\n",
+        pod(8192)
+    ));
+    assert!(
+        got.contains("pod of 8192 u64 takes 65536 bytes, more than the largest message body, 65529 bytes (use len = 8191 at most)"),
+        "{got}"
+    );
+    let got = batch_error(&format!(
+        "{MSGS}[batch.struct.M]\nfields = [{{ name = \"s\", type = \"pod\", element = \"Big\" }}]\n[batch.struct.Big]\nfields = [{}, {}]\n",
+        pod(8191),
+        pod(8191).replace("\"a\"", "\"b\"")
+    ));
+    assert!(
+        got.contains(
+            "pod struct Big takes at least 131056 bytes, more than the largest message body"
+        ),
+        "{got}"
+    );
+}
+
+/// Unions count as structs do: one union holding the next struct, referred to twice per level,
+/// doubles the fields a few bits make a reader record (a one-variant union's tag takes no bits),
+/// and a chain of unions nests a level per union.
+#[test]
+fn unions_that_double_per_level_or_nest_too_deep_are_refused() {
+    let chain = |n: usize, twice: bool, leaf: &str| {
+        let mut body = String::new();
+        for i in 0..n {
+            let b = if twice {
+                format!(", {{ name = \"b\", type = \"U{i}\" }}")
+            } else {
+                String::new()
+            };
+            body += &format!(
+                "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"U{i}\" }}{b}]\n[union.U{i}]\nvariants = [\"S{}\"]\n",
+                i + 1
+            );
+        }
+        body += &format!("[struct.S{n}]\nfields = [{leaf}]\n");
+        let text = format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]"));
+        Schema::from_toml(&text, "game.toml")
+    };
+    let zero = "{ name = \"x\", type = \"int\", min = 3, max = 3 }";
+    let started = std::time::Instant::now();
+    let got = chain(30, true, zero).unwrap_err().to_string();
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the check itself is linear"
+    );
+    assert!(
+        got.contains("fields and scopes that take no bits, more than 4096"),
+        "{got}"
+    );
+    // Eight levels stay under the bound, and a trace of the packet keeps to it.
+    let s = chain(8, true, zero).unwrap();
+    let mut datagram = [0u8; 8];
+    let crc = bitlens_codec::packet::packet_crc(s.protocol().id, &datagram);
+    datagram[..4].copy_from_slice(&crc.to_le_bytes());
+    let (_, trace) = s.trace(&datagram);
+    // The body takes no bits: it is read whole, then the zero end check fails after it.
+    assert_eq!(
+        trace.error.as_ref().map(|e| e.field()),
+        Some("end of packet")
+    );
+    assert!(trace.fields.len() > 1 << 8, "{}", trace.fields.len());
+    assert!(trace.fields.len() <= s.max_trace_fields(8));
+    // With two variants the tag takes a bit: one of them is read, not both.
+    let two = |n: usize| {
+        let mut body = String::new();
+        for i in 0..n {
+            body += &format!(
+                "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"U{i}\" }}]\n[union.U{i}]\nvariants = [\"S{}\", {{ name = \"None\" }}]\n",
+                i + 1
+            );
+        }
+        body += &format!("[struct.S{n}]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n");
+        Schema::from_toml(
+            &format!("{}{body}", HEAD.replace("[\"P\"]", "[\"S0\"]")),
+            "game.toml",
+        )
+    };
+    two(30).unwrap();
+    // A chain of 40 unions: the loader stops at the 33rd struct (unions resolve first, from
+    // U0's body S1 on).
+    let got = chain(40, false, "{ name = \"x\", type = \"u8\" }")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        got.contains("struct S33 is nested 33 levels deep in S1, more than 32"),
+        "{got}"
+    );
+    chain(31, false, "{ name = \"x\", type = \"u8\" }").unwrap();
+    // An array of one-variant unions without fields takes no bits per element: refused.
+    let got = error(
+        "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = \"U\" }]\n[union.U]\nvariants = [{ name = \"None\" }]\n",
+    );
+    assert!(
+        got.contains("an array element that can take no bits"),
+        "{got}"
+    );
+}
+
+/// Found while adding unions to the schema_load target: two of their errors did not say what to
+/// change.
+#[test]
+fn union_errors_say_what_to_change() {
+    let got = error("[struct.P]\nfields = []\n[union.U]\nvariants = 3\n");
+    assert!(
+        got.ends_with("(write `variants = [\"Body\", { name = \"None\" }]`)"),
+        "{got}"
+    );
+    let got = error("[struct.P]\nfields = []\n[union.U]\nvariants = [3]\n");
+    assert!(
+        got.contains("a variant is neither a struct name nor a table (write"),
+        "{got}"
+    );
+}
+
+/// A batch message's header is four bytes, so a datagram holds a message per four bytes: a
+/// batch struct may record no more entries that take no bytes than its header pays for at 64
+/// per byte (256). With the packets' 4096, a 1,200-byte batch of empty messages would record
+/// 1.2 million entries (about 250 MB of trace).
+#[test]
+fn batch_structs_record_no_more_empty_entries_than_a_header_pays_for() {
+    let schema = |n: usize| {
+        let empty: Vec<String> = (0..n)
+            .map(|i| format!("{{ name = \"z{i}\", type = \"bytes\", len = 0 }}"))
+            .collect();
+        Schema::from_toml(
+            &format!(
+                "{HEAD}[struct.P]\nfields = []\n[batch]\nmessages = [{{ type = 1, name = \"M\" }}]\n[batch.struct.M]\nfields = [{}]\n",
+                empty.join(", ")
+            ),
+            "game.toml",
+        )
+    };
+    let got = schema(257).unwrap_err().to_string();
+    assert!(
+        got.contains("batch struct M makes a reader record 257 fields and scopes that take no bytes, more than 256"),
+        "{got}"
+    );
+    let s = schema(256).unwrap();
+    let b = s.batch().unwrap();
+    // 299 empty messages of type 1 in 1,198 bytes.
+    let mut data = vec![0u8; 2];
+    for _ in 0..299 {
+        data.extend_from_slice(&[1, 0, 0, 0]);
+    }
+    let len = data.len() as u16;
+    data[..2].copy_from_slice(&len.to_le_bytes());
+    let d = bitlens_batch::dissect_batch(b, &data);
+    assert_eq!(d.messages.as_ref().map(Vec::len), Some(299));
+    assert_eq!(d.problem, None);
+    // The batch length; per message its scope, its header (scope, type, stage, len), its body.
+    assert_eq!(d.trace.fields.len(), 1 + 299 * (5 + 256));
+    assert!(d.trace.fields.len() <= 1 + 299 * (5 + b.max_trace_fields(0)));
+    assert!(d.trace.fields.len() < 66 * data.len());
+}

@@ -11,10 +11,13 @@
 //! | 6 | [`Despawn`] | network id |
 //!
 //! Type 0 and types above 6 are unknown: readers skip them by their length.
+//!
+//! Network ids (the object a message is about, and references such as a cat's home base) lie in
+//! `1..=`[`MAX_NETWORK_ID`], the message set's declared range and the one [`DemoWorld`]'s linking
+//! context is built with: an id above it is `out_of_range`, on read and on write
+//! (`bitlens_batch::link`).
 
-use crate::demo::{
-    LOCATION_LIMIT, MAX_MICE, MAX_MOUSE, MAX_NAME, MAX_NETWORK_ID, RigidBody, RoboCat,
-};
+use crate::demo::{LOCATION_LIMIT, MAX_MICE, MAX_MOUSE, MAX_NAME, RigidBody, RoboCat};
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_batch::dissect::{BatchDissector, MessageSet, dissect_batch};
 use bitlens_batch::error::{BatchError, BatchErrorKind, Result};
@@ -36,6 +39,10 @@ pub const MTU: usize = crate::demo::MTU;
 
 /// Longest chat text, in bytes.
 pub const MAX_CHAT: usize = 256;
+
+/// The largest network id of the demo message set (the same as the bit-packed demo's): ids on
+/// the wire lie in `0..=MAX_NETWORK_ID`, 0 for "no object".
+pub const MAX_NETWORK_ID: u32 = crate::demo::MAX_NETWORK_ID;
 
 /// Name of a demo message type, `None` for unknown types.
 pub fn message_name(message_type: u8) -> Option<&'static str> {
@@ -66,13 +73,9 @@ fn out_of_range(value: u64, min: u64, max: u64, at: usize, name: &'static str) -
     BatchError::new(BatchErrorKind::OutOfRange { value, min, max }, at, name)
 }
 
-/// A network id that must not be 0 (the object the message is about).
+/// The network id of the object the message is about: `1..=MAX_NETWORK_ID`.
 fn object_id<S: ByteStream>(s: &mut S, name: &'static str, id: &mut NetworkId) -> Result<()> {
-    let at = s.base() + s.position();
-    let mut raw = id.get();
-    s.packed_u32(name, &mut raw)?;
-    *id = NetworkId::new(raw).ok_or_else(|| out_of_range(0, 1, u64::from(u32::MAX), at, name))?;
-    Ok(())
+    bitlens_batch::link::serialize_object_id_bytes(s, name, id, MAX_NETWORK_ID)
 }
 
 const ID_ONE: NetworkId = match NetworkId::new(1) {
@@ -232,7 +235,13 @@ impl Message for SpawnRoboCat {
             return Err(out_of_range(u64::from(self.health), 0, 100, at, "health"));
         }
         ranged(s, "meow_count", &mut self.meow_count, 1_000_000)?;
-        bitlens_batch::link::serialize_id_bytes(s, "home_base", &mut self.home_base, &AnyId)?;
+        bitlens_batch::link::serialize_id_bytes(
+            s,
+            "home_base",
+            &mut self.home_base,
+            MAX_NETWORK_ID,
+            &AnyId,
+        )?;
         s.text("name", &mut self.name)?;
         let mut n = usize::from(self.mouse_count);
         s.length("mice", &mut n, MAX_MICE, 2)?;
@@ -274,7 +283,8 @@ impl Message for SpawnRoboCat {
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
-        world.links.insert(self.network_id, self.network_id.get());
+        // The id was read as 1..=MAX_NETWORK_ID, the context's own range: never refused.
+        let _ = world.links.insert(self.network_id, self.network_id.get());
         if let link::Reference::Unresolved(_) = world.links.resolve(self.home_base) {
             world.unresolved_home_bases += 1;
         }
@@ -582,7 +592,7 @@ impl DemoMessage {
 impl<'a> Arbitrary<'a> for DemoMessage {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let id = |u: &mut Unstructured<'a>| -> arbitrary::Result<NetworkId> {
-            Ok(NetworkId::new(u.int_in_range(1..=u32::MAX)?).unwrap_or(ID_ONE))
+            Ok(NetworkId::new(u.int_in_range(1..=MAX_NETWORK_ID)?).unwrap_or(ID_ONE))
         };
         Ok(match u.int_in_range(1..=6u8)? {
             1 => {
@@ -856,6 +866,79 @@ mod tests {
         let last = d.messages.as_ref().unwrap().last().unwrap();
         assert_eq!(last.status, MessageStatus::Error);
         assert!(last.body.is_empty() && d.trace.fields[last.body.start - 1].failed);
+    }
+
+    /// Despawn of object 65535 (the largest id), then of object 65536: stage 4, 3-byte bodies.
+    const DESPAWN_65535_65536: [u8; 16] = [
+        16, 0, // total
+        6, 4, 3, 0, 0x82, 0xFE, 0x7F, // Despawn, update, 3 bytes: varint 65535
+        6, 4, 3, 0, 0x82, 0xFF, 0x00, // Despawn, update, 3 bytes: varint 65536
+    ];
+
+    #[test]
+    fn network_ids_end_at_the_message_sets_max_id() {
+        let msgs: Vec<_> = read_batch(&DESPAWN_65535_65536)
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        let last: Despawn = msgs[0].decode().unwrap();
+        assert_eq!(last.network_id.get(), MAX_NETWORK_ID);
+        let e = msgs[1].decode::<Despawn>().unwrap_err();
+        assert_eq!(
+            *e.kind(),
+            BatchErrorKind::OutOfRange {
+                value: 65536,
+                min: 1,
+                max: 65535
+            }
+        );
+        assert_eq!((e.offset(), e.field()), (13, "network_id"));
+        // The trace names the same field at the same byte, after showing the value.
+        let d = dissect(&DESPAWN_65535_65536);
+        let second = &d.messages.as_ref().unwrap()[1];
+        assert_eq!(second.status, MessageStatus::Error);
+        assert_eq!(
+            second.problem,
+            Some(bitlens_codec::dissect::Problem::from(&e))
+        );
+        // Writing: the largest id gives the first message's bytes; one more is refused.
+        let mut buf = [0u8; 32];
+        let mut w = BatchWriter::new(&mut buf).unwrap();
+        let mut ok = Despawn {
+            network_id: NetworkId::new(65535).unwrap(),
+        };
+        assert!(w.push(UpdateStage::UPDATE, &mut ok).unwrap());
+        let mut over = Despawn {
+            network_id: NetworkId::new(65536).unwrap(),
+        };
+        let e = w.push(UpdateStage::UPDATE, &mut over).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            BatchErrorKind::OutOfRange { value: 65536, .. }
+        ));
+        assert_eq!(w.finish(), 9);
+        assert_eq!(&buf[2..9], &DESPAWN_65535_65536[2..9]);
+        // A home base past the range is refused the same way.
+        let mut spawn = SpawnRoboCat {
+            home_base: NetworkId::new(70_000),
+            ..SpawnRoboCat::default()
+        };
+        let mut buf = [0u8; MTU];
+        let e = DemoMessage::Spawn(spawn).encode(&mut buf, UpdateStage::UPDATE);
+        assert!(matches!(
+            e.unwrap_err().kind(),
+            BatchErrorKind::OutOfRange {
+                value: 70_000,
+                min: 0,
+                max: 65535
+            }
+        ));
+        spawn.home_base = NetworkId::new(65535);
+        assert!(
+            DemoMessage::Spawn(spawn)
+                .encode(&mut buf, UpdateStage::UPDATE)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -34,6 +34,8 @@ const TARGETS: &[(&str, Harness)] = &[
         "schema_batch_vs_compiled",
         fuzzing::schema::schema_batch_vs_compiled,
     ),
+    ("schema_load", fuzzing::schema_load::schema_load),
+    ("batch_receive", fuzzing::receive::batch_receive),
     ("derive_vs_schema", fuzzing::derive::derive_vs_schema),
 ];
 
@@ -348,6 +350,14 @@ fn write_seeds() {
     });
     write_all("tagged_roundtrip", &seeds);
 
+    schema_load_seeds();
+    batch_receive_seeds();
+    // The edge of the demo message set's network ids, for both batch readers.
+    for (name, data) in fuzzing::batch::network_id_seeds() {
+        write_seed("batch_read", &format!("{name}.bin"), &data);
+        write_seed("schema_batch_vs_compiled", &format!("{name}.bin"), &data);
+    }
+
     // tagged_compat: every (writer version, reader version) pair.
     let seeds = search(6, 20_000, 300, |data| {
         let mut u = arbitrary::Unstructured::new(data);
@@ -356,4 +366,218 @@ fn write_seeds() {
         (u.len() > 20).then(|| format!("compat_v{from}_read_as_v{to}"))
     });
     write_all("tagged_compat", &seeds);
+}
+
+/// A `schema_load` input of the raw kind: TOML text, a zero byte, the datagram.
+fn raw_schema(text: &str, datagram: &[u8]) -> Vec<u8> {
+    let mut v = vec![1u8];
+    v.extend_from_slice(text.as_bytes());
+    v.push(0);
+    v.extend_from_slice(datagram);
+    v
+}
+
+/// A file-name slug of a schema error's message: its words before the parenthesis, without the
+/// quoted names and the words that hold a digit (numbers, ids).
+fn error_slug(message: &str) -> String {
+    let head = message.split(['(', '`']).next().unwrap_or_default();
+    let mut words = Vec::new();
+    let mut quoted = false;
+    for word in head.split_whitespace() {
+        let was_quoted = quoted || word.starts_with('"');
+        quoted ^= word.matches('"').count() % 2 == 1;
+        if was_quoted || word.contains(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
+        let w: String = word
+            .chars()
+            .filter(char::is_ascii_alphabetic)
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        if !w.is_empty() {
+            words.push(w);
+        }
+    }
+    let mut slug = String::new();
+    for w in words {
+        if slug.len() + w.len() >= 48 {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('_');
+        }
+        slug.push_str(&w);
+    }
+    slug
+}
+
+/// `schema_load`: the shipped schemas with datagrams, the SCHEMA.md example, schemas refused for
+/// each rule of the language, and arbitrary (generated) schemas that load or are refused.
+fn schema_load_seeds() {
+    use bitlens_testkit::fuzzing::schema::DEMO_SCHEMA;
+    use bitlens_testkit::fuzzing::schema_load::{FILE, schema_case};
+    let demo_batch = bitlens_testkit::batch_demo::sample_batch();
+    write_seed(
+        "schema_load",
+        "raw_demo_schema_valid_mixed_batch.bin",
+        &raw_schema(DEMO_SCHEMA, &demo_batch),
+    );
+    for (name, bytes) in fuzzing::sample_packets() {
+        write_seed(
+            "schema_load",
+            &format!("raw_demo_schema_valid_{}.bin", name.to_lowercase()),
+            &raw_schema(DEMO_SCHEMA, &bytes),
+        );
+    }
+    let doc = std::fs::read_to_string(replay::root().join("SCHEMA.md")).unwrap();
+    let start = doc
+        .find("```toml\n[protocol]\nname = \"arena\"\nid")
+        .expect("the arena block of SCHEMA.md")
+        + "```toml\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    write_seed(
+        "schema_load",
+        "raw_schema_md_arena.bin",
+        &raw_schema(&doc[start..end], &[0; 16]),
+    );
+    // Refused schemas, one per rule (a valid protocol header, then the offending section).
+    const HEAD: &str = "[protocol]\nname = \"t\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
+    let refused = [
+        (
+            "unknown_type",
+            "[struct.P]\nfields = [{ name = \"x\", type = \"i33\" }]\n",
+        ),
+        (
+            "min_above_max",
+            "[struct.P]\nfields = [{ name = \"hp\", type = \"int\", min = 100, max = 0 }]\n",
+        ),
+        (
+            "array_without_max_len",
+            "[struct.P]\nfields = [{ name = \"a\", type = \"array\", element = \"u8\" }]\n",
+        ),
+        (
+            "duplicate_field",
+            "[struct.P]\nfields = [{ name = \"x\", type = \"u8\" }, { name = \"x\", type = \"u8\" }]\n",
+        ),
+        (
+            "struct_cycle",
+            "[struct.P]\nfields = [{ name = \"a\", type = \"A\" }]\n[struct.A]\nfields = [{ name = \"b\", type = \"P\" }]\n",
+        ),
+        (
+            "unknown_key",
+            "[struct.P]\nfields = [{ name = \"x\", type = \"u8\", mni = 0 }]\n",
+        ),
+        (
+            "zero_bit_array_element",
+            "[struct.P]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = \"E\" }]\n[struct.E]\nfields = []\n",
+        ),
+        (
+            "batch_zero_byte_array_element",
+            "[struct.P]\nfields = []\n[batch]\nmessages = [{ type = 1, name = \"M\" }]\n[batch.struct.M]\nfields = [{ name = \"a\", type = \"array\", max_len = 9, element = { type = \"bytes\", len = 0 } }]\n",
+        ),
+        ("toml_syntax", "[struct.P\nfields = \n"),
+    ];
+    for (name, body) in refused {
+        let text = format!("{HEAD}{body}");
+        assert!(
+            bitlens_schema::Schema::from_toml(&text, FILE).is_err(),
+            "{name} loads"
+        );
+        write_seed(
+            "schema_load",
+            &format!("raw_refused_{name}.bin"),
+            &raw_schema(&text, &[]),
+        );
+    }
+    // Found: a pod struct of three 65529-u64 pods made a reader allocate 1.5 MiB for a 3-byte
+    // body (now refused when the schema loads).
+    let big = format!(
+        "{HEAD}[struct.P]\nfields = []\n[batch]\nmessages = [{{ type = 1, name = \"M\" }}]\n\
+         [batch.struct.M]\nfields = [{{ name = \"s\", type = \"pod\", element = \"Big\" }}]\n\
+         [batch.struct.Big]\nfields = [\n{}]\n",
+        ["a", "b", "c"]
+            .map(|n| format!(
+                "  {{ name = \"{n}\", type = \"pod\", element = \"u64\", len = 65529 }},\n"
+            ))
+            .concat()
+    );
+    write_seed(
+        "schema_load",
+        "raw_hostile_pod_struct_over_a_body.bin",
+        &raw_schema(&big, &[9, 0, 1, 4, 3, 0, 1, 2, 3]),
+    );
+    // Tagged unions: a field and array elements of a union with a variant without fields, one
+    // named after its body and one with its own name and body; then unions whose references
+    // double per level (refused: a few bits would record 2^14 fields).
+    let shape = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"s\", type = \"Shape\" }}, \
+         {{ name = \"list\", type = \"array\", max_len = 4, element = \"Shape\" }}]\n\
+         [union.Shape]\ntag_name = \"kind\"\n\
+         variants = [{{ name = \"Nothing\" }}, \"Circle\", {{ name = \"Box\", body = \"BoxBody\" }}]\n\
+         [struct.Circle]\nfields = [{{ name = \"r\", type = \"u8\" }}]\n\
+         [struct.BoxBody]\nfields = [{{ name = \"w\", type = \"int\", min = 0, max = 15 }}, \
+         {{ name = \"h\", type = \"int\", min = 0, max = 15 }}]\n"
+    );
+    assert!(bitlens_schema::Schema::from_toml(&shape, FILE).is_ok());
+    write_seed(
+        "schema_load",
+        "raw_union_shape_valid.bin",
+        &raw_schema(
+            &shape,
+            &[0, 0, 0, 0, 0x5a, 0x3c, 0x91, 0x07, 0xe4, 0x22, 0, 0],
+        ),
+    );
+    let mut doubling = HEAD.replace("[\"P\"]", "[\"S0\"]");
+    for i in 0..14 {
+        doubling += &format!(
+            "[struct.S{i}]\nfields = [{{ name = \"a\", type = \"U{i}\" }}, {{ name = \"b\", type = \"U{i}\" }}]\n\
+             [union.U{i}]\nvariants = [\"S{}\"]\n",
+            i + 1
+        );
+    }
+    doubling += "[struct.S14]\nfields = [{ name = \"x\", type = \"int\", min = 3, max = 3 }]\n";
+    assert!(bitlens_schema::Schema::from_toml(&doubling, FILE).is_err());
+    write_seed(
+        "schema_load",
+        "raw_hostile_union_doubling.bin",
+        &raw_schema(&doubling, &[0; 8]),
+    );
+    // Generated schemas: the first input per outcome (loads with or without a batch section,
+    // or refused, by the error's first words).
+    let seeds = search(12, 30_000, 700, |data| {
+        if data.first()? & 1 == 1 {
+            return None;
+        }
+        let (text, datagram) = schema_case(data)?;
+        if datagram.len() < 8 {
+            return None;
+        }
+        Some(match bitlens_schema::Schema::from_toml(&text, FILE) {
+            Ok(s) if s.batch().is_some() => "arbitrary_loads_with_batch".to_owned(),
+            Ok(_) => "arbitrary_loads".to_owned(),
+            Err(e) => format!("arbitrary_refused_{}", error_slug(&e.message)),
+        })
+    });
+    write_all("schema_load", &seeds);
+}
+
+/// `batch_receive`: game loops that reach each of the message system's counters.
+fn batch_receive_seeds() {
+    use bitlens_testkit::fuzzing::receive::batch_receive_run;
+    let seeds = search(13, 30_000, 900, |data| {
+        let s = batch_receive_run(data)?;
+        let counters = [
+            ("corrupt_batches", s.corrupt_batches),
+            ("dropped_unknown_stage", s.dropped_unknown_stage),
+            ("dropped_full", s.dropped_full),
+            ("dropped_unprocessed", s.dropped_unprocessed),
+            ("failed", s.failed),
+            ("handled_immediately", s.handled_immediately),
+            ("serialized", s.serialized),
+            ("queued", s.queued),
+        ];
+        let (name, _) = counters.iter().find(|(_, n)| *n > 0)?;
+        Some(format!("counts_{name}"))
+    });
+    write_all("batch_receive", &seeds);
 }

@@ -46,6 +46,7 @@ mod error;
 mod link;
 mod net;
 mod read;
+mod rewrite;
 pub mod write;
 
 use std::fmt;
@@ -732,33 +733,36 @@ impl Capture {
 
 /// Runs arbitrary bytes through the capture reader: as a file, as the records of a pcap, as the
 /// blocks of a pcapng and as the frame of a pcap of each supported link type, touching every
-/// payload. Must never panic; the fuzz target and the regression tests call it.
+/// payload; every capture read is written back with the capture writer and read again to the
+/// same datagrams (in pcap, pcapng or SLL2 pcap, as the first byte picks). Must never panic; the
+/// fuzz target and the regression tests call it.
 #[doc(hidden)]
 pub fn fuzz_ingest(data: &[u8]) {
-    fn touch(result: Result<Capture, CaptureError>) {
-        match result {
-            Ok(capture) => {
-                let mut sum = 0u64;
-                for d in capture.datagrams() {
-                    sum = capture
-                        .payload(d)
-                        .iter()
-                        .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
-                    sum = sum.wrapping_add(d.time.to_string().len() as u64);
-                    if let Some(flaw) = d.flaw {
-                        sum = sum.wrapping_add(flaw.message(capture.name(), d.frame).len() as u64);
-                    }
+    let selector = data.first().copied().unwrap_or(0);
+    let format = rewrite::FORMATS[usize::from(selector >> 5) % rewrite::FORMATS.len()];
+    let touch = |result: Result<Capture, CaptureError>| match result {
+        Ok(capture) => {
+            rewrite::check_rewrite(&capture, format);
+            let mut sum = 0u64;
+            for d in capture.datagrams() {
+                sum = capture
+                    .payload(d)
+                    .iter()
+                    .fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
+                sum = sum.wrapping_add(d.time.to_string().len() as u64);
+                if let Some(flaw) = d.flaw {
+                    sum = sum.wrapping_add(flaw.message(capture.name(), d.frame).len() as u64);
                 }
-                if let Some(damage) = capture.damage() {
-                    sum = sum.wrapping_add(damage.to_string().len() as u64);
-                }
-                std::hint::black_box(sum);
             }
-            Err(e) => {
-                std::hint::black_box(e.to_string());
+            if let Some(damage) = capture.damage() {
+                sum = sum.wrapping_add(damage.to_string().len() as u64);
             }
+            std::hint::black_box(sum);
         }
-    }
+        Err(e) => {
+            std::hint::black_box(e.to_string());
+        }
+    };
     const LINKS: [LinkType; 8] = [
         LinkType::ETHERNET,
         LinkType::LINUX_SLL2,
@@ -769,7 +773,6 @@ pub fn fuzz_ingest(data: &[u8]) {
         LinkType::IPV4,
         LinkType::IPV6,
     ];
-    let selector = data.first().copied().unwrap_or(0);
     let link = LINKS
         .get(usize::from(selector) % LINKS.len())
         .copied()

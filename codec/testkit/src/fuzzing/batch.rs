@@ -191,6 +191,7 @@ pub fn seed_batches() -> Vec<(String, Vec<u8>)> {
     unknown[BATCH_HEADER_LEN] = 0x77;
     out.push(("unknown_type_skipped".to_owned(), unknown));
     out.push(("empty_batch".to_owned(), vec![2, 0]));
+    out.extend(network_id_seeds());
     for (i, mut m) in crate::batch_demo::samples().into_iter().enumerate() {
         let mut buf = vec![0u8; MTU];
         let mut w = bitlens_batch::BatchWriter::new(&mut buf).expect("valid MTU");
@@ -200,4 +201,47 @@ pub fn seed_batches() -> Vec<(String, Vec<u8>)> {
         out.push((format!("single_{i}_{name}"), buf[..n].to_vec()));
     }
     out
+}
+
+/// Seeds at the edge of the demo message set's network ids (`1..=MAX_NETWORK_ID`): the largest
+/// id, and one past it as an object id and as a reference (refused, `out_of_range`).
+pub fn network_id_seeds() -> Vec<(String, Vec<u8>)> {
+    use bitlens_tagged::varint::write_varint;
+    let max = crate::batch_demo::MAX_NETWORK_ID;
+    let despawn = |id: u32| {
+        let mut body = Vec::new();
+        write_varint(&mut body, u64::from(id));
+        body
+    };
+    let spawn_home_base = |id: u32| {
+        // A default spawn: network id 1, health 0, meow count 0, then the home base (0: none),
+        // one byte each; the home base replaced by `id`.
+        let mut m = DemoMessage::Spawn(crate::batch_demo::SpawnRoboCat::default());
+        let mut buf = vec![0u8; MTU];
+        let n = m.encode(&mut buf, UpdateStage::UPDATE).unwrap_or(0);
+        let body = &buf[MESSAGE_HEADER_LEN..n];
+        let mut out = body[..3].to_vec();
+        write_varint(&mut out, u64::from(id));
+        out.extend_from_slice(&body[4..]);
+        out
+    };
+    let batch = |t: u8, body: Vec<u8>| {
+        let mut buf = vec![0u8; MTU];
+        let mut w = bitlens_batch::BatchWriter::new(&mut buf).expect("valid MTU");
+        let _ = w.push_raw(t, UpdateStage::UPDATE, &body);
+        let n = w.finish();
+        buf.truncate(n);
+        buf
+    };
+    vec![
+        (format!("valid_network_id_{max}"), batch(6, despawn(max))),
+        (
+            format!("hostile_network_id_{}", max + 1),
+            batch(6, despawn(max + 1)),
+        ),
+        (
+            format!("hostile_home_base_{}", max + 1),
+            batch(1, spawn_home_base(max + 1)),
+        ),
+    ]
 }

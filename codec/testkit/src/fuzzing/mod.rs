@@ -29,7 +29,9 @@ pub mod batch;
 pub mod bits;
 pub mod derive;
 pub mod quantize;
+pub mod receive;
 pub mod schema;
+pub mod schema_load;
 pub mod tagged;
 
 /// `packet_read`: raw bytes read as a demo packet, then with their CRC made valid: the public
