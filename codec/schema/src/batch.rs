@@ -28,7 +28,7 @@
 //! its errors `Copy` and allocation-free: the memory is bounded by the distinct names of every
 //! schema a process loads.
 
-use crate::parse::{Cost, MAX_DEPTH};
+use crate::bounds::{Cost, MAX_DEPTH};
 use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 use crate::{DynStruct, DynValue, SchemaError};
 use bitlens_batch::dissect::MessageSet;
@@ -1091,7 +1091,7 @@ impl<'a> Ctx<'a, '_> {
     }
 
     /// Refuses batch struct `i` when a reader could record too many entries for it, or when it
-    /// nests too deep (as the packet structs: `crate::parse::Cost`).
+    /// nests too deep (as the packet structs: `crate::bounds::Cost`).
     fn bounded(&self, i: usize, cost: Cost, depth: usize) -> Result<(), SchemaError> {
         let name = &self.raw[i].0;
         let why = if cost.fixed > MAX_FIXED_ENTRIES {

@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+mod bounds;
 pub mod dissect;
 mod json;
 mod parse;
