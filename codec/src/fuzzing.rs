@@ -21,7 +21,7 @@
 //!
 //! | harness | input | property |
 //! |---|---|---|
-//! | [`packet_read`] | raw bytes, then the same bytes with their CRC made valid | no panic; an accepted packet re-encodes to the identical bytes (or, where serialize 1.0 lets a writer send what writes back otherwise, to bytes that settle: [`assert_reencodes`]); the trace stream gives the same verdict, error and values; an error's bit lies within the data |
+//! | [`packet_read`] | raw bytes, then the same bytes with their CRC made valid | no panic; an accepted packet re-encodes to the identical bytes (or differs only where serialize 1.0 lets a writer send what writes back otherwise: [`assert_reencodes`]); the trace stream gives the same verdict, error and values; an error's bit lies within the data |
 //! | [`packet_roundtrip`] | an `Arbitrary` packet | it counts exactly the bits it writes and measures at least them (the standard's measure is a bound), reads back equal, traces the same values and bits; over the MTU it is a `buffer_full` write error, nothing else |
 //! | [`hostile_lengths`] | an `Arbitrary` packet, written, with one count, length or type field overwritten (CRC fixed) | the read fails with `out_of_range` or `past_end` naming that field |
 //!
@@ -228,12 +228,13 @@ pub fn assert_reencoding(original: &[u8], reencoded: &[u8], read: &Trace, again:
 /// serialize 1.0 promises it: `accepted` (traced as `trace`) written back is `reencoded`. Where
 /// they differ, the packet must hold what the standard lets a conforming writer send and a
 /// reader take that writes back otherwise (a near-tie quaternion, [`near_ties`], or a relative
-/// integer in the absolute tier, [`absolute_relatives`]), and one more read and write must give
-/// `reencoded` again: the writer's own bytes are canonical. Compressed floats must be on stable
-/// ranges (the derive warns at compile time about the others, a schema when it loads).
+/// integer in the absolute tier, [`absolute_relatives`]); the writer's bytes must read, and
+/// written once more they may differ again only where such a field explains it. Compressed
+/// floats must be on stable ranges (the derive warns at compile time about the others, a schema
+/// when it loads).
 ///
 /// # Panics
-/// When the bytes differ without such a field, or the re-encoding does not settle.
+/// When the bytes differ without such a field, or the writer's own bytes do not read.
 pub fn assert_reencodes<P>(accepted: &[u8], reencoded: &[u8], trace: &Trace)
 where
     P: Packet + Default + Clone + PartialEq + Debug,
@@ -246,14 +247,20 @@ where
         "an accepted packet re-encodes to other bytes, and no near-tie quaternion or \
          absolute-tier relative integer explains it"
     );
+    // The writer's own bytes are read back; writing them once more may move only where such a
+    // field explains it again (a quantized near tie can be a near tie itself: found by
+    // packet_read, corpus/packet_read/regress_reencoding_settles.bin).
     let mut back = read_packet::<P>(reencoded)
         .unwrap_or_else(|e| panic!("the re-encoded packet does not read: {e}"));
+    let (_, again) = trace_packet::<P>(reencoded);
     let mut buf = vec![0u8; P::protocol().mtu];
     let n = write_packet(&mut back, &mut buf).expect("a read packet writes");
-    assert_eq!(
-        &buf[..n],
-        reencoded,
-        "the re-encoding does not settle after one more read and write"
+    assert!(
+        &buf[..n] == reencoded
+            || !near_ties(&again).is_empty()
+            || !absolute_relatives(&again).is_empty(),
+        "the writer's own bytes re-encode to other bytes, and no near-tie quaternion or \
+         absolute-tier relative integer explains it"
     );
 }
 
