@@ -4,7 +4,7 @@
 //! Each batch field kind is one arm of [`Gen::node_of`] and one arm of [`Gen::call`], beside the
 //! interpreter's arm in `schema/batch.rs`.
 
-use super::{Registry, Spec, WiresharkError, lua_str, segment};
+use super::{Registry, Spec, Tables, WiresharkError, lua_str, segment};
 use crate::batch::{BKind, BatchSchema, Check, Prim};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -49,12 +49,10 @@ pub(super) fn generate(
     let mut g = Gen {
         b,
         reg: Registry::new(&proto, "BF"),
-        nodes: Vec::new(),
+        tables: Tables::new("B"),
         field_lists: HashMap::new(),
         functions: HashMap::new(),
         code: Vec::new(),
-        consts: Vec::new(),
-        const_index: HashMap::new(),
     };
     // The dissector's own fields (key in BX, filter name, display name, constructor).
     let metas = [
@@ -142,10 +140,10 @@ pub(super) fn generate(
     }
     let _ = writeln!(code, "BPROTO.experts = {{ {} }}", experts.join(", "));
     code.push_str("\nlocal BC, BN, BS = {}, {}, {}\n");
-    for (i, c) in g.consts.iter().enumerate() {
+    for (i, c) in g.tables.consts.iter().enumerate() {
         let _ = writeln!(code, "BC[{}] = {c}", i + 1);
     }
-    for (i, n) in g.nodes.iter().enumerate() {
+    for (i, n) in g.tables.nodes.iter().enumerate() {
         let _ = writeln!(code, "BN[{}] = {n}", i + 1);
     }
     for (i, f) in g.code.iter().enumerate() {
@@ -175,12 +173,10 @@ pub(super) fn generate(
 struct Gen<'b> {
     b: &'b BatchSchema,
     reg: Registry,
-    nodes: Vec<String>,
+    tables: Tables,
     field_lists: HashMap<(usize, String), String>,
     functions: HashMap<usize, usize>,
     code: Vec<String>,
-    consts: Vec<String>,
-    const_index: HashMap<String, usize>,
 }
 
 fn join(path: &str, name: &str) -> String {
@@ -249,8 +245,7 @@ fn bound(v: u64) -> String {
 
 impl Gen<'_> {
     fn node(&mut self, lua: String) -> String {
-        self.nodes.push(lua);
-        format!("BN[{}]", self.nodes.len())
+        self.tables.node(lua)
     }
 
     fn pf(&mut self, path: &str, name: &str, spec: Spec) -> Result<String, WiresharkError> {
@@ -259,12 +254,7 @@ impl Gen<'_> {
     }
 
     fn constant(&mut self, lua: String) -> String {
-        let n = self.consts.len();
-        let i = *self.const_index.entry(lua.clone()).or_insert(n);
-        if i == n {
-            self.consts.push(lua);
-        }
-        format!("BC[{}]", i + 1)
+        self.tables.constant(lua)
     }
 
     fn fields(&mut self, sid: usize, path: &str) -> Result<String, WiresharkError> {

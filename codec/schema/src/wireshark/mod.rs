@@ -299,6 +299,43 @@ struct Entry {
     meta: Option<&'static str>,
 }
 
+/// The Lua tables a generated dissector fills before any packet is read: `<prefix>N`, the field
+/// trees (children before parents), and `<prefix>C`, constants written once however often they
+/// are used (the packet dissector's prefix is empty, the batch dissector's `B`).
+struct Tables {
+    prefix: &'static str,
+    nodes: Vec<String>,
+    consts: Vec<String>,
+    const_index: HashMap<String, usize>,
+}
+
+impl Tables {
+    fn new(prefix: &'static str) -> Self {
+        Tables {
+            prefix,
+            nodes: Vec::new(),
+            consts: Vec::new(),
+            const_index: HashMap::new(),
+        }
+    }
+
+    /// Adds a field tree; the Lua expression that names it.
+    fn node(&mut self, lua: String) -> String {
+        self.nodes.push(lua);
+        format!("{}N[{}]", self.prefix, self.nodes.len())
+    }
+
+    /// The Lua expression naming constant `lua`, added on its first use.
+    fn constant(&mut self, lua: String) -> String {
+        let n = self.consts.len();
+        let i = *self.const_index.entry(lua.clone()).or_insert(n);
+        if i == n {
+            self.consts.push(lua);
+        }
+        format!("{}C[{}]", self.prefix, i + 1)
+    }
+}
+
 /// The `ProtoField`s of one protocol: one per (filter name, class), merged as fields register.
 struct Registry {
     prefix: String,

@@ -5,7 +5,7 @@
 //! [`Gen::call`] (the runtime call that reads it), beside the interpreter's own arm in
 //! `schema/mod.rs`.
 
-use super::{Registry, Spec, WiresharkError, lua_num, lua_str, segment};
+use super::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
 use crate::parse::{Field, Kind, Prev};
 use crate::{Schema, element_previous};
 use bitlens_codec::bits::{bits_required, bits_required128};
@@ -63,12 +63,10 @@ pub(super) fn generate(
     let mut g = Gen {
         schema,
         reg: Registry::new(name, "PF"),
-        nodes: Vec::new(),
+        tables: Tables::new(""),
         field_lists: HashMap::new(),
         functions: HashMap::new(),
         code: Vec::new(),
-        consts: Vec::new(),
-        const_index: HashMap::new(),
     };
     // The dissector's own fields first: they keep their names.
     let metas = [
@@ -156,11 +154,11 @@ pub(super) fn generate(
         "\n-- ---- constants: compressed floats, quaternions, enums, wide ints, readers ----\n",
     );
     code.push_str("local C, N, S = {}, {}, {}\n");
-    for (i, c) in g.consts.iter().enumerate() {
+    for (i, c) in g.tables.consts.iter().enumerate() {
         let _ = writeln!(code, "C[{}] = {c}", i + 1);
     }
     code.push_str("\n-- ---- field trees: the ProtoFields of each field, by path ----\n");
-    for (i, n) in g.nodes.iter().enumerate() {
+    for (i, n) in g.tables.nodes.iter().enumerate() {
         let _ = writeln!(code, "N[{}] = {n}", i + 1);
     }
     code.push_str("\n-- ---- structs: one function each, reading its fields in order ----\n");
@@ -213,16 +211,12 @@ pub(super) fn generate(
 struct Gen<'s> {
     schema: &'s Schema,
     reg: Registry,
-    /// `N[i]`: the field trees, children before parents.
-    nodes: Vec<String>,
+    tables: Tables,
     /// The field list node of each (struct, path).
     field_lists: HashMap<(usize, String), String>,
     /// The `S[i]` function of each struct.
     functions: HashMap<usize, usize>,
     code: Vec<String>,
-    /// `C[i]`: constants (compressed-float ranges, enum names, wide ranges, element readers).
-    consts: Vec<String>,
-    const_index: HashMap<String, usize>,
 }
 
 fn join(path: &str, name: &str) -> String {
@@ -259,8 +253,7 @@ fn relative_min(prev: Prev, fields: &[Field]) -> i64 {
 
 impl Gen<'_> {
     fn node(&mut self, lua: String) -> String {
-        self.nodes.push(lua);
-        format!("N[{}]", self.nodes.len())
+        self.tables.node(lua)
     }
 
     fn pf(&mut self, path: &str, name: &str, spec: Spec) -> Result<String, WiresharkError> {
@@ -269,12 +262,7 @@ impl Gen<'_> {
     }
 
     fn constant(&mut self, lua: String) -> String {
-        let n = self.consts.len();
-        let i = *self.const_index.entry(lua.clone()).or_insert(n);
-        if i == n {
-            self.consts.push(lua);
-        }
-        format!("C[{}]", i + 1)
+        self.tables.constant(lua)
     }
 
     /// The field list node (`F` of the struct's function) of struct `sid` at `path`.
