@@ -4,18 +4,7 @@ use bitlens_testkit::vectors;
 
 #[test]
 fn reference_vectors_pass() {
-    let text = include_str!("../../tests/vectors/bitpacked.json");
-    let report = vectors::run(text).expect("vector file parses");
-    assert!(
-        report.failed.is_empty(),
-        "failed vectors: {:#?}",
-        report.failed
-    );
-    assert!(
-        report.passed.len() >= 24,
-        "only {} vectors ran",
-        report.passed.len()
-    );
+    vectors::assert_all_pass(include_str!("../../tests/vectors/bitpacked.json"), 24);
 }
 
 /// serialize 1.0's vectors (`serialize1-core.json`): the golden vector's prefix, the worked
@@ -23,18 +12,7 @@ fn reference_vectors_pass() {
 /// edges, and a vector for each refusal rule.
 #[test]
 fn serialize_1_0_vectors_pass() {
-    let text = include_str!("../../tests/vectors/serialize1-core.json");
-    let report = vectors::run(text).expect("vector file parses");
-    assert!(
-        report.failed.is_empty(),
-        "failed vectors: {:#?}",
-        report.failed
-    );
-    assert!(
-        report.passed.len() >= 44,
-        "only {} vectors ran",
-        report.passed.len()
-    );
+    vectors::assert_all_pass(include_str!("../../tests/vectors/serialize1-core.json"), 44);
 }
 
 /// Each valid vector fails when one of its bytes is flipped or its measure is off by one: the

@@ -7,18 +7,7 @@ use bitlens_testkit::vectors;
 
 #[test]
 fn serialize1_vectors_pass() {
-    let text = include_str!("../../tests/vectors/serialize1.json");
-    let report = vectors::run(text).expect("vector file parses");
-    assert!(
-        report.failed.is_empty(),
-        "failed vectors: {:#?}",
-        report.failed
-    );
-    assert!(
-        report.passed.len() >= 41,
-        "only {} vectors ran",
-        report.passed.len()
-    );
+    vectors::assert_all_pass(include_str!("../../tests/vectors/serialize1.json"), 41);
 }
 
 #[test]

@@ -42,3 +42,22 @@ pub fn run(text: &str) -> Result<Report, String> {
     }
     Ok(report)
 }
+
+/// Runs a vector file and asserts that every vector passes and that at least `at_least` ran
+/// (a file that silently lost its vectors fails too): the check of the vector tests.
+///
+/// # Panics
+/// When the file does not parse, a vector fails, or fewer than `at_least` passed.
+pub fn assert_all_pass(text: &str, at_least: usize) {
+    let report = run(text).expect("vector file parses");
+    assert!(
+        report.failed.is_empty(),
+        "failed vectors: {:#?}",
+        report.failed
+    );
+    assert!(
+        report.passed.len() >= at_least,
+        "only {} vectors ran",
+        report.passed.len()
+    );
+}
