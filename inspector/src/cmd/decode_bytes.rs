@@ -95,8 +95,8 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
     let data = read_input(&args.packet)?;
     // The schema's own value only when the schema's dissectors read the datagram.
     let schema = match name {
-        "schema" => schema.map(Values::Packet),
-        "schema-batch" => schema.map(Values::Batch),
+        "schema" => schema.map(|s| Values::Packet(Arc::new(s))),
+        "schema-batch" => schema.map(|s| Values::Batch(Arc::new(s))),
         _ => None,
     };
     let mut out = std::io::stdout().lock();
@@ -119,9 +119,9 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
 #[derive(Debug, Clone)]
 pub enum Values {
     /// The datagram is a packet of this schema (its `schema` dissector reads it).
-    Packet(Schema),
+    Packet(Arc<Schema>),
     /// The datagram is a batch of this schema's `[batch]` messages (`schema-batch`).
-    Batch(Schema),
+    Batch(Arc<Schema>),
 }
 
 /// One message of a batch's `value`, as `encode --batch` reads it.
@@ -203,7 +203,7 @@ pub fn run_with_schema(
     let schema = Arc::new(load_schema(schema)?);
     let data = read_input(packet)?;
     let dissector = bitlens_schema::dissect::SchemaDissector::new(Arc::clone(&schema));
-    let values = Values::Packet(Schema::clone(&schema));
+    let values = Values::Packet(Arc::clone(&schema));
     let d = run(&dissector, Some(&values), &data, json, out)?;
     Ok(d.status == Status::Ok)
 }
