@@ -383,7 +383,7 @@ pub struct MessageView {
     /// Why it did not.
     pub problem: Option<Problem>,
     /// Its entries in [`Dissection::trace`]: its scope (named `[index]`, valued with its type's
-    /// name), its header, its body.
+    /// name), its header, its body; only its body in a [`Dissector::dissect_values`].
     pub entries: Range<usize>,
     /// Its body's entries (a range inside `entries`): the fields the message's own serialize
     /// function recorded.
@@ -476,8 +476,12 @@ impl Dissection {
         body.iter().map(move |f| (relative(f.path(), scope), f))
     }
 
-    /// The path of message `m`'s scope (`[2]`).
+    /// The path of message `m`'s scope (`[2]`); empty when the scope was not recorded
+    /// ([`Dissector::dissect_values`]: the body's paths are relative already).
     fn scope_path(&self, m: &MessageView) -> &str {
+        if m.entries.start == m.body.start {
+            return "";
+        }
         self.trace
             .fields
             .get(m.entries.start)
@@ -534,6 +538,15 @@ pub trait Dissector: Send + Sync {
 
     /// The full dissection of a payload.
     fn dissect(&self, payload: &[u8]) -> Dissection;
+
+    /// The dissection without the entries only a field tree shows, for outputs that list
+    /// values (`decode --json`): the same status, packet type, problem, desync, checks and
+    /// messages, and the same fields under [`Dissection::body_of`] each message, but a batch's
+    /// message scopes and headers are not recorded (their values are in the [`MessageView`]s).
+    /// The default is [`Dissector::dissect`]: a packet's tree has nothing only a tree shows.
+    fn dissect_values(&self, payload: &[u8]) -> Dissection {
+        self.dissect(payload)
+    }
 
     /// The framing parameters (packet type names, protocol id, MTU), for formats that frame
     /// packets.

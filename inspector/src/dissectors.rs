@@ -195,13 +195,30 @@ impl Dissectors {
     /// The full dissection of a datagram whose payload is `payload`, and the name of the
     /// dissector that made it (`none` without one), as JSON's `decoder` shows it.
     pub fn dissect(&self, d: &Datagram, payload: &[u8]) -> (&str, Dissection) {
+        self.dissect_with(d, payload, |dissector, payload| dissector.dissect(payload))
+    }
+
+    /// [`Dissectors::dissect`] through [`Dissector::dissect_values`]: without the entries only
+    /// a field tree shows (a batch's message headers), for `decode --json`.
+    pub fn dissect_values(&self, d: &Datagram, payload: &[u8]) -> (&str, Dissection) {
+        self.dissect_with(d, payload, |dissector, payload| {
+            dissector.dissect_values(payload)
+        })
+    }
+
+    fn dissect_with(
+        &self,
+        d: &Datagram,
+        payload: &[u8],
+        dissect: impl FnOnce(&dyn Dissector, &[u8]) -> Dissection,
+    ) -> (&str, Dissection) {
         let Some(dissector) = self.for_datagram(d) else {
             return ("none", Dissection::not_decoded(Status::Undecoded));
         };
         let dissection = match d.status {
             CaptureStatus::Truncated => Dissection::not_decoded(Status::Truncated),
             CaptureStatus::Fragment => Dissection::not_decoded(Status::Fragment),
-            CaptureStatus::Whole => dissector.dissect(payload),
+            CaptureStatus::Whole => dissect(dissector.as_ref(), payload),
         };
         (dissector.name(), dissection)
     }

@@ -119,6 +119,29 @@ pub fn check_batch<M: MessageSet>(set: &M, data: &[u8]) -> Result<usize> {
 
 /// Dissects a batch: its framing, every message's header, status and fields, in one tree.
 pub fn dissect_batch<M: MessageSet>(set: &M, data: &[u8]) -> Dissection {
+    dissect_batch_as(set, data, Headers::Recorded)
+}
+
+/// [`dissect_batch`] without each message's scope and header entries: what
+/// [`Dissector::dissect_values`] gives. The same status, problem, messages and bits read;
+/// every message's body under [`Dissection::body_of`] the same, one level less deep.
+pub fn dissect_batch_values<M: MessageSet>(set: &M, data: &[u8]) -> Dissection {
+    dissect_batch_as(set, data, Headers::Skipped)
+}
+
+/// Whether a batch dissection records each message's scope and header in the field tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Headers {
+    /// `[i]`, `[i].header.type/stage/len`, then the body under `[i]`: the tree the TUI and
+    /// `--fields` show.
+    Recorded,
+    /// The bodies only, each at the top of the tree with paths relative to its message: what
+    /// [`Dissector::dissect_values`] gives (`decode --json` reads the header values from the
+    /// [`MessageView`]s).
+    Skipped,
+}
+
+fn dissect_batch_as<M: MessageSet>(set: &M, data: &[u8], headers: Headers) -> Dissection {
     let mut rec = Recorder::recycled();
     if let Some(h) = data.first_chunk::<BATCH_HEADER_LEN>() {
         let len = Value::Int(i128::from(u16::from_le_bytes(*h)));
@@ -140,7 +163,7 @@ pub fn dissect_batch<M: MessageSet>(set: &M, data: &[u8]) -> Dissection {
                             stage: raw.header.stage.0,
                             len: raw.body.len(),
                         };
-                        rec = record_message(set, head, Ok(&raw), rec, &mut messages);
+                        rec = record_message(set, head, Ok(&raw), rec, &mut messages, headers);
                     }
                     Err(e) => {
                         framing = Some(e);
@@ -157,7 +180,7 @@ pub fn dissect_batch<M: MessageSet>(set: &M, data: &[u8]) -> Dissection {
                                 stage: h[1],
                                 len: usize::from(u16::from_le_bytes([h[2], h[3]])),
                             };
-                            rec = record_message(set, head, Err(e), rec, &mut messages);
+                            rec = record_message(set, head, Err(e), rec, &mut messages, headers);
                         }
                     }
                 }
@@ -166,7 +189,14 @@ pub fn dissect_batch<M: MessageSet>(set: &M, data: &[u8]) -> Dissection {
     }
     // Every message closed its scopes: nothing is left open.
     let fields = rec.close(data.len() * 8);
-    let bits_read = fields.iter().map(|f| f.bit + f.bits).max().unwrap_or(0);
+    // Each message's scope, recorded or not, ends after its header and declared body.
+    let message_ends = messages
+        .iter()
+        .map(|m| (m.offset + MESSAGE_HEADER_LEN + m.len) * 8);
+    let bits_read = (fields.iter().map(|f| f.bit + f.bits))
+        .chain(message_ends)
+        .max()
+        .unwrap_or(0);
     let problem = framing.as_ref().map(Problem::from).or_else(|| {
         messages
             .iter()
@@ -213,11 +243,35 @@ fn record_message<M: MessageSet>(
     body: std::result::Result<&RawMessage<'_>, BatchError>,
     mut rec: Recorder,
     messages: &mut Vec<MessageView>,
+    headers: Headers,
 ) -> Recorder {
     let name = set.message_name(head.message_type);
     let at = head.offset * 8;
     let level = rec.open_scopes();
     let first = rec.recorded();
+    if headers == Headers::Skipped {
+        let (status, error, back) = record_body(set, name, body, rec);
+        rec = back;
+        let stopped = error.map_or(at, |e| e.offset() * 8);
+        while rec.open_scopes() > level {
+            rec.exit(stopped);
+        }
+        let entries = first..rec.recorded();
+        messages.push(MessageView {
+            index: head.index,
+            offset: head.offset,
+            message_type: head.message_type,
+            name,
+            stage: head.stage,
+            stage_name: set.stage_name(head.stage),
+            len: head.len,
+            status,
+            problem: error.as_ref().map(Problem::from),
+            body: entries.clone(),
+            entries,
+        });
+        return rec;
+    }
     rec.enter(None, Some(head.index), at);
     rec.enter(Some("header"), None, at);
     let kind = || FieldKind::Value;
@@ -235,18 +289,8 @@ fn record_message<M: MessageSet>(
     );
     rec.exit(at + MESSAGE_HEADER_LEN * 8);
     let body_start = rec.recorded();
-    let (status, error) = match (body, name) {
-        (Err(e), _) => (MessageStatus::Error, Some(e)),
-        (Ok(_), None) => (MessageStatus::UnknownType, None),
-        (Ok(raw), Some(_)) => {
-            let (result, back) = set.read_body(raw, rec);
-            rec = back;
-            match result {
-                Ok(()) => (MessageStatus::Ok, None),
-                Err(e) => (MessageStatus::Error, Some(e)),
-            }
-        }
-    };
+    let (status, error, back) = record_body(set, name, body, rec);
+    rec = back;
     // A read that failed inside a scope may have left it open: it ends where the read stopped.
     let stopped = error.map_or(at, |e| e.offset() * 8);
     while rec.open_scopes() > level + 1 {
@@ -276,6 +320,23 @@ fn record_message<M: MessageSet>(
         body: body_start..body_end,
     });
     rec
+}
+
+/// Reads a message's body into `rec` (nothing for a framing error or an unknown type).
+fn record_body<M: MessageSet>(
+    set: &M,
+    name: Option<&str>,
+    body: std::result::Result<&RawMessage<'_>, BatchError>,
+    rec: Recorder,
+) -> (MessageStatus, Option<BatchError>, Recorder) {
+    match (body, name) {
+        (Err(e), _) => (MessageStatus::Error, Some(e), rec),
+        (Ok(_), None) => (MessageStatus::UnknownType, None, rec),
+        (Ok(raw), Some(_)) => match set.read_body(raw, rec) {
+            (Ok(()), rec) => (MessageStatus::Ok, None, rec),
+            (Err(e), rec) => (MessageStatus::Error, Some(e), rec),
+        },
+    }
 }
 
 /// The [`Dissector`] of a protocol's batches: a [`MessageSet`] with a name.
@@ -326,6 +387,10 @@ impl<M: MessageSet> Dissector for BatchDissector<M> {
 
     fn dissect(&self, payload: &[u8]) -> Dissection {
         dissect_batch(&self.messages, payload)
+    }
+
+    fn dissect_values(&self, payload: &[u8]) -> Dissection {
+        dissect_batch_values(&self.messages, payload)
     }
 
     fn schema_text(&self) -> Option<String> {

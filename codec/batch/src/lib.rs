@@ -80,7 +80,9 @@ pub mod message;
 pub mod queue;
 pub mod stream;
 
-pub use dissect::{BATCH, BatchDissector, MessageSet, check_batch, dissect_batch};
+pub use dissect::{
+    BATCH, BatchDissector, MessageSet, check_batch, dissect_batch, dissect_batch_values,
+};
 pub use error::{BatchError, BatchErrorKind, MessageRef, Result};
 pub use message::{
     BATCH_HEADER_LEN, BatchWriter, Channel, ClientId, MAX_MTU, MESSAGE_HEADER_LEN, Message,

@@ -55,7 +55,13 @@ fn render(
 ) {
     for d in datagrams {
         let payload = d.payload(file);
-        let (decoder, dissection) = dissectors.dissect(d, payload);
+        // Only `--fields` shows the field tree: the other outputs list values, and skip what
+        // only the tree has (a batch's message headers, which are in each message's view).
+        let (decoder, dissection) = if fields && !json {
+            dissectors.dissect(d, payload)
+        } else {
+            dissectors.dissect_values(d, payload)
+        };
         if json {
             output::write_json(buf, d, payload.len(), decoder, &dissection);
             buf.push(b'\n');

@@ -5,7 +5,8 @@
 use crate::batch_demo::{DemoMessage, DemoMessages, dissect};
 use crate::demo::{DemoPacket, MTU, RigidBody};
 use arbitrary::{Arbitrary, Unstructured};
-use bitlens_batch::{check_batch, dissect_batch, read_batch};
+use bitlens_batch::{check_batch, dissect_batch, dissect_batch_values, read_batch};
+use bitlens_codec::dissect::Dissection;
 use bitlens_codec::link::NetworkId;
 use bitlens_codec::packet::{Packet, trace_packet, write_packet};
 use bitlens_codec::trace::Trace;
@@ -252,6 +253,59 @@ pub fn demo_batch() -> &'static BatchSchema {
 /// (status and problem, per message status, type, stage, length, problem, field paths, bits
 /// and values) and the same verdict, and every message both accept has the same value and
 /// re-encodes to its bytes.
+/// A batch's dissection without message headers (`dissect_values`, what `decode --json`
+/// reads) says what the full one says: status, problem, bits read, every message's view but
+/// its entry ranges, every entry outside the messages, and every body entry (path relative to
+/// its message, bits, value, range, code, kind, failure; not the depth, one less).
+pub fn assert_values_agree(full: &Dissection, values: &Dissection) {
+    assert_eq!(values.status, full.status, "values: status");
+    assert_eq!(values.packet_type, full.packet_type, "values: packet type");
+    assert_eq!(values.problem, full.problem, "values: problem");
+    assert_eq!(values.desync, full.desync, "values: desync");
+    assert_eq!(
+        values.trace.bits_read, full.trace.bits_read,
+        "values: bits read"
+    );
+    assert_eq!(
+        values.trace.total_bits, full.trace.total_bits,
+        "values: total bits"
+    );
+    assert_eq!(values.trace.error, full.trace.error, "values: trace error");
+    let (Some(fm), Some(vm)) = (&full.messages, &values.messages) else {
+        assert_eq!(full, values, "a packet's dissection is the same");
+        return;
+    };
+    assert_eq!(fm.len(), vm.len(), "values: messages");
+    let outside = |d: &Dissection, ms: &[bitlens_codec::dissect::MessageView]| {
+        let inside = |i: usize| ms.iter().any(|m| m.entries.contains(&i));
+        (d.trace.fields.iter().enumerate())
+            .filter(|(i, _)| !inside(*i))
+            .map(|(_, f)| f.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        outside(full, fm),
+        outside(values, vm),
+        "values: entries outside the messages"
+    );
+    for (f, v) in fm.iter().zip(vm) {
+        let mut v_view = v.clone();
+        v_view.entries = f.entries.clone();
+        v_view.body = f.body.clone();
+        assert_eq!(f, &v_view, "values: message {} view", f.index);
+        let body = |d: &Dissection, m| {
+            d.body_of(m)
+                .map(|(path, t)| {
+                    let where_ = (path.to_owned(), t.bit, t.bits, t.failed);
+                    (where_, t.value.clone(), t.range, t.raw, t.kind.clone())
+                })
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (body(full, f), body(values, v));
+        assert_eq!(a, b, "values: message {} body", f.index);
+    }
+}
+
 pub fn same_batch_verdict(data: &[u8]) {
     let schema = demo_batch();
     let compiled = dissect(data);
@@ -270,6 +324,8 @@ pub fn same_batch_verdict(data: &[u8]) {
         }
     }
     assert_eq!(compiled, traced, "batch dissections differ");
+    assert_values_agree(&compiled, &dissect_batch_values(&DemoMessages, data));
+    assert_values_agree(&traced, &dissect_batch_values(schema, data));
     assert_eq!(
         check_batch(&DemoMessages, data),
         check_batch(schema, data),
