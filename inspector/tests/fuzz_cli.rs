@@ -82,6 +82,13 @@ fn fuzz_init_writes_the_fuzz_crate_once() {
         stdout.contains("fuzz_targets/packet_read.rs") && stdout.contains("next:"),
         "{stdout}"
     );
+    // A crate without the codec's `arbitrary` feature is told to add it; the seeds step names
+    // the program that ran.
+    assert!(
+        stdout.contains("1. give arena a dev-dependency on bitlens-codec")
+            && stdout.contains("2. seed each corpus from a capture: bitlens seeds CAPTURE"),
+        "{stdout}"
+    );
     for f in [
         "fuzz/Cargo.toml",
         "fuzz/fuzz_targets/hostile_lengths.rs",
@@ -92,5 +99,26 @@ fn fuzz_init_writes_the_fuzz_crate_once() {
     let out = bitlens(&["fuzz-init", "--packet", "arena::Packet", "--crate-dir", d]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("already exist (--force overwrites them)"));
+    // With the dependency there, the step is left out.
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"arena\"\nversion = \"0.1.0\"\n\
+         [dependencies]\nbitlens-codec = { version = \"0.1\", features = [\"arbitrary\"] }\n",
+    )
+    .unwrap();
+    let out = bitlens(&[
+        "fuzz-init",
+        "--packet",
+        "arena::Packet",
+        "--crate-dir",
+        d,
+        "--force",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.contains("dev-dependency") && stdout.contains("1. seed each corpus"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

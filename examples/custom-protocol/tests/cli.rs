@@ -99,3 +99,21 @@ fn export_wireshark_reads_the_derived_schema() {
         assert!(lua.contains(field), "{field} missing");
     }
 }
+
+#[test]
+fn fuzz_init_names_the_games_own_binary_in_its_next_steps() {
+    let dir = std::env::temp_dir().join(format!("skirmish-fuzz-init-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"arena\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let o = skirmish(&["fuzz-init", "--packet", "arena::Packet", "--crate-dir", d]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("skirmish seeds CAPTURE --port PORT"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

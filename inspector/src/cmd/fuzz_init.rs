@@ -12,7 +12,8 @@
 //! | `tests/fuzz_corpus.rs` | `cargo test` replays `fuzz/corpus/<target>/` through the same harnesses, on stable |
 //!
 //! Existing files are left alone unless `--force`. The corpus folders are seeded from a capture
-//! by `bitlens seeds CAPTURE --port P fuzz/corpus/<target>` (the replay fails on an empty one).
+//! by `bitlens seeds CAPTURE --port P fuzz/corpus/<target>` (or the game's own binary's `seeds`; the
+//! replay fails on an empty one).
 
 use super::common::{Context as Ctx, Exit};
 use anyhow::{Context, Result, bail};
@@ -56,6 +57,7 @@ impl FuzzInitArgs {
             bitlens: self.bitlens.clone(),
             default_features: !self.no_default_features,
             features: self.features.clone(),
+            program: "bitlens".into(),
         }
     }
 }
@@ -64,8 +66,12 @@ impl FuzzInitArgs {
 ///
 /// # Errors
 /// As [`run`].
-pub fn command(args: FuzzInitArgs, _: &Ctx<'_>) -> Result<Exit> {
-    let summary = run(&args.options(), args.force)?;
+pub fn command(args: FuzzInitArgs, ctx: &Ctx<'_>) -> Result<Exit> {
+    let opts = Options {
+        program: ctx.program().to_owned(),
+        ..args.options()
+    };
+    let summary = run(&opts, args.force)?;
     println!("{summary}");
     Ok(Exit::Ok)
 }
@@ -99,6 +105,9 @@ pub struct Options {
     pub default_features: bool,
     /// The crate's features the fuzz crate enables.
     pub features: Vec<String>,
+    /// The program the next steps name for `seeds` (`bitlens`, or a game's own binary built
+    /// with `bitlens::Cli`).
+    pub program: String,
 }
 
 impl Options {
@@ -111,6 +120,7 @@ impl Options {
             bitlens: None,
             default_features: true,
             features: Vec::new(),
+            program: "bitlens".into(),
         }
     }
 
@@ -157,6 +167,26 @@ pub fn package_name(crate_dir: &Path) -> Result<String> {
                 manifest.display()
             )
         })
+}
+
+/// Whether `crate_dir/Cargo.toml` already depends on `bitlens-codec` with feature `arbitrary`
+/// (as a dependency or a dev-dependency), which the written `tests/fuzz_corpus.rs` needs.
+///
+/// # Errors
+/// As [`package_name`].
+pub fn has_arbitrary_codec(crate_dir: &Path) -> Result<bool> {
+    let manifest = crate_dir.join("Cargo.toml");
+    let text = super::common::read_text(&manifest)?;
+    let doc: toml::Table = text
+        .parse()
+        .with_context(|| format!("{}: not a Cargo manifest", manifest.display()))?;
+    Ok(["dependencies", "dev-dependencies"].iter().any(|section| {
+        doc.get(*section)
+            .and_then(|deps| deps.get("bitlens-codec"))
+            .and_then(|dep| dep.get("features"))
+            .and_then(|f| f.as_array())
+            .is_some_and(|f| f.iter().any(|x| x.as_str() == Some("arbitrary")))
+    }))
 }
 
 /// Checks that `packet` is a Rust type path (`a::b::Packet`, generics allowed after the last
@@ -357,20 +387,30 @@ pub fn run(opts: &Options, force: bool) -> Result<String> {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
-    let _ = write!(
-        summary,
-        "next:\n\
-         \x20 1. give {} a dev-dependency on bitlens-codec with features = [\"arbitrary\"] (tests/fuzz_corpus.rs uses it)\n\
-         \x20 2. seed each corpus from a capture: bitlens seeds CAPTURE --port PORT fuzz/corpus/<target> ({})\n\
-         \x20 3. cargo test (replays the corpus); cargo +nightly fuzz run packet_read (in {})",
-        package_name(&opts.crate_dir)?,
+    let mut steps = Vec::new();
+    if !has_arbitrary_codec(&opts.crate_dir)? {
+        steps.push(format!(
+            "give {} a dev-dependency on bitlens-codec with features = [\"arbitrary\"] (tests/fuzz_corpus.rs uses it)",
+            package_name(&opts.crate_dir)?
+        ));
+    }
+    steps.push(format!(
+        "seed each corpus from a capture: {} seeds CAPTURE --port PORT fuzz/corpus/<target> ({})",
+        opts.program,
         TARGETS
             .iter()
             .map(|(t, _)| *t)
             .collect::<Vec<_>>()
-            .join(", "),
+            .join(", ")
+    ));
+    steps.push(format!(
+        "cargo test (replays the corpus); cargo +nightly fuzz run packet_read (in {})",
         opts.crate_dir.join("fuzz").display()
-    );
+    ));
+    summary.push_str("next:");
+    for (i, step) in steps.iter().enumerate() {
+        let _ = write!(summary, "\n  {}. {step}", i + 1);
+    }
     Ok(summary)
 }
 
