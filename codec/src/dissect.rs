@@ -325,6 +325,11 @@ impl<'d> Verdict<'d> {
 /// `path` without the message scope `scope` and the dot after it.
 #[inline]
 fn relative<'p>(path: &'p str, scope: &str) -> &'p str {
+    if scope.is_empty() {
+        // A dissection without message scopes: paths are relative already (and a zero-length
+        // prefix test was a `memcmp` call per field, 4% of `decode --json`).
+        return path;
+    }
     match path.strip_prefix(scope) {
         Some(rest) => rest.strip_prefix('.').unwrap_or(rest),
         None => path,
