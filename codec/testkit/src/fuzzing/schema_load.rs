@@ -522,7 +522,7 @@ fn check_error(text: &str, e: &SchemaError) {
 pub const MAX_DATAGRAM: usize = 2048;
 
 /// The most trace entries the harness records: a trace keeps its entries in one vector
-/// (`size_of::<TraceField>()` bytes each, 208 on x86_64) that grows by doubling, so 4096 is the
+/// (`size_of::<TraceField>()` bytes each, 224 on x86_64) that grows by doubling, so 4096 is the
 /// largest power of two under the guard allocator's 1 MiB. Datagrams whose bound
 /// ([`Schema::max_trace_fields`]) is larger are read without a trace.
 pub const MAX_TRACE_FIELDS: usize = {
