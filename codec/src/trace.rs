@@ -356,7 +356,23 @@ pub struct Recorder {
     last_ended: Option<usize>,
     /// Depth of the top-level entries (a batch message's fields sit under its scope).
     depth_base: usize,
+    /// The innermost open scope when it is an array element not yet recorded: most elements
+    /// are one unnamed value (`mice[3]`), which is then recorded alone, without a scope entry
+    /// made and removed again. Anything else inside it records the scope first.
+    pending: Option<PendingElement>,
 }
+
+/// An array element's scope, entered but not recorded yet (see [`Recorder`]).
+#[derive(Debug, Clone, Copy)]
+struct PendingElement {
+    /// Where the element begins.
+    bit: usize,
+    /// Its one unnamed value, recorded at the element's own depth, if it came.
+    value: Option<usize>,
+}
+
+/// `open`'s entry for a pending element (its index in `fields` is not known yet).
+const PENDING: usize = usize::MAX;
 
 impl Recorder {
     /// A recorder whose top-level entries have depth `depth`.
@@ -419,6 +435,43 @@ impl Recorder {
         self.fields
     }
 
+    /// Records the pending element's scope entry, before its value if it has one.
+    fn record_pending(&mut self) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        let depth = self.depth_base + self.open.len() - 1;
+        let scope = TraceField {
+            path: PathString::from(self.path.as_str()),
+            depth,
+            bit: p.bit,
+            bits: 0,
+            value: Value::None,
+            raw: None,
+            range: None,
+            kind: FieldKind::Scope,
+            failed: false,
+        };
+        let at = match p.value {
+            Some(v) => {
+                // Rare: more than the one value inside the element. The scope goes before it.
+                self.fields.insert(v, scope);
+                self.fields[v + 1].depth += 1;
+                if self.last_ended == Some(v) {
+                    self.last_ended = Some(v + 1);
+                }
+                v
+            }
+            None => {
+                self.fields.push(scope);
+                self.fields.len() - 1
+            }
+        };
+        if let Some(top) = self.open.last_mut() {
+            top.0 = at;
+        }
+    }
+
     fn child_path(&mut self, name: &str) -> PathString {
         // Extend the current path in place and copy it once (inline, no allocation, up to 24
         // bytes): traces build a path for every field.
@@ -450,10 +503,20 @@ impl Tracer for Recorder {
         kind: FieldKind,
         failed: bool,
     ) {
+        let mut depth = self.depth_base + self.open.len();
+        if let Some(p) = &mut self.pending {
+            if name.is_empty() && p.value.is_none() {
+                // The element's one unnamed value, perhaps: recorded at the element's depth.
+                p.value = Some(self.fields.len());
+                depth -= 1;
+            } else {
+                self.record_pending();
+            }
+        }
         let path = self.child_path(name);
         self.fields.push(TraceField {
             path,
-            depth: self.depth_base + self.open.len(),
+            depth,
             bit,
             bits,
             value,
@@ -466,6 +529,7 @@ impl Tracer for Recorder {
     }
 
     fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
+        self.record_pending();
         let before = self.path.len();
         // Extend the current path in place; the scope entry gets one exact-size copy.
         match (name, index) {
@@ -481,6 +545,11 @@ impl Tracer for Recorder {
                 self.path.push_str(n);
             }
             _ => {}
+        }
+        if index.is_some() {
+            self.pending = Some(PendingElement { bit, value: None });
+            self.open.push((PENDING, before));
+            return;
         }
         let path = PathString::from(self.path.as_str());
         self.fields.push(TraceField {
@@ -498,6 +567,23 @@ impl Tracer for Recorder {
     }
 
     fn exit(&mut self, bit: usize) {
+        if self.open.last().is_some_and(|&(i, _)| i == PENDING)
+            && let Some(p) = self.pending
+        {
+            match p.value {
+                // The element was its one value: that entry stands for it.
+                Some(v) => {
+                    self.pending = None;
+                    if let Some((_, before)) = self.open.pop() {
+                        self.path.truncate(before);
+                    }
+                    self.last_ended = Some(v);
+                    return;
+                }
+                // An empty element: its scope is recorded, and ends here as any other.
+                None => self.record_pending(),
+            }
+        }
         if let Some((i, before)) = self.open.pop() {
             self.fields[i].bits = bit - self.fields[i].bit;
             self.path.truncate(before);
@@ -548,7 +634,69 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
-    use super::Value;
+    use super::{FieldKind, Recorder, Tracer, Value};
+
+    fn value(r: &mut Recorder, name: &str, bit: usize) {
+        r.field(name, bit, 1, Value::Int(1), None, FieldKind::Value, false);
+    }
+
+    /// (path, depth, bit, bits, kind is a scope) of every entry.
+    fn shape(r: Recorder, end: usize) -> Vec<(String, usize, usize, usize, bool)> {
+        r.close(end)
+            .into_iter()
+            .map(|f| {
+                let scope = f.kind == FieldKind::Scope;
+                (f.path().to_owned(), f.depth, f.bit, f.bits, scope)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn array_elements_are_recorded_as_their_one_value_or_as_a_scope() {
+        let mut r = Recorder::default();
+        r.enter(Some("mice"), None, 0);
+        // [0]: one unnamed value, recorded alone at the element's depth and annotated.
+        r.enter(None, Some(0), 0);
+        value(&mut r, "", 0);
+        r.exit(1);
+        r.annotate(Value::Str("first".into()));
+        // [1]: an unnamed value, then a named one: the scope goes before both.
+        r.enter(None, Some(1), 1);
+        value(&mut r, "", 1);
+        value(&mut r, "x", 2);
+        r.exit(3);
+        // [2]: nothing inside.
+        r.enter(None, Some(2), 3);
+        r.exit(3);
+        // [3]: a named value only.
+        r.enter(None, Some(3), 3);
+        value(&mut r, "y", 3);
+        r.exit(4);
+        // [4]: left open by a failed read, closed at the end.
+        r.enter(None, Some(4), 4);
+        value(&mut r, "", 4);
+        let got = r.clone();
+        assert_eq!(
+            got.fields[1].value,
+            Value::Str("first".into()),
+            "annotate reaches the element's value"
+        );
+        let s = |p: &str, d, b, n, scope| (p.to_owned(), d, b, n, scope);
+        assert_eq!(
+            shape(r, 9),
+            vec![
+                s("mice", 0, 0, 9, true),
+                s("mice[0]", 1, 0, 1, false),
+                s("mice[1]", 1, 1, 2, true),
+                s("mice[1]", 2, 1, 1, false),
+                s("mice[1].x", 2, 2, 1, false),
+                s("mice[2]", 1, 3, 0, true),
+                s("mice[3]", 1, 3, 1, true),
+                s("mice[3].y", 2, 3, 1, false),
+                s("mice[4]", 1, 4, 1, false),
+            ]
+        );
+    }
 
     #[test]
     fn values_compare_by_their_wire_bits() {
