@@ -9,5 +9,6 @@
 //! when the allocation would succeed.
 
 pub use bitlens_fuzz_guard::{
-    GuardAlloc, LIMIT, PER_INPUT_BASE, PER_INPUT_FACTOR, bounded, budget, guard_allocator,
+    GuardAlloc, LIMIT, PER_INPUT_BASE, PER_INPUT_FACTOR, bounded, bounded_with, budget,
+    guard_allocator,
 };
