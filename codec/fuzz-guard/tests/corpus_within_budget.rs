@@ -1,6 +1,6 @@
 //! Every committed corpus input of bitlens's own fuzz targets, run through its harness with the
 //! guard as the global allocator, stays within its target's per-input budget (64 x input + 1
-//! MiB; for the two harnesses that record a field tree of arbitrary bytes, `traced_budget`) and
+//! MiB; for the three harnesses that record field trees of arbitrary bytes, `traced_budget`) and
 //! makes no allocation over 1 MiB (which would abort this test); prints the largest total per
 //! target.
 
@@ -37,7 +37,7 @@ const TARGETS: &[(&str, Harness)] = &[
 /// The budget of `target`'s inputs, as its fuzz target passes it to the guard.
 fn budget_of(target: &str, len: usize) -> usize {
     match target {
-        "pipeline" | "schema_load" => traced_budget(len),
+        "pipeline" | "schema_load" | "derive_vs_schema" => traced_budget(len),
         _ => budget(len),
     }
 }
