@@ -86,7 +86,7 @@ fn an_input_allocating_past_its_budget_aborts() {
     assert!(!ok);
     assert!(
         err.contains("bitlens-fuzz-guard: an input of 1000 bytes allocated")
-            && err.contains("over its budget of 1112576 (64 x input + 1 MiB)"),
+            && err.contains("over its budget of 1112576\n"),
         "{err}"
     );
     assert!(!err.contains("finished"), "{err}");
