@@ -12,7 +12,7 @@
 //! - bitcode: one reused `bitcode::Buffer` encoding / decoding the whole `Vec` of 1000 messages
 //!   (bitcode packs column-wise across messages; its decode builds the `Vec`).
 
-use bitlens_batch::{BatchWriter, InlineStr, Message, UpdateStage, read_batch};
+use bitlens_batch::{BatchWriter, InlineStr, MessageBody, UpdateStage, read_batch};
 use bitlens_codec::link::NetworkId;
 use bitlens_testkit::batch_demo::{
     ChatText, DemoMessage, Despawn, MoveRigidBody, Ping, PingStamp, Pong,

@@ -10,7 +10,7 @@
 //!     Cli::new("mygame")
 //!         .about("Inspect, decode and check captures of mygame's traffic.")
 //!         .packets::<demo::DemoPacket>(7777, "mygame")
-//!         .messages(7778, "mygame-batch", batch_demo::DemoMessages)
+//!         .message_enum::<batch_demo::DemoMessage>(7778, "mygame-batch")
 //!         .run()
 //! }
 //! ```
@@ -36,6 +36,7 @@
 pub use crate::cmd::common::{Context, Exit, Rejected};
 use crate::dissectors::Dissectors;
 use bitlens_batch::dissect::{BatchDissector, MessageSet};
+use bitlens_batch::{MessageEnum, MessagesOf};
 use bitlens_codec::dissect::{Dissector, PacketDissector};
 use bitlens_codec::packet::Packet;
 use clap::ArgMatches;
@@ -121,6 +122,13 @@ impl Cli {
     /// named `name`).
     pub fn messages<M: MessageSet + 'static>(self, port: u16, name: &str, messages: M) -> Self {
         self.dissector(port, BatchDissector::new(name, messages))
+    }
+
+    /// Reads UDP port `port` as batches of the message enum `M` (`#[derive(MessageEnum)]`), a
+    /// [`BatchDissector`] named `name` whose schema text (for `export-wireshark --as`) is
+    /// `M::schema()`.
+    pub fn message_enum<M: MessageEnum + 'static>(self, port: u16, name: &str) -> Self {
+        self.messages(port, name, MessagesOf::<M>::new())
     }
 
     /// Adds the subcommand `name`: its arguments are `A` (a `#[derive(clap::Parser)]` struct,

@@ -160,12 +160,13 @@ fn every_subcommand_follows_one_rule() {
             vec!["replay", "no-such.ndjson", "--upstream", "127.0.0.1:9"],
         ),
         // export-wireshark: a schema file, or a dissector of the program that has a schema
-        // text; a compiled message set has none.
+        // text (both of bitlens's are derived).
         (0, vec!["export-wireshark", "--schema", schema]),
         (2, vec!["export-wireshark"]),
         (2, vec!["export-wireshark", "--schema", "no-such.toml"]),
         (0, vec!["export-wireshark", "--as", "demo"]),
-        (2, vec!["export-wireshark", "--as", "batch"]),
+        // The derived message set: its [batch] section under the demo packets' [protocol].
+        (0, vec!["export-wireshark", "--as", "batch"]),
         (2, vec!["export-wireshark", "--as", "nope"]),
         // seeds: the port is needed where the program reads several.
         (

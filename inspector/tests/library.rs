@@ -8,12 +8,10 @@ use bitlens::capture::Timestamp;
 use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
 use bitlens::cmd::common::DecodeOpts;
 use bitlens::cmd::{check, decode, decode_bytes};
-use bitlens_batch::dissect::MessageSet;
-use bitlens_batch::{BatchWriter, ByteStream, Message, NetworkContext, RawMessage, UpdateStage};
+use bitlens_batch::{BatchStruct, BatchWriter, MessageEnum, UpdateStage};
 use bitlens_codec::dissect::Status;
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, write_packet};
 use bitlens_codec::stream::Stream;
-use bitlens_codec::trace::Tracer;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -64,50 +62,24 @@ impl Packet for Arena {
 }
 
 /// One batch message type: a kill notice.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, BatchStruct)]
+#[batch(message_type = 9)]
 struct Kill {
     killer: u8,
     victim: u8,
 }
 
-impl Message for Kill {
-    const TYPE: u8 = 9;
-    const NAME: &'static str = "Kill";
-    type Handler = ();
-    fn size_upper_bound(&self) -> usize {
-        2
-    }
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> bitlens_batch::Result<()> {
-        s.u8("killer", &mut self.killer)?;
-        s.u8("victim", &mut self.victim)
-    }
-    fn handle(&mut self, _: &NetworkContext, _: &mut ()) {}
-}
-
 /// The arena's batch messages.
-struct ArenaMessages;
-
-impl MessageSet for ArenaMessages {
-    fn message_name(&self, t: u8) -> Option<&'static str> {
-        (t == Kill::TYPE).then_some(Kill::NAME)
-    }
-    fn read_body<T: Tracer>(
-        &self,
-        raw: &RawMessage<'_>,
-        tracer: T,
-    ) -> (bitlens_batch::Result<()>, T) {
-        match raw.decode_traced(&mut Kill::default(), tracer) {
-            Ok(t) => (Ok(()), t),
-            Err((e, t)) => (Err(e), t),
-        }
-    }
+#[derive(Debug, MessageEnum)]
+enum ArenaMessage {
+    Kill(Kill),
 }
 
 /// The game's inspector, as its `main` builds it.
 fn cli() -> Cli {
     Cli::new("arena")
         .packets::<Arena>(7777, "arena")
-        .messages(7778, "arena-batch", ArenaMessages)
+        .message_enum::<ArenaMessage>(7778, "arena-batch")
 }
 
 fn packet(p: &mut Arena) -> Vec<u8> {
@@ -270,5 +242,28 @@ fn decode_bytes_reads_with_a_compiled_dissector() {
     assert_ne!(
         d.verdict(&changed).problem.map(|p| p.kind),
         Some("crc_mismatch")
+    );
+}
+
+#[test]
+fn a_derived_message_set_exports_only_under_a_packet_sets_protocol() {
+    use bitlens::cmd::export_wireshark::run_dissector;
+    use bitlens_schema::WiresharkOptions;
+    let dissectors = cli().dissectors().clone();
+    let d = dissectors.by_name("arena-batch").expect("registered");
+    let text = d.schema_text().expect("a derived set has a schema text");
+    assert!(text.starts_with("[batch]\nmessages = [\n  { type = 9, name = \"Kill\" },"));
+    assert!(
+        text.contains("{ name = \"victim\", type = \"u8\" }"),
+        "{text}"
+    );
+    // The arena's packets are hand-written, without a schema text: no [protocol] to put the
+    // section under, and the error says what to do.
+    let mut options = WiresharkOptions::default();
+    let e = run_dissector(&dissectors, "arena-batch", &mut options).unwrap_err();
+    assert!(
+        e.to_string().contains("no packet set with a schema text")
+            && e.to_string().contains("give --schema FILE"),
+        "{e}"
     );
 }

@@ -807,6 +807,57 @@ fn shipped_captures_agree_with_decode() {
     }
 }
 
+/// The demo's batches through the Lua dissector exported from the derived message set
+/// (`export-wireshark --as batch`: `#[derive(MessageEnum)]`'s `[batch]` section, under the
+/// `[protocol]` of the derived packet set), against `decode --json` reading the same derived
+/// text as `--schema`.
+#[test]
+fn the_derived_message_sets_dissector_agrees_with_decode() {
+    use bitlens_codec::PacketSet;
+    use bitlens_testkit::{batch_demo::DemoMessage, demo::DemoPacket};
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("derived-batch");
+    let schema = dir.join("derived.toml");
+    let text = format!("{}\n{}", DemoPacket::schema(), DemoMessage::schema());
+    std::fs::write(&schema, text).unwrap();
+    let as_batch = |name: &str, ports: &[&str]| {
+        let mut args = vec!["export-wireshark", "--as", "batch"];
+        args.extend_from_slice(ports);
+        let out = bitlens(&args);
+        assert!(
+            out.status.success(),
+            "export --as batch: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lua = dir.join(name);
+        std::fs::write(&lua, &out.stdout).unwrap();
+        lua
+    };
+    // Without ports: the one bitlens reads with `batch`; the packets of the same [protocol]
+    // are found by the dissector's heuristic (their CRC), so all of demo.pcap is dissected.
+    let lua = as_batch("default.lua", &[]);
+    let n = agree(
+        &lua,
+        &schema,
+        &repo().join("captures/demo.pcap"),
+        "demo",
+        &[],
+    );
+    assert!(n >= 100, "demo.pcap: {n} datagrams decoded");
+    // With both ports: the faults too (a corrupt CRC defeats the heuristic).
+    let lua = as_batch("ports.lua", &["--port", "40000", "--batch-port", "40001"]);
+    let n = agree(
+        &lua,
+        &schema,
+        &repo().join("captures/faults.pcap"),
+        "demo",
+        &[],
+    );
+    assert!(n >= 100, "faults.pcap: {n} datagrams decoded");
+}
+
 /// The custom protocol's capture (examples/custom-protocol, a derived packet set on UDP 28500)
 /// through the Lua dissector exported from its derived schema text.
 #[test]

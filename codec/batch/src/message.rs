@@ -136,37 +136,56 @@ pub struct NetworkContext {
     pub timestamp: f64,
 }
 
-/// A message of seed 002: a plain value with a type, a size upper bound, one serialize function
-/// for every [`ByteStream`], and a handler.
+/// The wire half of a seed 002 message: its type, its name, a size upper bound and one
+/// serialize function for every [`ByteStream`]. `#[derive(BatchStruct)]` with
+/// `#[batch(message_type = N)]` writes it; [`Message`] adds what the game does with it.
 ///
 /// ```
-/// use bitlens_batch::{ByteStream, LittleEndian, Message, NetworkContext, Result};
+/// use bitlens_batch::{BatchStruct, Message, MessageBody, NetworkContext};
+///
+/// #[derive(Debug, Default, PartialEq, BatchStruct)]
+/// #[batch(message_type = 40)]
+/// struct Score {
+///     #[batch(packed)]
+///     player: u32,
+///     #[batch(packed, abs_max = 1_000_000)]
+///     points: i32,
+/// }
+///
+/// impl Message for Score {
+///     type Handler = Vec<(u32, i32)>;
+///     fn handle(&mut self, _: &NetworkContext, table: &mut Self::Handler) {
+///         table.push((self.player, self.points));
+///     }
+/// }
+/// assert_eq!((Score::TYPE, Score::NAME), (40, "Score"));
+/// assert_eq!(Score::default().size_upper_bound(), 5 + 5);
+/// ```
+///
+/// Written by hand, for what the attributes cannot say:
+///
+/// ```
+/// use bitlens_batch::{ByteStream, MessageBody, Result};
 ///
 /// #[derive(Debug, Default, PartialEq)]
 /// struct Score { player: u32, points: i32 }
 ///
-/// impl Message for Score {
+/// impl MessageBody for Score {
 ///     const TYPE: u8 = 40;
 ///     const NAME: &'static str = "Score";
-///     type Handler = Vec<(u32, i32)>;
 ///     fn size_upper_bound(&self) -> usize { 5 + 5 }
 ///     fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
 ///         s.packed_u32("player", &mut self.player)?;
 ///         s.packed_i32("points", &mut self.points)
 ///     }
-///     fn handle(&mut self, _: &NetworkContext, table: &mut Self::Handler) {
-///         table.push((self.player, self.points));
-///     }
 /// }
 /// # let _ = Score::default();
 /// ```
-pub trait Message {
+pub trait MessageBody {
     /// The message type byte.
     const TYPE: u8;
     /// A name for traces and errors.
     const NAME: &'static str;
-    /// What [`Message::handle`] acts on (the game state).
-    type Handler: ?Sized;
 
     /// At least the serialized body size, at most MTU - 6: cheap over exact (seed 002).
     fn size_upper_bound(&self) -> usize;
@@ -176,6 +195,13 @@ pub trait Message {
     /// # Errors
     /// Whatever the stream reports, and the message's own validation.
     fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()>;
+}
+
+/// A message of seed 002 the game handles: a [`MessageBody`] and its handler, called on
+/// receipt ([`crate::MessageSystem::process`]) or immediately on loopback.
+pub trait Message: MessageBody {
+    /// What [`Message::handle`] acts on (the game state).
+    type Handler: ?Sized;
 
     /// Acts on the message, on receipt or immediately on loopback.
     fn handle(&mut self, ctx: &NetworkContext, handler: &mut Self::Handler);
@@ -189,7 +215,7 @@ pub trait Message {
 /// # Errors
 /// Too_large when the bound exceeds `max_body`; buffer_full when `dst` cannot hold header and
 /// bound (nothing written); bound_exceeded; whatever `serialize` returns.
-pub fn encode_message<M: Message>(
+pub fn encode_message<M: MessageBody>(
     dst: &mut [u8],
     base: usize,
     stage: UpdateStage,
@@ -276,7 +302,7 @@ impl<'a> BatchWriter<'a> {
     /// # Errors
     /// Too_large when the bound exceeds MTU - 6 (it fits no batch), bound_exceeded, and
     /// whatever `serialize` returns; nothing is kept of a failed message.
-    pub fn push<M: Message>(&mut self, stage: UpdateStage, msg: &mut M) -> Result<bool> {
+    pub fn push<M: MessageBody>(&mut self, stage: UpdateStage, msg: &mut M) -> Result<bool> {
         let bound = msg.size_upper_bound();
         let limit = max_body(self.buf.len());
         if bound <= limit && MESSAGE_HEADER_LEN + bound > self.buf.len() - self.len {
@@ -411,7 +437,7 @@ impl<'a> RawMessage<'a> {
     /// # Errors
     /// Wrong_type when the header names another type; whatever `M::serialize` reports;
     /// trailing_body when it leaves bytes unread. Every error names this message.
-    pub fn decode<M: Message + Default>(&self) -> Result<M> {
+    pub fn decode<M: MessageBody + Default>(&self) -> Result<M> {
         let mut m = M::default();
         self.decode_into(&mut m)?;
         Ok(m)
@@ -421,7 +447,7 @@ impl<'a> RawMessage<'a> {
     ///
     /// # Errors
     /// As [`RawMessage::decode`].
-    pub fn decode_into<M: Message>(&self, m: &mut M) -> Result<()> {
+    pub fn decode_into<M: MessageBody>(&self, m: &mut M) -> Result<()> {
         self.decode_traced(m, bitlens_codec::trace::NoTrace)
             .map(|_| ())
             .map_err(|(e, _)| e)
@@ -431,7 +457,7 @@ impl<'a> RawMessage<'a> {
     ///
     /// # Errors
     /// As [`RawMessage::decode`]; the tracer is returned either way.
-    pub fn decode_traced<M: Message, T: Tracer>(
+    pub fn decode_traced<M: MessageBody, T: Tracer>(
         &self,
         m: &mut M,
         tracer: T,

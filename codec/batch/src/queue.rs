@@ -7,9 +7,9 @@
 
 use super::error::{BatchError, BatchErrorKind, Result};
 use super::message::{
-    BATCH_HEADER_LEN, Channel, ClientId, MAX_MTU, MESSAGE_HEADER_LEN, Message, MessageHeader,
-    NetworkContext, RawMessage, UpdateStage, check_encoded, encode_message, finish_batch, max_body,
-    read_batch,
+    BATCH_HEADER_LEN, Channel, ClientId, MAX_MTU, MESSAGE_HEADER_LEN, Message, MessageBody,
+    MessageHeader, NetworkContext, RawMessage, UpdateStage, check_encoded, encode_message,
+    finish_batch, max_body, read_batch,
 };
 
 /// Sizes of a [`MessageSystem`]'s fixed buffers.
@@ -115,7 +115,7 @@ impl SendQueue {
     /// # Errors
     /// Too_large (bound over MTU - 6), queue_full, bound_exceeded, whatever `serialize`
     /// returns. A refused message leaves nothing in the queue.
-    pub fn push<M: Message>(
+    pub fn push<M: MessageBody>(
         &mut self,
         channel: Channel,
         stage: UpdateStage,
@@ -597,10 +597,9 @@ mod tests {
         bound: usize,
     }
 
-    impl Message for Blob {
+    impl MessageBody for Blob {
         const TYPE: u8 = 200;
         const NAME: &'static str = "Blob";
-        type Handler = Vec<usize>;
         fn size_upper_bound(&self) -> usize {
             self.bound
         }
@@ -612,6 +611,10 @@ mod tests {
                 super::super::SliceKind::Bytes,
             )
         }
+    }
+
+    impl Message for Blob {
+        type Handler = Vec<usize>;
         fn handle(&mut self, _: &NetworkContext, seen: &mut Vec<usize>) {
             seen.push(self.size);
         }

@@ -372,6 +372,138 @@ impl<'a, const N: usize> arbitrary::Arbitrary<'a> for InlineStr<N> {
     }
 }
 
+/// A list of at most `N` values stored inline: a message's bounded array stays a plain value,
+/// and reading it never allocates (the array counterpart of [`InlineStr`]). A
+/// `#[derive(BatchStruct)]` field of this type is an array with `max_len = N`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InlineVec<T: Copy + Default, const N: usize> {
+    len: usize,
+    items: [T; N],
+}
+
+impl<T: Copy + Default, const N: usize> InlineVec<T, N> {
+    /// The most values it holds.
+    pub const CAPACITY: usize = N;
+
+    /// The empty list.
+    pub fn new() -> Self {
+        InlineVec {
+            len: 0,
+            items: [T::default(); N],
+        }
+    }
+
+    /// `items`, if they fit in `N`.
+    pub fn try_from_slice(items: &[T]) -> Option<Self> {
+        let mut out = Self::new();
+        out.items.get_mut(..items.len())?.copy_from_slice(items);
+        out.len = items.len();
+        Some(out)
+    }
+
+    /// Appends `v`; `Err(v)` when full.
+    ///
+    /// # Errors
+    /// The value back, when the list holds `N` already.
+    pub fn try_push(&mut self, v: T) -> Result<(), T> {
+        match self.items.get_mut(self.len) {
+            Some(slot) => {
+                *slot = v;
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
+    /// The values.
+    pub fn as_slice(&self) -> &[T] {
+        &self.items[..self.len]
+    }
+
+    /// The values, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.items[..self.len]
+    }
+
+    /// `n` default values (at most `N`): what a reader does once a count is checked.
+    pub fn reset(&mut self, n: usize) {
+        self.len = n.min(N);
+        self.items[..self.len].fill(T::default());
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Default for InlineVec<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Copy + Default, const N: usize> std::ops::Deref for InlineVec<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T: Copy + Default, const N: usize> std::ops::DerefMut for InlineVec<T, N> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
+impl<T: Copy + Default + std::fmt::Debug, const N: usize> std::fmt::Debug for InlineVec<T, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// Where a batch array keeps its elements: a `Vec` (allocated, reused) or an [`InlineVec`]
+/// (never allocates). Derived code sizes it only after the count was checked.
+pub trait ArrayStorage<T> {
+    /// Number of elements.
+    fn count(&self) -> usize;
+    /// `n` default elements (a reader, once `n` was checked against the bytes that remain).
+    fn reset(&mut self, n: usize);
+    /// The elements.
+    fn items_mut(&mut self) -> &mut [T];
+}
+
+impl<T: Default> ArrayStorage<T> for Vec<T> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn reset(&mut self, n: usize) {
+        self.clear();
+        self.resize_with(n, T::default);
+    }
+    fn items_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+impl<T: Copy + Default, const N: usize> ArrayStorage<T> for InlineVec<T, N> {
+    fn count(&self) -> usize {
+        self.len
+    }
+    fn reset(&mut self, n: usize) {
+        InlineVec::reset(self, n);
+    }
+    fn items_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
 // ---- Writer ----------------------------------------------------------------------------------
 
 /// The fast writer: byte-aligned, over a caller-owned buffer, every write bounded by it.

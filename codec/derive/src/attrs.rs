@@ -354,7 +354,7 @@ fn is_field_like(i: &Ident) -> bool {
 }
 
 /// `a..=b` or `a..b` (then `b - 1`).
-fn range_bounds(e: &Expr) -> syn::Result<(Expr, Expr)> {
+pub fn range_bounds(e: &Expr) -> syn::Result<(Expr, Expr)> {
     match e {
         Expr::Range(r) => {
             let (Some(lo), Some(hi)) = (&r.start, &r.end) else {

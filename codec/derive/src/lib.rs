@@ -1,6 +1,8 @@
 //! Derive macros of bitlens: `#[derive(BitPacked)]` and `#[derive(PacketSet)]` for the
-//! bit-packed codec (`bitlens_codec`, which re-exports them), and `#[derive(Tagged)]` for the
-//! tagged format (`bitlens_tagged`).
+//! bit-packed codec (`bitlens_codec`, which re-exports them), `#[derive(BatchStruct)]` and
+//! `#[derive(MessageEnum)]` for byte-aligned message batches (`bitlens_batch`, which re-exports
+//! them and documents their `#[batch(...)]` attributes), and `#[derive(Tagged)]` for the tagged
+//! format (`bitlens_tagged`).
 //!
 //! # `#[derive(BitPacked)]`
 //!
@@ -72,6 +74,16 @@
 //! or `Name`; `#[bitlens(name = "...")]` renames its packet type, `check = "label"` /
 //! `check_after = "label"` put check markers around its body.
 //!
+//! # `#[derive(BatchStruct)]` and `#[derive(MessageEnum)]`
+//!
+//! A batch message's (or a struct inside one's) serialize function over every
+//! `bitlens_batch::ByteStream`, its byte bounds and its `[batch.struct.NAME]` text, from
+//! `#[batch(...)]` attributes (a namespace of their own, so one struct can be both bit-packed
+//! and a batch struct, as the demo's `RigidBody` is); `message_type = N` makes it a
+//! `MessageBody`. On the enum of a protocol's messages, `MessageEnum`: decode, push, encode,
+//! the `[batch]` section, and with `handler = Type` that type's `Dispatch`. The attribute table
+//! is in the `bitlens_batch` crate docs.
+//!
 //! # `#[derive(Tagged)]`
 //!
 //! Writes the one `report` function of a struct from `#[tag(N)]` attributes on its fields.
@@ -90,6 +102,7 @@ use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 mod attrs;
+mod batch;
 mod bitpacked;
 mod body;
 mod fields;
@@ -122,6 +135,29 @@ pub fn derive_packet_set(input: TokenStream) -> TokenStream {
 pub fn derive_tagged(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     match tagged::expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// Derives `bitlens_batch::BatchStruct` (and `bitlens_batch::MessageBody` with
+/// `#[batch(message_type = N)]`) from `#[batch(...)]` attributes: see the `bitlens_batch` crate
+/// docs.
+#[proc_macro_derive(BatchStruct, attributes(batch))]
+pub fn derive_batch_struct(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match batch::expand_struct(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// Derives `bitlens_batch::MessageEnum` for the enum of a protocol's batch messages: see the
+/// `bitlens_batch` crate docs.
+#[proc_macro_derive(MessageEnum, attributes(batch))]
+pub fn derive_message_enum(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match batch::expand_enum(&input) {
         Ok(tokens) => tokens.into(),
         Err(err) => err.to_compile_error().into(),
     }

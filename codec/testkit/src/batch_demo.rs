@@ -19,17 +19,12 @@
 
 use crate::demo::{LOCATION_LIMIT, MAX_MICE, MAX_MOUSE, MAX_NAME, RigidBody, RoboCat};
 use arbitrary::{Arbitrary, Unstructured};
-use bitlens_batch::dissect::{BatchDissector, MessageSet, dissect_batch};
-use bitlens_batch::error::{BatchError, BatchErrorKind, Result};
-use bitlens_batch::message::{
-    BatchWriter, MAX_MTU, Message, NetworkContext, RawMessage, UpdateStage, encode_message,
-    max_body,
-};
-use bitlens_batch::queue::{Dispatch, handle_raw};
-use bitlens_batch::stream::{ByteStream, InlineStr, LittleEndian};
+use bitlens_batch::dissect::{BatchDissector, dissect_batch};
+use bitlens_batch::message::{BatchWriter, Message, MessageBody, NetworkContext, UpdateStage};
+use bitlens_batch::stream::{InlineStr, InlineVec};
+use bitlens_batch::{BatchStruct, MessageEnum, MessagesOf};
 use bitlens_codec::dissect::Dissection;
-use bitlens_codec::link::{self, AnyId, LinkingContext, NetworkId};
-use bitlens_codec::trace::Tracer;
+use bitlens_codec::link::{self, LinkingContext, NetworkId};
 
 /// The UDP port of batches in the demo captures.
 pub const PORT: u16 = 40001;
@@ -46,36 +41,7 @@ pub const MAX_NETWORK_ID: u32 = crate::demo::MAX_NETWORK_ID;
 
 /// Name of a demo message type, `None` for unknown types.
 pub fn message_name(message_type: u8) -> Option<&'static str> {
-    Some(match message_type {
-        SpawnRoboCat::TYPE => SpawnRoboCat::NAME,
-        MoveRigidBody::TYPE => MoveRigidBody::NAME,
-        ChatText::TYPE => ChatText::NAME,
-        Ping::TYPE => Ping::NAME,
-        Pong::TYPE => Pong::NAME,
-        Despawn::TYPE => Despawn::NAME,
-        _ => return None,
-    })
-}
-
-fn ranged<S: ByteStream>(s: &mut S, name: &'static str, v: &mut u32, max: u32) -> Result<()> {
-    let at = s.base() + s.position();
-    if S::WRITING && *v > max {
-        return Err(out_of_range(u64::from(*v), 0, u64::from(max), at, name));
-    }
-    s.packed_u32(name, v)?;
-    if *v > max {
-        return Err(out_of_range(u64::from(*v), 0, u64::from(max), at, name));
-    }
-    Ok(())
-}
-
-fn out_of_range(value: u64, min: u64, max: u64, at: usize, name: &'static str) -> BatchError {
-    BatchError::new(BatchErrorKind::OutOfRange { value, min, max }, at, name)
-}
-
-/// The network id of the object the message is about: `1..=MAX_NETWORK_ID`.
-fn object_id<S: ByteStream>(s: &mut S, name: &'static str, id: &mut NetworkId) -> Result<()> {
-    bitlens_batch::link::serialize_object_id_bytes(s, name, id, MAX_NETWORK_ID)
+    DemoMessage::message_name(message_type)
 }
 
 const ID_ONE: NetworkId = match NetworkId::new(1) {
@@ -120,39 +86,29 @@ impl Default for DemoWorld {
     }
 }
 
-impl Dispatch for DemoWorld {
-    fn dispatch(&mut self, ctx: &NetworkContext, msg: &RawMessage<'_>) -> Result<()> {
-        match msg.header.message_type {
-            SpawnRoboCat::TYPE => handle_raw::<SpawnRoboCat>(msg, ctx, self),
-            MoveRigidBody::TYPE => handle_raw::<MoveRigidBody>(msg, ctx, self),
-            ChatText::TYPE => handle_raw::<ChatText>(msg, ctx, self),
-            Ping::TYPE => handle_raw::<Ping>(msg, ctx, self),
-            Pong::TYPE => handle_raw::<Pong>(msg, ctx, self),
-            Despawn::TYPE => handle_raw::<Despawn>(msg, ctx, self),
-            // Unknown types were skipped by their length.
-            _ => Ok(()),
-        }
-    }
-}
-
 /// Spawns a [`RoboCat`] (seed 004) under a network id; its home base is a linked reference.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, BatchStruct)]
+#[batch(message_type = 1)]
 pub struct SpawnRoboCat {
     /// The cat's network id.
+    #[batch(max_id = MAX_NETWORK_ID)]
     pub network_id: NetworkId,
     /// Health, `0..=100`.
+    #[batch(range = 0..=100)]
     pub health: u8,
     /// Meows so far, `0..=1_000_000`.
+    #[batch(packed, range = 0..=1_000_000)]
     pub meow_count: u32,
     /// Network id of its home base, resolved by the receiver's linking context.
+    #[batch(max_id = MAX_NETWORK_ID)]
     pub home_base: Option<NetworkId>,
     /// Name.
     pub name: InlineStr<MAX_NAME>,
-    /// Mice tracked: `mice[..mouse_count]`, each `0..=MAX_MOUSE`.
-    pub mice: [u16; MAX_MICE],
-    /// Number of mice, `0..=MAX_MICE`.
-    pub mouse_count: u8,
+    /// Mice tracked, at most [`MAX_MICE`], each `0..=MAX_MOUSE`.
+    #[batch(element(range = 0..=MAX_MOUSE))]
+    pub mice: InlineVec<u16, MAX_MICE>,
     /// Location in tenths of a unit, each within `±LOCATION_LIMIT` (one copy of 12 bytes).
+    #[batch(abs_max = LOCATION_LIMIT)]
     pub location: [i32; 3],
     /// Rotation `[x, y, z, w]` as raw floats (one copy of 16 bytes).
     pub rotation: [f32; 4],
@@ -166,8 +122,7 @@ impl Default for SpawnRoboCat {
             meow_count: 0,
             home_base: None,
             name: InlineStr::new(),
-            mice: [0; MAX_MICE],
-            mouse_count: 0,
+            mice: InlineVec::new(),
             location: [0; 3],
             rotation: [0.0, 0.0, 0.0, 1.0],
         }
@@ -177,22 +132,23 @@ impl Default for SpawnRoboCat {
 impl SpawnRoboCat {
     /// The spawn message of `cat` under `network_id`; `None` when a value is out of range.
     pub fn from_cat(network_id: NetworkId, cat: &RoboCat) -> Option<Self> {
-        let mut m = SpawnRoboCat {
+        let mut mice = InlineVec::new();
+        for &mouse in &cat.mice {
+            let mouse = u16::try_from(mouse)
+                .ok()
+                .filter(|&x| i32::from(x) <= MAX_MOUSE)?;
+            mice.try_push(mouse).ok()?;
+        }
+        let m = SpawnRoboCat {
             network_id,
             health: u8::try_from(cat.health).ok().filter(|h| *h <= 100)?,
             meow_count: u32::try_from(cat.meow_count).ok()?,
             home_base: cat.home_base,
             name: InlineStr::try_from_str(&cat.name)?,
-            mouse_count: u8::try_from(cat.mice.len()).ok()?,
+            mice,
             location: cat.location,
             rotation: cat.rotation,
-            ..Self::default()
         };
-        for (slot, &mouse) in m.mice.iter_mut().zip(&cat.mice) {
-            *slot = u16::try_from(mouse)
-                .ok()
-                .filter(|&x| i32::from(x) <= MAX_MOUSE)?;
-        }
         let in_range = cat.mice.len() <= MAX_MICE
             && m.meow_count <= 1_000_000
             && m.location
@@ -208,10 +164,7 @@ impl SpawnRoboCat {
             meow_count: self.meow_count as i32,
             home_base: self.home_base,
             name: self.name.as_str().to_owned(),
-            mice: self.mice[..usize::from(self.mouse_count)]
-                .iter()
-                .map(|&m| i32::from(m))
-                .collect(),
+            mice: self.mice.iter().map(|&m| i32::from(m)).collect(),
             location: self.location,
             rotation: self.rotation,
         }
@@ -219,67 +172,7 @@ impl SpawnRoboCat {
 }
 
 impl Message for SpawnRoboCat {
-    const TYPE: u8 = 1;
-    const NAME: &'static str = "SpawnRoboCat";
     type Handler = DemoWorld;
-
-    fn size_upper_bound(&self) -> usize {
-        5 + 1 + 5 + 5 + (2 + MAX_NAME) + (1 + 2 * MAX_MICE) + 12 + 16
-    }
-
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
-        object_id(s, "network_id", &mut self.network_id)?;
-        let at = s.base() + s.position();
-        s.u8("health", &mut self.health)?;
-        if self.health > 100 {
-            return Err(out_of_range(u64::from(self.health), 0, 100, at, "health"));
-        }
-        ranged(s, "meow_count", &mut self.meow_count, 1_000_000)?;
-        bitlens_batch::link::serialize_id_bytes(
-            s,
-            "home_base",
-            &mut self.home_base,
-            MAX_NETWORK_ID,
-            &AnyId,
-        )?;
-        s.text("name", &mut self.name)?;
-        let mut n = usize::from(self.mouse_count);
-        s.length("mice", &mut n, MAX_MICE, 2)?;
-        self.mouse_count = n as u8;
-        let mice = &mut self.mice[..n];
-        s.scope("mice", |s| {
-            for (i, m) in mice.iter_mut().enumerate() {
-                let at = s.base() + s.position();
-                s.index(i, |s| s.u16("", m))?;
-                if i32::from(*m) > MAX_MOUSE {
-                    return Err(out_of_range(u64::from(*m), 0, MAX_MOUSE as u64, at, "mice"));
-                }
-            }
-            Ok(())
-        })?;
-        let at = s.base() + s.position();
-        s.pod("location", &mut self.location)?;
-        if self
-            .location
-            .iter()
-            .any(|l| l.unsigned_abs() > LOCATION_LIMIT as u32)
-        {
-            let worst = self
-                .location
-                .iter()
-                .map(|l| l.unsigned_abs())
-                .max()
-                .unwrap_or(0);
-            return Err(out_of_range(
-                u64::from(worst),
-                0,
-                LOCATION_LIMIT as u64,
-                at,
-                "location",
-            ));
-        }
-        s.pod("rotation", &mut self.rotation)
-    }
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
@@ -291,10 +184,13 @@ impl Message for SpawnRoboCat {
     }
 }
 
-/// Moves a rigid body (seed 000's [`RigidBody`]) of a spawned object.
-#[derive(Debug, Clone, PartialEq)]
+/// Moves a rigid body (seed 000's [`RigidBody`], as the batch struct `RigidBodyState`: raw
+/// floats, velocities unless at rest) of a spawned object.
+#[derive(Debug, Clone, PartialEq, BatchStruct)]
+#[batch(message_type = 2)]
 pub struct MoveRigidBody {
     /// The object's network id.
+    #[batch(max_id = MAX_NETWORK_ID)]
     pub network_id: NetworkId,
     /// Its new state, as raw floats.
     pub body: RigidBody,
@@ -310,44 +206,7 @@ impl Default for MoveRigidBody {
 }
 
 impl Message for MoveRigidBody {
-    const TYPE: u8 = 2;
-    const NAME: &'static str = "MoveRigidBody";
     type Handler = DemoWorld;
-
-    fn size_upper_bound(&self) -> usize {
-        5 + 12 + 16 + 1 + 12 + 12
-    }
-
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
-        object_id(s, "network_id", &mut self.network_id)?;
-        let b = &mut self.body;
-        s.scope("body", |s| {
-            s.pod("position", &mut b.position)?;
-            s.pod("orientation", &mut b.orientation)?;
-            let at = s.base() + s.position();
-            if S::WRITING
-                && b.at_rest
-                && (b.linear_velocity != [0.0; 3] || b.angular_velocity != [0.0; 3])
-            {
-                let why = "a body at rest has a non-zero velocity";
-                return Err(BatchError::new(
-                    BatchErrorKind::NonCanonical(why),
-                    at,
-                    "at_rest",
-                ));
-            }
-            s.bool("at_rest", &mut b.at_rest)?;
-            if b.at_rest {
-                if S::READING {
-                    b.linear_velocity = [0.0; 3];
-                    b.angular_velocity = [0.0; 3];
-                }
-                return Ok(());
-            }
-            s.pod("linear_velocity", &mut b.linear_velocity)?;
-            s.pod("angular_velocity", &mut b.angular_velocity)
-        })
-    }
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
@@ -356,27 +215,18 @@ impl Message for MoveRigidBody {
 }
 
 /// A line of chat.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, BatchStruct)]
+#[batch(message_type = 3)]
 pub struct ChatText {
     /// Who says it.
+    #[batch(packed)]
     pub player: u32,
     /// What they say.
     pub text: InlineStr<MAX_CHAT>,
 }
 
 impl Message for ChatText {
-    const TYPE: u8 = 3;
-    const NAME: &'static str = "ChatText";
     type Handler = DemoWorld;
-
-    fn size_upper_bound(&self) -> usize {
-        5 + 2 + MAX_CHAT
-    }
-
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
-        s.packed_u32("player", &mut self.player)?;
-        s.text("text", &mut self.text)
-    }
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
@@ -385,7 +235,9 @@ impl Message for ChatText {
 }
 
 /// A ping's stamp: plain old data, sent in one copy of its 16 bytes (seed 002's `WriteValue`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable, BatchStruct,
+)]
 #[repr(C)]
 pub struct PingStamp {
     /// Ping sequence number.
@@ -407,24 +259,16 @@ impl<'a> Arbitrary<'a> for PingStamp {
 }
 
 /// A ping: the receiver owes a [`Pong`] with the same stamp.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, BatchStruct)]
+#[batch(message_type = 4)]
 pub struct Ping {
     /// The stamp.
+    #[batch(pod)]
     pub stamp: PingStamp,
 }
 
 impl Message for Ping {
-    const TYPE: u8 = 4;
-    const NAME: &'static str = "Ping";
     type Handler = DemoWorld;
-
-    fn size_upper_bound(&self) -> usize {
-        std::mem::size_of::<PingStamp>()
-    }
-
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
-        s.pod("stamp", &mut self.stamp)
-    }
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
@@ -436,27 +280,18 @@ impl Message for Ping {
 }
 
 /// The answer to a [`Ping`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, BatchStruct)]
+#[batch(message_type = 5)]
 pub struct Pong {
     /// The ping's stamp.
+    #[batch(pod)]
     pub stamp: PingStamp,
     /// The answering side's clock when it handled the ping, in milliseconds.
     pub handled_ms: u32,
 }
 
 impl Message for Pong {
-    const TYPE: u8 = 5;
-    const NAME: &'static str = "Pong";
     type Handler = DemoWorld;
-
-    fn size_upper_bound(&self) -> usize {
-        std::mem::size_of::<PingStamp>() + 4
-    }
-
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
-        s.pod("stamp", &mut self.stamp)?;
-        s.u32("handled_ms", &mut self.handled_ms)
-    }
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
@@ -465,9 +300,11 @@ impl Message for Pong {
 }
 
 /// Removes a spawned object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, BatchStruct)]
+#[batch(message_type = 6)]
 pub struct Despawn {
     /// The object's network id.
+    #[batch(max_id = MAX_NETWORK_ID)]
     pub network_id: NetworkId,
 }
 
@@ -478,17 +315,7 @@ impl Default for Despawn {
 }
 
 impl Message for Despawn {
-    const TYPE: u8 = 6;
-    const NAME: &'static str = "Despawn";
     type Handler = DemoWorld;
-
-    fn size_upper_bound(&self) -> usize {
-        5
-    }
-
-    fn serialize<S: ByteStream>(&mut self, s: &mut S) -> Result<()> {
-        object_id(s, "network_id", &mut self.network_id)
-    }
 
     fn handle(&mut self, _: &NetworkContext, world: &mut DemoWorld) {
         world.handled[usize::from(Self::TYPE)] += 1;
@@ -496,8 +323,12 @@ impl Message for Despawn {
     }
 }
 
-/// Any demo message.
-#[derive(Debug, Clone, PartialEq)]
+/// Any demo message: the demo's message set. `#[derive(MessageEnum)]` writes its decode, push,
+/// encode and `[batch]` schema, [`DemoMessage::send`], and (`handler = DemoWorld`) the
+/// [`Dispatch`](bitlens_batch::Dispatch) of [`DemoWorld`]: each message decoded and handled,
+/// unknown types skipped by their length.
+#[derive(Debug, Clone, PartialEq, MessageEnum)]
+#[batch(handler = DemoWorld)]
 pub enum DemoMessage {
     /// Type 1.
     Spawn(SpawnRoboCat),
@@ -513,82 +344,6 @@ pub enum DemoMessage {
     Despawn(Despawn),
 }
 
-macro_rules! each {
-    ($self:expr, $m:ident => $e:expr) => {
-        match $self {
-            DemoMessage::Spawn($m) => $e,
-            DemoMessage::Move($m) => $e,
-            DemoMessage::Chat($m) => $e,
-            DemoMessage::Ping($m) => $e,
-            DemoMessage::Pong($m) => $e,
-            DemoMessage::Despawn($m) => $e,
-        }
-    };
-}
-
-fn type_of<M: Message>(_: &M) -> u8 {
-    M::TYPE
-}
-
-impl DemoMessage {
-    /// Its message type.
-    pub fn message_type(&self) -> u8 {
-        each!(self, m => type_of(m))
-    }
-
-    /// Its size upper bound.
-    pub fn size_upper_bound(&self) -> usize {
-        each!(self, m => m.size_upper_bound())
-    }
-
-    /// Decodes a raw message: `Ok(None)` for an unknown type.
-    ///
-    /// # Errors
-    /// The decode error, naming the message.
-    pub fn decode(raw: &RawMessage<'_>) -> Result<Option<Self>> {
-        Ok(Some(match raw.header.message_type {
-            SpawnRoboCat::TYPE => DemoMessage::Spawn(raw.decode()?),
-            MoveRigidBody::TYPE => DemoMessage::Move(raw.decode()?),
-            ChatText::TYPE => DemoMessage::Chat(raw.decode()?),
-            Ping::TYPE => DemoMessage::Ping(raw.decode()?),
-            Pong::TYPE => DemoMessage::Pong(raw.decode()?),
-            Despawn::TYPE => DemoMessage::Despawn(raw.decode()?),
-            _ => return Ok(None),
-        }))
-    }
-
-    /// Appends it to a batch (`Ok(false)` when its bound does not fit).
-    ///
-    /// # Errors
-    /// As [`BatchWriter::push`].
-    pub fn push(&mut self, w: &mut BatchWriter<'_>, stage: UpdateStage) -> Result<bool> {
-        each!(self, m => w.push(stage, m))
-    }
-
-    /// Encodes header and body at the start of `dst`, returning the bytes used.
-    ///
-    /// # Errors
-    /// As [`encode_message`].
-    pub fn encode(&mut self, dst: &mut [u8], stage: UpdateStage) -> Result<usize> {
-        each!(self, m => encode_message(dst, 0, stage, m, max_body(MAX_MTU)))
-    }
-
-    /// Sends it through a [`bitlens_batch::MessageSystem`].
-    ///
-    /// # Errors
-    /// As [`bitlens_batch::MessageSystem::send`].
-    pub fn send(
-        &mut self,
-        system: &mut bitlens_batch::MessageSystem,
-        to: &[bitlens_batch::ClientId],
-        channel: bitlens_batch::Channel,
-        stage: UpdateStage,
-        world: &mut DemoWorld,
-    ) -> Result<()> {
-        each!(self, m => system.send(to, channel, stage, m, world))
-    }
-}
-
 impl<'a> Arbitrary<'a> for DemoMessage {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let id = |u: &mut Unstructured<'a>| -> arbitrary::Result<NetworkId> {
@@ -602,11 +357,10 @@ impl<'a> Arbitrary<'a> for DemoMessage {
                     meow_count: u.int_in_range(0..=1_000_000)?,
                     home_base: NetworkId::new(u.int_in_range(0..=MAX_NETWORK_ID)?),
                     name: u.arbitrary()?,
-                    mouse_count: u.int_in_range(0..=MAX_MICE as u8)?,
                     ..SpawnRoboCat::default()
                 };
-                for mouse in &mut m.mice[..usize::from(m.mouse_count)] {
-                    *mouse = u.int_in_range(0..=MAX_MOUSE as u16)?;
+                for _ in 0..u.int_in_range(0..=MAX_MICE)? {
+                    let _ = m.mice.try_push(u.int_in_range(0..=MAX_MOUSE as u16)?);
                 }
                 for l in &mut m.location {
                     *l = u.int_in_range(-LOCATION_LIMIT..=LOCATION_LIMIT)?;
@@ -643,45 +397,19 @@ impl<'a> Arbitrary<'a> for DemoMessage {
     }
 }
 
-fn body<M: Message + Default, T: Tracer>(raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T) {
-    match raw.decode_traced(&mut M::default(), tracer) {
-        Ok(tracer) => (Ok(()), tracer),
-        Err((e, tracer)) => (Err(e), tracer),
-    }
-}
-
-/// The demo protocol's batch messages as a [`MessageSet`]: what `bitlens` dissects on port
-/// [`PORT`] (see [`dissector`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DemoMessages;
-
-impl MessageSet for DemoMessages {
-    fn message_name(&self, message_type: u8) -> Option<&'static str> {
-        message_name(message_type)
-    }
-
-    fn read_body<T: Tracer>(&self, raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T) {
-        match raw.header.message_type {
-            SpawnRoboCat::TYPE => body::<SpawnRoboCat, T>(raw, tracer),
-            MoveRigidBody::TYPE => body::<MoveRigidBody, T>(raw, tracer),
-            ChatText::TYPE => body::<ChatText, T>(raw, tracer),
-            Ping::TYPE => body::<Ping, T>(raw, tracer),
-            Pong::TYPE => body::<Pong, T>(raw, tracer),
-            // Any other type is Despawn's wrong_type error (the set reads known types only).
-            _ => body::<Despawn, T>(raw, tracer),
-        }
-    }
-}
+/// The demo protocol's batch messages as a [`bitlens_batch::MessageSet`]: what `bitlens`
+/// dissects on port [`PORT`] (see [`dissector`]).
+pub type DemoMessages = MessagesOf<DemoMessage>;
 
 /// The dissector of demo batches, named `batch` (`--decode PORT=batch`).
 pub fn dissector() -> BatchDissector<DemoMessages> {
-    BatchDissector::new("batch", DemoMessages)
+    BatchDissector::new("batch", DemoMessages::new())
 }
 
 /// Dissects a demo batch for people: framing, and per message its type, stage, length, status
 /// and fields, in one field tree (see [`bitlens_batch::dissect`]).
 pub fn dissect(data: &[u8]) -> Dissection {
-    dissect_batch(&DemoMessages, data)
+    dissect_batch(&DemoMessages::new(), data)
 }
 
 /// One of each demo message, with recognisable values (captures, seeds, examples).
@@ -744,6 +472,7 @@ pub fn sample_batch() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bitlens_batch::error::{BatchErrorKind, Result};
     use bitlens_batch::read_batch;
     use bitlens_codec::dissect::{Dissector, MessageStatus, Status};
     use bitlens_codec::trace::{FieldKind, Value};

@@ -121,7 +121,12 @@ pub struct PacketC {
 ///
 /// Writing a body at rest with a non-zero velocity is invalid_argument (the velocity would be
 /// lost); reading one at rest gives zero velocities.
-#[derive(Debug, Clone, Default, PartialEq, BitPacked)]
+///
+/// In batches (`crate::batch_demo::MoveRigidBody`) the same struct is the byte-aligned batch
+/// struct `RigidBodyState`: raw little-endian floats, velocities unless at rest (its
+/// `#[batch(...)]` attributes).
+#[derive(Debug, Clone, Default, PartialEq, BitPacked, bitlens_batch::BatchStruct)]
+#[batch(name = "RigidBodyState")]
 pub struct RigidBody {
     /// Position, [`POSITION`] per axis.
     #[bitlens(compressed = POSITION)]
@@ -133,9 +138,11 @@ pub struct RigidBody {
     pub at_rest: bool,
     /// Linear velocity, [`LINEAR_VELOCITY`] per axis.
     #[bitlens(compressed = LINEAR_VELOCITY, unless = at_rest)]
+    #[batch(unless = at_rest)]
     pub linear_velocity: [f32; 3],
     /// Angular velocity, [`ANGULAR_VELOCITY`] per axis.
     #[bitlens(compressed = ANGULAR_VELOCITY, unless = at_rest)]
+    #[batch(unless = at_rest)]
     pub angular_velocity: [f32; 3],
 }
 

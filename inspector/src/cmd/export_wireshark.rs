@@ -90,6 +90,7 @@ pub fn run_dissector(
              has one; give --schema FILE)"
         )
     })?;
+    let text = with_protocol(dissectors, name, text)?;
     let schema = Schema::from_toml(&text, &format!("{name} (schema text)"))?;
     if options.ports.is_empty() && options.batch_ports.is_empty() {
         let ports = dissectors
@@ -103,6 +104,30 @@ pub fn run_dissector(
         }
     }
     export(schema, options)
+}
+
+/// A message set's schema text is its `[batch]` section alone (`MessageEnum::schema`): the
+/// program's packet set gives the `[protocol]` it belongs to (the first packet dissector with
+/// a schema text), as the two make one schema file.
+fn with_protocol(dissectors: &Dissectors, name: &str, text: String) -> Result<String> {
+    let has_protocol = text.lines().any(|l| l.trim() == "[protocol]");
+    if has_protocol {
+        return Ok(text);
+    }
+    let packets = dissectors
+        .names()
+        .filter_map(|n| dissectors.by_name(n))
+        .filter(|d| d.layout() == Layout::Packets)
+        .find_map(|d| d.schema_text());
+    match packets {
+        Some(protocol) if !protocol.lines().any(|l| l.trim() == "[batch]") => {
+            Ok(format!("{protocol}\n{text}"))
+        }
+        _ => bail!(
+            "--as {name:?}: its schema text is a [batch] section, and this program has no packet \
+             set with a schema text to take the [protocol] from (give --schema FILE)"
+        ),
+    }
 }
 
 fn export(schema: Schema, options: &WiresharkOptions) -> Result<String> {

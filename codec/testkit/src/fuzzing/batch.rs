@@ -4,8 +4,8 @@
 use crate::batch_demo::{DemoMessage, MTU, dissect, dissector};
 use arbitrary::{Arbitrary, Unstructured};
 use bitlens_batch::{
-    BATCH_HEADER_LEN, ByteCounter, Channel, MESSAGE_HEADER_LEN, Message, SendQueue, UpdateStage,
-    read_batch,
+    BATCH_HEADER_LEN, ByteCounter, Channel, MESSAGE_HEADER_LEN, MessageBody, SendQueue,
+    UpdateStage, read_batch,
 };
 use bitlens_codec::dissect::{Dissector, MessageStatus, Problem, Status};
 

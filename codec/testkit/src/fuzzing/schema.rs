@@ -195,12 +195,7 @@ pub fn demo_message_value(m: &DemoMessage) -> (u8, DynValue) {
             ("name", DynValue::Str(c.name.as_str().to_owned())),
             (
                 "mice",
-                DynValue::Array(
-                    c.mice[..usize::from(c.mouse_count).min(c.mice.len())]
-                        .iter()
-                        .map(|&m| int(m))
-                        .collect(),
-                ),
+                DynValue::Array(c.mice.iter().map(|&m| int(m)).collect()),
             ),
             (
                 "location",
@@ -249,10 +244,25 @@ pub fn demo_batch() -> &'static BatchSchema {
     }
 }
 
-/// The raw-bytes half: `data` read as a batch by both engines gives the same dissection
-/// (status and problem, per message status, type, stage, length, problem, field paths, bits
-/// and values) and the same verdict, and every message both accept has the same value and
-/// re-encodes to its bytes.
+/// The demo protocol as its derives describe it: `DemoPacket::schema()` (`#[derive(PacketSet)]`)
+/// followed by `DemoMessage::schema()` (`#[derive(MessageEnum)]`), parsed once.
+pub static DERIVED: LazyLock<Schema> = LazyLock::new(|| {
+    use bitlens_codec::PacketSet;
+    let text = format!("{}\n{}", DemoPacket::schema(), DemoMessage::schema());
+    match Schema::from_toml(&text, "derived demo schema") {
+        Ok(s) => s,
+        Err(e) => panic!("the derived demo schema does not parse: {e}\n{text}"),
+    }
+});
+
+/// The `[batch]` section the demo's `#[derive(MessageEnum)]` writes.
+pub fn derived_batch() -> &'static BatchSchema {
+    match DERIVED.batch() {
+        Some(b) => b,
+        None => panic!("DemoMessage::schema() has no [batch] section"),
+    }
+}
+
 /// A batch's dissection without message headers (`dissect_values`, what `decode --json`
 /// reads) says what the full one says: status, problem, bits read, every message's view but
 /// its entry ranges, every entry outside the messages, and every body entry (path relative to
@@ -306,8 +316,18 @@ pub fn assert_values_agree(full: &Dissection, values: &Dissection) {
     }
 }
 
+/// The raw-bytes half: `data` read as a batch by both engines gives the same dissection
+/// (status and problem, per message status, type, stage, length, problem, field paths, bits
+/// and values) and the same verdict, and every message both accept has the same value and
+/// re-encodes to its bytes.
+/// Against the shipped schema and the derived one.
 pub fn same_batch_verdict(data: &[u8]) {
-    let schema = demo_batch();
+    same_batch_verdict_in(demo_batch(), data);
+    same_batch_verdict_in(derived_batch(), data);
+}
+
+/// [`same_batch_verdict`] against one schema's `[batch]` section.
+pub fn same_batch_verdict_in(schema: &BatchSchema, data: &[u8]) {
     let compiled = dissect(data);
     let traced = dissect_batch(schema, data);
     if let (Some(c), Some(s)) = (&compiled.messages, &traced.messages) {
@@ -324,10 +344,10 @@ pub fn same_batch_verdict(data: &[u8]) {
         }
     }
     assert_eq!(compiled, traced, "batch dissections differ");
-    assert_values_agree(&compiled, &dissect_batch_values(&DemoMessages, data));
+    assert_values_agree(&compiled, &dissect_batch_values(&DemoMessages::new(), data));
     assert_values_agree(&traced, &dissect_batch_values(schema, data));
     assert_eq!(
-        check_batch(&DemoMessages, data),
+        check_batch(&DemoMessages::new(), data),
         check_batch(schema, data),
         "batch verdicts differ"
     );
@@ -356,9 +376,15 @@ pub fn same_batch_verdict(data: &[u8]) {
 }
 
 /// The values half: an arbitrary demo message written by both engines gives the same body (or
-/// both refuse it), measures the same, and reads back to the same value.
+/// both refuse it), measures the same, and reads back to the same value. Against the shipped
+/// schema and the derived one.
 pub fn same_message_bytes(m: &DemoMessage) {
-    let schema = demo_batch();
+    same_message_bytes_in(demo_batch(), m);
+    same_message_bytes_in(derived_batch(), m);
+}
+
+/// [`same_message_bytes`] against one schema's `[batch]` section.
+pub fn same_message_bytes_in(schema: &BatchSchema, m: &DemoMessage) {
     let (t, value) = demo_message_value(m);
     let mut a = vec![0u8; bitlens_batch::MAX_MTU];
     let mut b = vec![0u8; bitlens_batch::MAX_MTU];
@@ -401,11 +427,14 @@ pub fn same_message_bytes(m: &DemoMessage) {
 }
 
 /// `schema_batch_vs_compiled`: `data` as a batch, and `data` as the seed of an arbitrary demo
-/// message: the schema's `[batch]` section and the compiled messages agree on each.
+/// message: the derived messages (`#[derive(BatchStruct)]`, `#[derive(MessageEnum)]`) and the
+/// schema interpreter running the `[batch]` text the same derive writes agree on each: bytes,
+/// traces, values, verdicts. (The shipped `captures/demo.schema.toml` is held to the same by
+/// `codec/schema/tests/schema_batch.rs`.)
 pub fn schema_batch_vs_compiled(data: &[u8]) {
-    same_batch_verdict(data);
+    same_batch_verdict_in(derived_batch(), data);
     let mut u = Unstructured::new(data);
     if let Ok(m) = DemoMessage::arbitrary(&mut u) {
-        same_message_bytes(&m);
+        same_message_bytes_in(derived_batch(), &m);
     }
 }

@@ -1,0 +1,391 @@
+//! Byte-aligned structs described once: the [`BatchStruct`] trait that
+//! `#[derive(BatchStruct)]` implements (the one serialize function, the byte bounds, the
+//! schema text), the [`MessageEnum`] trait of `#[derive(MessageEnum)]` with [`MessagesOf`], the
+//! [`MessageSet`] it makes of a message enum, and the range checks derived code calls.
+//!
+//! The checks are the schema interpreter's (`bitlens_schema`, SCHEMA.md "Message batches"): a
+//! value is checked before it is written and after it is read (it is traced first), and the
+//! error is `out_of_range` at the field's first byte, naming the field (an array element's
+//! error names the array). A derived struct and its schema text therefore write the same bytes,
+//! record the same trace and refuse the same inputs; `codec/testkit/tests/batch_derive.rs` and
+//! the `schema_batch_vs_compiled` fuzz target check it.
+
+use crate::dissect::MessageSet;
+use crate::error::{BatchError, BatchErrorKind, Result};
+use crate::message::{BatchWriter, RawMessage, UpdateStage};
+use crate::stream::ByteStream;
+use bitlens_codec::link::{AnyId, NetworkId};
+use bitlens_codec::trace::Tracer;
+use std::fmt::Write as _;
+use std::marker::PhantomData;
+
+/// A byte-aligned struct with one serialize function over every [`ByteStream`]: a message body
+/// or a struct inside one. Written by `#[derive(BatchStruct)]` (see the derive's documentation
+/// in `bitlens_batch`'s crate docs).
+pub trait BatchStruct {
+    /// Its name in the schema language (`[batch.struct.NAME]`); a message's name.
+    const STRUCT_NAME: &'static str;
+    /// The fewest bytes it takes on the wire.
+    const MIN_BYTES: usize;
+    /// The most bytes it takes on the wire: the size upper bound of a message of it.
+    const MAX_BYTES: usize;
+    /// True when a read checks more than the bytes' presence (a range, a guard, UTF-8): a plain
+    /// old data struct sent in one copy must have none, since the copy checks nothing.
+    const CHECKED: bool;
+
+    /// Writes, reads, measures or traces the struct's fields, in order.
+    ///
+    /// # Errors
+    /// Whatever the stream reports, and the fields' range checks.
+    fn serialize_fields<S: ByteStream>(&mut self, s: &mut S) -> Result<()>;
+
+    /// Adds its `[batch.struct.NAME]` definition, and those of the structs it holds, to `w`.
+    fn define(w: &mut SchemaWriter);
+}
+
+/// Collects the `[batch.struct.NAME]` definitions of a message set, each once, in the order
+/// first met (a struct before the structs that hold it).
+#[derive(Debug, Default)]
+pub struct SchemaWriter {
+    defined: Vec<&'static str>,
+    text: String,
+}
+
+impl SchemaWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Defines struct `name` with `fields` (inline tables of the schema language), unless a
+    /// struct of that name is already defined.
+    pub fn define(&mut self, name: &'static str, fields: &[String]) {
+        if self.defined.contains(&name) {
+            return;
+        }
+        self.defined.push(name);
+        let _ = writeln!(self.text, "\n[batch.struct.{name}]\nfields = [");
+        for f in fields {
+            let _ = writeln!(self.text, "  {f},");
+        }
+        self.text.push_str("]\n");
+    }
+
+    /// True when struct `name` is defined.
+    pub fn is_defined(&self, name: &str) -> bool {
+        self.defined.contains(&name)
+    }
+
+    /// The definitions written.
+    pub fn finish(self) -> String {
+        self.text
+    }
+}
+
+/// A string in the schema language (a TOML basic string).
+pub fn toml_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The bytes a packed length or count of at most `max` takes at most (the tagged format's
+/// varint): the size bound of strings, byte vectors and arrays.
+pub const fn varint_len(max: usize) -> usize {
+    let mut x = max as u64;
+    let mut len = 1;
+    while x >= 0x80 {
+        x = (x >> 7) - 1;
+        len += 1;
+    }
+    len
+}
+
+#[cold]
+fn out_of_range(value: u64, min: u64, max: u64, at: usize, name: &'static str) -> BatchError {
+    BatchError::new(BatchErrorKind::OutOfRange { value, min, max }, at, name)
+}
+
+/// An unsigned value in `min..=max`, else `out_of_range` at byte `at` naming `name`.
+///
+/// # Errors
+/// Out_of_range.
+#[inline]
+pub fn check_range(v: u64, min: u64, max: u64, at: usize, name: &'static str) -> Result<()> {
+    if v < min || v > max {
+        return Err(out_of_range(v, min, max, at, name));
+    }
+    Ok(())
+}
+
+/// A signed value with `|v| <= abs_max`, else `out_of_range` (`|v|` out of `0..=abs_max`).
+///
+/// # Errors
+/// Out_of_range.
+#[inline]
+pub fn check_abs(v: i64, abs_max: u64, at: usize, name: &'static str) -> Result<()> {
+    let a = v.unsigned_abs();
+    if a > abs_max {
+        return Err(out_of_range(a, 0, abs_max, at, name));
+    }
+    Ok(())
+}
+
+/// The values of a plain-old-data array in `min..=max`: the first one outside is the error.
+///
+/// # Errors
+/// Out_of_range.
+#[inline]
+pub fn check_range_all<T: Copy + Into<u64>>(
+    items: &[T],
+    min: u64,
+    max: u64,
+    at: usize,
+    name: &'static str,
+) -> Result<()> {
+    items
+        .iter()
+        .try_for_each(|&v| check_range(v.into(), min, max, at, name))
+}
+
+/// The values of a plain-old-data array within `abs_max`: the error reports the largest `|v|`.
+///
+/// # Errors
+/// Out_of_range.
+#[inline]
+pub fn check_abs_all<T: Copy + Into<i64>>(
+    items: &[T],
+    abs_max: u64,
+    at: usize,
+    name: &'static str,
+) -> Result<()> {
+    let worst = items
+        .iter()
+        .map(|&v| v.into().unsigned_abs())
+        .max()
+        .unwrap_or(0);
+    if worst > abs_max {
+        return Err(out_of_range(worst, 0, abs_max, at, name));
+    }
+    Ok(())
+}
+
+/// The error of a guarded field given a value while its guard leaves it out (the schema's
+/// rule: absent fields read as their default, and only the default may be written).
+#[cold]
+pub fn guarded_value(at: usize, name: &'static str) -> BatchError {
+    let why = "a value for a field its guard leaves out";
+    BatchError::new(BatchErrorKind::InvalidValue(why), at, name)
+}
+
+/// The id of the object a message is about, in `1..=max_id` ([`crate::link`]).
+///
+/// # Errors
+/// As [`crate::link::serialize_object_id_bytes`].
+#[inline]
+pub fn object_id<S: ByteStream>(
+    s: &mut S,
+    name: &'static str,
+    id: &mut NetworkId,
+    max_id: u32,
+) -> Result<()> {
+    crate::link::serialize_object_id_bytes(s, name, id, max_id)
+}
+
+/// A reference to an object, `None` as 0, in `0..=max_id`; any id in range is accepted (the
+/// game resolves it in its linking context when it handles the message).
+///
+/// # Errors
+/// As [`crate::link::serialize_id_bytes`].
+#[inline]
+pub fn reference<S: ByteStream>(
+    s: &mut S,
+    name: &'static str,
+    id: &mut Option<NetworkId>,
+    max_id: u32,
+) -> Result<()> {
+    crate::link::serialize_id_bytes(s, name, id, max_id, &AnyId)
+}
+
+/// The error of a message type the set does not list, read as if it did (the dissector skips
+/// such messages by their length and never asks).
+#[cold]
+pub fn unlisted_type(raw: &RawMessage<'_>) -> BatchError {
+    let why = "a message type the set does not list";
+    BatchError::new(BatchErrorKind::InvalidValue(why), raw.offset, "type").in_message(raw.at())
+}
+
+/// The `[batch]` section of a message set: its `types` (number, name; each body the batch
+/// struct of that name), then the structs `w` holds.
+pub fn set_text(types: &[(u8, &'static str)], w: SchemaWriter) -> String {
+    let mut out = String::from("[batch]\nmessages = [\n");
+    for (t, name) in types {
+        let _ = writeln!(out, "  {{ type = {t}, name = {} }},", toml_str(name));
+    }
+    out.push_str("]\n");
+    out.push_str(&w.finish());
+    out
+}
+
+/// The message enum of a protocol's batches, one variant per message type: what
+/// `#[derive(MessageEnum)]` writes. [`MessagesOf`] makes it a [`MessageSet`] for the inspector.
+pub trait MessageEnum: Sized {
+    /// Every message type and its name, in declaration order.
+    const TYPES: &'static [(u8, &'static str)];
+
+    /// The name of `message_type`, `None` for a type the set does not know.
+    fn message_name(message_type: u8) -> Option<&'static str> {
+        Self::TYPES
+            .iter()
+            .find(|(t, _)| *t == message_type)
+            .map(|(_, n)| *n)
+    }
+
+    /// Reads the body of `raw`, a message of a known type, while `tracer` records it (as
+    /// [`MessageSet::read_body`]).
+    fn read_body<T: Tracer>(raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T);
+
+    /// Decodes a raw message: `Ok(None)` for a type the set does not know.
+    ///
+    /// # Errors
+    /// The decode error, naming the message.
+    fn decode(raw: &RawMessage<'_>) -> Result<Option<Self>>;
+
+    /// Its message type.
+    fn message_type(&self) -> u8;
+
+    /// Its size upper bound.
+    fn size_upper_bound(&self) -> usize;
+
+    /// Appends it to a batch (`Ok(false)` when its bound does not fit).
+    ///
+    /// # Errors
+    /// As [`BatchWriter::push`].
+    fn push(&mut self, w: &mut BatchWriter<'_>, stage: UpdateStage) -> Result<bool>;
+
+    /// Encodes header and body at the start of `dst` (no batch header), returning the bytes
+    /// used.
+    ///
+    /// # Errors
+    /// As [`crate::encode_message`].
+    fn encode(&mut self, dst: &mut [u8], stage: UpdateStage) -> Result<usize>;
+
+    /// The `[batch]` section of the schema language that describes the set, with every batch
+    /// struct it uses: `bitlens --schema` reads batches with it exactly as the compiled set
+    /// does.
+    fn schema() -> String;
+}
+
+/// The [`MessageSet`] of a [`MessageEnum`]: `BatchDissector::new("batch", MessagesOf::<M>::new())`.
+pub struct MessagesOf<M>(PhantomData<fn() -> M>);
+
+impl<M> MessagesOf<M> {
+    /// The set.
+    pub const fn new() -> Self {
+        MessagesOf(PhantomData)
+    }
+}
+
+impl<M> Default for MessagesOf<M> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<M> Clone for MessagesOf<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for MessagesOf<M> {}
+
+impl<M> std::fmt::Debug for MessagesOf<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MessagesOf<{}>", std::any::type_name::<M>())
+    }
+}
+
+impl<M: MessageEnum> MessageSet for MessagesOf<M> {
+    fn message_name(&self, message_type: u8) -> Option<&'static str> {
+        M::message_name(message_type)
+    }
+
+    fn read_body<T: Tracer>(&self, raw: &RawMessage<'_>, tracer: T) -> (Result<()>, T) {
+        M::read_body(raw, tracer)
+    }
+
+    fn schema_text(&self) -> Option<String> {
+        Some(M::schema())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_len_is_the_tagged_formats() {
+        for x in [
+            0u64,
+            1,
+            127,
+            128,
+            255,
+            16_511,
+            16_512,
+            65_529,
+            u32::MAX as u64,
+        ] {
+            assert_eq!(
+                varint_len(x as usize),
+                bitlens_tagged::varint::varint_len(x),
+                "{x}"
+            );
+        }
+    }
+
+    #[test]
+    fn checks_report_the_value_and_range() {
+        let e = check_range(7, 1, 5, 3, "x").unwrap_err();
+        assert_eq!(
+            (*e.kind(), e.offset(), e.field()),
+            (
+                BatchErrorKind::OutOfRange {
+                    value: 7,
+                    min: 1,
+                    max: 5
+                },
+                3,
+                "x"
+            )
+        );
+        assert!(check_range(5, 1, 5, 0, "x").is_ok());
+        let e = check_abs_all(&[3i32, -9, 8], 5, 0, "v").unwrap_err();
+        assert_eq!(
+            *e.kind(),
+            BatchErrorKind::OutOfRange {
+                value: 9,
+                min: 0,
+                max: 5
+            }
+        );
+        let e = check_range_all(&[1u16, 9, 10], 0, 8, 0, "v").unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            BatchErrorKind::OutOfRange { value: 9, .. }
+        ));
+        assert_eq!(toml_str("a\"b\\\n"), "\"a\\\"b\\\\\\u000A\"");
+    }
+}

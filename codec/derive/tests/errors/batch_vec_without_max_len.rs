@@ -1,0 +1,8 @@
+use bitlens_batch::BatchStruct;
+
+#[derive(BatchStruct)]
+struct Scores {
+    points: Vec<u32>,
+}
+
+fn main() {}
