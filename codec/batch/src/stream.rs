@@ -468,6 +468,20 @@ impl<T: Copy + Default + std::fmt::Debug, const N: usize> std::fmt::Debug for In
     }
 }
 
+#[cfg(feature = "arbitrary")]
+impl<'a, T, const N: usize> arbitrary::Arbitrary<'a> for InlineVec<T, N>
+where
+    T: Copy + Default + arbitrary::Arbitrary<'a>,
+{
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        let mut out = Self::new();
+        for _ in 0..u.int_in_range(0..=N)? {
+            let _ = out.try_push(u.arbitrary()?);
+        }
+        Ok(out)
+    }
+}
+
 /// Where a batch array keeps its elements: a `Vec` (allocated, reused) or an [`InlineVec`]
 /// (never allocates). Derived code sizes it only after the count was checked.
 pub trait ArrayStorage<T> {

@@ -124,3 +124,262 @@ fn a_guarded_field_holding_a_value_is_refused_on_write() {
     // Byte 4 (header) + 1 (id) + 12 + 16 + 1: where the velocity would go.
     assert_eq!(e.offset(), 4 + 1 + 29);
 }
+
+/// Every form the batch derive has, in one message set of a made-up game: each field's Rust
+/// type and attributes, against the schema interpreter running the text the derive writes.
+mod every {
+    use arbitrary::Arbitrary;
+    use bitlens_batch::{BatchStruct, InlineStr, InlineVec, Message, MessageEnum, NetworkContext};
+    use bitlens_codec::link::NetworkId;
+
+    pub const MAX_ID: u32 = 4000;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Default, Arbitrary, BatchStruct)]
+    pub struct Item {
+        pub kind: u8,
+        #[batch(packed, abs_max = 1000)]
+        pub delta: i32,
+    }
+
+    #[derive(
+        Debug,
+        Clone,
+        Copy,
+        PartialEq,
+        Default,
+        Arbitrary,
+        bytemuck::Pod,
+        bytemuck::Zeroable,
+        BatchStruct,
+    )]
+    #[repr(C)]
+    pub struct Stamp {
+        pub tick: u32,
+        pub when: f32,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Arbitrary, BatchStruct)]
+    #[batch(message_type = 10, name = "Everything")]
+    pub struct Every {
+        pub flag: bool,
+        pub byte: u8,
+        #[batch(range = 10..=60_000)]
+        pub word: u16,
+        pub dword: u32,
+        #[batch(range = 0..=1_000_000_000_000)]
+        pub qword: u64,
+        #[batch(abs_max = 100)]
+        pub small: i8,
+        pub short: i16,
+        #[batch(abs_max = 2_000_000)]
+        pub int: i32,
+        pub long: i64,
+        pub single: f32,
+        pub double: f64,
+        #[batch(packed, range = 1..=500_000)]
+        pub packed_u: u32,
+        #[batch(packed)]
+        pub packed_w: u64,
+        #[batch(packed, abs_max = 70_000)]
+        pub packed_i: i32,
+        #[batch(packed)]
+        pub packed_l: i64,
+        #[batch(max_len = 40)]
+        pub title: String,
+        pub tag: InlineStr<12>,
+        #[batch(max_len = 300)]
+        pub blob: Vec<u8>,
+        pub key: [u8; 6],
+        #[batch(range = 0..=999)]
+        pub scores: [u16; 4],
+        #[batch(abs_max = 5000)]
+        pub offsets: [i16; 2],
+        pub floats: [f64; 2],
+        #[batch(max_len = 5, element(max_len = 8))]
+        pub names: Vec<String>,
+        #[batch(max_len = 7)]
+        pub items: Vec<Item>,
+        pub slots: InlineVec<Item, 3>,
+        #[batch(max_len = 6, element(packed, range = 0..=70_000))]
+        pub ids: Vec<u32>,
+        #[batch(max_id = MAX_ID)]
+        pub owner: NetworkId,
+        #[batch(max_id = MAX_ID)]
+        pub target: Option<NetworkId>,
+        pub first: Item,
+        #[batch(pod)]
+        pub stamp: Stamp,
+        #[batch(if = flag)]
+        pub when_set: u32,
+        #[batch(unless = flag, max_len = 10)]
+        pub when_clear: String,
+        #[batch(name = "renamed")]
+        pub wire_name: u8,
+        #[batch(skip)]
+        pub local: u64,
+    }
+
+    impl Default for Every {
+        fn default() -> Self {
+            Every {
+                flag: false,
+                byte: 0,
+                word: 10,
+                dword: 0,
+                qword: 0,
+                small: 0,
+                short: 0,
+                int: 0,
+                long: 0,
+                single: 0.0,
+                double: 0.0,
+                packed_u: 1,
+                packed_w: 0,
+                packed_i: 0,
+                packed_l: 0,
+                title: String::new(),
+                tag: InlineStr::new(),
+                blob: Vec::new(),
+                key: [0; 6],
+                scores: [0; 4],
+                offsets: [0; 2],
+                floats: [0.0; 2],
+                names: Vec::new(),
+                items: Vec::new(),
+                slots: InlineVec::new(),
+                ids: Vec::new(),
+                owner: NetworkId::new(1).unwrap(),
+                target: None,
+                first: Item::default(),
+                stamp: Stamp::default(),
+                when_set: 0,
+                when_clear: String::new(),
+                wire_name: 0,
+                local: 0,
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, Default, Arbitrary, BatchStruct)]
+    #[batch(message_type = 200)]
+    pub struct Empty {}
+
+    impl Message for Every {
+        type Handler = Vec<u8>;
+        fn handle(&mut self, _: &NetworkContext, seen: &mut Vec<u8>) {
+            seen.push(self.byte);
+        }
+    }
+
+    impl Message for Empty {
+        type Handler = Vec<u8>;
+        fn handle(&mut self, _: &NetworkContext, seen: &mut Vec<u8>) {
+            seen.push(200);
+        }
+    }
+
+    // A message enum holds its messages by value, as a game's would.
+    #[allow(clippy::large_enum_variant)]
+    #[derive(Debug, Clone, PartialEq, Arbitrary, MessageEnum)]
+    pub enum EveryMessage {
+        Every(Every),
+        Empty(Empty),
+    }
+}
+
+#[test]
+fn every_form_of_the_derive_agrees_with_its_schema_text() {
+    use arbitrary::{Arbitrary, Unstructured};
+    use bitlens_batch::{
+        BatchWriter, MessagesOf, UpdateStage, check_batch, dissect_batch, read_batch,
+    };
+    use every::EveryMessage;
+
+    let text = format!(
+        "[protocol]\nname = \"every\"\nid = 1\nmtu = 1200\npackets = [{{ name = \"P\", body = \"P\" }}]\n\n[struct.P]\nfields = [{{ name = \"x\", type = \"bool\" }}]\n\n{}",
+        EveryMessage::schema()
+    );
+    let schema = bitlens_schema::Schema::from_toml(&text, "every (derived)")
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let batch = schema.batch().expect("a [batch] section");
+    for line in [
+        "{ type = 10, name = \"Everything\" },",
+        "{ name = \"qword\", type = \"u64\", min = 0, max = 1000000000000 },",
+        "{ name = \"packed_i\", type = \"packed_i32\", abs_max = 70000 },",
+        "{ name = \"key\", type = \"bytes\", len = 6 },",
+        "{ name = \"blob\", type = \"bytes\", max_len = 300 },",
+        "{ name = \"scores\", type = \"pod\", element = \"u16\", len = 4, min = 0, max = 999 },",
+        "{ name = \"names\", type = \"array\", max_len = 5, element = { type = \"string\", max_len = 8 } },",
+        "{ name = \"slots\", type = \"array\", max_len = 3, element = { type = \"Item\" } },",
+        "{ name = \"stamp\", type = \"pod\", element = \"Stamp\" },",
+        "{ name = \"when_set\", type = \"u32\", if = \"flag\" },",
+        "{ name = \"when_clear\", type = \"string\", max_len = 10, unless = \"flag\" },",
+        "{ name = \"renamed\", type = \"u8\" },",
+    ] {
+        assert!(text.contains(line), "{line} not in\n{text}");
+    }
+    assert!(!text.contains("local"), "a skipped field is not sent");
+    let set = MessagesOf::<EveryMessage>::new();
+    let (mut written, mut refused) = (0, 0);
+    for seed in 0..3000u64 {
+        let data = noise(seed, 64 + (seed as usize % 900));
+        let mut u = Unstructured::new(&data);
+        let Ok(mut m) = EveryMessage::arbitrary(&mut u) else {
+            continue;
+        };
+        let mut buf = vec![0u8; 1200];
+        let mut w = BatchWriter::new(&mut buf).unwrap();
+        let pushed = m.push(&mut w, UpdateStage::UPDATE);
+        let n = w.finish();
+        if !matches!(pushed, Ok(true)) {
+            refused += 1;
+            continue;
+        }
+        written += 1;
+        let bytes = &buf[..n];
+        // The derived set and the schema read the batch the same way, field by field.
+        let (a, b) = (dissect_batch(&set, bytes), dissect_batch(batch, bytes));
+        assert_eq!(a, b, "seed {seed}: the dissections differ");
+        assert_eq!(
+            a.status,
+            bitlens_codec::dissect::Status::Ok,
+            "seed {seed}: {a:?}"
+        );
+        // What was written reads back (the skipped field as its default), and the schema
+        // re-encodes its own reading to the same body.
+        let raw = read_batch(bytes).unwrap().next().unwrap().unwrap();
+        let back = EveryMessage::decode(&raw).unwrap().unwrap();
+        if let (EveryMessage::Every(x), EveryMessage::Every(y)) = (&m, &back) {
+            let mut want = x.clone();
+            want.local = 0;
+            // NaN != NaN: compare floats by their bits.
+            assert_eq!(format!("{want:?}"), format!("{y:?}"), "seed {seed}");
+        }
+        let v = batch.decode(&raw).unwrap().unwrap();
+        let mut body = vec![0u8; raw.body.len()];
+        let k = batch
+            .encode_body(raw.header.message_type, &v, &mut body)
+            .unwrap();
+        assert_eq!(
+            &body[..k],
+            raw.body,
+            "seed {seed}: the schema re-encodes otherwise"
+        );
+        // Hostile versions of the same bytes: one flipped byte, and cut short.
+        let mut flipped = bytes.to_vec();
+        let i = 6 + (seed as usize % (bytes.len() - 6).max(1));
+        flipped[i.min(bytes.len() - 1)] ^= 1 << (seed % 8);
+        for d in [&flipped[..], &bytes[..bytes.len() / 2]] {
+            assert_eq!(
+                dissect_batch(&set, d),
+                dissect_batch(batch, d),
+                "seed {seed}"
+            );
+            assert_eq!(check_batch(&set, d), check_batch(batch, d), "seed {seed}");
+        }
+    }
+    assert!(
+        written > 300 && refused > 300,
+        "written {written}, refused {refused}"
+    );
+}
