@@ -82,23 +82,9 @@ impl SchemaWriter {
     }
 }
 
-/// A string in the schema language (a TOML basic string).
-pub fn toml_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// A string in the schema language (a TOML basic string): the codec's, which the packet
+/// derive's schema text uses too.
+pub use bitlens_codec::packed::toml_str;
 
 /// The bytes a packed length or count of at most `max` takes at most (the tagged format's
 /// varint): the size bound of strings, byte vectors and arrays.
@@ -386,6 +372,6 @@ mod tests {
             e.kind(),
             BatchErrorKind::OutOfRange { value: 9, .. }
         ));
-        assert_eq!(toml_str("a\"b\\\n"), "\"a\\\"b\\\\\\u000A\"");
+        assert_eq!(toml_str("a\"b\\"), "\"a\\\"b\\\\\"");
     }
 }

@@ -490,6 +490,56 @@ fn size_of(prim: &str) -> usize {
     }
 }
 
+/// A value read or written by one stream call, its range checked before a write and after a
+/// read (the schema interpreter's order), `bytes` its fewest and most bytes.
+#[allow(clippy::too_many_arguments)]
+fn checked_value(
+    k: &syn::Path,
+    call: TokenStream,
+    check: &Check,
+    place: &TokenStream,
+    err: &TokenStream,
+    schema_ty: &str,
+    bytes: (TokenStream, TokenStream),
+    checked: TokenStream,
+) -> Gen {
+    let check_now = check_code(k, check, place, false, err);
+    let text = check_text(check);
+    let (min, max) = bytes;
+    Gen {
+        serialize: quote! {
+            let at = #k::ByteStream::base(s) + #k::ByteStream::position(s);
+            if S::WRITING { #check_now }
+            #call
+            if S::READING { #check_now }
+        },
+        min,
+        max,
+        checked,
+        schema: quote!(::std::format!("type = \"{}\"{}", #schema_ty, #text)),
+        asserts: quote!(),
+    }
+}
+
+/// A string or byte vector: a packed length in `0..=max`, then the bytes.
+fn length_prefixed(
+    call: TokenStream,
+    max: TokenStream,
+    st: &TokenStream,
+    schema_ty: &str,
+    what: &str,
+) -> Gen {
+    let too_long = format!("{what} is at most 65529 (the largest body)");
+    Gen {
+        serialize: call,
+        min: quote!(1),
+        max: quote!(#st::varint_len(#max) + (#max)),
+        checked: quote!(true),
+        schema: quote!(::std::format!("type = \"{}\", max_len = {}", #schema_ty, #max)),
+        asserts: quote!(assert!((#max) <= 65529, #too_long);),
+    }
+}
+
 /// Code for one value at `place`, traced as `name`, its range errors naming `err`.
 fn generate(
     k: &syn::Path,
@@ -513,23 +563,18 @@ fn generate(
         },
         Kind::Le(p, check) => {
             let call = le_call(k, p, name, place);
-            let before = check_code(k, check, place, false, err);
-            let text = check_text(check);
-            let checked = is_checked(check);
             let n = size_of(p);
-            Gen {
-                serialize: quote! {
-                    let at = #k::ByteStream::base(s) + #k::ByteStream::position(s);
-                    if S::WRITING { #before }
-                    #call
-                    if S::READING { #before }
-                },
-                min: quote!(#n),
-                max: quote!(#n),
-                checked: quote!(#checked),
-                schema: quote!(::std::format!("type = \"{}\"{}", #p, #text)),
-                asserts: none,
-            }
+            let checked = is_checked(check);
+            checked_value(
+                k,
+                call,
+                check,
+                place,
+                err,
+                p,
+                (quote!(#n), quote!(#n)),
+                quote!(#checked),
+            )
         }
         Kind::Packed(p, check) => {
             let call = match *p {
@@ -538,54 +583,40 @@ fn generate(
                 "i32" => quote!(#k::ByteStream::packed_i32(s, #name, &mut #place)?;),
                 _ => quote!(#k::ByteStream::packed_i64(s, #name, &mut #place)?;),
             };
-            let before = check_code(k, check, place, false, err);
-            let text = check_text(check);
-            let schema_ty = format!("packed_{p}");
             let max: usize = if p.ends_with("32") { 5 } else { 10 };
-            Gen {
-                serialize: quote! {
-                    let at = #k::ByteStream::base(s) + #k::ByteStream::position(s);
-                    if S::WRITING { #before }
-                    #call
-                    if S::READING { #before }
-                },
-                min: quote!(1),
-                max: quote!(#max),
-                checked: quote!(true),
-                schema: quote!(::std::format!("type = \"{}\"{}", #schema_ty, #text)),
-                asserts: none,
-            }
+            let schema_ty = format!("packed_{p}");
+            checked_value(
+                k,
+                call,
+                check,
+                place,
+                err,
+                &schema_ty,
+                (quote!(1), quote!(#max)),
+                quote!(true),
+            )
         }
-        Kind::Str(max) => Gen {
-            serialize: quote!(#k::ByteStream::string(s, #name, &mut #place, #max)?;),
-            min: quote!(1),
-            max: quote!(#st::varint_len(#max) + (#max)),
-            checked: quote!(true),
-            schema: quote!(::std::format!("type = \"string\", max_len = {}", #max)),
-            asserts: quote! {
-                assert!((#max) <= 65529, "a String's max_len is at most 65529 (the largest body)");
-            },
-        },
-        Kind::Inline => Gen {
-            serialize: quote!(#k::ByteStream::text(s, #name, &mut #place)?;),
-            min: quote!(1),
-            max: quote!(#st::varint_len(<#ty>::CAPACITY) + <#ty>::CAPACITY),
-            checked: quote!(true),
-            schema: quote!(::std::format!("type = \"string\", max_len = {}", <#ty>::CAPACITY)),
-            asserts: quote! {
-                assert!(<#ty>::CAPACITY <= 65529, "an InlineStr holds at most 65529 bytes (the largest body)");
-            },
-        },
-        Kind::ByteVec(max) => Gen {
-            serialize: quote!(#k::ByteStream::byte_vec(s, #name, &mut #place, #max)?;),
-            min: quote!(1),
-            max: quote!(#st::varint_len(#max) + (#max)),
-            checked: quote!(true),
-            schema: quote!(::std::format!("type = \"bytes\", max_len = {}", #max)),
-            asserts: quote! {
-                assert!((#max) <= 65529, "a byte vector's max_len is at most 65529 (the largest body)");
-            },
-        },
+        Kind::Str(max) => length_prefixed(
+            quote!(#k::ByteStream::string(s, #name, &mut #place, #max)?;),
+            quote!(#max),
+            &st,
+            "string",
+            "a String's max_len",
+        ),
+        Kind::Inline => length_prefixed(
+            quote!(#k::ByteStream::text(s, #name, &mut #place)?;),
+            quote!(<#ty>::CAPACITY),
+            &st,
+            "string",
+            "an InlineStr's capacity",
+        ),
+        Kind::ByteVec(max) => length_prefixed(
+            quote!(#k::ByteStream::byte_vec(s, #name, &mut #place, #max)?;),
+            quote!(#max),
+            &st,
+            "bytes",
+            "a byte vector's max_len",
+        ),
         Kind::Bytes => Gen {
             serialize: quote! {
                 #k::ByteStream::slice(s, #name, &mut #place[..], #k::SliceKind::Bytes)?;

@@ -16,3 +16,17 @@ pub mod demo;
 pub mod fuzzing;
 pub mod showcase;
 pub mod vectors;
+
+/// `len` deterministic pseudo-random bytes from `seed` (xorshift): test inputs that are the same
+/// on every run.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

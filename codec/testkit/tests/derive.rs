@@ -13,18 +13,7 @@ use bitlens_testkit::fuzzing::derive::{
 use bitlens_testkit::fuzzing::schema::{DEMO as SHIPPED, assert_same_trace};
 use bitlens_testkit::showcase::{self, Optional, Point, Shape, Shapes, Showcase, Team, Weapon};
 
-/// A deterministic stream of pseudo-random bytes.
-fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
+use bitlens_testkit::noise;
 
 #[test]
 fn the_derived_schemas_load() {
