@@ -135,7 +135,7 @@
 //! | `InlineStr<N>` | | the same, `max_len = N`, never allocates |
 //! | `Vec<u8>` | `max_len = N` (required) | packed length, bytes (`bytes`, `max_len`) |
 //! | `[u8; N]` | | `N` raw bytes (`bytes`, `len`) |
-//! | `[T; N]`, `T` a number | `range` / `abs_max` on every element | one copy of `N` little-endian values (`pod`) |
+//! | `[T; N]`, `T` a number | `range` / `abs_max` on every element | one copy of `N` little-endian values (`pod`, implied) |
 //! | `Vec<T>` | `max_len = N` (required), `element(...)` | packed count, each element (`array`) |
 //! | `InlineVec<T, N>` | `element(...)` | the same, `max_len = N`, never allocates |
 //! | `NetworkId` | `max_id = N` (required) | packed id in `1..=N` (`packed_u32`, `min = 1`) |
@@ -146,14 +146,24 @@
 //! On any field: `name = "wire"` (its name in traces, errors and the schema), `if = flag` /
 //! `unless = flag` (sent only when the earlier bool `flag` says so; absent it reads as
 //! `Default`, and writing another value is refused, `invalid_value`), `skip` (not sent, reads
-//! as `Default`). On the struct: `message_type = N` (a message: it also gets [`MessageBody`]),
-//! `name = "..."` (its schema name), `crate = "path"`. On the enum: `handler = Type`.
+//! as `Default`). On the struct: `message_type = N` (a message: it also gets [`MessageBody`],
+//! whose size upper bound is the constant `MAX_BYTES`), `exact_size` (the bound is the value's
+//! counted size instead: for a message whose fields may take more than a datagram but whose
+//! values are small; needs `Clone`), `name = "..."` (its schema name: letters, digits, `_`),
+//! `crate = "path"`. On the enum: `handler = Type`.
 //!
 //! Wrong attributes are compile errors at the attribute that say the fix (a range whose minimum
-//! exceeds its maximum, a `Vec` or `String` without `max_len`, `abs_max` on an unsigned type,
-//! a guard that is not an earlier bool, a `NetworkId` without `max_id`); constant bounds are
-//! checked by compile-time assertions (an array element that can take no bytes, a `pod` struct
-//! with checks or padding, a message that can exceed the largest body). What the attributes
+//! exceeds its maximum or starts below 0 on an unsigned type, a `Vec` or `String` without
+//! `max_len`, `abs_max` on an unsigned type, a guard that is not an earlier bool, a `NetworkId`
+//! without `max_id`, a struct name that is not a TOML key); bounds given as constants are checked
+//! by compile-time assertions at the field (a range outside its type, a `max_id` outside `u32`,
+//! an array element that can take no bytes, a `Vec` element whose memory its wire bytes do not
+//! pay for at 64 per byte, a `pod` struct with checks, guards, nested structs or padding, a
+//! message that can exceed the largest body); two structs of one name with other fields, or two
+//! messages of one name or type, are refused when the schema text is built or at compile time.
+//! The schema loader's own bounds on the work a struct makes a reader do (SCHEMA.md "Bounds":
+//! entries per byte, nesting depth) are not checked by the derive: compiled code reads such a
+//! struct in time linear in its bytes, but `--schema` refuses its text. What the attributes
 //! cannot say (a check across fields, a value computed on write) stays a hand-written
 //! [`MessageBody`].
 //!

@@ -299,7 +299,7 @@ le_primitives! {
 
 /// A UTF-8 string of at most `N` bytes, stored inline: messages that carry text stay
 /// plain values on the stack, and reading them never allocates.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 pub struct InlineStr<const N: usize> {
     len: usize,
     bytes: [u8; N],
@@ -352,6 +352,22 @@ impl<const N: usize> InlineStr<N> {
     }
 }
 
+// Equality and hashing look at the text only: bytes past the length are left over from
+// earlier values (a read reuses the buffer) and mean nothing.
+impl<const N: usize> PartialEq for InlineStr<N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl<const N: usize> Eq for InlineStr<N> {}
+
+impl<const N: usize> std::hash::Hash for InlineStr<N> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h);
+    }
+}
+
 impl<const N: usize> Default for InlineStr<N> {
     fn default() -> Self {
         Self::new()
@@ -375,7 +391,7 @@ impl<'a, const N: usize> arbitrary::Arbitrary<'a> for InlineStr<N> {
 /// A list of at most `N` values stored inline: a message's bounded array stays a plain value,
 /// and reading it never allocates (the array counterpart of [`InlineStr`]). A
 /// `#[derive(BatchStruct)]` field of this type is an array with `max_len = N`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 pub struct InlineVec<T: Copy + Default, const N: usize> {
     len: usize,
     items: [T; N],
@@ -440,6 +456,21 @@ impl<T: Copy + Default, const N: usize> InlineVec<T, N> {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+// Equality and hashing look at the values only, not at slots past the length.
+impl<T: Copy + Default + PartialEq, const N: usize> PartialEq for InlineVec<T, N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: Copy + Default + Eq, const N: usize> Eq for InlineVec<T, N> {}
+
+impl<T: Copy + Default + std::hash::Hash, const N: usize> std::hash::Hash for InlineVec<T, N> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_slice().hash(h);
     }
 }
 

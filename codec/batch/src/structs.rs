@@ -29,9 +29,10 @@ pub trait BatchStruct {
     const MIN_BYTES: usize;
     /// The most bytes it takes on the wire: the size upper bound of a message of it.
     const MAX_BYTES: usize;
-    /// True when a read checks more than the bytes' presence (a range, a guard, UTF-8): a plain
-    /// old data struct sent in one copy must have none, since the copy checks nothing.
-    const CHECKED: bool;
+    /// True when every field is a fixed-width number, a pod array, raw bytes or a pod struct,
+    /// without a range check or a guard: what a plain-old-data struct sent in one unchecked copy
+    /// (`#[batch(pod)]`) may hold.
+    const PLAIN: bool;
 
     /// Writes, reads, measures or traces the struct's fields, in order.
     ///
@@ -47,7 +48,7 @@ pub trait BatchStruct {
 /// first met (a struct before the structs that hold it).
 #[derive(Debug, Default)]
 pub struct SchemaWriter {
-    defined: Vec<&'static str>,
+    defined: Vec<(&'static str, Vec<String>)>,
     text: String,
 }
 
@@ -59,11 +60,20 @@ impl SchemaWriter {
 
     /// Defines struct `name` with `fields` (inline tables of the schema language), unless a
     /// struct of that name is already defined.
+    ///
+    /// # Panics
+    /// When another struct of that name was defined with other fields: the schema would
+    /// describe one of them wrongly (give one `#[batch(name = "...")]`).
     pub fn define(&mut self, name: &'static str, fields: &[String]) {
-        if self.defined.contains(&name) {
+        if let Some((_, before)) = self.defined.iter().find(|(n, _)| *n == name) {
+            assert!(
+                before.as_slice() == fields,
+                "two batch structs are named {name} with other fields: rename one with \
+                 #[batch(name = \"...\")]"
+            );
             return;
         }
-        self.defined.push(name);
+        self.defined.push((name, fields.to_vec()));
         let _ = writeln!(self.text, "\n[batch.struct.{name}]\nfields = [");
         for f in fields {
             let _ = writeln!(self.text, "  {f},");
@@ -73,7 +83,7 @@ impl SchemaWriter {
 
     /// True when struct `name` is defined.
     pub fn is_defined(&self, name: &str) -> bool {
-        self.defined.contains(&name)
+        self.defined.iter().any(|(n, _)| *n == name)
     }
 
     /// The definitions written.
@@ -85,6 +95,35 @@ impl SchemaWriter {
 /// A string in the schema language (a TOML basic string): the codec's, which the packet
 /// derive's schema text uses too.
 pub use bitlens_codec::packed::toml_str;
+
+/// Equal strings, at compile time (the message enum's check that names are distinct).
+pub const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The size upper bound of a message derived with `#[batch(exact_size)]`: its exact size,
+/// counted on a copy (the derive's default bound is the constant [`BatchStruct::MAX_BYTES`],
+/// seed 002's "cheap over exact"; a message whose fields may take more than a datagram's body
+/// but whose values are usually small takes this one). A value the count refuses reports
+/// `MAX_BYTES`; its write then fails with the count's error.
+pub fn exact_size<M: BatchStruct + Clone>(m: &M) -> usize {
+    let mut counter = crate::stream::ByteCounter::new();
+    match m.clone().serialize_fields(&mut counter) {
+        Ok(()) => counter.bytes(),
+        Err(_) => M::MAX_BYTES,
+    }
+}
 
 /// The bytes a packed length or count of at most `max` takes at most (the tagged format's
 /// varint): the size bound of strings, byte vectors and arrays.
@@ -209,7 +248,8 @@ pub fn reference<S: ByteStream>(
 #[cold]
 pub fn unlisted_type(raw: &RawMessage<'_>) -> BatchError {
     let why = "a message type the set does not list";
-    BatchError::new(BatchErrorKind::InvalidValue(why), raw.offset, "type").in_message(raw.at())
+    BatchError::new(BatchErrorKind::InvalidValue(why), raw.body_offset(), "type")
+        .in_message(raw.at())
 }
 
 /// The `[batch]` section of a message set: its `types` (number, name; each body the batch
@@ -320,6 +360,30 @@ impl<M: MessageEnum> MessageSet for MessagesOf<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "two batch structs are named Pos with other fields")]
+    fn two_structs_of_one_name_with_other_fields_are_refused() {
+        let mut w = SchemaWriter::new();
+        w.define("Pos", &["{ name = \"x\", type = \"u8\" }".to_owned()]);
+        // The same definition again is fine (a struct used twice).
+        w.define("Pos", &["{ name = \"x\", type = \"u8\" }".to_owned()]);
+        w.define("Pos", &["{ name = \"y\", type = \"u16\" }".to_owned()]);
+    }
+
+    #[test]
+    fn inline_lists_compare_their_values_only() {
+        use crate::stream::{InlineStr, InlineVec};
+        let mut v = InlineVec::<u16, 4>::try_from_slice(&[1, 2, 3]).unwrap();
+        v.reset(0);
+        assert_eq!(v, InlineVec::new());
+        // A read into a string that held a longer text leaves its old bytes past the length.
+        let mut s = InlineStr::<8>::truncated("longer");
+        let mut r = crate::ByteReader::new(&[2, b'h', b'i']);
+        crate::ByteStream::text(&mut r, "s", &mut s).unwrap();
+        assert_eq!(s, InlineStr::<8>::truncated("hi"));
+        assert!(same_str("Ping", "Ping") && !same_str("Ping", "Pong") && !same_str("a", "ab"));
+    }
 
     #[test]
     fn varint_len_is_the_tagged_formats() {

@@ -9,6 +9,7 @@ use crate::attrs::range_bounds;
 use crate::fields::int_lit;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Expr, Fields, Ident, LitStr, Type};
@@ -18,6 +19,7 @@ struct Container {
     name: Option<LitStr>,
     message_type: Option<Expr>,
     handler: Option<Type>,
+    exact_size: Option<Span>,
     krate: syn::Path,
 }
 
@@ -26,6 +28,7 @@ fn container(attrs: &[syn::Attribute], message_set: bool) -> syn::Result<Contain
         name: None,
         message_type: None,
         handler: None,
+        exact_size: None,
         krate: syn::parse_quote!(::bitlens_batch),
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("batch")) {
@@ -41,6 +44,10 @@ fn container(attrs: &[syn::Attribute], message_set: bool) -> syn::Result<Contain
                 "message_type" if !message_set => {
                     set_once(&mut out.message_type, meta.value()?.parse()?, &meta)
                 }
+                "exact_size" if !message_set => {
+                    let span = meta.path.span();
+                    set_once(&mut out.exact_size, span, &meta)
+                }
                 "handler" if message_set => {
                     set_once(&mut out.handler, meta.value()?.parse()?, &meta)
                 }
@@ -49,8 +56,8 @@ fn container(attrs: &[syn::Attribute], message_set: bool) -> syn::Result<Contain
                      message's type and name are on its struct: `#[batch(message_type = N)]`)"
                 ))),
                 _ => Err(meta.error(format!(
-                    "unknown key `{key}` on a batch struct (expected `name`, `message_type` or \
-                     `crate`)"
+                    "unknown key `{key}` on a batch struct (expected `name`, `message_type`, \
+                     `exact_size` or `crate`)"
                 ))),
             }
         })?;
@@ -126,6 +133,9 @@ impl FieldAttrs {
                 } else {
                     input.parse()?
                 };
+                if self.guard.is_some() {
+                    return Err(meta.error("give one guard: `if = flag` or `unless = flag`"));
+                }
                 set_once(&mut self.guard, (flag, key == "if", span), &meta)
             }
             "element" => {
@@ -187,6 +197,8 @@ enum Kind {
         max_len: Expr,
         element: Box<Kind>,
         element_ty: Type,
+        /// An `InlineVec` (its storage does not grow with the count).
+        inline: bool,
     },
     ObjectId(Expr),
     Reference(Expr),
@@ -233,16 +245,22 @@ fn check_of(a: &FieldAttrs, prim: &str, span: Span) -> syn::Result<Check> {
             *s,
             "give `range` (unsigned) or `abs_max` (signed), not both",
         )),
-        (Some((_, _, s)), None) if !INTS.contains(&prim) => Err(syn::Error::new(
-            *s,
-            format!("`range` applies to integers, not `{prim}` (remove it)"),
-        )),
+        (Some((_, _, s)), None) | (None, Some((_, s))) if !INTS.contains(&prim) => {
+            Err(syn::Error::new(
+                *s,
+                format!("range checks apply to integers, not `{prim}` (remove it)"),
+            ))
+        }
         (Some((_, _, s)), None) if signed => Err(syn::Error::new(
             *s,
             format!(
                 "a signed `{prim}` takes `abs_max = N` (|v| <= N), not `range`: the batch \
                  layer's errors carry unsigned values"
             ),
+        )),
+        (Some((lo, _, s)), None) if int_lit(lo).is_some_and(|l| l < 0) => Err(syn::Error::new(
+            *s,
+            format!("an unsigned `{prim}` has no negative values: start the range at 0 or above"),
         )),
         (Some((lo, hi, s)), None) => {
             if let (Some(l), Some(h)) = (int_lit(lo), int_lit(hi))
@@ -373,7 +391,7 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
                 syn::Error::new(ty.span(), "InlineVec<T, N> needs its element type")
             })?;
             a.refuse_others(&["element"], "an InlineVec (its capacity is its maximum)")?;
-            array_of(elem, a, span, syn::parse_quote!(<#ty>::CAPACITY))
+            array_of(elem, a, span, syn::parse_quote!(<#ty>::CAPACITY), true)
         }
         "Vec" => {
             let elem = generic_arg(seg)
@@ -390,7 +408,7 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
                 return Ok(Kind::ByteVec(max));
             }
             a.refuse_others(&["max_len", "element"], "a Vec")?;
-            array_of(elem, a, span, max)
+            array_of(elem, a, span, max, false)
         }
         _ => {
             if a.pod.is_some() {
@@ -405,7 +423,13 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
 
 /// An array of `elem` with at most `max_len` elements, its element's attributes in
 /// `element(...)`.
-fn array_of(elem: &Type, a: &FieldAttrs, span: Span, max_len: Expr) -> syn::Result<Kind> {
+fn array_of(
+    elem: &Type,
+    a: &FieldAttrs,
+    span: Span,
+    max_len: Expr,
+    inline: bool,
+) -> syn::Result<Kind> {
     let inner = match &a.element {
         Some((e, _)) => e,
         None => &Box::default(),
@@ -422,6 +446,7 @@ fn array_of(elem: &Type, a: &FieldAttrs, span: Span, max_len: Expr) -> syn::Resu
         max_len,
         element: Box::new(element),
         element_ty: elem.clone(),
+        inline,
     })
 }
 
@@ -430,7 +455,8 @@ struct Gen {
     serialize: TokenStream,
     min: TokenStream,
     max: TokenStream,
-    checked: TokenStream,
+    /// True when the value may sit in a `pod` struct: fixed width, nothing checked on read.
+    plain: TokenStream,
     /// Code that evaluates to the schema's `type = ..., keys` text (no braces, no name).
     schema: TokenStream,
     /// Compile-time assertions.
@@ -501,7 +527,7 @@ fn checked_value(
     err: &TokenStream,
     schema_ty: &str,
     bytes: (TokenStream, TokenStream),
-    checked: TokenStream,
+    plain: TokenStream,
 ) -> Gen {
     let check_now = check_code(k, check, place, false, err);
     let text = check_text(check);
@@ -515,7 +541,7 @@ fn checked_value(
         },
         min,
         max,
-        checked,
+        plain,
         schema: quote!(::std::format!("type = \"{}\"{}", #schema_ty, #text)),
         asserts: quote!(),
     }
@@ -534,7 +560,7 @@ fn length_prefixed(
         serialize: call,
         min: quote!(1),
         max: quote!(#st::varint_len(#max) + (#max)),
-        checked: quote!(true),
+        plain: quote!(false),
         schema: quote!(::std::format!("type = \"{}\", max_len = {}", #schema_ty, #max)),
         asserts: quote!(assert!((#max) <= 65529, #too_long);),
     }
@@ -557,15 +583,15 @@ fn generate(
             serialize: quote!(#k::ByteStream::bool(s, #name, &mut #place)?;),
             min: quote!(1),
             max: quote!(1),
-            checked: quote!(true),
+            plain: quote!(false),
             schema: quote!(::std::string::String::from("type = \"bool\"")),
             asserts: none,
         },
         Kind::Le(p, check) => {
             let call = le_call(k, p, name, place);
             let n = size_of(p);
-            let checked = is_checked(check);
-            checked_value(
+            let plain = !is_checked(check);
+            let mut g = checked_value(
                 k,
                 call,
                 check,
@@ -573,8 +599,10 @@ fn generate(
                 err,
                 p,
                 (quote!(#n), quote!(#n)),
-                quote!(#checked),
-            )
+                quote!(#plain),
+            );
+            g.asserts = range_asserts(check, p);
+            g
         }
         Kind::Packed(p, check) => {
             let call = match *p {
@@ -585,7 +613,7 @@ fn generate(
             };
             let max: usize = if p.ends_with("32") { 5 } else { 10 };
             let schema_ty = format!("packed_{p}");
-            checked_value(
+            let mut g = checked_value(
                 k,
                 call,
                 check,
@@ -593,8 +621,10 @@ fn generate(
                 err,
                 &schema_ty,
                 (quote!(1), quote!(#max)),
-                quote!(true),
-            )
+                quote!(false),
+            );
+            g.asserts = range_asserts(check, p);
+            g
         }
         Kind::Str(max) => length_prefixed(
             quote!(#k::ByteStream::string(s, #name, &mut #place, #max)?;),
@@ -623,14 +653,14 @@ fn generate(
             },
             min: size.clone(),
             max: size.clone(),
-            checked: quote!(false),
+            plain: quote!(true),
             schema: quote!(::std::format!("type = \"bytes\", len = {}", #size)),
             asserts: none,
         },
         Kind::Pod(p, check) => {
             let before = check_code(k, check, place, true, err);
             let text = check_text(check);
-            let checked = is_checked(check);
+            let plain = !is_checked(check);
             let n = size_of(p);
             Gen {
                 serialize: quote! {
@@ -641,21 +671,21 @@ fn generate(
                 },
                 min: size.clone(),
                 max: size.clone(),
-                checked: quote!(#checked),
+                plain: quote!(#plain),
                 schema: quote!(::std::format!(
                     "type = \"pod\", element = \"{}\", len = {}{}",
                     #p,
                     #size / #n,
                     #text
                 )),
-                asserts: none,
+                asserts: range_asserts(check, p),
             }
         }
         Kind::PodStruct => Gen {
             serialize: quote!(#k::ByteStream::pod(s, #name, &mut #place)?;),
             min: size.clone(),
             max: size.clone(),
-            checked: quote!(false),
+            plain: quote!(<#ty as #k::BatchStruct>::PLAIN),
             schema: quote!({
                 <#ty as #k::BatchStruct>::define(w);
                 ::std::format!(
@@ -665,9 +695,9 @@ fn generate(
             }),
             asserts: quote! {
                 assert!(
-                    !<#ty as #k::BatchStruct>::CHECKED,
+                    <#ty as #k::BatchStruct>::PLAIN,
                     "a `pod` struct is sent in one unchecked copy: its fields must be fixed-width \
-                     primitives without range checks or guards"
+                     numbers, pod arrays, raw bytes or pod structs, without range checks or guards"
                 );
                 assert!(
                     <#ty as #k::BatchStruct>::MIN_BYTES == #size
@@ -682,7 +712,7 @@ fn generate(
             },
             min: quote!(<#ty as #k::BatchStruct>::MIN_BYTES),
             max: quote!(<#ty as #k::BatchStruct>::MAX_BYTES),
-            checked: quote!(<#ty as #k::BatchStruct>::CHECKED),
+            plain: quote!(false),
             schema: quote!({
                 <#ty as #k::BatchStruct>::define(w);
                 ::std::format!("type = {}", #st::toml_str(<#ty as #k::BatchStruct>::STRUCT_NAME))
@@ -693,12 +723,27 @@ fn generate(
             max_len,
             element,
             element_ty,
+            inline,
         } => {
             let item = quote!((*item));
             let empty = quote!("");
-            let e = generate(k, element, element_ty, &item, &empty, err);
+            // An element's range errors name the array it is in (its own trace name: "" for
+            // an array inside an array), as the schema interpreter's do.
+            let e = generate(k, element, element_ty, &item, &empty, name);
             let (eser, emin, emax, eschema, easserts) =
                 (&e.serialize, &e.min, &e.max, &e.schema, &e.asserts);
+            // A Vec is sized by a count checked against the bytes that remain: each element's
+            // memory must be paid for by its bytes on the wire.
+            let grows = (!inline).then(|| {
+                quote! {
+                    assert!(
+                        ::core::mem::size_of::<#element_ty>() <= 64 * (#emin),
+                        "a Vec element takes more than 64 bytes of memory per byte it takes on \
+                         the wire: a hostile count would make a reader allocate that much (hold \
+                         large elements in a Vec of their own, or use InlineVec)"
+                    );
+                }
+            });
             Gen {
                 serialize: quote! {
                     let v = &mut #place;
@@ -719,7 +764,7 @@ fn generate(
                 },
                 min: quote!(1),
                 max: quote!(#st::varint_len(#max_len) + (#max_len) * (#emax)),
-                checked: quote!(true),
+                plain: quote!(false),
                 schema: quote!(::std::format!(
                     "type = \"array\", max_len = {}, element = {{ {} }}",
                     #max_len,
@@ -733,6 +778,7 @@ fn generate(
                          elements is not bounded by the bytes that remain"
                     );
                     assert!((#max_len) <= 65529, "an array's max_len is at most 65529 (the largest body)");
+                    #grows
                 },
             }
         }
@@ -740,21 +786,43 @@ fn generate(
             serialize: quote!(#st::object_id(s, #name, &mut #place, (#max) as u32)?;),
             min: quote!(1),
             max: quote!(5),
-            checked: quote!(true),
+            plain: quote!(false),
             schema: quote!(::std::format!(
                 "type = \"packed_u32\", min = 1, max = {}",
                 (#max) as u32
             )),
-            asserts: quote!(assert!((#max) as u64 >= 1, "max_id is at least 1");),
+            asserts: id_asserts(max),
         },
         Kind::Reference(max) => Gen {
             serialize: quote!(#st::reference(s, #name, &mut #place, (#max) as u32)?;),
             min: quote!(1),
             max: quote!(5),
-            checked: quote!(true),
+            plain: quote!(false),
             schema: quote!(::std::format!("type = \"packed_u32\", max = {}", (#max) as u32)),
-            asserts: quote!(assert!((#max) as u64 >= 1, "max_id is at least 1");),
+            asserts: id_asserts(max),
         },
+    }
+}
+
+/// The compile-time checks of a `max_id`: a network id in `1..=u32::MAX`.
+fn id_asserts(max: &Expr) -> TokenStream {
+    quote!(assert!(
+        (#max) as i128 >= 1 && (#max) as i128 <= u32::MAX as i128,
+        "max_id lies in 1..=4294967295 (a network id is a u32, 0 for none)"
+    );)
+}
+
+/// The compile-time checks of a range on `prim`: `0 <= min <= max <= prim::MAX`, or
+/// `abs_max >= 0` (constant expressions too; literals are checked with a span already).
+fn range_asserts(check: &Check, prim: &str) -> TokenStream {
+    let t = Ident::new(prim, Span::call_site());
+    match check {
+        Check::None => quote!(),
+        Check::Range(lo, hi) => quote!(assert!(
+            (#lo) as i128 >= 0 && (#lo) as i128 <= (#hi) as i128 && (#hi) as i128 <= #t::MAX as i128,
+            "a range lies in 0..=the type's largest value, its minimum at most its maximum"
+        );),
+        Check::Abs(m) => quote!(assert!((#m) as i128 >= 0, "abs_max is at least 0");),
     }
 }
 
@@ -790,11 +858,28 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
     let type_name = c
         .name
         .as_ref()
-        .map_or_else(|| ident.to_string(), LitStr::value);
+        .map_or_else(|| ident.unraw().to_string(), LitStr::value);
+    // The name is a TOML table key of the schema (`[batch.struct.NAME]`).
+    let plain_name = type_name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && type_name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !plain_name {
+        let span = c.name.as_ref().map_or(ident.span(), LitStr::span);
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "\"{type_name}\" cannot name a batch struct: use letters, digits and `_`, not starting with a digit"
+            ),
+        ));
+    }
     let mut serialize = Vec::new();
     let mut mins = Vec::new();
     let mut maxes = Vec::new();
-    let mut checked = Vec::new();
+    let mut plain = Vec::new();
     let mut schema = Vec::new();
     let mut asserts = Vec::new();
     // Earlier fields: (ident, wire name, is an unguarded bool).
@@ -806,7 +891,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
         let wire = a
             .name
             .as_ref()
-            .map_or_else(|| id.to_string(), LitStr::value);
+            .map_or_else(|| id.unraw().to_string(), LitStr::value);
         if let Some(span) = a.skip {
             if a.keys.len() > 1 {
                 return Err(syn::Error::new(
@@ -832,7 +917,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
         let place = quote!(self.#id);
         let name = quote!(#wire);
         let g = generate(k, &kind, &f.ty, &place, &name, &name);
-        let (ser, min, max, chk, text) = (g.serialize, g.min, g.max, g.checked, g.schema);
+        let (ser, min, max, fixed, text) = (g.serialize, g.min, g.max, g.plain, g.schema);
         // A failed assertion points at the field.
         asserts.push(respan(g.asserts, f.ty.span()));
         let ty = &f.ty;
@@ -887,9 +972,23 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
         maxes.push(max);
-        checked.push(if a.guard.is_some() { quote!(true) } else { chk });
+        plain.push(if a.guard.is_some() {
+            quote!(false)
+        } else {
+            fixed
+        });
         let is_bool = a.guard.is_none() && matches!(kind, Kind::Bool);
         earlier.push((id, wire, is_bool));
+    }
+    let size_upper_bound = match c.exact_size {
+        Some(_) => quote!(#k::structs::exact_size(self)),
+        None => quote!(<Self as #k::BatchStruct>::MAX_BYTES),
+    };
+    if let (Some(span), None) = (c.exact_size, &c.message_type) {
+        return Err(syn::Error::new(
+            span,
+            "`exact_size` is a message's size bound: it goes with `message_type = N`",
+        ));
     }
     let message = c.message_type.as_ref().map(|t| {
         quote! {
@@ -899,7 +998,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
 
                 #[inline]
                 fn size_upper_bound(&self) -> usize {
-                    <Self as #k::BatchStruct>::MAX_BYTES
+                    #size_upper_bound
                 }
 
                 #[inline]
@@ -909,7 +1008,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     });
-    let max_body = message.as_ref().map(|_| {
+    let max_body = message.as_ref().filter(|_| c.exact_size.is_none()).map(|_| {
         quote! {
             assert!(
                 <#ident as #k::BatchStruct>::MAX_BYTES <= 65529,
@@ -925,7 +1024,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
                 const STRUCT_NAME: &'static str = #type_name;
                 const MIN_BYTES: usize = 0 #(+ #mins)*;
                 const MAX_BYTES: usize = 0 #(+ #maxes)*;
-                const CHECKED: bool = false #(|| #checked)*;
+                const PLAIN: bool = true #(&& #plain)*;
 
                 #[inline]
                 fn serialize_fields<S: #k::ByteStream>(&mut self, s: &mut S) -> #k::Result<()> {
@@ -934,9 +1033,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
                 }
 
                 fn define(w: &mut #k::SchemaWriter) {
-                    if w.is_defined(#type_name) {
-                        return;
-                    }
+                    // Always built: `define` checks that no other struct has this name.
                     let fields: ::std::vec::Vec<::std::string::String> = ::std::vec![#(#schema),*];
                     w.define(#type_name, &fields);
                 }
@@ -988,14 +1085,21 @@ pub fn expand_enum(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut variants = Vec::new();
     let mut tys = Vec::new();
     for v in &e.variants {
+        if let Some(attr) = v.attrs.iter().find(|a| a.path().is_ident("batch")) {
+            return Err(syn::Error::new(
+                attr.span(),
+                "a variant takes no #[batch(...)]: its message's type and name are on the \
+                 message struct (`#[batch(message_type = N, name = \"...\")]`)",
+            ));
+        }
         let ty = match &v.fields {
             Fields::Unnamed(u) if u.unnamed.len() == 1 => u.unnamed[0].ty.clone(),
             _ => {
                 return Err(syn::Error::new(
                     v.span(),
                     "each variant holds one message: `Name(Message)`, where Message is a \
-                     #[derive(BatchStruct)] struct with #[batch(message_type = N)] (or \
-                     implements MessageBody)",
+                     #[derive(BatchStruct)] struct with #[batch(message_type = N)] (a \
+                     hand-written MessageBody goes in a hand-written MessageSet)",
                 ));
             }
         };
@@ -1190,6 +1294,11 @@ pub fn expand_enum(input: &DeriveInput) -> syn::Result<TokenStream> {
                         assert!(
                             types[i].0 != types[j].0,
                             "two messages of the enum have one message type"
+                        );
+                        assert!(
+                            !#k::structs::same_str(types[i].1, types[j].1),
+                            "two messages of the enum have one name (rename one: \
+                             #[batch(name = \"...\")])"
                         );
                         j += 1;
                     }

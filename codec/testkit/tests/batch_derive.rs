@@ -68,7 +68,7 @@ fn the_byte_bounds_are_the_fields() {
     assert_eq!((Despawn::MIN_BYTES, Despawn::MAX_BYTES), (1, 5));
     // Ping: one plain-old-data stamp of 16 bytes, unchecked.
     assert_eq!((Ping::MIN_BYTES, Ping::MAX_BYTES), (16, 16));
-    assert!(!PingStamp::CHECKED && Ping::STRUCT_NAME == "Ping");
+    assert!(PingStamp::PLAIN && Ping::PLAIN && !ChatText::PLAIN && Ping::STRUCT_NAME == "Ping");
     assert_eq!(Pong::default().size_upper_bound(), 20);
     // Chat: a packed u32 and a string of up to 256 bytes (a 2-byte length).
     assert_eq!(ChatText::default().size_upper_bound(), 5 + 2 + 256);
@@ -191,6 +191,8 @@ mod every {
         pub slots: InlineVec<Item, 3>,
         #[batch(max_len = 6, element(packed, range = 0..=70_000))]
         pub ids: Vec<u32>,
+        #[batch(max_len = 3, element(max_len = 4, element(range = 0..=5)))]
+        pub grid: Vec<Vec<u16>>,
         #[batch(max_id = MAX_ID)]
         pub owner: NetworkId,
         #[batch(max_id = MAX_ID)]
@@ -237,6 +239,7 @@ mod every {
                 items: Vec::new(),
                 slots: InlineVec::new(),
                 ids: Vec::new(),
+                grid: Vec::new(),
                 owner: NetworkId::new(1).unwrap(),
                 target: None,
                 first: Item::default(),
@@ -304,6 +307,7 @@ fn every_form_of_the_derive_agrees_with_its_schema_text() {
         "{ name = \"when_set\", type = \"u32\", if = \"flag\" },",
         "{ name = \"when_clear\", type = \"string\", max_len = 10, unless = \"flag\" },",
         "{ name = \"renamed\", type = \"u8\" },",
+        "{ name = \"grid\", type = \"array\", max_len = 3, element = { type = \"array\", max_len = 4, element = { type = \"u16\", min = 0, max = 5 } } },",
     ] {
         assert!(text.contains(line), "{line} not in\n{text}");
     }
@@ -371,4 +375,64 @@ fn every_form_of_the_derive_agrees_with_its_schema_text() {
         written > 300 && refused > 300,
         "written {written}, refused {refused}"
     );
+}
+
+#[test]
+fn an_error_inside_an_inner_array_names_the_inner_array_as_the_schema_does() {
+    use bitlens_batch::{BatchStruct, BatchWriter, MessagesOf, UpdateStage, dissect_batch};
+
+    #[derive(Debug, Clone, PartialEq, Default, BatchStruct)]
+    #[batch(message_type = 1)]
+    struct Grid {
+        #[batch(max_len = 3, element(max_len = 4, element(range = 0..=5)))]
+        rows: Vec<Vec<u16>>,
+    }
+    #[derive(Debug, Clone, PartialEq, bitlens_batch::MessageEnum)]
+    enum Set {
+        Grid(Grid),
+    }
+    let text = format!(
+        "[protocol]\nname = \"g\"\nid = 1\nmtu = 1200\npackets = [{{ name = \"P\", body = \"P\" }}]\n\n[struct.P]\nfields = [{{ name = \"x\", type = \"bool\" }}]\n\n{}",
+        Set::schema()
+    );
+    let schema = bitlens_schema::Schema::from_toml(&text, "grid").unwrap();
+    // One row [1, 9]: 9 is out of 0..=5 (written raw, past the derived writer's check).
+    let body = [1u8, 2, 1, 0, 9, 0];
+    let mut buf = [0u8; 64];
+    let mut w = BatchWriter::new(&mut buf).unwrap();
+    w.push_raw(1, UpdateStage::UPDATE, &body).unwrap();
+    let n = w.finish();
+    let a = dissect_batch(&MessagesOf::<Set>::new(), &buf[..n]);
+    let b = dissect_batch(schema.batch().unwrap(), &buf[..n]);
+    assert_eq!(a, b);
+    let p = a.problem.expect("out of range");
+    assert_eq!((p.kind, p.field.as_str()), ("out_of_range", "[0]."));
+}
+
+#[test]
+fn exact_size_sends_a_small_value_of_a_large_message() {
+    use bitlens_batch::{BatchStruct, BatchWriter, MessageBody, UpdateStage};
+
+    #[derive(Debug, Clone, PartialEq, Default, BatchStruct)]
+    #[batch(message_type = 7, exact_size)]
+    struct Note {
+        #[batch(max_len = 4000)]
+        text: String,
+    }
+    #[derive(Debug, Clone, PartialEq, Default, BatchStruct)]
+    #[batch(message_type = 8)]
+    struct Bound {
+        #[batch(max_len = 4000)]
+        text: String,
+    }
+    let mut buf = [0u8; 1200];
+    let mut w = BatchWriter::new(&mut buf).unwrap();
+    let mut note = Note { text: "hi".into() };
+    assert_eq!(note.size_upper_bound(), 1 + 2);
+    assert!(w.push(UpdateStage::UPDATE, &mut note).unwrap());
+    // Without it, the bound is every byte the fields may take: more than a 1200-byte batch.
+    let mut bound = Bound { text: "hi".into() };
+    assert_eq!(bound.size_upper_bound(), 2 + 4000);
+    let e = w.push(UpdateStage::UPDATE, &mut bound).unwrap_err();
+    assert_eq!(e.kind().name(), "too_large");
 }
