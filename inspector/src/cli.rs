@@ -240,6 +240,16 @@ impl Cli {
         let ctx = Context::new(self.name, &self.dissectors);
         match (s.run)(sub, &ctx) {
             Ok(exit) => exit.code(),
+            // The reader of stdout went away (`| head`): the output it wanted was written, and
+            // like other Unix tools the program stops quietly (decode checks this itself).
+            Err(e)
+                if e.chain().any(|c| {
+                    c.downcast_ref::<std::io::Error>()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                }) =>
+            {
+                0
+            }
             Err(e) => {
                 eprintln!("{}: {e:#}", self.name);
                 if e.downcast_ref::<Rejected>().is_some() {

@@ -354,3 +354,38 @@ fn help_states_the_rule_for_every_subcommand() {
         assert!(text.contains(RULE), "{c}: {text}");
     }
 }
+
+/// A reader of stdout that goes away early (`bitlens ... | head -1`) stops the program quietly
+/// with status 0, whichever subcommand writes: no "Broken pipe" message, no file-error status.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::io::Read;
+    let root = root();
+    let big = root.join("captures/demo.pcap");
+    let tagged = root.join("captures/savegame.tagged");
+    for args in [
+        vec!["export-wireshark", "--as", "batch"],
+        vec!["decode", big.to_str().unwrap(), "--fields"],
+        vec!["tagged", tagged.to_str().unwrap(), "--json"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+            .args(&args)
+            .current_dir(&root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bitlens runs");
+        // Read one byte, then close the pipe while the program is still writing.
+        let mut first = [0u8; 1];
+        child
+            .stdout
+            .take()
+            .expect("piped")
+            .read_exact(&mut first)
+            .expect("some output");
+        let out = child.wait_with_output().expect("bitlens ends");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+}
