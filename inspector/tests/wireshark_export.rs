@@ -55,15 +55,22 @@ fn bitlens(args: &[&str]) -> std::process::Output {
 
 /// Exports the dissector for `schema` into `dir` and returns its path.
 fn export(dir: &Path, schema: &Path, args: &[&str]) -> PathBuf {
-    let mut all = vec!["export-wireshark", "--schema", schema.to_str().unwrap()];
+    let mut all = vec!["--schema", schema.to_str().unwrap()];
+    all.extend_from_slice(args);
+    export_as(dir, "proto.lua", &all)
+}
+
+/// Runs `export-wireshark ARGS` and writes its Lua into `dir/file`, returning that path.
+fn export_as(dir: &Path, file: &str, args: &[&str]) -> PathBuf {
+    let mut all = vec!["export-wireshark"];
     all.extend_from_slice(args);
     let out = bitlens(&all);
     assert!(
         out.status.success(),
-        "export failed: {}",
+        "export {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lua = dir.join("proto.lua");
+    let lua = dir.join(file);
     std::fs::write(&lua, &out.stdout).unwrap();
     lua
 }
@@ -822,22 +829,9 @@ fn the_derived_message_sets_dissector_agrees_with_decode() {
     let schema = dir.join("derived.toml");
     let text = format!("{}\n{}", DemoPacket::schema(), DemoMessage::schema());
     std::fs::write(&schema, text).unwrap();
-    let as_batch = |name: &str, ports: &[&str]| {
-        let mut args = vec!["export-wireshark", "--as", "batch"];
-        args.extend_from_slice(ports);
-        let out = bitlens(&args);
-        assert!(
-            out.status.success(),
-            "export --as batch: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let lua = dir.join(name);
-        std::fs::write(&lua, &out.stdout).unwrap();
-        lua
-    };
     // Without ports: the one bitlens reads with `batch`; the packets of the same [protocol]
     // are found by the dissector's heuristic (their CRC), so all of demo.pcap is dissected.
-    let lua = as_batch("default.lua", &[]);
+    let lua = export_as(&dir, "default.lua", &["--as", "batch"]);
     let n = agree(
         &lua,
         &schema,
@@ -847,7 +841,11 @@ fn the_derived_message_sets_dissector_agrees_with_decode() {
     );
     assert!(n >= 100, "demo.pcap: {n} datagrams decoded");
     // With both ports: the faults too (a corrupt CRC defeats the heuristic).
-    let lua = as_batch("ports.lua", &["--port", "40000", "--batch-port", "40001"]);
+    let lua = export_as(
+        &dir,
+        "ports.lua",
+        &["--as", "batch", "--port", "40000", "--batch-port", "40001"],
+    );
     let n = agree(
         &lua,
         &schema,

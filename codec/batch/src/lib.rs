@@ -225,6 +225,7 @@ pub use queue::{Config, Dispatch, MessageSystem, ProcessReport, SendQueue, Stats
 /// What derived code names; not part of the API.
 #[doc(hidden)]
 pub mod __derive {
+    pub use bitlens_codec::link::AnyId;
     pub use bitlens_codec::trace::Tracer;
 }
 

@@ -14,7 +14,6 @@ use crate::dissect::MessageSet;
 use crate::error::{BatchError, BatchErrorKind, Result};
 use crate::message::{BatchWriter, RawMessage, UpdateStage};
 use crate::stream::ByteStream;
-use bitlens_codec::link::{AnyId, NetworkId};
 use bitlens_codec::trace::Tracer;
 use std::fmt::Write as _;
 use std::marker::PhantomData;
@@ -128,13 +127,7 @@ pub fn exact_size<M: BatchStruct + Clone>(m: &M) -> usize {
 /// The bytes a packed length or count of at most `max` takes at most (the tagged format's
 /// varint): the size bound of strings, byte vectors and arrays.
 pub const fn varint_len(max: usize) -> usize {
-    let mut x = max as u64;
-    let mut len = 1;
-    while x >= 0x80 {
-        x = (x >> 7) - 1;
-        len += 1;
-    }
-    len
+    bitlens_tagged::varint::varint_len(max as u64)
 }
 
 #[cold]
@@ -212,35 +205,6 @@ pub fn check_abs_all<T: Copy + Into<i64>>(
 pub fn guarded_value(at: usize, name: &'static str) -> BatchError {
     let why = "a value for a field its guard leaves out";
     BatchError::new(BatchErrorKind::InvalidValue(why), at, name)
-}
-
-/// The id of the object a message is about, in `1..=max_id` ([`crate::link`]).
-///
-/// # Errors
-/// As [`crate::link::serialize_object_id_bytes`].
-#[inline]
-pub fn object_id<S: ByteStream>(
-    s: &mut S,
-    name: &'static str,
-    id: &mut NetworkId,
-    max_id: u32,
-) -> Result<()> {
-    crate::link::serialize_object_id_bytes(s, name, id, max_id)
-}
-
-/// A reference to an object, `None` as 0, in `0..=max_id`; any id in range is accepted (the
-/// game resolves it in its linking context when it handles the message).
-///
-/// # Errors
-/// As [`crate::link::serialize_id_bytes`].
-#[inline]
-pub fn reference<S: ByteStream>(
-    s: &mut S,
-    name: &'static str,
-    id: &mut Option<NetworkId>,
-    max_id: u32,
-) -> Result<()> {
-    crate::link::serialize_id_bytes(s, name, id, max_id, &AnyId)
 }
 
 /// The error of a message type the set does not list, read as if it did (the dissector skips

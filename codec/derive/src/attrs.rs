@@ -77,14 +77,19 @@ const FIELD_KEYS: &str = "name, range, bits, compressed, quaternion, fixed, max_
     element, object_index, int_relative, sparse, sparse_index, align, align_after, check, \
     check_after, if, unless, flag, flatten, skip";
 
-fn ident_of(meta: &ParseNestedMeta<'_>) -> String {
+pub fn ident_of(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .get_ident()
         .map(|i| i.to_string())
         .unwrap_or_default()
 }
 
-fn once<T>(slot: &mut Option<T>, v: T, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<()> {
+pub fn once<T>(
+    slot: &mut Option<T>,
+    v: T,
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+) -> syn::Result<()> {
     if slot.is_some() {
         return Err(meta.error(format!("`{key}` is given twice (keep one)")));
     }

@@ -5,7 +5,7 @@
 //! checks around it (checked before a write and after a read), and one inline table of the
 //! schema language's `[batch.struct.NAME]` (SCHEMA.md "Message batches").
 
-use crate::attrs::range_bounds;
+use crate::attrs::{ident_of, once, range_bounds};
 use crate::fields::int_lit;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -33,23 +33,23 @@ fn container(attrs: &[syn::Attribute], message_set: bool) -> syn::Result<Contain
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("batch")) {
         attr.parse_nested_meta(|meta| {
-            let key = key_of(&meta);
+            let key = ident_of(&meta);
             match key.as_str() {
                 "crate" => {
                     let path: LitStr = meta.value()?.parse()?;
                     out.krate = path.parse()?;
                     Ok(())
                 }
-                "name" if !message_set => set_once(&mut out.name, meta.value()?.parse()?, &meta),
+                "name" if !message_set => once(&mut out.name, meta.value()?.parse()?, &meta, &key),
                 "message_type" if !message_set => {
-                    set_once(&mut out.message_type, meta.value()?.parse()?, &meta)
+                    once(&mut out.message_type, meta.value()?.parse()?, &meta, &key)
                 }
                 "exact_size" if !message_set => {
                     let span = meta.path.span();
-                    set_once(&mut out.exact_size, span, &meta)
+                    once(&mut out.exact_size, span, &meta, &key)
                 }
                 "handler" if message_set => {
-                    set_once(&mut out.handler, meta.value()?.parse()?, &meta)
+                    once(&mut out.handler, meta.value()?.parse()?, &meta, &key)
                 }
                 _ if message_set => Err(meta.error(format!(
                     "unknown key `{key}` on a message enum (it takes `handler` and `crate`; each \
@@ -63,21 +63,6 @@ fn container(attrs: &[syn::Attribute], message_set: bool) -> syn::Result<Contain
         })?;
     }
     Ok(out)
-}
-
-fn key_of(meta: &ParseNestedMeta<'_>) -> String {
-    meta.path
-        .get_ident()
-        .map(|i| i.to_string())
-        .unwrap_or_default()
-}
-
-fn set_once<T>(slot: &mut Option<T>, v: T, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-    if slot.is_some() {
-        return Err(meta.error(format!("`{}` is given twice (keep one)", key_of(meta))));
-    }
-    *slot = Some(v);
-    Ok(())
 }
 
 /// `#[batch(...)]` on a field, or inside `element(...)`.
@@ -109,22 +94,37 @@ impl FieldAttrs {
     }
 
     fn item(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
-        let key = key_of(&meta);
+        let key = ident_of(&meta);
         let span = meta.path.span();
         self.keys.push((key.clone(), span));
         match key.as_str() {
-            "name" => set_once(&mut self.name, meta.value()?.parse()?, &meta),
-            "packed" => set_once(&mut self.packed, span, &meta),
-            "pod" => set_once(&mut self.pod, span, &meta),
-            "skip" => set_once(&mut self.skip, span, &meta),
+            "name" => once(&mut self.name, meta.value()?.parse()?, &meta, &key),
+            "packed" => once(&mut self.packed, span, &meta, &key),
+            "pod" => once(&mut self.pod, span, &meta, &key),
+            "skip" => once(&mut self.skip, span, &meta, &key),
             "range" => {
                 let e: Expr = meta.value()?.parse()?;
                 let (lo, hi) = range_bounds(&e)?;
-                set_once(&mut self.range, (lo, hi, e.span()), &meta)
+                once(&mut self.range, (lo, hi, e.span()), &meta, &key)
             }
-            "abs_max" => set_once(&mut self.abs_max, (meta.value()?.parse()?, span), &meta),
-            "max_len" => set_once(&mut self.max_len, (meta.value()?.parse()?, span), &meta),
-            "max_id" => set_once(&mut self.max_id, (meta.value()?.parse()?, span), &meta),
+            "abs_max" => once(
+                &mut self.abs_max,
+                (meta.value()?.parse()?, span),
+                &meta,
+                &key,
+            ),
+            "max_len" => once(
+                &mut self.max_len,
+                (meta.value()?.parse()?, span),
+                &meta,
+                &key,
+            ),
+            "max_id" => once(
+                &mut self.max_id,
+                (meta.value()?.parse()?, span),
+                &meta,
+                &key,
+            ),
             "if" | "unless" => {
                 let input = meta.value()?;
                 let flag: Ident = if input.peek(LitStr) {
@@ -136,12 +136,12 @@ impl FieldAttrs {
                 if self.guard.is_some() {
                     return Err(meta.error("give one guard: `if = flag` or `unless = flag`"));
                 }
-                set_once(&mut self.guard, (flag, key == "if", span), &meta)
+                once(&mut self.guard, (flag, key == "if", span), &meta, &key)
             }
             "element" => {
                 let mut inner = FieldAttrs::default();
                 meta.parse_nested_meta(|m| inner.item(m))?;
-                set_once(&mut self.element, (Box::new(inner), span), &meta)
+                once(&mut self.element, (Box::new(inner), span), &meta, &key)
             }
             _ => Err(meta.error(format!(
                 "unknown batch attribute `{key}` (expected one of: {FIELD_KEYS})"
@@ -345,12 +345,11 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
     match name.as_str() {
         "String" => {
             a.refuse_others(&["max_len"], "a String")?;
-            let (max, _) = a.max_len.clone().ok_or_else(|| {
-                syn::Error::new(
-                    span,
-                    "a String needs its longest length in bytes: `#[batch(max_len = 64)]`",
-                )
-            })?;
+            let max = required(
+                &a.max_len,
+                span,
+                "a String needs its longest length in bytes: `#[batch(max_len = 64)]`",
+            )?;
             Ok(Kind::Str(max))
         }
         "InlineStr" => {
@@ -359,12 +358,11 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
         }
         "NetworkId" => {
             a.refuse_others(&["max_id"], "a NetworkId")?;
-            let (max, _) = a.max_id.clone().ok_or_else(|| {
-                syn::Error::new(
-                    span,
-                    "a NetworkId needs the protocol's largest id: `#[batch(max_id = 65535)]`",
-                )
-            })?;
+            let max = required(
+                &a.max_id,
+                span,
+                "a NetworkId needs the protocol's largest id: `#[batch(max_id = 65535)]`",
+            )?;
             Ok(Kind::ObjectId(max))
         }
         "Option"
@@ -373,12 +371,11 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
                 .is_some_and(|s| s.ident == "NetworkId") =>
         {
             a.refuse_others(&["max_id"], "an Option<NetworkId>")?;
-            let (max, _) = a.max_id.clone().ok_or_else(|| {
-                syn::Error::new(
-                    span,
-                    "an Option<NetworkId> needs the protocol's largest id: `#[batch(max_id = 65535)]`",
-                )
-            })?;
+            let max = required(
+                &a.max_id,
+                span,
+                "an Option<NetworkId> needs the protocol's largest id: `#[batch(max_id = 65535)]`",
+            )?;
             Ok(Kind::Reference(max))
         }
         "Option" => Err(syn::Error::new(
@@ -396,13 +393,12 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
         "Vec" => {
             let elem = generic_arg(seg)
                 .ok_or_else(|| syn::Error::new(ty.span(), "Vec<T> needs its element type"))?;
-            let (max, _) = a.max_len.clone().ok_or_else(|| {
-                syn::Error::new(
-                    span,
-                    "a Vec needs its longest length: `#[batch(max_len = 32)]` (a reader checks \
+            let max = required(
+                &a.max_len,
+                span,
+                "a Vec needs its longest length: `#[batch(max_len = 32)]` (a reader checks \
                      the count against it before anything grows)",
-                )
-            })?;
+            )?;
             if primitive(elem) == Some("u8") && a.element.is_none() {
                 a.refuse_others(&["max_len"], "a byte vector Vec<u8>")?;
                 return Ok(Kind::ByteVec(max));
@@ -419,6 +415,13 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
             Ok(Kind::Struct)
         }
     }
+}
+
+/// The value of an attribute the field's type needs, or `why` at the field.
+fn required(slot: &Option<(Expr, Span)>, span: Span, why: &str) -> syn::Result<Expr> {
+    slot.as_ref()
+        .map(|(e, _)| e.clone())
+        .ok_or_else(|| syn::Error::new(span, why))
 }
 
 /// An array of `elem` with at most `max_len` elements, its element's attributes in
@@ -783,7 +786,7 @@ fn generate(
             }
         }
         Kind::ObjectId(max) => Gen {
-            serialize: quote!(#st::object_id(s, #name, &mut #place, (#max) as u32)?;),
+            serialize: quote!(#k::link::serialize_object_id_bytes(s, #name, &mut #place, (#max) as u32)?;),
             min: quote!(1),
             max: quote!(5),
             plain: quote!(false),
@@ -794,7 +797,11 @@ fn generate(
             asserts: id_asserts(max),
         },
         Kind::Reference(max) => Gen {
-            serialize: quote!(#st::reference(s, #name, &mut #place, (#max) as u32)?;),
+            // Any id in range is accepted: the game resolves it in its linking context when it
+            // handles the message.
+            serialize: quote! {
+                #k::link::serialize_id_bytes(s, #name, &mut #place, (#max) as u32, &#k::__derive::AnyId)?;
+            },
             min: quote!(1),
             max: quote!(5),
             plain: quote!(false),

@@ -51,7 +51,7 @@ fn write_long_varint(out: &mut Vec<u8>, x: u64) {
 }
 
 /// Number of bytes [`write_varint`] uses for `x`.
-pub fn varint_len(mut x: u64) -> usize {
+pub const fn varint_len(mut x: u64) -> usize {
     let mut len = 1;
     while x >= 0x80 {
         x = (x >> 7) - 1;
