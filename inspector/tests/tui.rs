@@ -306,7 +306,7 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
     );
     let status = screen_row(&t, areas.status.y);
     assert!(
-        status.starts_with(" damaged.pcap │ damaged: damaged.pcap: frame 1"),
+        status.starts_with(" damaged.pcap │ damaged: frame 1 at byte 24"),
         "{status}"
     );
 }

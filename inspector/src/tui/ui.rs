@@ -535,7 +535,12 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         spans.push(Span::styled(format!("│ {m} "), t.fg(Color::Yellow)));
     }
     if let Some(dmg) = app.capture.damage() {
-        spans.push(Span::styled(format!("│ damaged: {dmg} "), t.bad()));
+        // The bar already starts with the file's name: the message goes on without it, so that
+        // the counts and the help still fit a normal terminal.
+        let text = dmg.to_string();
+        let prefix = format!("{}: ", app.capture.name());
+        let text = text.strip_prefix(&prefix).unwrap_or(&text);
+        spans.push(Span::styled(format!("│ damaged: {text} "), t.bad()));
     }
     spans.push(Span::raw(format!(
         "│ {} datagrams ",
