@@ -80,11 +80,6 @@ impl SchemaWriter {
         self.text.push_str("]\n");
     }
 
-    /// True when struct `name` is defined.
-    pub fn is_defined(&self, name: &str) -> bool {
-        self.defined.iter().any(|(n, _)| *n == name)
-    }
-
     /// The definitions written.
     pub fn finish(self) -> String {
         self.text
