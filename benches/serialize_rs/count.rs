@@ -13,21 +13,12 @@ use std::hint::black_box;
 mod bl;
 use bl::{BP_SIZE, BP_WIDTHS, Packet, VARIANTS};
 
+#[path = "srs.rs"]
+mod srs;
+
 #[inline(never)]
 fn ser_srs<S: serialize::Stream>(p: &mut Packet, s: &mut S) -> serialize::Result<(), S::Error> {
-    s.serialize_int(&mut p.a, -100, 100)?;
-    s.serialize_int(&mut p.b, 0, 65535)?;
-    s.serialize_int(&mut p.c, -1000000, 1000000)?;
-    s.serialize_bits(&mut p.bits7, 7)?;
-    s.serialize_bits(&mut p.bits13, 13)?;
-    s.serialize_bits(&mut p.bits23, 23)?;
-    s.serialize_bool(&mut p.flag)?;
-    s.serialize_f32(&mut p.x)?;
-    s.serialize_f32(&mut p.y)?;
-    s.serialize_f32(&mut p.z)?;
-    s.serialize_u64(&mut p.big)?;
-    s.serialize_bytes(&mut p.blob)?;
-    Ok(())
+    srs::fields(p, s)
 }
 
 #[inline(never)]
