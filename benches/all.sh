@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every figure of BENCHMARKS.md from one command: the seven criterion benches of the codec, the
-# serialize.rs side-by-side (harness times and callgrind counts), the captures against tshark
+# serialize.rs side-by-side (harness times, times over 16 code placements, callgrind counts), the captures against tshark
 # (idle, then with one core busy), the live proxy against socat, then the table of ratios
 # (benches/summary.sh). Logs and the table go to target/bench-all/; each step's log starts with
 # the time and the load average, so a disturbed step shows. Run it on an idle machine: about 30 minutes on 2 cores.
@@ -27,13 +27,14 @@ done
 srs=${SERIALIZE_RS:-/tmp/serialize-rs}
 if [ -f "$srs/Cargo.toml" ]; then
   { stamp "serialize.rs time"; bash benches/serialize_rs.sh time "$srs"; } 2>&1 | tee "$out/serialize_rs_time.log"
+  { stamp "serialize.rs placement"; bash benches/serialize_rs.sh placement "$srs"; } 2>&1 | tee "$out/serialize_rs_placement.log"
   if command -v valgrind >/dev/null; then
     { stamp "serialize.rs count"; bash benches/serialize_rs.sh count "$srs"; } 2>&1 | tee "$out/serialize_rs_count.log"
   else
     echo "no valgrind: serialize.rs instruction counts skipped" | tee "$out/serialize_rs_count.log"
   fi
 else
-  echo "no serialize.rs clone at $srs: its rows are skipped" | tee "$out/serialize_rs_time.log" "$out/serialize_rs_count.log"
+  echo "no serialize.rs clone at $srs: its rows are skipped" | tee "$out/serialize_rs_time.log" "$out/serialize_rs_placement.log" "$out/serialize_rs_count.log"
 fi
 { stamp captures; bash benches/captures.sh; } 2>&1 | tee "$out/captures.log"
 { stamp "captures, one core busy"; BUSY=1 bash benches/captures.sh; } 2>&1 | tee "$out/captures-busy.log"

@@ -44,6 +44,10 @@ c="$logs/serialize_rs_count.log"
 cnt() { # loop -> "bitlens/serialize.rs instructions" from the count table
   if [ -f "$c" ]; then awk -F'|' -v m="$1" '$2 ~ " "m" " { gsub(/ /, "", $3); gsub(/ /, "", $4); print $3 " / " $4 " instr" }' "$c"; fi
 }
+pl="$logs/serialize_rs_placement.log"
+place() { # workload -> "over 16 placements: median M (min-max)" from the placement table
+  if [ -f "$pl" ]; then awk -F'|' -v w="$1" '$2 == " "w" " { gsub(/ /, "", $3); gsub(/ /, "", $4); gsub(/ /, "", $5); print "; over 16 code placements " $3 " (" $4 "-" $5 ")" }' "$pl"; fi
+}
 med() { # a sed expression picking one number per matching harness line -> median
   if [ -f "$h" ]; then sed -n "$1" "$h" | median3; else echo -; fi
 }
@@ -52,13 +56,13 @@ for op in write read measure; do
   bl_ns=$(med "s/.*ns\/packet.* $op srs [0-9.]* bl \([0-9.]*\).*/\1/p")
   r=$(med "s/.*ns\/packet.* $op srs [0-9.]* bl [0-9.]* ([^0-9]*\([0-9.]*\)x).*/\1/p")
   note=; [ "$op" != measure ] || note=" (both measures fold to a constant in the harness: see the serialize.rs section)"
-  echo "| serialize.rs 2.1.2 | packet $op | $bl_ns ns | $srs_ns ns | **$r** | harness, median of $rounds rounds$note; callgrind $(cnt "$op") |"
+  echo "| serialize.rs 2.1.2 | packet $op | $bl_ns ns | $srs_ns ns | **$r** | harness, median of $rounds rounds$note; callgrind $(cnt "$op")$( [ "$op" = measure ] || place "packet $op") |"
 done
 for op in write read; do
   srs_mb=$(med "s/^bitpacker MB\/s:.*$op srs \([0-9.]*\) bl .*/\1/p")
   bl_mb=$(med "s/^bitpacker MB\/s:.*$op srs [0-9.]* bl \([0-9.]*\).*/\1/p")
   r=$(med "s/.*bitpacker bl\/srs time.*$op \([0-9.]*\)x.*/\1/p")
-  echo "| serialize.rs 2.1.2 | bitpacker $op, 64 KiB | $bl_mb MB/s | $srs_mb MB/s | **$r** | harness, median of $rounds rounds; callgrind $(cnt "bp-$op") |"
+  echo "| serialize.rs 2.1.2 | bitpacker $op, 64 KiB | $bl_mb MB/s | $srs_mb MB/s | **$r** | harness, median of $rounds rounds; callgrind $(cnt "bp-$op")$(place "bitpacker $op") |"
 done
 
 g="bitpacker_1M_values_3_10_24_1_32"
