@@ -114,7 +114,7 @@ fn srs_ser<const P: usize, S: serialize::Stream>(
     srs::fields(p, s)
 }
 
-const PACKETS: u64 = 100_000;
+const PACKETS: u64 = 500_000;
 
 fn bl_write<const P: usize>(p: &mut Packet, out: &mut [u8; 256]) {
     let mut rng = 1u64;
