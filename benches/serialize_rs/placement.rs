@@ -4,7 +4,7 @@
 //! On this machine one loop of identical instructions runs at two speeds depending on where it
 //! falls against 64-byte boundaries, 30% apart, and which of the two a build gets is decided by
 //! everything else in the binary: the peers' harness gave bitlens's bitpacker read 0.75x and
-//! 1.12x serialize.rs's time in two builds whose read code was byte for byte the same. One build
+//! 1.12x serialize.rs's time in two builds whose read loop had the same instructions. One build
 //! is therefore one sample of placement. This binary takes sixteen: every function is aligned to
 //! 64 bytes (the script's RUSTFLAGS), loops are not aligned, and each measured function starts
 //! with a jump over `P` bytes (`P` = 0, 4, ..., 60), which moves its code by `P` within the
