@@ -312,6 +312,42 @@ fn damage_is_shown_in_full_in_an_empty_list_and_first_on_the_status_line() {
 }
 
 #[test]
+fn damage_part_way_says_where_on_the_status_line_and_why_under_the_list() {
+    // Five datagrams, the file cut in the middle of the fourth record.
+    let (datagrams, _) = bitlens::synth::generate(5, 7, false);
+    let bytes = to_bytes(WriteFormat::PcapEthernet { nanos: true }, &datagrams).unwrap();
+    let mut at = 24;
+    for _ in 0..3 {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+    }
+    let capture = Capture::from_bytes("cut.pcap", bytes[..at + 20].to_vec()).unwrap();
+    assert_eq!(capture.datagrams().len(), 3);
+    let full = capture.damage().unwrap().to_string();
+    let reason = full.strip_prefix("cut.pcap: ").unwrap();
+    assert!(
+        reason.starts_with("frame 4 at byte ") && reason.ends_with("(file cut short?)"),
+        "{reason}"
+    );
+    let (at_text, _) = reason.split_once(": ").unwrap();
+    let app = app_for(capture, false, SIZE);
+    let t = render(&app);
+    let areas = Areas::new(SIZE);
+    // The status line: where, then the counts and the help, all on a 120-column terminal.
+    let status = screen_row(&t, areas.status.y);
+    assert!(
+        status.starts_with(&format!(
+            " cut.pcap │ damaged: {at_text} │ 3 datagrams ✓ 3 ok "
+        )),
+        "{status}"
+    );
+    assert!(status.trim_end().ends_with("? help  q quit"), "{status}");
+    // The list's bottom border: the whole reason.
+    let bottom = screen_row(&t, areas.list.y + areas.list.height - 1);
+    assert!(bottom.contains(&format!(" damaged: {reason} ")), "{bottom}");
+}
+
+#[test]
 fn len_column_shows_captured_of_declared_for_a_cut_datagram() {
     // 100 payload bytes, cut by a 60-byte snap length after 18 of them; then the same, whole.
     let payload = [0xAB; 100];

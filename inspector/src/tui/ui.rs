@@ -210,12 +210,20 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         ])
         .style(Style::new().add_modifier(Modifier::BOLD)),
     )
-    .block(
-        Block::new()
+    .block({
+        let block = Block::new()
             .borders(Borders::ALL)
             .title(title)
-            .border_style(t.border(app.focus == Pane::List)),
-    );
+            .border_style(t.border(app.focus == Pane::List));
+        // A capture damaged part way: the whole reason under the datagrams read before it (the
+        // status line has room only for where).
+        match damage_text(app) {
+            Some((_, full)) if !app.capture.datagrams().is_empty() => {
+                block.title_bottom(Span::styled(format!(" damaged: {full} "), t.bad()))
+            }
+            _ => block,
+        }
+    });
     f.render_widget(table, a.list);
     if app.rows.is_empty() {
         let inner = Rect::new(
@@ -511,6 +519,19 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     f.render_widget(Paragraph::new(lines).block(block.title(title)), a.bits);
 }
 
+/// The capture's damage without the file name the status line starts with: where (`frame 31 at
+/// byte 4930`), and the whole message (where and why).
+fn damage_text(app: &App) -> Option<(String, String)> {
+    let text = app.capture.damage()?.to_string();
+    let prefix = format!("{}: ", app.capture.name());
+    let full = text.strip_prefix(&prefix).unwrap_or(&text).to_owned();
+    let at = full
+        .split_once(": ")
+        .map_or(full.as_str(), |(at, _)| at)
+        .to_owned();
+    Some((at, full))
+}
+
 fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     if let Some(input) = &app.filter_input {
         let line = Line::from(vec![
@@ -534,13 +555,10 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!("│ {m} "), t.fg(Color::Yellow)));
     }
-    if let Some(dmg) = app.capture.damage() {
-        // The bar already starts with the file's name: the message goes on without it, so that
-        // the counts and the help still fit a normal terminal.
-        let text = dmg.to_string();
-        let prefix = format!("{}: ", app.capture.name());
-        let text = text.strip_prefix(&prefix).unwrap_or(&text);
-        spans.push(Span::styled(format!("│ damaged: {text} "), t.bad()));
+    if let Some((at, _)) = damage_text(app) {
+        // Where only, so that the counts and the help still fit a normal terminal; the reason is
+        // under the list (or in it, when no datagram came before the damage).
+        spans.push(Span::styled(format!("│ damaged: {at} "), t.bad()));
     }
     spans.push(Span::raw(format!(
         "│ {} datagrams ",
