@@ -11,7 +11,7 @@ use std::hint::black_box;
 #[path = "../../codec/benches/common/throughput.rs"]
 #[allow(dead_code)]
 mod bl;
-use bl::{BP_SIZE, BP_WIDTHS, Packet, VARIANTS};
+use bl::{BP_SIZE, Packet, VARIANTS};
 
 #[path = "srs.rs"]
 mod srs;
@@ -60,26 +60,12 @@ fn measure_srs(p: &mut Packet, n: u64) {
 
 #[inline(never)]
 fn bp_write_srs(a: &mut [u8], values: &[u32; 16]) -> u64 {
-    let mut w = serialize::BitWriter::new(&mut a[..BP_SIZE]);
-    while w.bits_available() >= 256 {
-        for (&v, n) in values.iter().zip(BP_WIDTHS) {
-            w.write_bits(v, n);
-        }
-    }
-    w.flush_bits();
-    w.bytes_written()
+    srs::bp_write(a, values)
 }
 
 #[inline(never)]
 fn bp_read_srs(a: &[u8]) -> u64 {
-    let mut r = serialize::BitReader::new(a, BP_SIZE);
-    let mut sum = 0u64;
-    while r.bits_remaining() >= 256 {
-        for n in BP_WIDTHS {
-            sum += u64::from(r.read_bits(n));
-        }
-    }
-    sum
+    srs::bp_read(a)
 }
 
 fn main() {

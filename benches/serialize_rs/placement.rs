@@ -24,7 +24,7 @@ use std::time::Instant;
 #[path = "../../codec/benches/common/throughput.rs"]
 #[allow(dead_code)]
 mod bl;
-use bl::{BP_SIZE, BP_WIDTHS, Packet, VARIANTS};
+use bl::{BP_SIZE, Packet, VARIANTS};
 
 #[path = "srs.rs"]
 mod srs;
@@ -46,54 +46,27 @@ macro_rules! skip {
 }
 
 #[inline(never)]
-fn bl_bp_write<const P: usize>(buf: &mut [u8], values: [u32; 16]) -> usize {
+fn bl_bp_write<const P: usize>(buf: &mut [u8], values: &[u32; 16]) -> usize {
     skip!(P);
-    let mut w = bitlens_codec::BitWriter::new(&mut buf[..BP_SIZE]);
-    while w.bits_available() >= 256 {
-        for (v, n) in values.into_iter().zip(BP_WIDTHS) {
-            w.write_bits(v, n).unwrap();
-        }
-    }
-    w.flush()
+    bl::bp_write_pass(buf, values)
 }
 
 #[inline(never)]
-fn srs_bp_write<const P: usize>(buf: &mut [u8], values: [u32; 16]) -> u64 {
+fn srs_bp_write<const P: usize>(buf: &mut [u8], values: &[u32; 16]) -> u64 {
     skip!(P);
-    let mut w = serialize::BitWriter::new(&mut buf[..BP_SIZE]);
-    while w.bits_available() >= 256 {
-        for (v, n) in values.into_iter().zip(BP_WIDTHS) {
-            w.write_bits(v, n);
-        }
-    }
-    w.flush_bits();
-    w.bytes_written()
+    srs::bp_write(buf, values)
 }
 
 #[inline(never)]
 fn bl_bp_read<const P: usize>(buf: &[u8]) -> u64 {
     skip!(P);
-    let mut r = bitlens_codec::BitReader::new(&buf[..BP_SIZE]);
-    let mut sum = 0u64;
-    while r.bits_remaining() >= 256 {
-        for n in BP_WIDTHS {
-            sum += u64::from(r.read_bits(n).unwrap());
-        }
-    }
-    sum
+    bl::bp_read_pass(buf)
 }
 
 #[inline(never)]
 fn srs_bp_read<const P: usize>(buf: &[u8]) -> u64 {
     skip!(P);
-    let mut r = serialize::BitReader::new(buf, BP_SIZE);
-    let mut sum = 0u64;
-    while r.bits_remaining() >= 256 {
-        for n in BP_WIDTHS {
-            sum += u64::from(r.read_bits(n));
-        }
-    }
-    sum
+    srs::bp_read(buf)
 }
 
 #[inline(never)]
@@ -189,10 +162,10 @@ fn ratios<const P: usize>(
     let pairs: [(f64, f64); 4] = [
         (
             best(|| {
-                (0..PASSES).for_each(|_| _ = black_box(bl_bp_write::<P>(&mut scratch, values)))
+                (0..PASSES).for_each(|_| _ = black_box(bl_bp_write::<P>(&mut scratch, &values)))
             }),
             best(|| {
-                (0..PASSES).for_each(|_| _ = black_box(srs_bp_write::<P>(&mut scratch, values)))
+                (0..PASSES).for_each(|_| _ = black_box(srs_bp_write::<P>(&mut scratch, &values)))
             }),
         ),
         (
@@ -214,9 +187,9 @@ fn ratios<const P: usize>(
 fn main() {
     let values = bl::bp_values();
     let mut bp = vec![0u8; BP_SIZE + 8];
-    let n = bl_bp_write::<0>(&mut bp, values);
+    let n = bl_bp_write::<0>(&mut bp, &values);
     let mut check = vec![0u8; BP_SIZE + 8];
-    srs_bp_write::<0>(&mut check, values);
+    srs_bp_write::<0>(&mut check, &values);
     assert_eq!(
         bp[..n - 8],
         check[..n - 8],

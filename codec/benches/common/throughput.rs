@@ -35,6 +35,13 @@ pub fn bp_values() -> [u32; 16] {
 /// One pass of the bitpacker write: groups while 256 bits are free, then the flush.
 #[inline(never)]
 pub fn bp_write(buf: &mut [u8], values: &[u32; 16]) -> usize {
+    bp_write_pass(buf, values)
+}
+
+/// The body of [`bp_write`], inlined where it is called (the placement study,
+/// `benches/serialize_rs/placement.rs`, builds its own out-of-line copies, moved in memory).
+#[inline(always)]
+pub fn bp_write_pass(buf: &mut [u8], values: &[u32; 16]) -> usize {
     let mut w = BitWriter::new(&mut buf[..BP_SIZE]);
     while w.bits_available() >= 256 {
         for (&v, n) in values.iter().zip(BP_WIDTHS) {
@@ -47,6 +54,12 @@ pub fn bp_write(buf: &mut [u8], values: &[u32; 16]) -> usize {
 /// One pass of the bitpacker read: groups while 256 bits remain; the sum of the values.
 #[inline(never)]
 pub fn bp_read(buf: &[u8]) -> u64 {
+    bp_read_pass(buf)
+}
+
+/// The body of [`bp_read`], inlined where it is called (as [`bp_write_pass`]).
+#[inline(always)]
+pub fn bp_read_pass(buf: &[u8]) -> u64 {
     let mut r = BitReader::new(&buf[..BP_SIZE]);
     let mut sum = 0u64;
     while r.bits_remaining() >= 256 {
