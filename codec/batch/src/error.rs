@@ -220,6 +220,22 @@ impl BatchError {
         }
     }
 
+    /// Out_of_range: `value` outside `min..=max`, at byte `offset` in the field named `field`.
+    #[cold]
+    pub fn out_of_range(
+        value: u64,
+        min: u64,
+        max: u64,
+        offset: usize,
+        field: &'static str,
+    ) -> Self {
+        Self::new(
+            BatchErrorKind::OutOfRange { value, min, max },
+            offset,
+            field,
+        )
+    }
+
     /// Names the message the error happened in (kept if already set: innermost wins).
     #[cold]
     pub fn in_message(mut self, message: MessageRef) -> Self {

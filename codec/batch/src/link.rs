@@ -21,14 +21,8 @@ use crate::error::{BatchError, BatchErrorKind, Result};
 use crate::stream::ByteStream;
 use bitlens_codec::link::{Links, NetworkId};
 
-#[cold]
 fn out_of_range(value: u32, min: u32, max_id: u32, at: usize, name: &'static str) -> BatchError {
-    let kind = BatchErrorKind::OutOfRange {
-        value: u64::from(value),
-        min: u64::from(min),
-        max: u64::from(max_id),
-    };
-    BatchError::new(kind, at, name)
+    BatchError::out_of_range(value.into(), min.into(), max_id.into(), at, name)
 }
 
 /// A reference in a batch message: a packed `u32` (varint) in `0..=max_id`, 0 for `None`; the id

@@ -12,7 +12,7 @@
 
 use crate::dissect::MessageSet;
 use crate::error::{BatchError, BatchErrorKind, Result};
-use crate::message::{BatchWriter, RawMessage, UpdateStage};
+use crate::message::{BatchWriter, MessageBody, RawMessage, UpdateStage};
 use crate::stream::ByteStream;
 use bitlens_codec::trace::Tracer;
 use std::fmt::Write as _;
@@ -125,10 +125,9 @@ pub const fn varint_len(max: usize) -> usize {
     bitlens_tagged::varint::varint_len(max as u64)
 }
 
-#[cold]
-fn out_of_range(value: u64, min: u64, max: u64, at: usize, name: &'static str) -> BatchError {
-    BatchError::new(BatchErrorKind::OutOfRange { value, min, max }, at, name)
-}
+/// The largest message body: derived `max_len`s and fields are bounded by it at compile time
+/// (and their error messages say 65529).
+pub const MAX_BODY: usize = crate::max_body(crate::MAX_MTU);
 
 /// An unsigned value in `min..=max`, else `out_of_range` at byte `at` naming `name`.
 ///
@@ -137,7 +136,7 @@ fn out_of_range(value: u64, min: u64, max: u64, at: usize, name: &'static str) -
 #[inline]
 pub fn check_range(v: u64, min: u64, max: u64, at: usize, name: &'static str) -> Result<()> {
     if v < min || v > max {
-        return Err(out_of_range(v, min, max, at, name));
+        return Err(BatchError::out_of_range(v, min, max, at, name));
     }
     Ok(())
 }
@@ -150,7 +149,7 @@ pub fn check_range(v: u64, min: u64, max: u64, at: usize, name: &'static str) ->
 pub fn check_abs(v: i64, abs_max: u64, at: usize, name: &'static str) -> Result<()> {
     let a = v.unsigned_abs();
     if a > abs_max {
-        return Err(out_of_range(a, 0, abs_max, at, name));
+        return Err(BatchError::out_of_range(a, 0, abs_max, at, name));
     }
     Ok(())
 }
@@ -189,7 +188,7 @@ pub fn check_abs_all<T: Copy + Into<i64>>(
         .max()
         .unwrap_or(0);
     if worst > abs_max {
-        return Err(out_of_range(worst, 0, abs_max, at, name));
+        return Err(BatchError::out_of_range(worst, 0, abs_max, at, name));
     }
     Ok(())
 }
@@ -209,6 +208,18 @@ pub fn unlisted_type(raw: &RawMessage<'_>) -> BatchError {
     let why = "a message type the set does not list";
     BatchError::new(BatchErrorKind::InvalidValue(why), raw.body_offset(), "type")
         .in_message(raw.at())
+}
+
+/// [`MessageSet::read_body`] for one message type: `raw`'s body read into a fresh `M`, recorded
+/// by `tracer`, which comes back whether the read failed or not (a derived enum's arm per type).
+pub fn read_body_as<M: MessageBody + Default, T: Tracer>(
+    raw: &RawMessage<'_>,
+    tracer: T,
+) -> (Result<()>, T) {
+    match raw.decode_traced(&mut M::default(), tracer) {
+        Ok(tracer) => (Ok(()), tracer),
+        Err((e, tracer)) => (Err(e), tracer),
+    }
 }
 
 /// The `[batch]` section of a message set: its `types` (number, name; each body the batch
@@ -342,6 +353,11 @@ mod tests {
         crate::ByteStream::text(&mut r, "s", &mut s).unwrap();
         assert_eq!(s, InlineStr::<8>::truncated("hi"));
         assert!(same_str("Ping", "Ping") && !same_str("Ping", "Pong") && !same_str("a", "ab"));
+    }
+
+    #[test]
+    fn the_largest_body_is_the_one_the_compile_errors_name() {
+        assert_eq!(MAX_BODY, 65_529);
     }
 
     #[test]

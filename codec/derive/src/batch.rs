@@ -136,7 +136,8 @@ impl FieldAttrs {
                 if self.guard.is_some() {
                     return Err(meta.error("give one guard: `if = flag` or `unless = flag`"));
                 }
-                once(&mut self.guard, (flag, key == "if", span), &meta, &key)
+                self.guard = Some((flag, key == "if", span));
+                Ok(())
             }
             "element" => {
                 let mut inner = FieldAttrs::default();
@@ -238,7 +239,7 @@ fn generic_arg(seg: &syn::PathSegment) -> Option<&Type> {
     }
 }
 
-fn check_of(a: &FieldAttrs, prim: &str, span: Span) -> syn::Result<Check> {
+fn check_of(a: &FieldAttrs, prim: &str) -> syn::Result<Check> {
     let signed = prim.starts_with('i');
     match (&a.range, &a.abs_max) {
         (Some(_), Some((_, s))) => Err(syn::Error::new(
@@ -290,10 +291,7 @@ fn check_of(a: &FieldAttrs, prim: &str, span: Span) -> syn::Result<Check> {
             }
             Ok(Check::Abs(e.clone()))
         }
-        (None, None) => {
-            let _ = span;
-            Ok(Check::None)
-        }
+        (None, None) => Ok(Check::None),
     }
 }
 
@@ -318,7 +316,7 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
             return Ok(Kind::Bytes);
         }
         a.refuse_others(&["pod", "range", "abs_max"], "a plain-old-data array")?;
-        return Ok(Kind::Pod(elem, check_of(a, elem, span)?));
+        return Ok(Kind::Pod(elem, check_of(a, elem)?));
     }
     if let Some(p) = primitive(ty) {
         if p == "bool" {
@@ -333,10 +331,10 @@ fn kind_of(ty: &Type, a: &FieldAttrs, span: Span) -> syn::Result<Kind> {
                 ));
             }
             a.refuse_others(&["packed", "range", "abs_max"], "a packed integer")?;
-            return Ok(Kind::Packed(p, check_of(a, p, span)?));
+            return Ok(Kind::Packed(p, check_of(a, p)?));
         }
         a.refuse_others(&["range", "abs_max"], &format!("a `{p}`"))?;
-        return Ok(Kind::Le(p, check_of(a, p, span)?));
+        return Ok(Kind::Le(p, check_of(a, p)?));
     }
     let seg = last_segment(ty).ok_or_else(|| {
         syn::Error::new(ty.span(), "a batch field's type is a path (a primitive, String, Vec<T>, InlineStr<N>, NetworkId or a batch struct)")
@@ -565,7 +563,7 @@ fn length_prefixed(
         max: quote!(#st::varint_len(#max) + (#max)),
         plain: quote!(false),
         schema: quote!(::std::format!("type = \"{}\", max_len = {}", #schema_ty, #max)),
-        asserts: quote!(assert!((#max) <= 65529, #too_long);),
+        asserts: quote!(assert!((#max) <= #st::MAX_BODY, #too_long);),
     }
 }
 
@@ -780,7 +778,7 @@ fn generate(
                         "an array element must take at least one byte: a count of empty \
                          elements is not bounded by the bytes that remain"
                     );
-                    assert!((#max_len) <= 65529, "an array's max_len is at most 65529 (the largest body)");
+                    assert!((#max_len) <= #st::MAX_BODY, "an array's max_len is at most 65529 (the largest body)");
                     #grows
                 },
             }
@@ -1018,7 +1016,7 @@ pub fn expand_struct(input: &DeriveInput) -> syn::Result<TokenStream> {
     let max_body = message.as_ref().filter(|_| c.exact_size.is_none()).map(|_| {
         quote! {
             assert!(
-                <#ident as #k::BatchStruct>::MAX_BYTES <= 65529,
+                <#ident as #k::BatchStruct>::MAX_BYTES <= #k::structs::MAX_BODY,
                 "a message's fields may take more than the largest body (65529 bytes): lower a max_len"
             );
         }
@@ -1127,12 +1125,7 @@ pub fn expand_enum(input: &DeriveInput) -> syn::Result<TokenStream> {
     });
     let read_arms = tys.iter().map(|ty| {
         quote! {
-            t if t == <#ty as #body>::TYPE => {
-                match raw.decode_traced(&mut <#ty as ::core::default::Default>::default(), tracer) {
-                    ::core::result::Result::Ok(tracer) => (::core::result::Result::Ok(()), tracer),
-                    ::core::result::Result::Err((e, tracer)) => (::core::result::Result::Err(e), tracer),
-                }
-            }
+            t if t == <#ty as #body>::TYPE => #k::structs::read_body_as::<#ty, T>(raw, tracer),
         }
     });
     let dispatch_arms = tys.iter().map(|ty| {

@@ -618,10 +618,6 @@ fn want<T: TryFrom<i64> + TryFrom<u64>>(v: &DynValue, at: usize, name: &'static 
     fits.ok_or_else(|| invalid(at, name, "an integer that does not fit the field's type"))
 }
 
-fn out_of_range(value: u64, min: u64, max: u64, at: usize, name: &'static str) -> BatchError {
-    BatchError::new(BatchErrorKind::OutOfRange { value, min, max }, at, name)
-}
-
 /// The range check of one integer value (non-integers pass: the write reports them).
 fn check_value(check: Check, v: &DynValue, at: usize, name: &'static str) -> Result<()> {
     let x = match *v {
@@ -634,14 +630,20 @@ fn check_value(check: Check, v: &DynValue, at: usize, name: &'static str) -> Res
         Check::Range { min, max } => {
             if x < i128::from(min) || x > i128::from(max) {
                 // A negative value cannot pass an unsigned range; it is shown as its magnitude.
-                return Err(out_of_range(x.unsigned_abs() as u64, min, max, at, name));
+                return Err(BatchError::out_of_range(
+                    x.unsigned_abs() as u64,
+                    min,
+                    max,
+                    at,
+                    name,
+                ));
             }
             Ok(())
         }
         Check::Abs(max) => {
             let a = x.unsigned_abs() as u64;
             if a > max {
-                return Err(out_of_range(a, 0, max, at, name));
+                return Err(BatchError::out_of_range(a, 0, max, at, name));
             }
             Ok(())
         }
@@ -659,7 +661,7 @@ fn worst(check: Check, items: &[DynValue], at: usize, name: &'static str) -> Res
             .max()
             .unwrap_or(0);
         if worst > max {
-            return Err(out_of_range(worst, 0, max, at, name));
+            return Err(BatchError::out_of_range(worst, 0, max, at, name));
         }
         return Ok(());
     }

@@ -149,8 +149,7 @@ impl SpawnRoboCat {
             location: cat.location,
             rotation: cat.rotation,
         };
-        let in_range = cat.mice.len() <= MAX_MICE
-            && m.meow_count <= 1_000_000
+        let in_range = m.meow_count <= 1_000_000
             && m.location
                 .iter()
                 .all(|l| l.unsigned_abs() <= LOCATION_LIMIT as u32);
