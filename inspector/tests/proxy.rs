@@ -1228,3 +1228,111 @@ fn bad_options_are_one_line_errors() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// Runs `bitlens ARGS` for at most 10 s: its exit code (`None` if it was still running and was
+/// killed) and stderr.
+fn run_briefly(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (code, err)
+}
+
+/// Exit 2 and one line holding `want`, for `bitlens ARGS`.
+fn refused(args: &[&str], want: &str) {
+    let (code, err) = run_briefly(args);
+    assert_eq!(code, Some(2), "{args:?}: {err}");
+    assert!(
+        err.starts_with("bitlens: ") && err.contains(want),
+        "{args:?}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+}
+
+#[test]
+fn extreme_durations_are_refused_at_start() {
+    // issue 29.1: each of these panicked (exit 101), at start-up or at the first datagram.
+    let base = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let rules = tmp("huge-delay.toml");
+    std::fs::write(&rules, "[impair]\ndelay = { ms = 1e300 }\n").unwrap();
+    let jitter_rules = tmp("huge-jitter.toml");
+    std::fs::write(
+        &jitter_rules,
+        "[impair]\ndelay = { ms = 5, jitter_ms = 1e308 }\n",
+    )
+    .unwrap();
+    let rules_s = rules.display().to_string();
+    let jitter_s = jitter_rules.display().to_string();
+    for (extra, want) in [
+        (
+            vec!["--delay", "ms=1e300"],
+            "--delay \"ms=1e300\": ms must be at most 3600000 (one hour) (found 1e300)",
+        ),
+        (vec!["--delay", "ms=1e22"], "ms must be at most 3600000"),
+        (
+            vec!["--delay", "ms=5,jitter_ms=1e308"],
+            "jitter_ms must be at most 3600000",
+        ),
+        (
+            vec!["--reorder", "p=1,hold_ms=1e300"],
+            "hold_ms must be at most 3600000",
+        ),
+        (
+            vec!["--idle-timeout", "1e20"],
+            "--idle-timeout must be a number of seconds > 0 and at most 86400 (one day) (found 1e20)",
+        ),
+        (
+            vec!["--rules", &rules_s],
+            "[impair] delay: ms must be at most",
+        ),
+        (
+            vec!["--rules", &jitter_s],
+            "[impair] delay: jitter_ms must be at most",
+        ),
+    ] {
+        let args = with(&extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&args, want);
+        if extra[0] == "--rules" {
+            let (_, err) = run_briefly(&args);
+            assert!(err.contains(extra[1]), "names the file: {err}");
+        }
+    }
+    // replay's gap: a usage error from the argument parser.
+    let (code, err) = run_briefly(&[
+        "replay",
+        "log",
+        "--upstream",
+        "127.0.0.1:9",
+        "--gap-ms",
+        "3600001",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--gap-ms") && err.contains("3600001"), "{err}");
+}

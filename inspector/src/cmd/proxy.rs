@@ -8,9 +8,9 @@ use crate::proxy::impair::Impairments;
 use crate::proxy::mutate::{Fuzz, Rule};
 use crate::proxy::output::Outputs;
 use crate::proxy::record::Recording;
-use crate::proxy::spec::{RulesFile, Spec};
-use crate::proxy::{Config, Direction, Directions, Proxy, SessionDissector, replay};
-use anyhow::{Context, Result, anyhow, bail};
+use crate::proxy::spec::{RulesFile, Spec, number_text};
+use crate::proxy::{Config, Direction, Directions, MAX_IDLE_SECS, Proxy, SessionDissector, replay};
+use anyhow::{Context, Result, anyhow};
 use clap::Parser;
 use std::io::{BufWriter, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -44,7 +44,8 @@ pub struct ProxyArgs {
     /// Show the live session in the inspector instead of NDJSON lines.
     #[arg(long)]
     pub tui: bool,
-    /// Seconds without a datagram either way after which a client's mapping is removed.
+    /// Seconds without a datagram either way after which a client's mapping is removed (at
+    /// most 86400, one day).
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub idle_timeout: f64,
     /// Most clients mapped at once (the least recently active is evicted for a new one).
@@ -62,11 +63,12 @@ pub struct ProxyArgs {
     /// Forward datagrams twice: as --drop.
     #[arg(long, value_name = "SPEC")]
     pub duplicate: Option<String>,
-    /// Delay datagrams: `ms=40,jitter_ms=10[,p=P][,dir=DIR]` (uniform in ms ± jitter).
+    /// Delay datagrams: `ms=40,jitter_ms=10[,p=P][,dir=DIR]` (uniform in ms ± jitter; ms and
+    /// jitter_ms at most 3600000, one hour).
     #[arg(long, value_name = "SPEC")]
     pub delay: Option<String>,
     /// Hold datagrams back behind the next of their client and direction:
-    /// `p=P[,hold_ms=50][,dir=DIR]`.
+    /// `p=P[,hold_ms=50][,dir=DIR]` (hold_ms at most 3600000, one hour).
     #[arg(long, value_name = "SPEC")]
     pub reorder: Option<String>,
     /// A mutation rule (repeatable): `packet=PlayerInput,field=aim.x,action=out_of_range,p=1%`;
@@ -118,8 +120,9 @@ pub struct ReplayArgs {
     /// Only these frames (repeatable).
     #[arg(long = "frame", value_name = "N")]
     pub frames: Vec<u64>,
-    /// Milliseconds between two datagrams.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
+    /// Milliseconds between two datagrams (at most 3600000, one hour).
+    #[arg(long, value_name = "MS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub gap_ms: u64,
     /// Replay the datagrams that went to the clients instead (sent to --upstream all the same).
     #[arg(long)]
@@ -141,9 +144,16 @@ impl ProxyArgs {
     pub fn config(&self) -> Result<Config> {
         let listen = resolve("--listen", &self.listen)?;
         let upstream = resolve("--upstream", &self.upstream)?;
-        if !(self.idle_timeout > 0.0 && self.idle_timeout.is_finite()) {
-            bail!("--idle-timeout must be a number of seconds > 0");
-        }
+        let idle = (self.idle_timeout > 0.0 && self.idle_timeout <= MAX_IDLE_SECS)
+            .then(|| Duration::try_from_secs_f64(self.idle_timeout).ok())
+            .flatten()
+            .ok_or_else(|| {
+                anyhow!(
+                    "--idle-timeout must be a number of seconds > 0 and at most {MAX_IDLE_SECS} \
+                     (one day) (found {})",
+                    number_text(self.idle_timeout)
+                )
+            })?;
         let mut impairments = Impairments::default();
         let mut rules = Vec::new();
         let mut seed = None;
@@ -192,7 +202,7 @@ impl ProxyArgs {
         Ok(Config {
             listen,
             upstream,
-            idle: Duration::from_secs_f64(self.idle_timeout),
+            idle,
             max_clients: self.max_clients.max(1),
             queue: self.queue,
             seed: self.seed.or(seed).unwrap_or(0),

@@ -59,6 +59,9 @@ pub use relay::{Proxy, RelayStats};
 /// Datagrams in flight between the relay and the sink.
 pub const CHANNEL: usize = 1024;
 
+/// The longest `--idle-timeout`, in seconds: one day. Larger values are refused at start-up.
+pub const MAX_IDLE_SECS: f64 = 86_400.0;
+
 /// Which way a datagram goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {

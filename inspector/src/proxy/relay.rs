@@ -81,6 +81,13 @@ pub struct Report {
     pub sink: SinkReport,
 }
 
+/// `now + wait`, or `now` if that instant cannot be represented (the specs bound every wait
+/// to an hour, so this never happens with the command line's values; it keeps a datagram from
+/// ever making the relay panic).
+fn later(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait).unwrap_or(now)
+}
+
 struct Upstream {
     socket: UdpSocket,
 }
@@ -426,7 +433,11 @@ impl Relay {
                         bytes: bytes.clone(),
                         ..out
                     };
-                    if self.scheduler.delay(now + delay, bytes.len(), out).is_err() {
+                    if self
+                        .scheduler
+                        .delay(later(now, delay), bytes.len(), out)
+                        .is_err()
+                    {
                         fate.queue_full = true;
                     }
                 } else if decision.reorder && !self.scheduler.is_holding(&flow) {
@@ -441,7 +452,7 @@ impl Relay {
                     };
                     if self
                         .scheduler
-                        .hold(flow, now + hold, bytes.len(), out)
+                        .hold(flow, later(now, hold), bytes.len(), out)
                         .is_err()
                     {
                         fate.queue_full = true;
