@@ -1336,3 +1336,56 @@ fn extreme_durations_are_refused_at_start() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--gap-ms") && err.contains("3600001"), "{err}");
 }
+
+/// A replay log of one crafted line (line 2, after a line without mutation).
+fn crafted_log(name: &str, ops: &str, original: &str, sent: &str) -> PathBuf {
+    let path = tmp(name);
+    std::fs::write(
+        &path,
+        format!(
+            "{{\"frame\":1,\"direction\":\"to_server\",\"client\":\"127.0.0.1:5\",\"mutation\":null}}\n\
+             {{\"frame\":3,\"direction\":\"to_server\",\"client\":\"127.0.0.1:5\",\"mutation\":\
+             {{\"rule\":\"r\",\"packet_type\":null,\"crc\":\"stale\",\"ops\":[{ops}],\
+             \"original\":\"{original}\",\"sent\":\"{sent}\"}}}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn crafted_replay_logs_are_rejected_not_sent() {
+    // issue 29.2: bit = 2^64 - 8 made `bit + bits` wrap past the bounds check (a set: exit
+    // 101, an index out of bounds; a truncate: the bytes sent uncut with exit 0).
+    let server = Server::start(demo_reader, false);
+    let up = server.addr.to_string();
+    for (name, ops, sent, want) in [
+        (
+            "wrap-set.ndjson",
+            r#"{"action":"set","field":"f","bit":18446744073709551608,"bits":8,"old":"00000000","new":"11111111"}"#,
+            "000000ff",
+            "op 1 (set): 8 bits at bit 18446744073709551608 are not inside the 4-byte datagram",
+        ),
+        (
+            "wrap-truncate.ndjson",
+            r#"{"action":"truncate","bit":18446744073709551608,"bits":40}"#,
+            "01020304",
+            "op 1 (truncate): cuts 40 bits at bit 18446744073709551608 of a 4-byte datagram",
+        ),
+        (
+            "nothing-cut.ndjson",
+            r#"{"action":"truncate","bit":32,"bits":0}"#,
+            "01020304",
+            "op 1 (truncate): cuts 0 bits at bit 32",
+        ),
+    ] {
+        let log = crafted_log(name, ops, "01020304", sent);
+        let (code, err) = run_briefly(&["replay", log.to_str().unwrap(), "--upstream", &up]);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        let at = format!("bitlens: {}:2 (frame 3): {want}", log.display());
+        assert!(err.starts_with(&at), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(server.count(), 0, "nothing was sent");
+}

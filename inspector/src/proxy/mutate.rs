@@ -675,9 +675,11 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
     let mut bytes = original.to_vec();
     for (i, op) in ops.iter().enumerate() {
         let which = format!("op {} ({})", i + 1, op.action);
+        // Checked: a crafted `bit` near usize::MAX must not wrap past the bounds checks.
+        let end = op.bit.checked_add(op.bits);
+        let total = bytes.len().checked_mul(8);
         if op.action == "truncate" {
-            let to = op.bit / 8;
-            if op.bit % 8 != 0 || bytes.len() * 8 != op.bit + op.bits {
+            if op.bit % 8 != 0 || op.bits == 0 || end.is_none() || end != total {
                 return Err(format!(
                     "{which}: cuts {} bits at bit {} of a {}-byte datagram",
                     op.bits,
@@ -685,14 +687,15 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
                     bytes.len()
                 ));
             }
-            bytes.truncate(to);
+            bytes.truncate(op.bit / 8);
             continue;
         }
-        if op.bits > 64 || op.bit + op.bits > bytes.len() * 8 {
+        let inside = end.zip(total).is_some_and(|(end, total)| end <= total);
+        if op.bits > 64 || !inside {
             return Err(format!(
-                "{which}: bits {}..{} are not inside the {}-byte datagram",
+                "{which}: {} bits at bit {} are not inside the {}-byte datagram",
+                op.bits,
                 op.bit,
-                op.bit + op.bits,
                 bytes.len()
             ));
         }
@@ -918,6 +921,43 @@ mod tests {
             apply_ops(&other[..2], &m.ops)
                 .unwrap_err()
                 .contains("not inside")
+        );
+    }
+
+    #[test]
+    fn crafted_ops_cannot_wrap_past_the_bounds() {
+        let op = |action: &str, bit: usize, bits: usize, old: &str, new: &str| Op {
+            action: action.into(),
+            field: None,
+            bit,
+            bits,
+            old: (!old.is_empty()).then(|| old.into()),
+            new: (!new.is_empty()).then(|| new.into()),
+            old_value: None,
+            new_value: None,
+        };
+        let bytes = [0u8; 4];
+        // bit + bits wraps to 0: the window must be refused, not indexed.
+        let e = apply_ops(
+            &bytes,
+            &[op("set", usize::MAX - 7, 8, "00000000", "11111111")],
+        )
+        .unwrap_err();
+        assert!(e.starts_with("op 1 (set): 8 bits at bit"), "{e}");
+        assert!(e.contains("not inside"), "{e}");
+        let e = apply_ops(&bytes, &[op("flip", usize::MAX, 1, "0", "1")]).unwrap_err();
+        assert!(e.contains("not inside"), "{e}");
+        // A truncation whose bit + bits wraps to the datagram's length, and one that cuts
+        // nothing: refused, never sent uncut.
+        let wrap = usize::MAX - 7;
+        let e = apply_ops(&bytes, &[op("truncate", wrap, 8 + 32, "", "")]).unwrap_err();
+        assert!(e.starts_with("op 1 (truncate): cuts"), "{e}");
+        let e = apply_ops(&bytes, &[op("truncate", 32, 0, "", "")]).unwrap_err();
+        assert!(e.contains("cuts 0 bits"), "{e}");
+        // The honest truncation still plays.
+        assert_eq!(
+            apply_ops(&bytes, &[op("truncate", 8, 24, "", "")]).unwrap(),
+            [0]
         );
     }
 
