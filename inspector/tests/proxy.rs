@@ -1389,3 +1389,17 @@ fn crafted_replay_logs_are_rejected_not_sent() {
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(server.count(), 0, "nothing was sent");
 }
+
+#[test]
+fn a_listen_address_the_upstream_resolves_to_is_refused() {
+    // issue 29.3: one datagram looped forever (73,536 datagrams in 3 s).
+    for (listen, upstream) in [
+        ("127.0.0.1:7790", "127.0.0.1:7790"),
+        ("0.0.0.0:7790", "127.0.0.1:7790"),
+    ] {
+        refused(
+            &["proxy", "--listen", listen, "--upstream", upstream],
+            "a forwarding loop",
+        );
+    }
+}

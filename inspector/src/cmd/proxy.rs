@@ -10,10 +10,10 @@ use crate::proxy::output::Outputs;
 use crate::proxy::record::Recording;
 use crate::proxy::spec::{RulesFile, Spec, number_text};
 use crate::proxy::{Config, Direction, Directions, MAX_IDLE_SECS, Proxy, SessionDissector, replay};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use std::io::{BufWriter, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -136,6 +136,32 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
         .ok_or_else(|| anyhow!("{what} {s:?}: no address"))
 }
 
+/// True when datagrams sent to `upstream` would reach a socket bound to `listen`: the same
+/// address, or a wildcard listen (`0.0.0.0`, `::`) on the port of an address of this host (or
+/// the reverse: an unspecified upstream is this host). An IPv6 wildcard counts as receiving
+/// IPv4 too (Linux's dual-stack default).
+fn loops_back(listen: SocketAddr, upstream: SocketAddr) -> bool {
+    if listen.port() != upstream.port() || listen.port() == 0 {
+        return false;
+    }
+    let (l, u) = (listen.ip().to_canonical(), upstream.ip().to_canonical());
+    if l == u {
+        return true;
+    }
+    // An address of this host: the kernel lets a socket bind to it.
+    let this_host = |ip: IpAddr| {
+        ip.is_unspecified() || ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok()
+    };
+    let reaches = |wildcard: IpAddr, to: IpAddr| wildcard.is_ipv6() || to.is_ipv4();
+    if l.is_unspecified() {
+        this_host(u) && reaches(l, u)
+    } else if u.is_unspecified() {
+        this_host(l) && reaches(u, l)
+    } else {
+        false
+    }
+}
+
 impl ProxyArgs {
     /// The proxy's configuration.
     ///
@@ -144,6 +170,14 @@ impl ProxyArgs {
     pub fn config(&self) -> Result<Config> {
         let listen = resolve("--listen", &self.listen)?;
         let upstream = resolve("--upstream", &self.upstream)?;
+        if loops_back(listen, upstream) {
+            bail!(
+                "--upstream {:?} ({upstream}) is where --listen {:?} receives: every datagram \
+                 would come back to the proxy (a forwarding loop); give the server's address",
+                self.upstream,
+                self.listen
+            );
+        }
         let idle = (self.idle_timeout > 0.0 && self.idle_timeout <= MAX_IDLE_SECS)
             .then(|| Duration::try_from_secs_f64(self.idle_timeout).ok())
             .flatten()
@@ -347,4 +381,37 @@ pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
         out,
     )
     .map_err(anyhow::Error::msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listen_address_the_upstream_reaches_is_a_loop() {
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        for (listen, upstream) in [
+            ("127.0.0.1:7790", "127.0.0.1:7790"),
+            ("0.0.0.0:7790", "127.0.0.1:7790"),
+            ("[::]:7790", "127.0.0.1:7790"),
+            ("[::]:7790", "[::1]:7790"),
+            ("127.0.0.1:7790", "0.0.0.0:7790"),
+            ("[::ffff:127.0.0.1]:7790", "127.0.0.1:7790"),
+        ] {
+            assert!(loops_back(a(listen), a(upstream)), "{listen} -> {upstream}");
+        }
+        for (listen, upstream) in [
+            ("127.0.0.1:7790", "127.0.0.1:7791"),
+            ("127.0.0.1:7790", "127.0.0.2:7790"),
+            ("0.0.0.0:7790", "[::1]:7790"),
+            // TEST-NET-3: no host has it.
+            ("0.0.0.0:7790", "203.0.113.9:7790"),
+            ("127.0.0.1:0", "127.0.0.1:0"),
+        ] {
+            assert!(
+                !loops_back(a(listen), a(upstream)),
+                "{listen} -> {upstream}"
+            );
+        }
+    }
 }
