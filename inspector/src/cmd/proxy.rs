@@ -54,7 +54,9 @@ pub struct ProxyArgs {
     /// Most datagrams delayed or held back at once (beyond: not forwarded, counted).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub queue: usize,
-    /// Seed of the impairment and mutation draws: the same seed and traffic, the same run.
+    /// Seed of the impairment and mutation draws: the same seed and traffic, the same run
+    /// (each client draws from streams of its own, one per direction, numbered by the order in
+    /// which the clients first sent).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Drop datagrams: `P` or `p=P,dir=DIR` (P: 0..1 or `5%`; DIR: to_server, to_client, both).
@@ -346,7 +348,7 @@ fn describe(config: &Config, dis: &SessionDissector) -> String {
         s.push_str("; impair: ");
         s.push_str(&config.impairments.describe());
     }
-    let m = crate::proxy::mutate::Mutator::new(config.rules.clone(), config.fuzz, config.seed);
+    let m = crate::proxy::mutate::Mutator::new(config.rules.clone(), config.fuzz);
     let rules = m.describe();
     if !rules.is_empty() {
         s.push_str("; mutate: ");

@@ -1,5 +1,7 @@
 //! Impairment: drop, duplicate, delay with jitter and reorder, each with a probability and a
-//! direction, drawn from a seeded generator so that a run repeats.
+//! direction, drawn from a seeded generator so that a run repeats: each client has a stream
+//! per direction ([`super::ClientDraws`]), so the replies interleaving otherwise with the
+//! requests in another run changes no decision.
 //!
 //! Every enabled impairment draws exactly one number per datagram of its direction (the delay
 //! one more for its jitter), whatever the others decided: the drop pattern of a seed does not

@@ -25,7 +25,6 @@ use super::dissect::{Field, FieldMap, Role, SessionDissector};
 use super::spec::Spec;
 use super::{Direction, Directions};
 use rand::Rng;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -251,23 +250,21 @@ pub struct MutationStats {
     pub not_applicable: u64,
 }
 
-/// The rules, the fuzzer and their seeded generator.
+/// The rules and the fuzzer; every draw comes from the stream the caller passes (one per
+/// client and direction: [`super::ClientDraws`]).
 pub struct Mutator {
     rules: Vec<Rule>,
     fuzz: Option<Fuzz>,
-    rng: ChaCha8Rng,
     /// What it did so far.
     pub stats: MutationStats,
 }
 
 impl Mutator {
-    /// A mutator drawing from `seed`.
-    pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>, seed: u64) -> Self {
+    /// A mutator with these rules and fuzzing.
+    pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>) -> Self {
         Mutator {
             rules,
             fuzz,
-            // A stream of its own, so adding a rule never changes the impairment draws.
-            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6d75_7461_7465),
             stats: MutationStats::default(),
         }
     }
@@ -302,12 +299,13 @@ impl Mutator {
     }
 
     /// Mutates `bytes` in place when a rule (the first that fires, in order) or the fuzzer
-    /// draws it; returns what it did.
+    /// draws it from `rng`; returns what it did.
     pub fn mutate(
         &mut self,
         dir: Direction,
         bytes: &mut Vec<u8>,
         dis: &SessionDissector,
+        rng: &mut ChaCha8Rng,
     ) -> Option<Mutation> {
         let mut packet_type: Option<Option<String>> = None;
         let mut map: Option<FieldMap> = None;
@@ -322,7 +320,7 @@ impl Mutator {
                     continue;
                 }
             }
-            if self.rng.random::<f64>() >= rule.p {
+            if rng.random::<f64>() >= rule.p {
                 continue;
             }
             let map = map.get_or_insert_with(|| dis.field_map(bytes));
@@ -338,11 +336,11 @@ impl Mutator {
                         self.stats.not_applicable += 1;
                         continue;
                     }
-                    Some(candidates[self.rng.random_range(0..candidates.len())].clone())
+                    Some(candidates[rng.random_range(0..candidates.len())].clone())
                 }
                 None => None,
             };
-            match apply(action, field.as_ref(), map, bytes, &mut self.rng) {
+            match apply(action, field.as_ref(), map, bytes, rng) {
                 Some(ops) => {
                     let name = rule.name.clone();
                     return Some(self.finish(
@@ -359,12 +357,12 @@ impl Mutator {
             }
         }
         let fuzz = self.fuzz.filter(|f| f.directions.contains(dir))?;
-        if self.rng.random::<f64>() >= fuzz.rate {
+        if rng.random::<f64>() >= fuzz.rate {
             return None;
         }
         let map = map.get_or_insert_with(|| dis.field_map(bytes));
         let original = bytes.clone();
-        let ops = self.fuzz_one(map, bytes)?;
+        let ops = fuzz_one(map, bytes, rng)?;
         Some(self.finish(
             "fuzz".into(),
             map.packet_type.clone(),
@@ -374,30 +372,6 @@ impl Mutator {
             bytes,
             dis,
         ))
-    }
-
-    /// One mutation drawn from the datagram's fields: a field, then an action that suits it
-    /// (out of range or a bit flip for values, an overclaim for lengths, a desync for
-    /// markers); one time in eight a truncation instead.
-    fn fuzz_one(&mut self, map: &FieldMap, bytes: &mut Vec<u8>) -> Option<Vec<Op>> {
-        let fields: Vec<&Field> = map
-            .fields
-            .iter()
-            .filter(|f| f.role != Role::Crc && f.bits > 0)
-            .collect();
-        if fields.is_empty() || self.rng.random_range(0..8) == 0 {
-            return apply(Action::Truncate(None), None, map, bytes, &mut self.rng);
-        }
-        let f = fields[self.rng.random_range(0..fields.len())].clone();
-        let action = match f.role {
-            Role::Length { .. } if Action::Overclaim.fits(&f, map.total_bits) => Action::Overclaim,
-            Role::Check => Action::Desync,
-            _ if Action::OutOfRange.fits(&f, map.total_bits) && self.rng.random::<bool>() => {
-                Action::OutOfRange
-            }
-            _ => Action::Flip(1),
-        };
-        apply(action, Some(&f), map, bytes, &mut self.rng)
     }
 
     #[allow(clippy::too_many_arguments, reason = "the pieces of one log entry")]
@@ -442,6 +416,30 @@ impl Mutator {
             sent: hex(bytes),
         }
     }
+}
+
+/// One mutation drawn from the datagram's fields: a field, then an action that suits it
+/// (out of range or a bit flip for values, an overclaim for lengths, a desync for
+/// markers); one time in eight a truncation instead.
+fn fuzz_one(map: &FieldMap, bytes: &mut Vec<u8>, rng: &mut ChaCha8Rng) -> Option<Vec<Op>> {
+    let fields: Vec<&Field> = map
+        .fields
+        .iter()
+        .filter(|f| f.role != Role::Crc && f.bits > 0)
+        .collect();
+    if fields.is_empty() || rng.random_range(0..8) == 0 {
+        return apply(Action::Truncate(None), None, map, bytes, rng);
+    }
+    let f = fields[rng.random_range(0..fields.len())].clone();
+    let action = match f.role {
+        Role::Length { .. } if Action::Overclaim.fits(&f, map.total_bits) => Action::Overclaim,
+        Role::Check => Action::Desync,
+        _ if Action::OutOfRange.fits(&f, map.total_bits) && rng.random::<bool>() => {
+            Action::OutOfRange
+        }
+        _ => Action::Flip(1),
+    };
+    apply(action, Some(&f), map, bytes, rng)
 }
 
 /// The values above a field's range that its width can still hold, as raw bits.
@@ -727,6 +725,7 @@ mod tests {
     use bitlens_codec::ErrorKind;
     use bitlens_codec::packet::{read_packet, write_packet};
     use bitlens_testkit::demo::{self, DemoPacket};
+    use rand::SeedableRng;
 
     fn dis() -> SessionDissector {
         SessionDissector::new(shipped(), "127.0.0.1:40000".parse().unwrap())
@@ -744,10 +743,11 @@ mod tests {
     }
 
     fn mutate_once(text: &str, seed: u64) -> (Vec<u8>, Mutation) {
-        let mut m = Mutator::new(vec![rule(text)], None, seed);
+        let mut m = Mutator::new(vec![rule(text)], None);
         let mut bytes = robocat();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mutation = m
-            .mutate(Direction::ToServer, &mut bytes, &dis())
+            .mutate(Direction::ToServer, &mut bytes, &dis(), &mut rng)
             .expect("fires");
         (bytes, mutation)
     }
@@ -855,7 +855,6 @@ mod tests {
                 rule("field=nope,action=flip"),
             ],
             None,
-            1,
         );
         let mut a = {
             let mut p = demo::samples().remove(0);
@@ -864,10 +863,17 @@ mod tests {
             buf[..n].to_vec()
         };
         let before = a.clone();
-        assert!(m.mutate(Direction::ToServer, &mut a, &dis()).is_none());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert!(
+            m.mutate(Direction::ToServer, &mut a, &dis(), &mut rng)
+                .is_none()
+        );
         assert_eq!(a, before);
         assert_eq!(m.stats.not_applicable, 2);
-        assert!(m.mutate(Direction::ToClient, &mut a, &dis()).is_none());
+        assert!(
+            m.mutate(Direction::ToClient, &mut a, &dis(), &mut rng)
+                .is_none()
+        );
     }
 
     #[test]
@@ -879,12 +885,12 @@ mod tests {
                     rate: 0.5,
                     directions: Directions::Both,
                 }),
-                seed,
             );
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
             (0..200)
                 .map(|_| {
                     let mut b = robocat();
-                    let mu = m.mutate(Direction::ToClient, &mut b, &dis());
+                    let mu = m.mutate(Direction::ToClient, &mut b, &dis(), &mut rng);
                     if let Some(mu) = &mu {
                         assert_eq!(
                             apply_ops(&unhex(&mu.original).unwrap(), &mu.ops).unwrap(),

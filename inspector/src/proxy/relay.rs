@@ -9,12 +9,10 @@ use super::impair::Scheduler;
 use super::mapping::Mappings;
 use super::mutate::Mutator;
 use super::output::{Outputs, Sink, SinkReport};
-use super::{CHANNEL, Config, Direction, Fate, Seen, SessionDissector};
+use super::{CHANNEL, ClientDraws, Config, Direction, Fate, Seen, SessionDissector};
 use crate::capture::Timestamp;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
 use std::io::ErrorKind;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -90,6 +88,8 @@ fn later(now: Instant, wait: Duration) -> Instant {
 
 struct Upstream {
     socket: UdpSocket,
+    /// This client's random streams, per direction.
+    draws: ClientDraws,
 }
 
 struct Outgoing {
@@ -184,7 +184,6 @@ struct Relay {
     mappings: Mappings<Upstream>,
     scheduler: Scheduler<(usize, Direction), Outgoing>,
     config: Config,
-    rng: ChaCha8Rng,
     mutator: Mutator,
     events: SyncSender<Seen>,
     frame: u64,
@@ -200,8 +199,7 @@ impl Relay {
         Relay {
             mappings: Mappings::new(c.max_clients, c.idle, 1),
             scheduler: Scheduler::new(c.queue, QUEUE_BYTES),
-            rng: ChaCha8Rng::seed_from_u64(c.seed),
-            mutator: Mutator::new(c.rules.clone(), c.fuzz, c.seed),
+            mutator: Mutator::new(c.rules.clone(), c.fuzz),
             upstream: c.upstream,
             poll: p.poll,
             listen: p.listen,
@@ -367,7 +365,10 @@ impl Relay {
                 return None;
             }
         };
-        let (id, evicted) = self.mappings.insert(client, Upstream { socket }, now);
+        let draws = ClientDraws::new(self.config.seed, self.mappings.next_id() as u64);
+        let (id, evicted) = self
+            .mappings
+            .insert(client, Upstream { socket, draws }, now);
         if let Some(gone) = evicted {
             let mut s = gone.socket.socket;
             let _ = self.poll.registry().deregister(&mut s);
@@ -391,15 +392,25 @@ impl Relay {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as i128),
         );
-        let mutation = if self.mutator.wants(direction) {
-            self.mutator.mutate(direction, &mut bytes, &self.dis)
-        } else {
-            None
-        };
-        let decision = if self.config.impairments.is_empty() {
-            Default::default()
-        } else {
-            self.config.impairments.decide(direction, &mut self.rng)
+        // The client's own streams for this direction (a mapping is there: the caller has
+        // just touched it).
+        let (mutation, decision) = match self.mappings.get_mut(id) {
+            Some(m) => {
+                let draws = m.socket.draws.of(direction);
+                let mutation = if self.mutator.wants(direction) {
+                    self.mutator
+                        .mutate(direction, &mut bytes, &self.dis, &mut draws.mutate)
+                } else {
+                    None
+                };
+                let decision = if self.config.impairments.is_empty() {
+                    Default::default()
+                } else {
+                    self.config.impairments.decide(direction, &mut draws.impair)
+                };
+                (mutation, decision)
+            }
+            None => (None, Default::default()),
         };
         let mut fate = Fate {
             decision,
