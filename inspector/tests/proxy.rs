@@ -1509,3 +1509,181 @@ fn a_seed_repeats_with_traffic_both_ways() {
         a[&(1, "to_server".to_owned())]
     );
 }
+
+#[test]
+fn a_replay_that_would_send_nothing_says_why() {
+    // issue 29.10: `--frame N` of a datagram to the client, or an empty log, exited 0 having
+    // sent nothing.
+    let server = Server::start(demo_reader, false);
+    let up = server.addr.to_string();
+    let empty = tmp("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    let to_client = tmp("to-client.ndjson");
+    std::fs::write(
+        &to_client,
+        r#"{"frame":3,"direction":"to_client","client":"127.0.0.1:5","mutation":{"rule":"r","packet_type":null,"crc":"stale","ops":[{"action":"set","field":"f","bit":0,"bits":8,"old":"00000001","new":"00000010"}],"original":"01020304","sent":"02020304"}}"#,
+    )
+    .unwrap();
+    let (e, c) = (empty.display(), to_client.display());
+    for (log, extra, want) in [
+        (
+            &empty,
+            vec![],
+            format!("bitlens: {e}: the log has no mutated datagram: nothing to replay"),
+        ),
+        (
+            &to_client,
+            vec!["--frame", "3"],
+            format!("bitlens: {c}: frame 3 went to a client: replay it with --to-client"),
+        ),
+        (
+            &to_client,
+            vec![],
+            format!(
+                "bitlens: {c}: the log has no mutated datagram to the server; 1 went to a \
+                 client: replay them with --to-client"
+            ),
+        ),
+    ] {
+        let mut args = vec!["replay", log.to_str().unwrap(), "--upstream", &up];
+        args.extend(extra);
+        let (code, err) = run_briefly(&args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), want);
+    }
+    // The same frame with --to-client goes.
+    let (code, err) = run_briefly(&[
+        "replay",
+        to_client.to_str().unwrap(),
+        "--upstream",
+        &up,
+        "--to-client",
+        "--frame",
+        "3",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(server.wait_for(1), 1);
+    assert_eq!(server.take()[0].bytes, [2, 2, 3, 4]);
+}
+
+#[test]
+fn rules_that_can_never_fire_are_refused_at_start() {
+    // issue 29.10: packet=NoSuchPacket was accepted and never fired; a rules file's unknown
+    // impairment did not name the file.
+    let base = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+    ];
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain([
+            "--decode",
+            "9=demo",
+            "--mutate",
+            "packet=NoSuchPacket,action=desync",
+        ])
+        .collect();
+    refused(
+        &args,
+        "rule rule1: packet=\"NoSuchPacket\" is not a packet type of demo on port 9 (known: ",
+    );
+    let (_, err) = run_briefly(&args);
+    assert!(err.contains("RoboCat") && err.contains("PacketA"), "{err}");
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--mutate", "packet=RoboCat,action=desync"])
+        .collect();
+    refused(
+        &args,
+        "packet=\"RoboCat\" can never match: port 9 has no dissector (--decode 9=NAME)",
+    );
+    let rules = tmp("warp.toml");
+    std::fs::write(&rules, "[impair]\nwarp = { p = 0.1 }\n").unwrap();
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--rules", rules.to_str().unwrap()])
+        .collect();
+    refused(
+        &args,
+        &format!(
+            "bitlens: {}: [impair] warp: unknown impairment (known: drop, duplicate, delay, reorder)",
+            rules.display()
+        ),
+    );
+}
+
+#[test]
+fn a_rule_without_a_field_to_work_on_says_why_in_the_summary() {
+    // issue 29.10: the summary said "found no field" where the field is `name.len`, or where
+    // a range fills its bits.
+    let server = Server::start(demo_reader, false);
+    let port = server.addr.port().to_string();
+    let p = proxy(
+        server.addr,
+        &[
+            "--decode",
+            &format!("{port}=demo"),
+            "--quiet",
+            "--mutate",
+            "name=over,packet=RoboCat,field=name,action=overclaim",
+            "--mutate",
+            "name=oob,packet=PacketA,field=x,action=out_of_range",
+        ],
+    );
+    let c = client();
+    c.send_to(&demo_bytes(demo::samples().pop().unwrap()), p.addr)
+        .unwrap();
+    c.send_to(&packet_a(5), p.addr).unwrap();
+    assert_eq!(server.wait_for(2), 2);
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains(
+            "bitlens proxy: rule over: 1 draw found nothing to work on: name of RoboCat is a \
+             string or an array, not a length: overclaim works on its length, field=name.len"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "bitlens proxy: rule oob: 1 draw found nothing to work on: x's range \
+             -2147483648..=2147483647 fills its 32 bits: out_of_range has no value above the \
+             range to write"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_recording_that_cannot_be_written_is_an_error_not_a_count() {
+    // issue 29.10: "recorded 142 frames" was printed after failing to write them.
+    let server = Server::start(demo_reader, false);
+    let mut p = proxy(server.addr, &["--record", "/dev/full", "--quiet"]);
+    let c = client();
+    for x in 0..5 {
+        c.send_to(&packet_a(x), p.addr).unwrap();
+    }
+    // The first flush fails: the proxy stops by itself.
+    let until = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(s) = p.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < until, "the proxy did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let stderr = p.stderr.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("recorded"), "{stderr}");
+    assert!(
+        stderr.contains("bitlens: /dev/full: ") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+}

@@ -98,7 +98,7 @@ pub struct ProxyArgs {
 /// # Errors
 /// As [`run`].
 pub fn command(args: ProxyArgs, ctx: &CmdContext<'_>) -> Result<Exit> {
-    run(&args, ctx.dissectors())?;
+    run(&args, ctx.dissectors(), ctx.program())?;
     Ok(Exit::Ok)
 }
 
@@ -165,11 +165,11 @@ fn loops_back(listen: SocketAddr, upstream: SocketAddr) -> bool {
 }
 
 impl ProxyArgs {
-    /// The proxy's configuration.
+    /// The proxy's configuration; `program` is the name its messages begin with.
     ///
     /// # Errors
     /// A bad address, spec, rules file or number, with the option's name.
-    pub fn config(&self) -> Result<Config> {
+    pub fn config(&self, program: &str) -> Result<Config> {
         let listen = resolve("--listen", &self.listen)?;
         let upstream = resolve("--upstream", &self.upstream)?;
         if loops_back(listen, upstream) {
@@ -236,6 +236,7 @@ impl ProxyArgs {
             }
         };
         Ok(Config {
+            program: program.to_owned(),
             listen,
             upstream,
             idle,
@@ -250,14 +251,16 @@ impl ProxyArgs {
 }
 
 /// Runs the proxy until Ctrl-C, decoding with `defaults` as the options change them; the
-/// summary goes to stderr.
+/// summary goes to stderr, each line beginning with `PROGRAM proxy:`.
 ///
 /// # Errors
 /// Bad options, an address that cannot be bound, an output that cannot be created or fails.
-pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
-    let config = args.config()?;
+pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()> {
+    let config = args.config(program)?;
+    let me = format!("{program} proxy");
     let dissectors = args.decode.dissectors(defaults)?;
     let dis = SessionDissector::new(dissectors, config.upstream);
+    check_packet_names(&config, &dis)?;
     let mut outputs = Outputs::default();
     if let Some(path) = &args.record {
         outputs.recording = Some(Recording::create(path).map_err(anyhow::Error::msg)?);
@@ -284,7 +287,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
         crate::tui::live::run(proxy, outputs, stop, &summary)?
     } else {
         eprintln!(
-            "bitlens proxy: listening on {}, forwarding to {}; {summary}",
+            "{me}: listening on {}, forwarding to {}; {summary}",
             proxy.local_addr(),
             config.upstream
         );
@@ -293,7 +296,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
     };
     let r = &report.relay;
     eprintln!(
-        "bitlens proxy: {} datagrams ({} to the server, {} to clients) from {} clients; \
+        "{me}: {} datagrams ({} to the server, {} to clients) from {} clients; \
          sent {}; dropped {}, duplicated {}, delayed {}, reordered {}, mutated {}; \
          not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
          {} refused by the server; {} mappings idled out, {} evicted",
@@ -315,15 +318,15 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
         r.idled_out,
         r.evicted,
     );
-    if report.mutations.not_applicable > 0 {
-        eprintln!(
-            "bitlens proxy: {} rule draws found no field to work on",
-            report.mutations.not_applicable
-        );
+    for miss in &report.misses {
+        eprintln!("{me}: {miss}");
     }
-    if let Some(path) = &args.record {
+    // Only frames that reached the file count; a recording that failed is the error below.
+    if let Some(path) = &args.record
+        && !report.sink.recording_failed
+    {
         eprintln!(
-            "bitlens proxy: recorded {} frames to {}",
+            "{me}: recorded {} frames to {}",
             report.sink.recorded,
             path.display()
         );
@@ -332,6 +335,47 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
         Some(e) => Err(anyhow!(e)),
         None => Ok(()),
     }
+}
+
+/// Refuses a rule whose `packet=` can never match: a name that is not a packet type of the
+/// session's dissector, or any name when the server's port has no dissector.
+fn check_packet_names(config: &Config, dis: &SessionDissector) -> Result<()> {
+    let port = config.upstream.port();
+    for rule in &config.rules {
+        let Some(want) = &rule.packet else { continue };
+        let Some(name) = dis.name() else {
+            bail!(
+                "rule {}: packet={want:?} can never match: port {port} has no dissector \
+                 (--decode {port}=NAME)",
+                rule.name
+            );
+        };
+        if let Some(types) = dis.packet_types()
+            && !types.contains(want)
+        {
+            bail!(
+                "rule {}: packet={want:?} is not a packet type of {name} on port {port} \
+                 (known: {})",
+                rule.name,
+                list_names(&types, 30)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// At most `max` names, comma-separated, then how many more.
+fn list_names(names: &[String], max: usize) -> String {
+    let mut s = names
+        .iter()
+        .take(max)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > max {
+        s.push_str(&format!(" and {} more", names.len() - max));
+    }
+    s
 }
 
 /// The start-up description: decoding, impairments, rules.
@@ -364,7 +408,7 @@ fn describe(config: &Config, dis: &SessionDissector) -> String {
 ///
 /// # Errors
 /// An unreadable log, a bad address, a socket error; a [`Rejected`] log that is not a proxy
-/// log or whose edits do not give its bytes.
+/// log, whose edits do not give its bytes, or that has nothing to send ([`replay::select`]).
 pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
     let upstream = resolve("--upstream", &args.upstream)?;
     let text = read_text(&args.log)?;
@@ -374,15 +418,10 @@ pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
     } else {
         Direction::ToServer
     };
-    replay::send(
-        &entries,
-        upstream,
-        direction,
-        &args.frames,
-        Duration::from_millis(args.gap_ms),
-        out,
-    )
-    .map_err(anyhow::Error::msg)
+    let chosen = replay::select(&entries, direction, &args.frames)
+        .map_err(|e| Rejected::new(format!("{}: {e}", args.log.display())))?;
+    replay::send(&chosen, upstream, Duration::from_millis(args.gap_ms), out)
+        .map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

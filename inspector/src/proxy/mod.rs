@@ -189,6 +189,8 @@ impl Directions {
 /// Everything about the proxy but its outputs.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The program's name: messages begin with `PROGRAM proxy:` (`bitlens`, a game's own).
+    pub program: String,
     /// Where clients send to.
     pub listen: SocketAddr,
     /// The server.

@@ -255,6 +255,8 @@ pub struct MutationStats {
 pub struct Mutator {
     rules: Vec<Rule>,
     fuzz: Option<Fuzz>,
+    /// Per rule: the draws that found nothing to work on, and why the first of them did.
+    misses: Vec<(u64, Option<String>)>,
     /// What it did so far.
     pub stats: MutationStats,
 }
@@ -263,9 +265,37 @@ impl Mutator {
     /// A mutator with these rules and fuzzing.
     pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>) -> Self {
         Mutator {
+            misses: vec![(0, None); rules.len()],
             rules,
             fuzz,
             stats: MutationStats::default(),
+        }
+    }
+
+    /// One line per rule that fired on datagrams it could not work on: how often, and why
+    /// the first one could not (`name` is a string: overclaim works on its length,
+    /// `name.len`), for the closing summary.
+    pub fn misses(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .zip(&self.misses)
+            .filter(|(_, (n, _))| *n > 0)
+            .map(|(r, (n, why))| {
+                let why = why.as_deref().unwrap_or("no field to work on");
+                let draws = if *n == 1 { "draw" } else { "draws" };
+                format!(
+                    "rule {}: {n} {draws} found nothing to work on: {why}",
+                    r.name
+                )
+            })
+            .collect()
+    }
+
+    fn miss(&mut self, rule: usize, why: String) {
+        self.stats.not_applicable += 1;
+        if let Some((n, first)) = self.misses.get_mut(rule) {
+            *n += 1;
+            first.get_or_insert(why);
         }
     }
 
@@ -333,7 +363,8 @@ impl Mutator {
                         .filter(|f| action.fits(f, map.total_bits))
                         .collect();
                     if candidates.is_empty() {
-                        self.stats.not_applicable += 1;
+                        let why = why_not(action, pattern, map);
+                        self.miss(i, why);
                         continue;
                     }
                     Some(candidates[rng.random_range(0..candidates.len())].clone())
@@ -353,7 +384,10 @@ impl Mutator {
                         dis,
                     ));
                 }
-                None => self.stats.not_applicable += 1,
+                None => {
+                    let why = why_apply_failed(action, field.as_ref(), map);
+                    self.miss(i, why);
+                }
             }
         }
         let fuzz = self.fuzz.filter(|f| f.directions.contains(dir))?;
@@ -440,6 +474,92 @@ fn fuzz_one(map: &FieldMap, bytes: &mut Vec<u8>, rng: &mut ChaCha8Rng) -> Option
         _ => Action::Flip(1),
     };
     apply(action, Some(&f), map, bytes, rng)
+}
+
+/// Why no field that `pattern` matches suits `action`, as the summary says it: the fields
+/// it names instead when the user pointed at a string or array rather than its length, the
+/// range that fills its bits for `out_of_range`.
+fn why_not(action: Action, pattern: &str, map: &FieldMap) -> String {
+    let of = map
+        .packet_type
+        .as_deref()
+        .map_or(String::new(), |t| format!(" of {t}"));
+    let matched: Vec<&Field> = map.matching(pattern).collect();
+    // A string or an array is a scope, not a field: its length is `PATTERN.len`.
+    let len_path = format!("{pattern}.len");
+    let has_len = map
+        .matching(&len_path)
+        .any(|f| matches!(f.role, Role::Length { .. }));
+    let Some(f) = matched.first() else {
+        return if has_len && action == Action::Overclaim {
+            format!(
+                "{pattern}{of} is a string or an array, not a length: overclaim works on its \
+                 length, field={len_path}"
+            )
+        } else if has_len {
+            format!("{pattern}{of} is a string or an array; its length is {len_path}")
+        } else {
+            format!("no field{of} matches {pattern:?}")
+        };
+    };
+    let path = &f.path;
+    match action {
+        Action::OutOfRange => match f.range {
+            Some((lo, hi)) if f.bits > 0 && f.bits <= 64 => format!(
+                "{path}'s range {lo}..={hi} fills its {} bits: out_of_range has no value above \
+                 the range to write (set writes a chosen value)",
+                f.bits
+            ),
+            Some(_) => format!(
+                "{path} is {} bits wide: out_of_range writes at most 64",
+                f.bits
+            ),
+            None => format!("{path} has no range: out_of_range has nothing to exceed"),
+        },
+        Action::Overclaim => {
+            let len = if has_len {
+                format!(": overclaim works on its length, field={len_path}")
+            } else {
+                String::from(": overclaim works on the .len of a string or array")
+            };
+            format!("{path} is not a length or count{len}")
+        }
+        Action::Flip(n) => format!("{path} has {} bits, fewer than the {n} to flip", f.bits),
+        Action::Set(_) => format!("{path} is {} bits wide: set writes 1 to 64", f.bits),
+        Action::Truncate(_) => format!("{path} starts in the datagram's last byte"),
+        Action::Desync => format!("{path} is not a check marker"),
+    }
+}
+
+/// Why `action` could not be done to `field` (or, without one, to the datagram).
+fn why_apply_failed(action: Action, field: Option<&Field>, map: &FieldMap) -> String {
+    let Some(f) = field else {
+        return match action {
+            Action::Overclaim => "the datagram has no length or count to overclaim".into(),
+            Action::Desync => "the datagram has no check marker".into(),
+            Action::Truncate(Some(n)) => {
+                format!("the datagram is not longer than {n} bytes")
+            }
+            _ => "the datagram is empty".into(),
+        };
+    };
+    let path = &f.path;
+    match action {
+        Action::Set(v) => format!(
+            "{path} cannot hold the wire value {v} ({} bits from {})",
+            f.bits,
+            f.range.map_or(0, |r| r.0)
+        ),
+        Action::Overclaim => format!(
+            "{path} cannot claim more elements than remain after it (its range ends at {})",
+            f.range.map_or(0, |r| r.1)
+        ),
+        Action::Truncate(Some(n)) => format!(
+            "the datagram is not longer than {n} bytes ({} bits)",
+            map.total_bits
+        ),
+        _ => format!("{path} lies outside the datagram's bytes"),
+    }
 }
 
 /// The values above a field's range that its width can still hold, as raw bits.
@@ -874,6 +994,52 @@ mod tests {
             m.mutate(Direction::ToClient, &mut a, &dis(), &mut rng)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_rule_that_misses_says_why() {
+        let mut m = Mutator::new(
+            vec![
+                rule("name=over,packet=RoboCat,field=name,action=overclaim"),
+                rule("name=oob,packet=PacketA,field=x,action=out_of_range"),
+                rule("name=oob2,field=health,action=out_of_range"),
+                rule("name=none,field=nope,action=flip"),
+            ],
+            None,
+        );
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for mut bytes in [robocat(), robocat(), {
+            let mut p = demo::samples().remove(0);
+            let mut buf = [0u8; 64];
+            let n = write_packet(&mut p, &mut buf).unwrap();
+            buf[..n].to_vec()
+        }] {
+            m.mutate(Direction::ToServer, &mut bytes, &dis(), &mut rng);
+        }
+        let misses = m.misses();
+        assert_eq!(
+            misses[0],
+            "rule over: 2 draws found nothing to work on: name of RoboCat is a string or an \
+             array, not a length: overclaim works on its length, field=name.len"
+        );
+        assert_eq!(
+            misses[1],
+            "rule oob: 1 draw found nothing to work on: x's range -2147483648..=2147483647 \
+             fills its 32 bits: out_of_range has no value above the range to write (set writes \
+             a chosen value)"
+        );
+        // On the RoboCat, health's range leaves room: the rule fires and the later rule is not
+        // drawn; on the PacketA it has no health field.
+        assert_eq!(
+            misses[2],
+            "rule oob2: 1 draw found nothing to work on: no field of PacketA matches \"health\""
+        );
+        assert_eq!(
+            misses[3],
+            "rule none: 1 draw found nothing to work on: no field of PacketA matches \"nope\""
+        );
+        assert_eq!(misses.len(), 4, "{misses:?}");
+        assert_eq!(m.stats.not_applicable, 5);
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub struct Report {
     pub relay: RelayStats,
     /// The mutator's counts.
     pub mutations: super::mutate::MutationStats,
+    /// Per rule that fired without anything to work on: how often and why
+    /// ([`Mutator::misses`]).
+    pub misses: Vec<String>,
     /// The sink's counts.
     pub sink: SinkReport,
 }
@@ -166,11 +169,13 @@ impl Proxy {
         drop(events);
         let sink = sink.join().unwrap_or_else(|_| SinkReport {
             error: Some("the output thread panicked".into()),
+            recording_failed: true,
             ..SinkReport::default()
         });
         result.map(|()| Report {
             relay: stats,
             mutations: mutator.stats,
+            misses: mutator.misses(),
             sink,
         })
     }
@@ -311,8 +316,8 @@ impl Relay {
                 .map(|m| m.client.to_string())
                 .unwrap_or_default();
             eprintln!(
-                "bitlens proxy: {} refused a datagram of client {client} (nothing listening there?)",
-                self.upstream
+                "{} proxy: {} refused a datagram of client {client} (nothing listening there?)",
+                self.config.program, self.upstream
             );
         }
     }
@@ -358,7 +363,8 @@ impl Relay {
             Err(e) => {
                 if self.stats.socket_errors == 0 {
                     eprintln!(
-                        "bitlens proxy: cannot open an upstream socket for client {client}: {e}"
+                        "{} proxy: cannot open an upstream socket for client {client}: {e}",
+                        self.config.program
                     );
                 }
                 self.stats.socket_errors += 1;
