@@ -19,6 +19,9 @@
 //! action = "out_of_range"
 //! crc = "resign"                             # or "stale"
 //! ```
+//!
+//! Waits are bounded when read: `ms`, `jitter_ms` and `hold_ms` at most 3600000 (one hour,
+//! [`super::impair::MAX_WAIT_MS`]); larger values are refused with the key and the maximum.
 
 use super::Directions;
 use std::path::Path;
