@@ -1228,3 +1228,462 @@ fn bad_options_are_one_line_errors() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// Runs `bitlens ARGS` for at most 10 s: its exit code (`None` if it was still running and was
+/// killed) and stderr.
+fn run_briefly(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (code, err)
+}
+
+/// Exit 2 and one line holding `want`, for `bitlens ARGS`.
+fn refused(args: &[&str], want: &str) {
+    let (code, err) = run_briefly(args);
+    assert_eq!(code, Some(2), "{args:?}: {err}");
+    assert!(
+        err.starts_with("bitlens: ") && err.contains(want),
+        "{args:?}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+}
+
+#[test]
+fn extreme_durations_are_refused_at_start() {
+    // issue 29.1: each of these panicked (exit 101), at start-up or at the first datagram.
+    let base = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let rules = tmp("huge-delay.toml");
+    std::fs::write(&rules, "[impair]\ndelay = { ms = 1e300 }\n").unwrap();
+    let jitter_rules = tmp("huge-jitter.toml");
+    std::fs::write(
+        &jitter_rules,
+        "[impair]\ndelay = { ms = 5, jitter_ms = 1e308 }\n",
+    )
+    .unwrap();
+    let rules_s = rules.display().to_string();
+    let jitter_s = jitter_rules.display().to_string();
+    for (extra, want) in [
+        (
+            vec!["--delay", "ms=1e300"],
+            "--delay \"ms=1e300\": ms must be at most 3600000 (one hour) (found 1e300)",
+        ),
+        (vec!["--delay", "ms=1e22"], "ms must be at most 3600000"),
+        (
+            vec!["--delay", "ms=5,jitter_ms=1e308"],
+            "jitter_ms must be at most 3600000",
+        ),
+        (
+            vec!["--reorder", "p=1,hold_ms=1e300"],
+            "hold_ms must be at most 3600000",
+        ),
+        (
+            vec!["--idle-timeout", "1e20"],
+            "--idle-timeout must be a number of seconds > 0 and at most 86400 (one day) (found 1e20)",
+        ),
+        (
+            vec!["--rules", &rules_s],
+            "[impair] delay: ms must be at most",
+        ),
+        (
+            vec!["--rules", &jitter_s],
+            "[impair] delay: jitter_ms must be at most",
+        ),
+    ] {
+        let args = with(&extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&args, want);
+        if extra[0] == "--rules" {
+            let (_, err) = run_briefly(&args);
+            assert!(err.contains(extra[1]), "names the file: {err}");
+        }
+    }
+    // replay's gap: a usage error from the argument parser.
+    let (code, err) = run_briefly(&[
+        "replay",
+        "log",
+        "--upstream",
+        "127.0.0.1:9",
+        "--gap-ms",
+        "3600001",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--gap-ms") && err.contains("3600001"), "{err}");
+}
+
+/// A replay log of one crafted line (line 2, after a line without mutation).
+fn crafted_log(name: &str, ops: &str, original: &str, sent: &str) -> PathBuf {
+    let path = tmp(name);
+    std::fs::write(
+        &path,
+        format!(
+            "{{\"frame\":1,\"direction\":\"to_server\",\"client\":\"127.0.0.1:5\",\"mutation\":null}}\n\
+             {{\"frame\":3,\"direction\":\"to_server\",\"client\":\"127.0.0.1:5\",\"mutation\":\
+             {{\"rule\":\"r\",\"packet_type\":null,\"crc\":\"stale\",\"ops\":[{ops}],\
+             \"original\":\"{original}\",\"sent\":\"{sent}\"}}}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn crafted_replay_logs_are_rejected_not_sent() {
+    // issue 29.2: bit = 2^64 - 8 made `bit + bits` wrap past the bounds check (a set: exit
+    // 101, an index out of bounds; a truncate: the bytes sent uncut with exit 0).
+    let server = Server::start(demo_reader, false);
+    let up = server.addr.to_string();
+    for (name, ops, sent, want) in [
+        (
+            "wrap-set.ndjson",
+            r#"{"action":"set","field":"f","bit":18446744073709551608,"bits":8,"old":"00000000","new":"11111111"}"#,
+            "000000ff",
+            "op 1 (set): 8 bits at bit 18446744073709551608 are not inside the 4-byte datagram",
+        ),
+        (
+            "wrap-truncate.ndjson",
+            r#"{"action":"truncate","bit":18446744073709551608,"bits":40}"#,
+            "01020304",
+            "op 1 (truncate): cuts 40 bits at bit 18446744073709551608 of a 4-byte datagram",
+        ),
+        (
+            "nothing-cut.ndjson",
+            r#"{"action":"truncate","bit":32,"bits":0}"#,
+            "01020304",
+            "op 1 (truncate): cuts 0 bits at bit 32",
+        ),
+    ] {
+        let log = crafted_log(name, ops, "01020304", sent);
+        let (code, err) = run_briefly(&["replay", log.to_str().unwrap(), "--upstream", &up]);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        let at = format!("bitlens: {}:2 (frame 3): {want}", log.display());
+        assert!(err.starts_with(&at), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(server.count(), 0, "nothing was sent");
+}
+
+#[test]
+fn a_listen_address_the_upstream_resolves_to_is_refused() {
+    // issue 29.3: one datagram looped forever (73,536 datagrams in 3 s).
+    for (listen, upstream) in [
+        ("127.0.0.1:7790", "127.0.0.1:7790"),
+        ("0.0.0.0:7790", "127.0.0.1:7790"),
+    ] {
+        refused(
+            &["proxy", "--listen", listen, "--upstream", upstream],
+            "a forwarding loop",
+        );
+    }
+}
+
+/// One run of two clients (A, then B) sending `n` datagrams each in bursts to an echoing
+/// server through an impairing and fuzzing proxy: per client and direction, the impairments
+/// and mutation of each datagram in the order of its direction.
+fn two_way_decisions(n: usize) -> BTreeMap<(usize, String), Vec<(Value, Value)>> {
+    let server = Server::start(demo_reader, true);
+    let port = server.addr.port().to_string();
+    let p = proxy(
+        server.addr,
+        &[
+            "--decode",
+            &format!("{port}=demo"),
+            "--drop",
+            "p=0.2",
+            "--duplicate",
+            "p=0.2",
+            "--fuzz",
+            "10%",
+            "--fuzz-direction",
+            "both",
+            "--seed",
+            "5",
+        ],
+    );
+    let clients = [client(), client()];
+    let mut lines = Vec::new();
+    // A's first datagram is the first the proxy sees: A is its first client in every run.
+    clients[0].send_to(&packet_a(0), p.addr).unwrap();
+    p.lines_until(1, &mut lines);
+    let mut sent = 1;
+    for burst in 0..n / 25 {
+        for k in 0..25 {
+            let x = (burst * 25 + k) as i32;
+            for (i, c) in clients.iter().enumerate() {
+                if i == 0 && x == 0 {
+                    continue;
+                }
+                c.send_to(&packet_a(x), p.addr).unwrap();
+                sent += 1;
+            }
+        }
+        // At least as many lines as datagrams sent: the proxy keeps up (no socket buffer
+        // overflows), and the replies still arrive while the next burst goes out.
+        p.lines_until(sent, &mut lines);
+    }
+    // Until the lines stop coming.
+    loop {
+        let before = lines.len();
+        while let Ok(l) = p.lines.recv_timeout(Duration::from_millis(500)) {
+            lines.push(serde_json::from_str(&l).unwrap());
+        }
+        if lines.len() == before {
+            break;
+        }
+    }
+    let (rest, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    lines.extend(rest);
+    let who: BTreeMap<String, usize> = clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.local_addr().unwrap().to_string(), i))
+        .collect();
+    lines.sort_by_key(|l| l["frame"].as_u64().unwrap());
+    let mut out: BTreeMap<(usize, String), Vec<(Value, Value)>> = BTreeMap::new();
+    for l in lines {
+        let c = who[l["client"].as_str().unwrap()];
+        let dir = l["direction"].as_str().unwrap().to_owned();
+        out.entry((c, dir))
+            .or_default()
+            .push((l["impairments"].clone(), l["mutation"].clone()));
+    }
+    out
+}
+
+#[test]
+fn a_seed_repeats_with_traffic_both_ways() {
+    // issue 29.8: one random stream served both directions in arrival order, so the replies
+    // interleaving differently changed the decisions (708 of 5000 in the issue).
+    let a = two_way_decisions(500);
+    let b = two_way_decisions(500);
+    for key in a.keys().chain(b.keys()) {
+        let (x, y) = (&a[key], &b[key]);
+        let differ = x.iter().zip(y).filter(|(p, q)| p != q).count();
+        assert_eq!(
+            (differ, x.len()),
+            (0, y.len()),
+            "{key:?}: {differ} of {} decisions differ",
+            x.len()
+        );
+    }
+    assert_eq!(a.len(), 4, "two clients, two directions");
+    let to_client = &a[&(0, "to_client".to_owned())];
+    assert!(to_client.len() > 200, "{}", to_client.len());
+    let dropped = |v: &[(Value, Value)]| {
+        v.iter()
+            .filter(|(i, _)| i.as_array().unwrap().iter().any(|i| i == "drop"))
+            .count()
+    };
+    assert!(dropped(to_client) > 20, "replies are impaired too");
+    // The two clients draw from streams of their own.
+    assert_ne!(
+        a[&(0, "to_server".to_owned())],
+        a[&(1, "to_server".to_owned())]
+    );
+}
+
+#[test]
+fn a_replay_that_would_send_nothing_says_why() {
+    // issue 29.10: `--frame N` of a datagram to the client, or an empty log, exited 0 having
+    // sent nothing.
+    let server = Server::start(demo_reader, false);
+    let up = server.addr.to_string();
+    let empty = tmp("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    let to_client = tmp("to-client.ndjson");
+    std::fs::write(
+        &to_client,
+        r#"{"frame":3,"direction":"to_client","client":"127.0.0.1:5","mutation":{"rule":"r","packet_type":null,"crc":"stale","ops":[{"action":"set","field":"f","bit":0,"bits":8,"old":"00000001","new":"00000010"}],"original":"01020304","sent":"02020304"}}"#,
+    )
+    .unwrap();
+    let (e, c) = (empty.display(), to_client.display());
+    for (log, extra, want) in [
+        (
+            &empty,
+            vec![],
+            format!("bitlens: {e}: the log has no mutated datagram: nothing to replay"),
+        ),
+        (
+            &to_client,
+            vec!["--frame", "3"],
+            format!("bitlens: {c}: frame 3 went to a client: replay it with --to-client"),
+        ),
+        (
+            &to_client,
+            vec![],
+            format!(
+                "bitlens: {c}: the log has no mutated datagram to the server; 1 went to a \
+                 client: replay them with --to-client"
+            ),
+        ),
+    ] {
+        let mut args = vec!["replay", log.to_str().unwrap(), "--upstream", &up];
+        args.extend(extra);
+        let (code, err) = run_briefly(&args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), want);
+    }
+    // The same frame with --to-client goes.
+    let (code, err) = run_briefly(&[
+        "replay",
+        to_client.to_str().unwrap(),
+        "--upstream",
+        &up,
+        "--to-client",
+        "--frame",
+        "3",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(server.wait_for(1), 1);
+    assert_eq!(server.take()[0].bytes, [2, 2, 3, 4]);
+}
+
+#[test]
+fn rules_that_can_never_fire_are_refused_at_start() {
+    // issue 29.10: packet=NoSuchPacket was accepted and never fired; a rules file's unknown
+    // impairment did not name the file.
+    let base = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+    ];
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain([
+            "--decode",
+            "9=demo",
+            "--mutate",
+            "packet=NoSuchPacket,action=desync",
+        ])
+        .collect();
+    refused(
+        &args,
+        "rule rule1: packet=\"NoSuchPacket\" is not a packet type of demo on port 9 (known: ",
+    );
+    let (_, err) = run_briefly(&args);
+    assert!(err.contains("RoboCat") && err.contains("PacketA"), "{err}");
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--mutate", "packet=RoboCat,action=desync"])
+        .collect();
+    refused(
+        &args,
+        "packet=\"RoboCat\" can never match: port 9 has no dissector (--decode 9=NAME)",
+    );
+    let rules = tmp("warp.toml");
+    std::fs::write(&rules, "[impair]\nwarp = { p = 0.1 }\n").unwrap();
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--rules", rules.to_str().unwrap()])
+        .collect();
+    refused(
+        &args,
+        &format!(
+            "bitlens: {}: [impair] warp: unknown impairment (known: drop, duplicate, delay, reorder)",
+            rules.display()
+        ),
+    );
+}
+
+#[test]
+fn a_rule_without_a_field_to_work_on_says_why_in_the_summary() {
+    // issue 29.10: the summary said "found no field" where the field is `name.len`, or where
+    // a range fills its bits.
+    let server = Server::start(demo_reader, false);
+    let port = server.addr.port().to_string();
+    let p = proxy(
+        server.addr,
+        &[
+            "--decode",
+            &format!("{port}=demo"),
+            "--quiet",
+            "--mutate",
+            "name=over,packet=RoboCat,field=name,action=overclaim",
+            "--mutate",
+            "name=oob,packet=PacketA,field=x,action=out_of_range",
+        ],
+    );
+    let c = client();
+    c.send_to(&demo_bytes(demo::samples().pop().unwrap()), p.addr)
+        .unwrap();
+    c.send_to(&packet_a(5), p.addr).unwrap();
+    assert_eq!(server.wait_for(2), 2);
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains(
+            "bitlens proxy: rule over: 1 draw found nothing to work on: name of RoboCat is a \
+             string or an array, not a length: overclaim works on its length, field=name.len"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "bitlens proxy: rule oob: 1 draw found nothing to work on: x's range \
+             -2147483648..=2147483647 fills its 32 bits: out_of_range has no value above the \
+             range to write"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_recording_that_cannot_be_written_is_an_error_not_a_count() {
+    // issue 29.10: "recorded 142 frames" was printed after failing to write them.
+    let server = Server::start(demo_reader, false);
+    let mut p = proxy(server.addr, &["--record", "/dev/full", "--quiet"]);
+    let c = client();
+    for x in 0..5 {
+        c.send_to(&packet_a(x), p.addr).unwrap();
+    }
+    // The first flush fails: the proxy stops by itself.
+    let until = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(s) = p.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < until, "the proxy did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let stderr = p.stderr.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("recorded"), "{stderr}");
+    assert!(
+        stderr.contains("bitlens: /dev/full: ") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+}

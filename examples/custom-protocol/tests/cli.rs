@@ -117,3 +117,40 @@ fn fuzz_init_names_the_games_own_binary_in_its_next_steps() {
     assert!(out.contains("skirmish seeds CAPTURE --port PORT"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn proxy_messages_name_the_games_own_binary() {
+    // issue 29.11: `skirmish proxy` printed `bitlens proxy:`.
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skirmish"))
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "127.0.0.1:28500",
+            "--quiet",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("skirmish runs");
+    let mut err = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut first = String::new();
+    err.read_line(&mut first).expect("a start-up line");
+    assert!(
+        first.starts_with("skirmish proxy: listening on 127.0.0.1:")
+            && first.contains("decoding port 28500 as skirmish"),
+        "{first}"
+    );
+    let stopped = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).expect("the summary");
+    let status = child.wait().expect("the proxy stops");
+    assert!(status.success(), "{rest}");
+    assert!(rest.starts_with("skirmish proxy: 0 datagrams"), "{rest}");
+    assert!(!rest.contains("bitlens"), "{rest}");
+}

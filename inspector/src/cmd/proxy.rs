@@ -8,12 +8,12 @@ use crate::proxy::impair::Impairments;
 use crate::proxy::mutate::{Fuzz, Rule};
 use crate::proxy::output::Outputs;
 use crate::proxy::record::Recording;
-use crate::proxy::spec::{RulesFile, Spec};
-use crate::proxy::{Config, Direction, Directions, Proxy, SessionDissector, replay};
+use crate::proxy::spec::{RulesFile, Spec, number_text};
+use crate::proxy::{Config, Direction, Directions, MAX_IDLE_SECS, Proxy, SessionDissector, replay};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use std::io::{BufWriter, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -44,7 +44,8 @@ pub struct ProxyArgs {
     /// Show the live session in the inspector instead of NDJSON lines.
     #[arg(long)]
     pub tui: bool,
-    /// Seconds without a datagram either way after which a client's mapping is removed.
+    /// Seconds without a datagram either way after which a client's mapping is removed (at
+    /// most 86400, one day).
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub idle_timeout: f64,
     /// Most clients mapped at once (the least recently active is evicted for a new one).
@@ -53,7 +54,9 @@ pub struct ProxyArgs {
     /// Most datagrams delayed or held back at once (beyond: not forwarded, counted).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub queue: usize,
-    /// Seed of the impairment and mutation draws: the same seed and traffic, the same run.
+    /// Seed of the impairment and mutation draws: the same seed and traffic, the same run
+    /// (each client draws from streams of its own, one per direction, numbered by the order in
+    /// which the clients first sent).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Drop datagrams: `P` or `p=P,dir=DIR` (P: 0..1 or `5%`; DIR: to_server, to_client, both).
@@ -62,11 +65,12 @@ pub struct ProxyArgs {
     /// Forward datagrams twice: as --drop.
     #[arg(long, value_name = "SPEC")]
     pub duplicate: Option<String>,
-    /// Delay datagrams: `ms=40,jitter_ms=10[,p=P][,dir=DIR]` (uniform in ms ± jitter).
+    /// Delay datagrams: `ms=40,jitter_ms=10[,p=P][,dir=DIR]` (uniform in ms ± jitter; ms and
+    /// jitter_ms at most 3600000, one hour).
     #[arg(long, value_name = "SPEC")]
     pub delay: Option<String>,
     /// Hold datagrams back behind the next of their client and direction:
-    /// `p=P[,hold_ms=50][,dir=DIR]`.
+    /// `p=P[,hold_ms=50][,dir=DIR]` (hold_ms at most 3600000, one hour).
     #[arg(long, value_name = "SPEC")]
     pub reorder: Option<String>,
     /// A mutation rule (repeatable): `packet=PlayerInput,field=aim.x,action=out_of_range,p=1%`;
@@ -94,7 +98,7 @@ pub struct ProxyArgs {
 /// # Errors
 /// As [`run`].
 pub fn command(args: ProxyArgs, ctx: &CmdContext<'_>) -> Result<Exit> {
-    run(&args, ctx.dissectors())?;
+    run(&args, ctx.dissectors(), ctx.program())?;
     Ok(Exit::Ok)
 }
 
@@ -118,8 +122,9 @@ pub struct ReplayArgs {
     /// Only these frames (repeatable).
     #[arg(long = "frame", value_name = "N")]
     pub frames: Vec<u64>,
-    /// Milliseconds between two datagrams.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
+    /// Milliseconds between two datagrams (at most 3600000, one hour).
+    #[arg(long, value_name = "MS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub gap_ms: u64,
     /// Replay the datagrams that went to the clients instead (sent to --upstream all the same).
     #[arg(long)]
@@ -133,17 +138,58 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
         .ok_or_else(|| anyhow!("{what} {s:?}: no address"))
 }
 
+/// True when datagrams sent to `upstream` would reach a socket bound to `listen`: the same
+/// address, or a wildcard listen (`0.0.0.0`, `::`) on the port of an address of this host (or
+/// the reverse: an unspecified upstream is this host). An IPv6 wildcard counts as receiving
+/// IPv4 too (Linux's dual-stack default).
+fn loops_back(listen: SocketAddr, upstream: SocketAddr) -> bool {
+    if listen.port() != upstream.port() || listen.port() == 0 {
+        return false;
+    }
+    let (l, u) = (listen.ip().to_canonical(), upstream.ip().to_canonical());
+    if l == u {
+        return true;
+    }
+    // An address of this host: the kernel lets a socket bind to it.
+    let this_host = |ip: IpAddr| {
+        ip.is_unspecified() || ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok()
+    };
+    let reaches = |wildcard: IpAddr, to: IpAddr| wildcard.is_ipv6() || to.is_ipv4();
+    if l.is_unspecified() {
+        this_host(u) && reaches(l, u)
+    } else if u.is_unspecified() {
+        this_host(l) && reaches(u, l)
+    } else {
+        false
+    }
+}
+
 impl ProxyArgs {
-    /// The proxy's configuration.
+    /// The proxy's configuration; `program` is the name its messages begin with.
     ///
     /// # Errors
     /// A bad address, spec, rules file or number, with the option's name.
-    pub fn config(&self) -> Result<Config> {
+    pub fn config(&self, program: &str) -> Result<Config> {
         let listen = resolve("--listen", &self.listen)?;
         let upstream = resolve("--upstream", &self.upstream)?;
-        if !(self.idle_timeout > 0.0 && self.idle_timeout.is_finite()) {
-            bail!("--idle-timeout must be a number of seconds > 0");
+        if loops_back(listen, upstream) {
+            bail!(
+                "--upstream {:?} ({upstream}) is where --listen {:?} receives: every datagram \
+                 would come back to the proxy (a forwarding loop); give the server's address",
+                self.upstream,
+                self.listen
+            );
         }
+        let idle = (self.idle_timeout > 0.0 && self.idle_timeout <= MAX_IDLE_SECS)
+            .then(|| Duration::try_from_secs_f64(self.idle_timeout).ok())
+            .flatten()
+            .ok_or_else(|| {
+                anyhow!(
+                    "--idle-timeout must be a number of seconds > 0 and at most {MAX_IDLE_SECS} \
+                     (one day) (found {})",
+                    number_text(self.idle_timeout)
+                )
+            })?;
         let mut impairments = Impairments::default();
         let mut rules = Vec::new();
         let mut seed = None;
@@ -190,9 +236,10 @@ impl ProxyArgs {
             }
         };
         Ok(Config {
+            program: program.to_owned(),
             listen,
             upstream,
-            idle: Duration::from_secs_f64(self.idle_timeout),
+            idle,
             max_clients: self.max_clients.max(1),
             queue: self.queue,
             seed: self.seed.or(seed).unwrap_or(0),
@@ -204,14 +251,16 @@ impl ProxyArgs {
 }
 
 /// Runs the proxy until Ctrl-C, decoding with `defaults` as the options change them; the
-/// summary goes to stderr.
+/// summary goes to stderr, each line beginning with `PROGRAM proxy:`.
 ///
 /// # Errors
 /// Bad options, an address that cannot be bound, an output that cannot be created or fails.
-pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
-    let config = args.config()?;
+pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()> {
+    let config = args.config(program)?;
+    let me = format!("{program} proxy");
     let dissectors = args.decode.dissectors(defaults)?;
     let dis = SessionDissector::new(dissectors, config.upstream);
+    check_packet_names(&config, &dis)?;
     let mut outputs = Outputs::default();
     if let Some(path) = &args.record {
         outputs.recording = Some(Recording::create(path).map_err(anyhow::Error::msg)?);
@@ -238,7 +287,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
         crate::tui::live::run(proxy, outputs, stop, &summary)?
     } else {
         eprintln!(
-            "bitlens proxy: listening on {}, forwarding to {}; {summary}",
+            "{me}: listening on {}, forwarding to {}; {summary}",
             proxy.local_addr(),
             config.upstream
         );
@@ -247,7 +296,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
     };
     let r = &report.relay;
     eprintln!(
-        "bitlens proxy: {} datagrams ({} to the server, {} to clients) from {} clients; \
+        "{me}: {} datagrams ({} to the server, {} to clients) from {} clients; \
          sent {}; dropped {}, duplicated {}, delayed {}, reordered {}, mutated {}; \
          not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
          {} refused by the server; {} mappings idled out, {} evicted",
@@ -269,15 +318,15 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
         r.idled_out,
         r.evicted,
     );
-    if report.mutations.not_applicable > 0 {
-        eprintln!(
-            "bitlens proxy: {} rule draws found no field to work on",
-            report.mutations.not_applicable
-        );
+    for miss in &report.misses {
+        eprintln!("{me}: {miss}");
     }
-    if let Some(path) = &args.record {
+    // Only frames that reached the file count; a recording that failed is the error below.
+    if let Some(path) = &args.record
+        && !report.sink.recording_failed
+    {
         eprintln!(
-            "bitlens proxy: recorded {} frames to {}",
+            "{me}: recorded {} frames to {}",
             report.sink.recorded,
             path.display()
         );
@@ -286,6 +335,47 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors) -> Result<()> {
         Some(e) => Err(anyhow!(e)),
         None => Ok(()),
     }
+}
+
+/// Refuses a rule whose `packet=` can never match: a name that is not a packet type of the
+/// session's dissector, or any name when the server's port has no dissector.
+fn check_packet_names(config: &Config, dis: &SessionDissector) -> Result<()> {
+    let port = config.upstream.port();
+    for rule in &config.rules {
+        let Some(want) = &rule.packet else { continue };
+        let Some(name) = dis.name() else {
+            bail!(
+                "rule {}: packet={want:?} can never match: port {port} has no dissector \
+                 (--decode {port}=NAME)",
+                rule.name
+            );
+        };
+        if let Some(types) = dis.packet_types()
+            && !types.contains(want)
+        {
+            bail!(
+                "rule {}: packet={want:?} is not a packet type of {name} on port {port} \
+                 (known: {})",
+                rule.name,
+                list_names(&types, 30)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// At most `max` names, comma-separated, then how many more.
+fn list_names(names: &[String], max: usize) -> String {
+    let mut s = names
+        .iter()
+        .take(max)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > max {
+        s.push_str(&format!(" and {} more", names.len() - max));
+    }
+    s
 }
 
 /// The start-up description: decoding, impairments, rules.
@@ -302,7 +392,7 @@ fn describe(config: &Config, dis: &SessionDissector) -> String {
         s.push_str("; impair: ");
         s.push_str(&config.impairments.describe());
     }
-    let m = crate::proxy::mutate::Mutator::new(config.rules.clone(), config.fuzz, config.seed);
+    let m = crate::proxy::mutate::Mutator::new(config.rules.clone(), config.fuzz);
     let rules = m.describe();
     if !rules.is_empty() {
         s.push_str("; mutate: ");
@@ -318,7 +408,7 @@ fn describe(config: &Config, dis: &SessionDissector) -> String {
 ///
 /// # Errors
 /// An unreadable log, a bad address, a socket error; a [`Rejected`] log that is not a proxy
-/// log or whose edits do not give its bytes.
+/// log, whose edits do not give its bytes, or that has nothing to send ([`replay::select`]).
 pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
     let upstream = resolve("--upstream", &args.upstream)?;
     let text = read_text(&args.log)?;
@@ -328,13 +418,41 @@ pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
     } else {
         Direction::ToServer
     };
-    replay::send(
-        &entries,
-        upstream,
-        direction,
-        &args.frames,
-        Duration::from_millis(args.gap_ms),
-        out,
-    )
-    .map_err(anyhow::Error::msg)
+    let chosen = replay::select(&entries, direction, &args.frames)
+        .map_err(|e| Rejected::new(format!("{}: {e}", args.log.display())))?;
+    replay::send(&chosen, upstream, Duration::from_millis(args.gap_ms), out)
+        .map_err(anyhow::Error::msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listen_address_the_upstream_reaches_is_a_loop() {
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        for (listen, upstream) in [
+            ("127.0.0.1:7790", "127.0.0.1:7790"),
+            ("0.0.0.0:7790", "127.0.0.1:7790"),
+            ("[::]:7790", "127.0.0.1:7790"),
+            ("[::]:7790", "[::1]:7790"),
+            ("127.0.0.1:7790", "0.0.0.0:7790"),
+            ("[::ffff:127.0.0.1]:7790", "127.0.0.1:7790"),
+        ] {
+            assert!(loops_back(a(listen), a(upstream)), "{listen} -> {upstream}");
+        }
+        for (listen, upstream) in [
+            ("127.0.0.1:7790", "127.0.0.1:7791"),
+            ("127.0.0.1:7790", "127.0.0.2:7790"),
+            ("0.0.0.0:7790", "[::1]:7790"),
+            // TEST-NET-3: no host has it.
+            ("0.0.0.0:7790", "203.0.113.9:7790"),
+            ("127.0.0.1:0", "127.0.0.1:0"),
+        ] {
+            assert!(
+                !loops_back(a(listen), a(upstream)),
+                "{listen} -> {upstream}"
+            );
+        }
+    }
 }

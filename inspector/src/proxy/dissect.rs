@@ -16,7 +16,7 @@
 use crate::capture::Datagram;
 use crate::dissectors::Dissectors;
 use crate::output;
-use bitlens_codec::dissect::Dissector;
+use bitlens_codec::dissect::{Dissector, Layout};
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt;
 use std::net::SocketAddr;
@@ -131,6 +131,18 @@ impl SessionDissector {
     /// port has none.
     pub fn name(&self) -> Option<&str> {
         self.dissector.as_ref().map(|d| d.name())
+    }
+
+    /// The packet type names a datagram of this session can have (what a rule's `packet=`
+    /// is compared with): a framed protocol's types, `Batch` for message batches; `None`
+    /// when the format does not say (or the port has no dissector).
+    pub fn packet_types(&self) -> Option<Vec<String>> {
+        let d = self.dissector.as_ref()?;
+        match (d.protocol(), d.layout()) {
+            (Some(p), _) => Some(p.packet_types.clone()),
+            (None, Layout::Batches) => Some(vec![bitlens_batch::dissect::BATCH.to_owned()]),
+            (None, _) => None,
+        }
     }
 
     /// The per-port dissectors (the TUI's inspector takes them whole).
@@ -288,6 +300,9 @@ mod tests {
         }
         let none = SessionDissector::new(shipped(), "127.0.0.1:9".parse().unwrap());
         assert_eq!(none.name(), None);
+        assert_eq!(none.packet_types(), None);
+        let types = s.packet_types().unwrap();
+        assert!(types.iter().any(|t| t == "RoboCat"), "{types:?}");
         assert!(!none.seal(&mut bytes));
     }
 }

@@ -1,5 +1,7 @@
 //! Impairment: drop, duplicate, delay with jitter and reorder, each with a probability and a
-//! direction, drawn from a seeded generator so that a run repeats.
+//! direction, drawn from a seeded generator so that a run repeats: each client has a stream
+//! per direction ([`super::ClientDraws`]), so the replies interleaving otherwise with the
+//! requests in another run changes no decision.
 //!
 //! Every enabled impairment draws exactly one number per datagram of its direction (the delay
 //! one more for its jitter), whatever the others decided: the drop pattern of a seed does not
@@ -87,6 +89,25 @@ pub struct Decision {
 
 const CHANCE_KEYS: &str = "p (or probability), dir (or direction)";
 
+/// The longest delay, jitter or reorder hold a spec may ask for, in milliseconds: one hour.
+/// Larger values are refused when the spec is read, so that no draw can overflow a
+/// [`Duration`] or an [`Instant`].
+pub const MAX_WAIT_MS: f64 = 3_600_000.0;
+
+/// [`MAX_WAIT_MS`] as messages say it.
+const MAX_WAIT_TEXT: &str = "3600000 (one hour)";
+
+/// A duration of `ms` milliseconds, never panicking: below 0 (or NaN) is zero, above twice
+/// [`MAX_WAIT_MS`] (a delay plus its jitter) is that.
+fn millis(ms: f64) -> Duration {
+    let ms = if ms.is_nan() {
+        0.0
+    } else {
+        ms.clamp(0.0, 2.0 * MAX_WAIT_MS)
+    };
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::ZERO)
+}
+
 fn chance(
     spec: &mut Spec,
     default_dirs: Directions,
@@ -118,8 +139,10 @@ impl Impairments {
                 spec.finish(CHANCE_KEYS)
             }
             "delay" => {
-                let ms = spec.number(&["ms"])?;
-                let jitter_ms = spec.number(&["jitter_ms", "jitter"])?.unwrap_or(0.0);
+                let ms = spec.number_at_most(&["ms"], MAX_WAIT_MS, MAX_WAIT_TEXT)?;
+                let jitter_ms = spec
+                    .number_at_most(&["jitter_ms", "jitter"], MAX_WAIT_MS, MAX_WAIT_TEXT)?
+                    .unwrap_or(0.0);
                 let c = chance(&mut spec, Directions::Both, Some(1.0))?;
                 let Some(ms) = ms else {
                     return Err(format!("{}: needs ms=MILLISECONDS", spec.origin()));
@@ -132,16 +155,19 @@ impl Impairments {
                 spec.finish(&format!("ms, jitter_ms, {CHANCE_KEYS}"))
             }
             "reorder" => {
-                let hold_ms = spec.number(&["hold_ms", "hold"])?.unwrap_or(50.0);
+                let hold_ms = spec
+                    .number_at_most(&["hold_ms", "hold"], MAX_WAIT_MS, MAX_WAIT_TEXT)?
+                    .unwrap_or(50.0);
                 let c = chance(&mut spec, Directions::Both, None)?;
                 self.reorder = Some(Reorder {
                     chance: c,
-                    hold: Duration::from_secs_f64(hold_ms / 1000.0),
+                    hold: millis(hold_ms),
                 });
                 spec.finish(&format!("hold_ms, {CHANCE_KEYS}"))
             }
-            other => Err(format!(
-                "[impair] {other}: unknown impairment (known: drop, duplicate, delay, reorder)"
+            _ => Err(format!(
+                "{}: unknown impairment (known: drop, duplicate, delay, reorder)",
+                spec.origin()
             )),
         }
     }
@@ -160,12 +186,15 @@ impl Impairments {
             .unwrap_or(false);
         let delay = self.delay.and_then(|d| {
             let hit = d.chance.roll(dir, rng)?;
-            let jitter = if d.jitter_ms > 0.0 {
-                rng.random_range(-d.jitter_ms..=d.jitter_ms)
+            // Bounded again here (a spec bounds them already): a jitter range wider than
+            // f64 can hold would make the draw fail.
+            let j = d.jitter_ms.min(MAX_WAIT_MS);
+            let jitter = if j > 0.0 {
+                rng.random_range(-j..=j)
             } else {
                 0.0
             };
-            hit.then(|| Duration::from_secs_f64((d.ms + jitter).max(0.0) / 1000.0))
+            hit.then(|| millis(d.ms + jitter))
         });
         let reorder = self
             .reorder
@@ -398,6 +427,49 @@ mod tests {
             i.describe(),
             "drop 10% to_server, delay 40±10 ms 100% both, reorder 50% both (hold 20 ms)"
         );
+    }
+
+    #[test]
+    fn waits_are_bounded_when_read_and_never_panic_when_drawn() {
+        let mut i = Impairments::default();
+        for (kind, text, key) in [
+            (
+                "delay",
+                "ms=1e300",
+                "ms must be at most 3600000 (one hour) (found 1e300)",
+            ),
+            ("delay", "ms=1e22", "ms must be at most"),
+            ("delay", "ms=5,jitter_ms=1e308", "jitter_ms must be at most"),
+            ("reorder", "p=1,hold_ms=1e300", "hold_ms must be at most"),
+            ("delay", "ms=3600001", "found 3600001"),
+        ] {
+            let e = i.set(kind, spec(text)).unwrap_err();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        i.set("delay", spec("ms=3600000,jitter_ms=3600000"))
+            .unwrap();
+        i.set("reorder", spec("p=1,hold_ms=3600000")).unwrap();
+        assert_eq!(i.reorder.unwrap().hold, Duration::from_secs(3600));
+        // Values no spec lets through, set directly: the draw clamps instead of panicking.
+        for (ms, jitter_ms) in [
+            (1e300, 0.0),
+            (5.0, 1e308),
+            (f64::INFINITY, f64::INFINITY),
+            (f64::NAN, f64::NAN),
+            (-1e300, 1e300),
+        ] {
+            i.delay = Some(Delay {
+                chance: Chance {
+                    p: 1.0,
+                    directions: Directions::Both,
+                },
+                ms,
+                jitter_ms,
+            });
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let d = i.decide(Direction::ToServer, &mut rng).delay.unwrap();
+            assert!(d <= Duration::from_secs(7200), "{ms} {jitter_ms}: {d:?}");
+        }
     }
 
     #[test]

@@ -75,6 +75,11 @@ impl<S> Mappings<S> {
         self.by_id.get(&id)
     }
 
+    /// The mapping `id`, to change what the relay keeps in it.
+    pub fn get_mut(&mut self, id: usize) -> Option<&mut Mapping<S>> {
+        self.by_id.get_mut(&id)
+    }
+
     /// The id the next [`Mappings::insert`] will give.
     pub fn next_id(&self) -> usize {
         self.next_id

@@ -50,6 +50,8 @@ pub mod replay;
 pub mod spec;
 
 use crate::capture::Timestamp;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -58,6 +60,9 @@ pub use relay::{Proxy, RelayStats};
 
 /// Datagrams in flight between the relay and the sink.
 pub const CHANNEL: usize = 1024;
+
+/// The longest `--idle-timeout`, in seconds: one day. Larger values are refused at start-up.
+pub const MAX_IDLE_SECS: f64 = 86_400.0;
 
 /// Which way a datagram goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,6 +88,58 @@ impl Direction {
             "to_server" => Some(Direction::ToServer),
             "to_client" => Some(Direction::ToClient),
             _ => None,
+        }
+    }
+}
+
+/// The random draws of one client in one direction: the impairments' and the mutations'
+/// streams (two, so that adding a rule never changes the impairment draws).
+#[derive(Debug, Clone)]
+pub struct Draws {
+    /// What [`impair::Impairments::decide`] draws from.
+    pub impair: ChaCha8Rng,
+    /// What [`mutate::Mutator::mutate`] draws from.
+    pub mutate: ChaCha8Rng,
+}
+
+/// The random streams of one client: one [`Draws`] per direction, each its own ChaCha stream
+/// of the `--seed` key, numbered by the client's place in the run (its mapping: 1 for the
+/// first client seen, 2 for the next, ...; a client that idles out and comes back is a new
+/// one) and the direction. A client's decisions therefore depend only on the seed, on that
+/// number and on its own datagrams of that direction: not on how the replies interleave
+/// with the requests, nor on other clients' traffic, nor on the client's port (a game client
+/// that restarts on another port draws the same).
+#[derive(Debug, Clone)]
+pub struct ClientDraws {
+    to_server: Draws,
+    to_client: Draws,
+}
+
+impl ClientDraws {
+    /// The streams of the `client`-th client of a run seeded with `seed`.
+    pub fn new(seed: u64, client: u64) -> Self {
+        let stream = |dir: u64, purpose: u64| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(client.wrapping_mul(4) | dir << 1 | purpose);
+            rng
+        };
+        ClientDraws {
+            to_server: Draws {
+                impair: stream(0, 0),
+                mutate: stream(0, 1),
+            },
+            to_client: Draws {
+                impair: stream(1, 0),
+                mutate: stream(1, 1),
+            },
+        }
+    }
+
+    /// The streams of one direction.
+    pub fn of(&mut self, dir: Direction) -> &mut Draws {
+        match dir {
+            Direction::ToServer => &mut self.to_server,
+            Direction::ToClient => &mut self.to_client,
         }
     }
 }
@@ -132,6 +189,8 @@ impl Directions {
 /// Everything about the proxy but its outputs.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The program's name: messages begin with `PROGRAM proxy:` (`bitlens`, a game's own).
+    pub program: String,
     /// Where clients send to.
     pub listen: SocketAddr,
     /// The server.
@@ -142,7 +201,7 @@ pub struct Config {
     pub max_clients: usize,
     /// Most datagrams delayed or held back at once.
     pub queue: usize,
-    /// Seed of the impairment and mutation draws.
+    /// Seed of the impairment and mutation draws (see [`ClientDraws`]).
     pub seed: u64,
     /// Drop, duplicate, delay, reorder.
     pub impairments: impair::Impairments,
@@ -210,5 +269,38 @@ impl Seen {
             Direction::ToServer => (self.client, self.server),
             Direction::ToClient => (self.server, self.client),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    #[test]
+    fn each_client_and_direction_has_a_stream_of_its_own() {
+        let first = |d: &mut ClientDraws, dir| {
+            let draws = d.of(dir);
+            (draws.impair.random::<u64>(), draws.mutate.random::<u64>())
+        };
+        let mut a = ClientDraws::new(7, 1);
+        let (s, c) = (
+            first(&mut a, Direction::ToServer),
+            first(&mut a, Direction::ToClient),
+        );
+        // Drawing in another order gives each stream the same numbers.
+        let mut b = ClientDraws::new(7, 1);
+        assert_eq!(first(&mut b, Direction::ToClient), c);
+        assert_eq!(first(&mut b, Direction::ToServer), s);
+        let all = [
+            s.0,
+            s.1,
+            c.0,
+            c.1,
+            first(&mut ClientDraws::new(7, 2), Direction::ToServer).0,
+            first(&mut ClientDraws::new(8, 1), Direction::ToServer).0,
+        ];
+        let distinct: std::collections::BTreeSet<_> = all.iter().collect();
+        assert_eq!(distinct.len(), all.len(), "{all:?}");
     }
 }

@@ -25,7 +25,6 @@ use super::dissect::{Field, FieldMap, Role, SessionDissector};
 use super::spec::Spec;
 use super::{Direction, Directions};
 use rand::Rng;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -251,24 +250,52 @@ pub struct MutationStats {
     pub not_applicable: u64,
 }
 
-/// The rules, the fuzzer and their seeded generator.
+/// The rules and the fuzzer; every draw comes from the stream the caller passes (one per
+/// client and direction: [`super::ClientDraws`]).
 pub struct Mutator {
     rules: Vec<Rule>,
     fuzz: Option<Fuzz>,
-    rng: ChaCha8Rng,
+    /// Per rule: the draws that found nothing to work on, and why the first of them did.
+    misses: Vec<(u64, Option<String>)>,
     /// What it did so far.
     pub stats: MutationStats,
 }
 
 impl Mutator {
-    /// A mutator drawing from `seed`.
-    pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>, seed: u64) -> Self {
+    /// A mutator with these rules and fuzzing.
+    pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>) -> Self {
         Mutator {
+            misses: vec![(0, None); rules.len()],
             rules,
             fuzz,
-            // A stream of its own, so adding a rule never changes the impairment draws.
-            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6d75_7461_7465),
             stats: MutationStats::default(),
+        }
+    }
+
+    /// One line per rule that fired on datagrams it could not work on: how often, and why
+    /// the first one could not (`name` is a string: overclaim works on its length,
+    /// `name.len`), for the closing summary.
+    pub fn misses(&self) -> Vec<String> {
+        self.rules
+            .iter()
+            .zip(&self.misses)
+            .filter(|(_, (n, _))| *n > 0)
+            .map(|(r, (n, why))| {
+                let why = why.as_deref().unwrap_or("no field to work on");
+                let draws = if *n == 1 { "draw" } else { "draws" };
+                format!(
+                    "rule {}: {n} {draws} found nothing to work on: {why}",
+                    r.name
+                )
+            })
+            .collect()
+    }
+
+    fn miss(&mut self, rule: usize, why: String) {
+        self.stats.not_applicable += 1;
+        if let Some((n, first)) = self.misses.get_mut(rule) {
+            *n += 1;
+            first.get_or_insert(why);
         }
     }
 
@@ -302,12 +329,13 @@ impl Mutator {
     }
 
     /// Mutates `bytes` in place when a rule (the first that fires, in order) or the fuzzer
-    /// draws it; returns what it did.
+    /// draws it from `rng`; returns what it did.
     pub fn mutate(
         &mut self,
         dir: Direction,
         bytes: &mut Vec<u8>,
         dis: &SessionDissector,
+        rng: &mut ChaCha8Rng,
     ) -> Option<Mutation> {
         let mut packet_type: Option<Option<String>> = None;
         let mut map: Option<FieldMap> = None;
@@ -322,7 +350,7 @@ impl Mutator {
                     continue;
                 }
             }
-            if self.rng.random::<f64>() >= rule.p {
+            if rng.random::<f64>() >= rule.p {
                 continue;
             }
             let map = map.get_or_insert_with(|| dis.field_map(bytes));
@@ -335,14 +363,15 @@ impl Mutator {
                         .filter(|f| action.fits(f, map.total_bits))
                         .collect();
                     if candidates.is_empty() {
-                        self.stats.not_applicable += 1;
+                        let why = why_not(action, pattern, map);
+                        self.miss(i, why);
                         continue;
                     }
-                    Some(candidates[self.rng.random_range(0..candidates.len())].clone())
+                    Some(candidates[rng.random_range(0..candidates.len())].clone())
                 }
                 None => None,
             };
-            match apply(action, field.as_ref(), map, bytes, &mut self.rng) {
+            match apply(action, field.as_ref(), map, bytes, rng) {
                 Some(ops) => {
                     let name = rule.name.clone();
                     return Some(self.finish(
@@ -355,16 +384,19 @@ impl Mutator {
                         dis,
                     ));
                 }
-                None => self.stats.not_applicable += 1,
+                None => {
+                    let why = why_apply_failed(action, field.as_ref(), map);
+                    self.miss(i, why);
+                }
             }
         }
         let fuzz = self.fuzz.filter(|f| f.directions.contains(dir))?;
-        if self.rng.random::<f64>() >= fuzz.rate {
+        if rng.random::<f64>() >= fuzz.rate {
             return None;
         }
         let map = map.get_or_insert_with(|| dis.field_map(bytes));
         let original = bytes.clone();
-        let ops = self.fuzz_one(map, bytes)?;
+        let ops = fuzz_one(map, bytes, rng)?;
         Some(self.finish(
             "fuzz".into(),
             map.packet_type.clone(),
@@ -374,30 +406,6 @@ impl Mutator {
             bytes,
             dis,
         ))
-    }
-
-    /// One mutation drawn from the datagram's fields: a field, then an action that suits it
-    /// (out of range or a bit flip for values, an overclaim for lengths, a desync for
-    /// markers); one time in eight a truncation instead.
-    fn fuzz_one(&mut self, map: &FieldMap, bytes: &mut Vec<u8>) -> Option<Vec<Op>> {
-        let fields: Vec<&Field> = map
-            .fields
-            .iter()
-            .filter(|f| f.role != Role::Crc && f.bits > 0)
-            .collect();
-        if fields.is_empty() || self.rng.random_range(0..8) == 0 {
-            return apply(Action::Truncate(None), None, map, bytes, &mut self.rng);
-        }
-        let f = fields[self.rng.random_range(0..fields.len())].clone();
-        let action = match f.role {
-            Role::Length { .. } if Action::Overclaim.fits(&f, map.total_bits) => Action::Overclaim,
-            Role::Check => Action::Desync,
-            _ if Action::OutOfRange.fits(&f, map.total_bits) && self.rng.random::<bool>() => {
-                Action::OutOfRange
-            }
-            _ => Action::Flip(1),
-        };
-        apply(action, Some(&f), map, bytes, &mut self.rng)
     }
 
     #[allow(clippy::too_many_arguments, reason = "the pieces of one log entry")]
@@ -441,6 +449,116 @@ impl Mutator {
             original: hex(&original),
             sent: hex(bytes),
         }
+    }
+}
+
+/// One mutation drawn from the datagram's fields: a field, then an action that suits it
+/// (out of range or a bit flip for values, an overclaim for lengths, a desync for
+/// markers); one time in eight a truncation instead.
+fn fuzz_one(map: &FieldMap, bytes: &mut Vec<u8>, rng: &mut ChaCha8Rng) -> Option<Vec<Op>> {
+    let fields: Vec<&Field> = map
+        .fields
+        .iter()
+        .filter(|f| f.role != Role::Crc && f.bits > 0)
+        .collect();
+    if fields.is_empty() || rng.random_range(0..8) == 0 {
+        return apply(Action::Truncate(None), None, map, bytes, rng);
+    }
+    let f = fields[rng.random_range(0..fields.len())].clone();
+    let action = match f.role {
+        Role::Length { .. } if Action::Overclaim.fits(&f, map.total_bits) => Action::Overclaim,
+        Role::Check => Action::Desync,
+        _ if Action::OutOfRange.fits(&f, map.total_bits) && rng.random::<bool>() => {
+            Action::OutOfRange
+        }
+        _ => Action::Flip(1),
+    };
+    apply(action, Some(&f), map, bytes, rng)
+}
+
+/// Why no field that `pattern` matches suits `action`, as the summary says it: the fields
+/// it names instead when the user pointed at a string or array rather than its length, the
+/// range that fills its bits for `out_of_range`.
+fn why_not(action: Action, pattern: &str, map: &FieldMap) -> String {
+    let of = map
+        .packet_type
+        .as_deref()
+        .map_or(String::new(), |t| format!(" of {t}"));
+    let matched: Vec<&Field> = map.matching(pattern).collect();
+    // A string or an array is a scope, not a field: its length is `PATTERN.len`.
+    let len_path = format!("{pattern}.len");
+    let has_len = map
+        .matching(&len_path)
+        .any(|f| matches!(f.role, Role::Length { .. }));
+    let Some(f) = matched.first() else {
+        return if has_len && action == Action::Overclaim {
+            format!(
+                "{pattern}{of} is a string or an array, not a length: overclaim works on its \
+                 length, field={len_path}"
+            )
+        } else if has_len {
+            format!("{pattern}{of} is a string or an array; its length is {len_path}")
+        } else {
+            format!("no field{of} matches {pattern:?}")
+        };
+    };
+    let path = &f.path;
+    match action {
+        Action::OutOfRange => match f.range {
+            Some((lo, hi)) if f.bits > 0 && f.bits <= 64 => format!(
+                "{path}'s range {lo}..={hi} fills its {} bits: out_of_range has no value above \
+                 the range to write (set writes a chosen value)",
+                f.bits
+            ),
+            Some(_) => format!(
+                "{path} is {} bits wide: out_of_range writes at most 64",
+                f.bits
+            ),
+            None => format!("{path} has no range: out_of_range has nothing to exceed"),
+        },
+        Action::Overclaim => {
+            let len = if has_len {
+                format!(": overclaim works on its length, field={len_path}")
+            } else {
+                String::from(": overclaim works on the .len of a string or array")
+            };
+            format!("{path} is not a length or count{len}")
+        }
+        Action::Flip(n) => format!("{path} has {} bits, fewer than the {n} to flip", f.bits),
+        Action::Set(_) => format!("{path} is {} bits wide: set writes 1 to 64", f.bits),
+        Action::Truncate(_) => format!("{path} starts in the datagram's last byte"),
+        Action::Desync => format!("{path} is not a check marker"),
+    }
+}
+
+/// Why `action` could not be done to `field` (or, without one, to the datagram).
+fn why_apply_failed(action: Action, field: Option<&Field>, map: &FieldMap) -> String {
+    let Some(f) = field else {
+        return match action {
+            Action::Overclaim => "the datagram has no length or count to overclaim".into(),
+            Action::Desync => "the datagram has no check marker".into(),
+            Action::Truncate(Some(n)) => {
+                format!("the datagram is not longer than {n} bytes")
+            }
+            _ => "the datagram is empty".into(),
+        };
+    };
+    let path = &f.path;
+    match action {
+        Action::Set(v) => format!(
+            "{path} cannot hold the wire value {v} ({} bits from {})",
+            f.bits,
+            f.range.map_or(0, |r| r.0)
+        ),
+        Action::Overclaim => format!(
+            "{path} cannot claim more elements than remain after it (its range ends at {})",
+            f.range.map_or(0, |r| r.1)
+        ),
+        Action::Truncate(Some(n)) => format!(
+            "the datagram is not longer than {n} bytes ({} bits)",
+            map.total_bits
+        ),
+        _ => format!("{path} lies outside the datagram's bytes"),
     }
 }
 
@@ -675,9 +793,11 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
     let mut bytes = original.to_vec();
     for (i, op) in ops.iter().enumerate() {
         let which = format!("op {} ({})", i + 1, op.action);
+        // Checked: a crafted `bit` near usize::MAX must not wrap past the bounds checks.
+        let end = op.bit.checked_add(op.bits);
+        let total = bytes.len().checked_mul(8);
         if op.action == "truncate" {
-            let to = op.bit / 8;
-            if op.bit % 8 != 0 || bytes.len() * 8 != op.bit + op.bits {
+            if op.bit % 8 != 0 || op.bits == 0 || end.is_none() || end != total {
                 return Err(format!(
                     "{which}: cuts {} bits at bit {} of a {}-byte datagram",
                     op.bits,
@@ -685,14 +805,15 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
                     bytes.len()
                 ));
             }
-            bytes.truncate(to);
+            bytes.truncate(op.bit / 8);
             continue;
         }
-        if op.bits > 64 || op.bit + op.bits > bytes.len() * 8 {
+        let inside = end.zip(total).is_some_and(|(end, total)| end <= total);
+        if op.bits > 64 || !inside {
             return Err(format!(
-                "{which}: bits {}..{} are not inside the {}-byte datagram",
+                "{which}: {} bits at bit {} are not inside the {}-byte datagram",
+                op.bits,
                 op.bit,
-                op.bit + op.bits,
                 bytes.len()
             ));
         }
@@ -724,6 +845,7 @@ mod tests {
     use bitlens_codec::ErrorKind;
     use bitlens_codec::packet::{read_packet, write_packet};
     use bitlens_testkit::demo::{self, DemoPacket};
+    use rand::SeedableRng;
 
     fn dis() -> SessionDissector {
         SessionDissector::new(shipped(), "127.0.0.1:40000".parse().unwrap())
@@ -741,10 +863,11 @@ mod tests {
     }
 
     fn mutate_once(text: &str, seed: u64) -> (Vec<u8>, Mutation) {
-        let mut m = Mutator::new(vec![rule(text)], None, seed);
+        let mut m = Mutator::new(vec![rule(text)], None);
         let mut bytes = robocat();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mutation = m
-            .mutate(Direction::ToServer, &mut bytes, &dis())
+            .mutate(Direction::ToServer, &mut bytes, &dis(), &mut rng)
             .expect("fires");
         (bytes, mutation)
     }
@@ -852,7 +975,6 @@ mod tests {
                 rule("field=nope,action=flip"),
             ],
             None,
-            1,
         );
         let mut a = {
             let mut p = demo::samples().remove(0);
@@ -861,10 +983,63 @@ mod tests {
             buf[..n].to_vec()
         };
         let before = a.clone();
-        assert!(m.mutate(Direction::ToServer, &mut a, &dis()).is_none());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert!(
+            m.mutate(Direction::ToServer, &mut a, &dis(), &mut rng)
+                .is_none()
+        );
         assert_eq!(a, before);
         assert_eq!(m.stats.not_applicable, 2);
-        assert!(m.mutate(Direction::ToClient, &mut a, &dis()).is_none());
+        assert!(
+            m.mutate(Direction::ToClient, &mut a, &dis(), &mut rng)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_rule_that_misses_says_why() {
+        let mut m = Mutator::new(
+            vec![
+                rule("name=over,packet=RoboCat,field=name,action=overclaim"),
+                rule("name=oob,packet=PacketA,field=x,action=out_of_range"),
+                rule("name=oob2,field=health,action=out_of_range"),
+                rule("name=none,field=nope,action=flip"),
+            ],
+            None,
+        );
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for mut bytes in [robocat(), robocat(), {
+            let mut p = demo::samples().remove(0);
+            let mut buf = [0u8; 64];
+            let n = write_packet(&mut p, &mut buf).unwrap();
+            buf[..n].to_vec()
+        }] {
+            m.mutate(Direction::ToServer, &mut bytes, &dis(), &mut rng);
+        }
+        let misses = m.misses();
+        assert_eq!(
+            misses[0],
+            "rule over: 2 draws found nothing to work on: name of RoboCat is a string or an \
+             array, not a length: overclaim works on its length, field=name.len"
+        );
+        assert_eq!(
+            misses[1],
+            "rule oob: 1 draw found nothing to work on: x's range -2147483648..=2147483647 \
+             fills its 32 bits: out_of_range has no value above the range to write (set writes \
+             a chosen value)"
+        );
+        // On the RoboCat, health's range leaves room: the rule fires and the later rule is not
+        // drawn; on the PacketA it has no health field.
+        assert_eq!(
+            misses[2],
+            "rule oob2: 1 draw found nothing to work on: no field of PacketA matches \"health\""
+        );
+        assert_eq!(
+            misses[3],
+            "rule none: 1 draw found nothing to work on: no field of PacketA matches \"nope\""
+        );
+        assert_eq!(misses.len(), 4, "{misses:?}");
+        assert_eq!(m.stats.not_applicable, 5);
     }
 
     #[test]
@@ -876,12 +1051,12 @@ mod tests {
                     rate: 0.5,
                     directions: Directions::Both,
                 }),
-                seed,
             );
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
             (0..200)
                 .map(|_| {
                     let mut b = robocat();
-                    let mu = m.mutate(Direction::ToClient, &mut b, &dis());
+                    let mu = m.mutate(Direction::ToClient, &mut b, &dis(), &mut rng);
                     if let Some(mu) = &mu {
                         assert_eq!(
                             apply_ops(&unhex(&mu.original).unwrap(), &mu.ops).unwrap(),
@@ -918,6 +1093,43 @@ mod tests {
             apply_ops(&other[..2], &m.ops)
                 .unwrap_err()
                 .contains("not inside")
+        );
+    }
+
+    #[test]
+    fn crafted_ops_cannot_wrap_past_the_bounds() {
+        let op = |action: &str, bit: usize, bits: usize, old: &str, new: &str| Op {
+            action: action.into(),
+            field: None,
+            bit,
+            bits,
+            old: (!old.is_empty()).then(|| old.into()),
+            new: (!new.is_empty()).then(|| new.into()),
+            old_value: None,
+            new_value: None,
+        };
+        let bytes = [0u8; 4];
+        // bit + bits wraps to 0: the window must be refused, not indexed.
+        let e = apply_ops(
+            &bytes,
+            &[op("set", usize::MAX - 7, 8, "00000000", "11111111")],
+        )
+        .unwrap_err();
+        assert!(e.starts_with("op 1 (set): 8 bits at bit"), "{e}");
+        assert!(e.contains("not inside"), "{e}");
+        let e = apply_ops(&bytes, &[op("flip", usize::MAX, 1, "0", "1")]).unwrap_err();
+        assert!(e.contains("not inside"), "{e}");
+        // A truncation whose bit + bits wraps to the datagram's length, and one that cuts
+        // nothing: refused, never sent uncut.
+        let wrap = usize::MAX - 7;
+        let e = apply_ops(&bytes, &[op("truncate", wrap, 8 + 32, "", "")]).unwrap_err();
+        assert!(e.starts_with("op 1 (truncate): cuts"), "{e}");
+        let e = apply_ops(&bytes, &[op("truncate", 32, 0, "", "")]).unwrap_err();
+        assert!(e.contains("cuts 0 bits"), "{e}");
+        // The honest truncation still plays.
+        assert_eq!(
+            apply_ops(&bytes, &[op("truncate", 8, 24, "", "")]).unwrap(),
+            [0]
         );
     }
 

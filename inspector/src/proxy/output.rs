@@ -77,8 +77,11 @@ pub struct Outputs {
 pub struct SinkReport {
     /// NDJSON lines written.
     pub lines: u64,
-    /// Frames recorded.
+    /// Frames recorded: written out to the file (not only buffered).
     pub recorded: u64,
+    /// The recording failed (its error is [`SinkReport::error`]): frames after the last
+    /// successful flush were lost.
+    pub recording_failed: bool,
     /// Mutations logged.
     pub mutations_logged: u64,
     /// The reader of the lines went away (a closed pipe): the proxy stopped.
@@ -92,6 +95,8 @@ pub struct Sink {
     dis: Arc<SessionDissector>,
     out: Outputs,
     report: SinkReport,
+    /// Frames written to the recording's buffer since its last flush.
+    buffered: u64,
     line: Vec<u8>,
 }
 
@@ -102,6 +107,7 @@ impl Sink {
             dis,
             out,
             report: SinkReport::default(),
+            buffered: 0,
             line: Vec::with_capacity(4096),
         }
     }
@@ -173,9 +179,11 @@ impl Sink {
         }
         if let Some(rec) = &mut self.out.recording {
             match rec.write(&seen) {
-                Ok(()) => self.report.recorded += 1,
+                Ok(true) => self.buffered += 1,
+                Ok(false) => {}
                 Err(e) => {
                     self.out.recording = None;
+                    self.report.recording_failed = true;
                     self.fail(stop, e);
                 }
             }
@@ -207,11 +215,15 @@ impl Sink {
             self.out.mutation_log = None;
             self.fail(stop, e);
         }
-        if let Some(rec) = &mut self.out.recording
-            && let Err(e) = rec.flush()
-        {
-            self.out.recording = None;
-            self.fail(stop, e);
+        if let Some(rec) = &mut self.out.recording {
+            match rec.flush() {
+                Ok(()) => self.report.recorded += std::mem::take(&mut self.buffered),
+                Err(e) => {
+                    self.out.recording = None;
+                    self.report.recording_failed = true;
+                    self.fail(stop, e);
+                }
+            }
         }
     }
 }

@@ -37,11 +37,12 @@ impl Recording {
         Ok(Recording { writer, name })
     }
 
-    /// Appends one datagram.
+    /// Appends one datagram: true when it was written, false when the format cannot hold it
+    /// (it is skipped).
     ///
     /// # Errors
     /// A write error, with the file's name.
-    pub fn write(&mut self, seen: &Seen) -> Result<(), String> {
+    pub fn write(&mut self, seen: &Seen) -> Result<bool, String> {
         let (src, dst) = same_family(seen.endpoints());
         let mut comment = format!("bitlens {} client {}", seen.direction.name(), seen.client);
         for name in seen.fate.names() {
@@ -52,9 +53,9 @@ impl Recording {
         }
         let d = SynthDatagram::new(seen.time, src, dst, &seen.bytes[..]);
         match self.writer.write(&d, Some(&comment)) {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
             // A datagram the format cannot hold is skipped, not the end of the recording.
-            Err(CaptureError::Unwritable { .. }) => Ok(()),
+            Err(CaptureError::Unwritable { .. }) => Ok(false),
             Err(e) => Err(format!("{}: {e}", self.name)),
         }
     }

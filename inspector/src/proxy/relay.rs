@@ -9,12 +9,10 @@ use super::impair::Scheduler;
 use super::mapping::Mappings;
 use super::mutate::Mutator;
 use super::output::{Outputs, Sink, SinkReport};
-use super::{CHANNEL, Config, Direction, Fate, Seen, SessionDissector};
+use super::{CHANNEL, ClientDraws, Config, Direction, Fate, Seen, SessionDissector};
 use crate::capture::Timestamp;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
 use std::io::ErrorKind;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -77,12 +75,24 @@ pub struct Report {
     pub relay: RelayStats,
     /// The mutator's counts.
     pub mutations: super::mutate::MutationStats,
+    /// Per rule that fired without anything to work on: how often and why
+    /// ([`Mutator::misses`]).
+    pub misses: Vec<String>,
     /// The sink's counts.
     pub sink: SinkReport,
 }
 
+/// `now + wait`, or `now` if that instant cannot be represented (the specs bound every wait
+/// to an hour, so this never happens with the command line's values; it keeps a datagram from
+/// ever making the relay panic).
+fn later(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait).unwrap_or(now)
+}
+
 struct Upstream {
     socket: UdpSocket,
+    /// This client's random streams, per direction.
+    draws: ClientDraws,
 }
 
 struct Outgoing {
@@ -159,11 +169,13 @@ impl Proxy {
         drop(events);
         let sink = sink.join().unwrap_or_else(|_| SinkReport {
             error: Some("the output thread panicked".into()),
+            recording_failed: true,
             ..SinkReport::default()
         });
         result.map(|()| Report {
             relay: stats,
             mutations: mutator.stats,
+            misses: mutator.misses(),
             sink,
         })
     }
@@ -177,7 +189,6 @@ struct Relay {
     mappings: Mappings<Upstream>,
     scheduler: Scheduler<(usize, Direction), Outgoing>,
     config: Config,
-    rng: ChaCha8Rng,
     mutator: Mutator,
     events: SyncSender<Seen>,
     frame: u64,
@@ -193,8 +204,7 @@ impl Relay {
         Relay {
             mappings: Mappings::new(c.max_clients, c.idle, 1),
             scheduler: Scheduler::new(c.queue, QUEUE_BYTES),
-            rng: ChaCha8Rng::seed_from_u64(c.seed),
-            mutator: Mutator::new(c.rules.clone(), c.fuzz, c.seed),
+            mutator: Mutator::new(c.rules.clone(), c.fuzz),
             upstream: c.upstream,
             poll: p.poll,
             listen: p.listen,
@@ -306,8 +316,8 @@ impl Relay {
                 .map(|m| m.client.to_string())
                 .unwrap_or_default();
             eprintln!(
-                "bitlens proxy: {} refused a datagram of client {client} (nothing listening there?)",
-                self.upstream
+                "{} proxy: {} refused a datagram of client {client} (nothing listening there?)",
+                self.config.program, self.upstream
             );
         }
     }
@@ -353,14 +363,18 @@ impl Relay {
             Err(e) => {
                 if self.stats.socket_errors == 0 {
                     eprintln!(
-                        "bitlens proxy: cannot open an upstream socket for client {client}: {e}"
+                        "{} proxy: cannot open an upstream socket for client {client}: {e}",
+                        self.config.program
                     );
                 }
                 self.stats.socket_errors += 1;
                 return None;
             }
         };
-        let (id, evicted) = self.mappings.insert(client, Upstream { socket }, now);
+        let draws = ClientDraws::new(self.config.seed, self.mappings.next_id() as u64);
+        let (id, evicted) = self
+            .mappings
+            .insert(client, Upstream { socket, draws }, now);
         if let Some(gone) = evicted {
             let mut s = gone.socket.socket;
             let _ = self.poll.registry().deregister(&mut s);
@@ -384,15 +398,25 @@ impl Relay {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as i128),
         );
-        let mutation = if self.mutator.wants(direction) {
-            self.mutator.mutate(direction, &mut bytes, &self.dis)
-        } else {
-            None
-        };
-        let decision = if self.config.impairments.is_empty() {
-            Default::default()
-        } else {
-            self.config.impairments.decide(direction, &mut self.rng)
+        // The client's own streams for this direction (a mapping is there: the caller has
+        // just touched it).
+        let (mutation, decision) = match self.mappings.get_mut(id) {
+            Some(m) => {
+                let draws = m.socket.draws.of(direction);
+                let mutation = if self.mutator.wants(direction) {
+                    self.mutator
+                        .mutate(direction, &mut bytes, &self.dis, &mut draws.mutate)
+                } else {
+                    None
+                };
+                let decision = if self.config.impairments.is_empty() {
+                    Default::default()
+                } else {
+                    self.config.impairments.decide(direction, &mut draws.impair)
+                };
+                (mutation, decision)
+            }
+            None => (None, Default::default()),
         };
         let mut fate = Fate {
             decision,
@@ -426,7 +450,11 @@ impl Relay {
                         bytes: bytes.clone(),
                         ..out
                     };
-                    if self.scheduler.delay(now + delay, bytes.len(), out).is_err() {
+                    if self
+                        .scheduler
+                        .delay(later(now, delay), bytes.len(), out)
+                        .is_err()
+                    {
                         fate.queue_full = true;
                     }
                 } else if decision.reorder && !self.scheduler.is_holding(&flow) {
@@ -441,7 +469,7 @@ impl Relay {
                     };
                     if self
                         .scheduler
-                        .hold(flow, now + hold, bytes.len(), out)
+                        .hold(flow, later(now, hold), bytes.len(), out)
                         .is_err()
                     {
                         fate.queue_full = true;

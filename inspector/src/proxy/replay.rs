@@ -77,25 +77,73 @@ pub fn load(name: &str, text: &str) -> Result<Vec<Entry>, String> {
     Ok(out)
 }
 
-/// Sends `entries` of `direction` (all, or the `frames` listed) to `upstream`, `gap` apart,
-/// one socket per logged client; writes a line per datagram to `out`. Returns how many were
-/// sent.
+/// The entries to replay: those of `direction`, and of the `frames` listed if any.
 ///
 /// # Errors
-/// A socket that cannot be opened, a send that fails, a listed frame that is not in the log.
-pub fn send(
-    entries: &[Entry],
-    upstream: SocketAddr,
+/// A listed frame that is not in the log or went the other way, or nothing to send (an
+/// empty log, or none of `direction`): the message says which, and how to replay the rest.
+pub fn select<'a>(
+    entries: &'a [Entry],
     direction: Direction,
     frames: &[u64],
+) -> Result<Vec<&'a Entry>, String> {
+    let flag = |d: Direction| match d {
+        Direction::ToServer => "without --to-client",
+        Direction::ToClient => "with --to-client",
+    };
+    let to = |d: Direction| match d {
+        Direction::ToServer => "the server",
+        Direction::ToClient => "a client",
+    };
+    for f in frames {
+        match entries.iter().find(|e| e.frame == *f) {
+            None => return Err(format!("frame {f} has no mutation in the log")),
+            Some(e) if e.direction != direction => {
+                return Err(format!(
+                    "frame {f} went to {}: replay it {}",
+                    to(e.direction),
+                    flag(e.direction)
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let chosen: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.direction == direction && (frames.is_empty() || frames.contains(&e.frame)))
+        .collect();
+    if chosen.is_empty() {
+        // Nothing of this direction was listed or logged: every entry went the other way.
+        let other = entries.len();
+        return Err(if other == 0 {
+            "the log has no mutated datagram: nothing to replay".to_owned()
+        } else {
+            let back = match direction {
+                Direction::ToServer => Direction::ToClient,
+                Direction::ToClient => Direction::ToServer,
+            };
+            format!(
+                "the log has no mutated datagram to {}; {other} went to {}: replay them {}",
+                to(direction),
+                to(back),
+                flag(back)
+            )
+        });
+    }
+    Ok(chosen)
+}
+
+/// Sends `entries` (as [`select`] chose them) to `upstream`, `gap` apart, one socket per
+/// logged client; writes a line per datagram to `out`. Returns how many were sent.
+///
+/// # Errors
+/// A socket that cannot be opened, a send that fails.
+pub fn send(
+    entries: &[&Entry],
+    upstream: SocketAddr,
     gap: Duration,
     out: &mut dyn Write,
 ) -> Result<usize, String> {
-    for f in frames {
-        if !entries.iter().any(|e| e.frame == *f) {
-            return Err(format!("frame {f} has no mutation in the log"));
-        }
-    }
     let any = match upstream.ip() {
         IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
@@ -103,9 +151,6 @@ pub fn send(
     let mut sockets: HashMap<&str, UdpSocket> = HashMap::new();
     let mut sent = 0;
     for e in entries {
-        if e.direction != direction || (!frames.is_empty() && !frames.contains(&e.frame)) {
-            continue;
-        }
         if sent > 0 && !gap.is_zero() {
             std::thread::sleep(gap);
         }
@@ -154,5 +199,41 @@ mod tests {
         );
         let plain = r#"{"frame":1,"direction":"to_client","client":"x","mutation":null}"#;
         assert!(load("log", plain).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_selection_that_sends_nothing_says_why() {
+        let entry = |frame, direction| Entry {
+            frame,
+            direction,
+            client: "127.0.0.1:5".into(),
+            rule: "r".into(),
+            bytes: vec![1],
+        };
+        let log = [entry(3, Direction::ToServer), entry(4, Direction::ToClient)];
+        let (up, down) = (Direction::ToServer, Direction::ToClient);
+        assert_eq!(select(&log, up, &[]).unwrap(), [&log[0]]);
+        assert_eq!(select(&log, down, &[4]).unwrap(), [&log[1]]);
+        assert_eq!(
+            select(&log, up, &[4]).unwrap_err(),
+            "frame 4 went to a client: replay it with --to-client"
+        );
+        assert_eq!(
+            select(&log, down, &[3]).unwrap_err(),
+            "frame 3 went to the server: replay it without --to-client"
+        );
+        assert_eq!(
+            select(&log, up, &[9]).unwrap_err(),
+            "frame 9 has no mutation in the log"
+        );
+        assert_eq!(
+            select(&[], up, &[]).unwrap_err(),
+            "the log has no mutated datagram: nothing to replay"
+        );
+        assert_eq!(
+            select(&log[1..], up, &[]).unwrap_err(),
+            "the log has no mutated datagram to the server; 1 went to a client: replay them \
+             with --to-client"
+        );
     }
 }

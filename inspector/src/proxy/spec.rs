@@ -19,6 +19,9 @@
 //! action = "out_of_range"
 //! crc = "resign"                             # or "stale"
 //! ```
+//!
+//! Waits are bounded when read: `ms`, `jitter_ms` and `hold_ms` at most 3600000 (one hour,
+//! [`super::impair::MAX_WAIT_MS`]); larger values are refused with the key and the maximum.
 
 use super::Directions;
 use std::path::Path;
@@ -158,6 +161,26 @@ impl Spec {
         }
     }
 
+    /// A non-negative number no larger than `max` (`max_text` says it in words for the
+    /// message: `"3600000 (one hour)"`).
+    ///
+    /// # Errors
+    /// A negative, non-numeric or too large value.
+    pub fn number_at_most(
+        &mut self,
+        keys: &[&str],
+        max: f64,
+        max_text: &str,
+    ) -> Result<Option<f64>, String> {
+        match self.number(keys)? {
+            Some(n) if n > max => Err(self.error(
+                keys[0],
+                &format!("must be at most {max_text} (found {})", number_text(n)),
+            )),
+            n => Ok(n),
+        }
+    }
+
     /// An integer (any sign: a value to write may lie outside the field's range).
     ///
     /// # Errors
@@ -213,11 +236,20 @@ fn show(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => format!("{s:?}"),
         toml::Value::Integer(i) => i.to_string(),
-        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Float(f) => number_text(*f),
         toml::Value::Boolean(b) => b.to_string(),
         toml::Value::Datetime(d) => d.to_string(),
         toml::Value::Array(_) => "an array".into(),
         toml::Value::Table(_) => "a table".into(),
+    }
+}
+
+/// A number as a message shows it: `1e300`, not three hundred digits.
+pub fn number_text(f: f64) -> String {
+    if f.is_finite() && f.abs() < 1e15 {
+        f.to_string()
+    } else {
+        format!("{f:e}")
     }
 }
 
