@@ -247,6 +247,14 @@ pub fn sequence_relative<S: Stream>(
     previous: u16,
     current: &mut u16,
 ) -> bitlens_codec::Result<()> {
+    s.scope(name, |s| ladder(s, previous, current))?;
+    let value = *current;
+    s.annotate(|| Value::Int(i128::from(value)));
+    Ok(())
+}
+
+/// The flags and value of [`sequence_relative`], in the current scope.
+fn ladder<S: Stream>(s: &mut S, previous: u16, current: &mut u16) -> bitlens_codec::Result<()> {
     let start = s.bit_position();
     let a = u64::from(previous);
     let mut d = 0u64;
@@ -258,42 +266,43 @@ pub fn sequence_relative<S: Stream>(
                 min: i128::from(previous) + 1,
                 max: i128::from(previous) + 65535,
             };
-            return Err(Error::new(kind, start, name));
+            return Err(Error::new(kind, start, ""));
         }
         d = b - a;
     }
     let mut absolute = None;
-    s.scope(name, |t| {
-        let mut one = d == 1;
-        t.bool("d=1", &mut one)?;
-        if one {
-            d = 1;
-            return Ok(());
-        }
+    let mut one = d == 1;
+    s.bool("d=1", &mut one)?;
+    if one {
+        d = 1;
+    } else {
+        let mut found = false;
         for (flag, lo, hi) in TIERS {
             let mut here = d <= hi as u64;
-            t.bool(flag, &mut here)?;
+            s.bool(flag, &mut here)?;
             if here {
                 let mut v = d as i64;
-                t.int("d", &mut v, lo, hi)?;
+                s.int("d", &mut v, lo, hi)?;
                 d = v as u64;
-                return Ok(());
+                found = true;
+                break;
             }
         }
-        let mut v = d + a;
-        let bit = t.bit_position();
-        t.bits("value", &mut v, 32)?;
-        if S::READING && v <= a {
-            let kind = ErrorKind::OutOfRange {
-                value: i128::from(v),
-                min: i128::from(a) + 1,
-                max: i128::from(u32::MAX),
-            };
-            return Err(Error::new(kind, bit, "value"));
+        if !found {
+            let mut v = d + a;
+            let bit = s.bit_position();
+            s.bits("value", &mut v, 32)?;
+            if S::READING && v <= a {
+                let kind = ErrorKind::OutOfRange {
+                    value: i128::from(v),
+                    min: i128::from(a) + 1,
+                    max: i128::from(u32::MAX),
+                };
+                return Err(Error::new(kind, bit, "value"));
+            }
+            absolute = Some(v);
         }
-        absolute = Some(v);
-        Ok(())
-    })?;
+    }
     if S::READING {
         let mut b = absolute.unwrap_or(a + d);
         if b >= 65536 {
@@ -301,8 +310,6 @@ pub fn sequence_relative<S: Stream>(
         }
         *current = b as u16;
     }
-    let value = *current;
-    s.annotate(|| Value::Int(i128::from(value)));
     Ok(())
 }
 
@@ -442,9 +449,8 @@ fn read_ordered<S: BodyStream>(
         for i in 1..count {
             let previous = ids[i - 1];
             let mut id = 0u16;
-            indexed(s, i, |s| {
-                sequence_relative(s, "", previous, &mut id).map_err(wire)
-            })?;
+            indexed(s, i, |s| ladder(s, previous, &mut id).map_err(wire))?;
+            s.annotate(|| Value::Int(i128::from(id)));
             ids.push(id);
         }
         Ok(())
