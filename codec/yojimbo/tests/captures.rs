@@ -246,13 +246,24 @@ fn observe(
         frame.number,
         d.notes
     );
+    let header_trace = d.header_trace.as_ref().unwrap();
+    assert!(header_trace.error.is_none());
+    let traced_sequence = header_trace.get("reliable.sequence").unwrap().value.clone();
     match d.reliable.as_ref().unwrap() {
         Reliable::Regular(h) => {
+            assert_eq!(traced_sequence, Value::Int(h.sequence.into()));
             j["reliable"] = serde_json::json!({
                 "seq": h.sequence, "ack": h.ack, "ack_bits": h.ack_bits, "header_bytes": h.bytes,
             });
         }
         Reliable::Fragment(f) => {
+            assert_eq!(traced_sequence, Value::Int(f.sequence.into()));
+            if f.header.is_some() {
+                assert!(
+                    header_trace.get("reliable.packet.ack_delta").is_some()
+                        || header_trace.get("reliable.packet.ack").is_some()
+                );
+            }
             let mut r = serde_json::json!({
                 "seq": f.sequence,
                 "fragment": f.fragment_id,

@@ -1096,3 +1096,63 @@ fn a_block_fragment_past_max_block_size_is_reported() {
     assert!(why.contains("past maxBlockSize 2500"), "{why}");
     assert!(rx.finish().is_empty());
 }
+
+/// A game's derived message: its fields are the body.
+#[derive(bitlens_codec::BitPacked, Debug, Default, PartialEq)]
+struct Player {
+    #[bitlens(range = 0..=100)]
+    health: i32,
+    alive: bool,
+}
+
+#[test]
+fn a_derived_type_is_a_message_body() {
+    let cfg = Config {
+        reliable: ReliableConfig::default(),
+        channels: vec![ChannelConfig::new(ChannelType::UnreliableUnordered)],
+        message_types: vec![MessageType::new(
+            "Player",
+            false,
+            Arc::new(bitlens_yojimbo::Derived::<Player>::new()),
+        )],
+    };
+    let mut w = W::default();
+    w.int(1, 0, 1).bool(false).bool(true).int(2, 1, 256);
+    w.int(73, 0, 100).bool(true).int(5, 0, 100).bool(false);
+    let (r, trace) = packet::trace(&cfg, &w.bytes, 9);
+    let p = r.unwrap();
+    assert_eq!(p.bits, w.bit);
+    assert_eq!(
+        value_of(&trace, "entries[0].messages[0].body.health"),
+        Value::Int(73)
+    );
+    assert_eq!(
+        value_of(&trace, "entries[0].messages[1].body.alive"),
+        Value::Bool(false)
+    );
+    let f = trace.get("entries[0].messages[1].body.health").unwrap();
+    assert_eq!(
+        (f.bit, f.bits, f.range),
+        (1 + 1 + 1 + 8 + 8, 7, Some((0, 100)))
+    );
+    // Its range is the reader's: 101 is refused, naming the body's field.
+    let mut w = W::default();
+    w.int(1, 0, 1)
+        .bool(false)
+        .bool(true)
+        .int(1, 1, 256)
+        .bits(101, 7)
+        .bool(true);
+    let e = packet::read(&cfg, &w.bytes, 9).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.bit),
+        ("entries[0].messages[0].body.health", 11)
+    );
+    assert!(matches!(
+        e.kind,
+        RefusalKind::Body {
+            error: ErrorKind::OutOfRange { value: 101, .. },
+            ..
+        }
+    ));
+}
