@@ -1,7 +1,7 @@
 //! The `yojimbo` harness under the fuzz targets' allocation guard, on stable: the corpus and
-//! generated inputs, each within one allocation of at most 1 MiB and a total of 64 x its length
-//! + 1 MiB (a reader that allocates by an unchecked length aborts this test binary). One test
-//! only: the guard's counters are the process's.
+//! generated inputs, each within one allocation of at most 1 MiB and a total of 1 MiB plus 64
+//! times its length (a reader that allocates by an unchecked length aborts this test binary).
+//! One test only: the guard's counters are the process's.
 
 bitlens_fuzz_guard::guard_allocator!();
 
