@@ -51,11 +51,12 @@
 //! reliable-ordered channel; anything after the last bit read. `maxFragmentsPerBlock` is
 //! rounded up (the code), not truncated (the standard).
 //!
-//! Reassembly ([`Receiver`], one per direction of a connection): packet fragments by
-//! sequence, block fragments by channel and message id, duplicates, resends and fragments that
+//! Reassembly ([`Receiver`], one per direction of a connection; [`Connections`] keeps up to
+//! [`connections::MAX_CONNECTIONS`] of them): packet fragments by sequence, block fragments by channel and message id, duplicates, resends and fragments that
 //! disagree reported as [`Note`]s, blocks reported once whole with the datagrams they came
-//! from; memory bounded by [`receiver::PENDING_PACKETS`], [`receiver::PENDING_BLOCKS`] and the
-//! configuration limits of [`config`].
+//! from; memory bounded by [`receiver::PENDING_PACKETS`], [`receiver::PENDING_PACKET_BYTES`],
+//! [`receiver::PENDING_BLOCKS`], [`receiver::PENDING_BLOCK_BYTES`] and the configuration limits
+//! of [`config`].
 //!
 //! # Message bodies
 //!
@@ -74,6 +75,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod connections;
 pub mod error;
 pub mod fuzzing;
 pub mod packet;
@@ -85,6 +87,7 @@ pub use config::{
     Body, BodyReader, ChannelConfig, ChannelType, Config, ConfigError, Derived, MessageType,
     NoBody, ReliableConfig, Typed,
 };
+pub use connections::Connections;
 pub use error::{Refusal, RefusalKind};
 pub use packet::{Bits, BlockFragment, BlockHead, ConnectionPacket, Content, Entry, Message};
 pub use receiver::{CompleteBlock, Datagram, Note, PacketRead, Receiver};

@@ -2,12 +2,14 @@
 //! fragment per netcode payload, packet fragments reassembled, each connection packet read,
 //! block fragments collected per channel and message id until a block is whole.
 //!
-//! Memory is bounded: at most [`PENDING_PACKETS`] packets and [`PENDING_BLOCKS`] blocks are
-//! in reassembly at once (the oldest is given up, and reported incomplete, to make room), a
-//! pending packet holds at most `max_fragments` fragments of at most `fragment_size` bytes,
-//! a pending block at most `maxFragmentsPerBlock` fragments of at most `blockFragmentSize`
-//! bytes and at most `maxBlockSize` in all, every fragment is kept in a map by its id (a
-//! hostile fragment count allocates nothing), and every byte held is a byte received.
+//! Memory is bounded: at most [`PENDING_PACKETS`] packets holding at most
+//! [`PENDING_PACKET_BYTES`] and [`PENDING_BLOCKS`] blocks holding at most
+//! [`PENDING_BLOCK_BYTES`] are in reassembly at once (the oldest is given up, and reported
+//! incomplete, to make room), a pending packet holds at most `max_fragments` fragments of at
+//! most `fragment_size` bytes, a pending block at most `maxFragmentsPerBlock` fragments of at
+//! most `blockFragmentSize` bytes and at most `maxBlockSize` in all, every fragment is kept in
+//! a map by its id (a hostile fragment count allocates nothing), and every byte held is a byte
+//! received.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -21,8 +23,14 @@ use crate::reliable::{self, Reliable};
 
 /// Packets in fragment reassembly at once, per receiver (reliable.io's own buffer holds 64).
 pub const PENDING_PACKETS: usize = 64;
+/// Bytes of packet fragments held at once, per receiver (at least four of the largest packets
+/// a configuration may allow, `config::MAX_PACKET_SIZE`).
+pub const PENDING_PACKET_BYTES: usize = 4 << 20;
 /// Blocks in reassembly at once, per receiver (all channels together).
 pub const PENDING_BLOCKS: usize = 16;
+/// Bytes of block fragments held at once, per receiver (at least two of the largest blocks a
+/// configuration may allow, `config::MAX_BLOCK_SIZE`).
+pub const PENDING_BLOCK_BYTES: usize = 32 << 20;
 /// Reliable sequences remembered as received (reliable.io's received-packets buffer).
 pub const RECEIVED_WINDOW: usize = 256;
 /// Completed blocks remembered, so that their resent fragments are reported as repeats.
@@ -214,7 +222,11 @@ pub struct Receiver {
     /// The newest sequence received, if any.
     newest: Option<u16>,
     packets: VecDeque<PendingPacket>,
+    /// Bytes the pending packets hold.
+    packet_bytes: usize,
     blocks: VecDeque<PendingBlock>,
+    /// Bytes the pending blocks hold.
+    block_bytes: usize,
     completed: VecDeque<(usize, u16)>,
 }
 
@@ -230,15 +242,22 @@ impl Receiver {
     /// The configuration's first invalid setting.
     pub fn new(cfg: Arc<Config>, trace: bool) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        Ok(Receiver {
+        Ok(Receiver::validated(cfg, trace))
+    }
+
+    /// A receiver under a configuration already validated.
+    pub(crate) fn validated(cfg: Arc<Config>, trace: bool) -> Self {
+        Receiver {
             cfg,
             trace,
             received: vec![None; RECEIVED_WINDOW],
             newest: None,
             packets: VecDeque::new(),
+            packet_bytes: 0,
             blocks: VecDeque::new(),
+            block_bytes: 0,
             completed: VecDeque::new(),
-        })
+        }
     }
 
     /// Reads one netcode payload (the plaintext of a type-5 packet), `datagram` naming it in
@@ -281,6 +300,8 @@ impl Receiver {
     /// Gives up every packet and block still in reassembly, reporting each as incomplete.
     pub fn finish(&mut self) -> Vec<Note> {
         let mut notes = Vec::new();
+        self.packet_bytes = 0;
+        self.block_bytes = 0;
         while let Some(p) = self.packets.pop_front() {
             notes.push(incomplete_packet(p));
         }
@@ -345,6 +366,7 @@ impl Receiver {
                 if self.packets.len() >= PENDING_PACKETS
                     && let Some(old) = self.packets.pop_front()
                 {
+                    self.packet_bytes -= held(old.fragments.values().map(|(d, _)| d));
                     notes.push(incomplete_packet(old));
                 }
                 self.packets.push_back(PendingPacket {
@@ -382,11 +404,24 @@ impl Receiver {
             }
             return None;
         }
+        // Room for the fragment: the oldest other packets are given up.
+        while self.packet_bytes + data.len() > PENDING_PACKET_BYTES {
+            let Some(i) = self.packets.iter().position(|p| p.sequence != sequence) else {
+                break;
+            };
+            let old = self.packets.remove(i)?;
+            self.packet_bytes -= held(old.fragments.values().map(|(d, _)| d));
+            notes.push(incomplete_packet(old));
+        }
+        let at = self.packets.iter().position(|p| p.sequence == sequence)?;
+        let p = &mut self.packets[at];
         p.fragments.insert(fragment_id, (data.to_vec(), datagram));
+        self.packet_bytes += data.len();
         if p.fragments.len() as u32 != p.num_fragments {
             return None;
         }
         let p = self.packets.remove(at)?;
+        self.packet_bytes -= held(p.fragments.values().map(|(d, _)| d));
         let mut bytes = Vec::new();
         let mut datagrams = Vec::new();
         for (_, (d, g)) in p.fragments {
@@ -498,6 +533,7 @@ impl Receiver {
                 if self.blocks.len() >= PENDING_BLOCKS
                     && let Some(old) = self.blocks.pop_front()
                 {
+                    self.block_bytes -= held(old.fragments.values().map(|(d, _)| d));
                     out.notes.push(incomplete_block(old));
                 }
                 self.blocks.push_back(PendingBlock {
@@ -531,23 +567,47 @@ impl Receiver {
             });
             return;
         }
-        if let Some(h) = &f.head {
-            b.head = Some((h.message_type, h.body.clone()));
+        let head = f.head.as_ref().map(|h| (h.message_type, h.body.clone()));
+        // Room for the fragment: the oldest other blocks are given up.
+        let this = |b: &PendingBlock| b.channel == channel && b.message_id == message_id;
+        while self.block_bytes + f.data.len() > PENDING_BLOCK_BYTES {
+            let Some(i) = self.blocks.iter().position(|b| !this(b)) else {
+                break;
+            };
+            let Some(old) = self.blocks.remove(i) else {
+                break;
+            };
+            self.block_bytes -= held(old.fragments.values().map(|(d, _)| d));
+            out.notes.push(incomplete_block(old));
+        }
+        let Some(at) = self.blocks.iter().position(this) else {
+            return;
+        };
+        let b = &mut self.blocks[at];
+        if head.is_some() {
+            b.head = head;
         }
         b.fragments
             .insert(fragment_id, (f.data.clone(), datagrams.to_vec()));
+        self.block_bytes += f.data.len();
         if b.fragments.len() as u32 != b.num_fragments {
             return;
         }
         let Some(b) = self.blocks.remove(at) else {
             return;
         };
+        self.block_bytes -= held(b.fragments.values().map(|(d, _)| d));
         out.blocks.push(assemble(b, bfs as usize));
         if self.completed.len() >= COMPLETED_BLOCKS {
             self.completed.pop_front();
         }
         self.completed.push_back((channel, message_id));
     }
+}
+
+/// The bytes a pending item's fragments hold.
+fn held<'a>(fragments: impl Iterator<Item = &'a Vec<u8>>) -> usize {
+    fragments.map(Vec::len).sum()
 }
 
 fn assemble(b: PendingBlock, bfs: usize) -> CompleteBlock {

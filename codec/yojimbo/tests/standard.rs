@@ -1156,3 +1156,52 @@ fn a_derived_type_is_a_message_body() {
         }
     ));
 }
+
+#[test]
+fn pending_bytes_are_bounded_and_connections_too() {
+    use bitlens_yojimbo::receiver::PENDING_PACKET_BYTES;
+    // Packets of 1 MiB (fragments of 64 KiB): the pending bytes stay within the budget.
+    let cfg = Config {
+        reliable: ReliableConfig {
+            max_packet_size: 1 << 20,
+            fragment_size: 65_536,
+            max_fragments: 16,
+        },
+        ..mixed()
+    };
+    let mut rx = Receiver::new(Arc::new(cfg.clone()), false).unwrap();
+    let chunk = vec![0u8; 65_536];
+    let per_packet = PENDING_PACKET_BYTES / 65_536;
+    let mut given_up = 0;
+    for s in 0..(per_packet as u16 + 3) {
+        let d = rx.receive(u64::from(s), &fragment(s, 1, 16, None, &chunk));
+        given_up += d
+            .notes
+            .iter()
+            .filter(|n| matches!(n, Note::PacketIncomplete { .. }))
+            .count();
+    }
+    assert_eq!(given_up, 3);
+    assert_eq!(rx.finish().len(), per_packet);
+    // Connections: the least recently used is given up, with what it held.
+    let max = bitlens_yojimbo::connections::MAX_CONNECTIONS;
+    let mut conns = bitlens_yojimbo::Connections::new(Arc::new(cfg), false).unwrap();
+    for k in 0..max as u32 + 1 {
+        conns.receive(&k, u64::from(k), &fragment(1, 1, 2, None, &[0; 3]));
+        if k == 1 {
+            // key 0 used again: key 1 is the oldest now
+            conns.receive(&0, 0, &fragment(2, 1, 2, None, &[0; 3]));
+        }
+    }
+    assert_eq!(conns.len(), max);
+    let gone = conns.take_evicted();
+    assert_eq!(gone.len(), 1);
+    assert_eq!(gone[0].0, 1);
+    assert!(matches!(
+        &gone[0].1[..],
+        [Note::PacketIncomplete { sequence: 1, .. }]
+    ));
+    assert_eq!(conns.end(&0).unwrap().len(), 2);
+    assert_eq!(conns.finish().len(), max - 1);
+    assert!(conns.is_empty());
+}
