@@ -137,7 +137,9 @@ pub fn yojimbo(data: &[u8]) {
 /// Hostile bytes: nothing panics; traced and untraced reads agree; refusals lie within the data.
 pub fn hostile(cfg: &Config, data: &[u8]) {
     let cfg = Arc::new(cfg.clone());
-    let (fast, traced) = packet_pair(&cfg, data);
+    let (fast, traced, trace) = packet_pair(&cfg, data);
+    // Traces give their storage back, as a tool reading datagram after datagram does.
+    trace.recycle();
     assert_eq!(fast, traced, "traced and untraced reads disagree");
     if let Err(e) = &fast {
         assert!(e.bit <= data.len() * 8, "refusal past the data: {e}");
@@ -159,6 +161,12 @@ pub fn hostile(cfg: &Config, data: &[u8]) {
             x.packet.as_ref().map(|p| &p.result),
             y.packet.as_ref().map(|p| &p.result)
         );
+        if let Some(t) = y.header_trace {
+            t.recycle();
+        }
+        if let Some(t) = y.packet.and_then(|p| p.trace) {
+            t.recycle();
+        }
         rest = tail;
         n += 1;
     }
@@ -167,10 +175,10 @@ pub fn hostile(cfg: &Config, data: &[u8]) {
 
 type Read = std::result::Result<ConnectionPacket, crate::error::Refusal>;
 
-fn packet_pair(cfg: &Config, data: &[u8]) -> (Read, Read) {
+fn packet_pair(cfg: &Config, data: &[u8]) -> (Read, Read, bitlens_codec::Trace) {
     let fast = packet::read(cfg, data, 7);
-    let (traced, _) = packet::trace(cfg, data, 7);
-    (fast, traced)
+    let (traced, trace) = packet::trace(cfg, data, 7);
+    (fast, traced, trace)
 }
 
 /// Draws numbers from the fuzz input (zeros once it runs out).
@@ -309,7 +317,8 @@ pub fn roundtrip(cfg: &Config, data: &[u8]) {
         "{n} bytes for {} bits",
         back.bits
     );
-    let (traced, _) = packet::trace(cfg, &buf[..n], sequence);
+    let (traced, trace) = packet::trace(cfg, &buf[..n], sequence);
+    trace.recycle();
     assert_eq!(traced.as_ref(), Ok(&back));
     let mut again = vec![0u8; 8192];
     let m = write::write(cfg, &back, &mut again).expect("a read packet writes");

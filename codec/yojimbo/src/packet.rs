@@ -455,7 +455,8 @@ fn read_ordered<S: BodyStream>(
         }
         Ok(())
     })?;
-    let mut messages = Vec::with_capacity(count);
+    // Grown as messages are read (a message may take very few bits), never ahead of the data.
+    let mut messages = Vec::with_capacity(count.min(s.remaining_bits() / 8 + 1));
     scoped(s, "messages", |s| {
         for (i, &id) in ids.iter().enumerate() {
             let (message_type, body) = indexed(s, i, |s| type_and_body(s, cfg, data))?;
@@ -480,7 +481,8 @@ fn read_unordered<S: BodyStream>(
     sequence: u16,
     max_block_size: u32,
 ) -> Result<Vec<Message>, Refusal> {
-    let mut messages = Vec::with_capacity(count);
+    // Grown as messages are read (a message may take no bits), never ahead of the data.
+    let mut messages = Vec::with_capacity(count.min(s.remaining_bits() / 8 + 1));
     scoped(s, "messages", |s| {
         for i in 0..count {
             let m = indexed(s, i, |s| {
