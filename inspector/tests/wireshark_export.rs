@@ -1732,7 +1732,7 @@ fn export_errors_say_what_to_change() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("protocol name \"Demo\" cannot be a Wireshark filter name"),
+        err.contains("protocol name \"Demo\" is not a Wireshark filter name"),
         "{err}"
     );
     let tiny = tmp_dir("errors").join("tiny.toml");
@@ -1787,7 +1787,7 @@ fn a_protocol_of_one_packet_type_has_no_type_field() {
     let path = dir.join("one.toml");
     std::fs::write(
         &path,
-        "[protocol]\nname = \"One\"\nid = 0x51\nmtu = 64\npackets = [\"Only\"]\n\
+        "[protocol]\nname = \"one\"\nid = 0x51\nmtu = 64\npackets = [\"Only\"]\n\
          [struct.Only]\nfields = [{ name = \"x\", type = \"int\", min = -5, max = 900 }, \
          { name = \"tag\", type = \"string\", max_len = 7 }]\n",
     )

@@ -1,6 +1,9 @@
 //! TOML text -> checked schema definitions, with every error placed at a line and column.
 
-use crate::bounds::{Cost, MAX_DEPTH, MAX_ENTRIES_PER_BIT, MAX_FIXED_ENTRIES};
+use crate::bounds::{
+    Cost, MAX_COPIED_NAMES, MAX_COUNT, MAX_DEPTH, MAX_ENTRIES_PER_BIT, MAX_FIXED_ENTRIES,
+    MAX_SCHEMA_BYTES,
+};
 use crate::{Schema, SchemaError};
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::fixed::FixedPoint;
@@ -8,7 +11,7 @@ use bitlens_codec::packet::{Protocol, ProtocolId};
 use bitlens_codec::quantize::{
     CompressedFloat, MAX_STABLE_STEPS, MAX_STEPS, STABLE_STEPS_BY_BOUND, SmallestThree,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 use toml::Spanned;
@@ -113,18 +116,18 @@ pub(crate) struct EnumDef {
     pub min: i64,
     pub max: i64,
     pub values: Vec<(i64, Arc<str>)>,
+    /// Index in `values` by value, and value by name: a read or write looks one up per field.
+    by_value: HashMap<i64, usize>,
+    by_name: HashMap<Arc<str>, i64>,
 }
 
 impl EnumDef {
     pub fn name_of(&self, v: i64) -> Option<&Arc<str>> {
-        self.values.iter().find(|(x, _)| *x == v).map(|(_, n)| n)
+        self.by_value.get(&v).map(|&i| &self.values[i].1)
     }
 
     pub fn value_of(&self, name: &str) -> Option<i64> {
-        self.values
-            .iter()
-            .find(|(_, n)| &**n == name)
-            .map(|(v, _)| *v)
+        self.by_name.get(name).copied()
     }
 }
 
@@ -134,6 +137,8 @@ impl EnumDef {
 pub(crate) struct UnionDef {
     pub tag: Arc<str>,
     pub variants: Vec<UnionVariant>,
+    /// Index in `variants` by name.
+    pub by_name: HashMap<Arc<str>, usize>,
     pub min_bits: usize,
     /// The most trace entries it records: the tag, then the largest variant's body fields (no
     /// scope of its own).
@@ -227,6 +232,15 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         file,
         warnings: Default::default(),
     };
+    if text.len() > MAX_SCHEMA_BYTES {
+        return Err(p.err(
+            &(0..0),
+            format!(
+                "the schema is {} bytes, more than {MAX_SCHEMA_BYTES} (SCHEMA.md, \"Bounds\": split it up)",
+                text.len()
+            ),
+        ));
+    }
     let root = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         p.err(
@@ -253,6 +267,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let mut type_names: HashMap<String, (Range<usize>, TypeRef)> = HashMap::new();
     let mut declare = |p: &Parser<'_>, name: &Spanned<toml::de::DeString<'_>>, r: TypeRef| {
         let n = name.get_ref().to_string();
+        p.name(&name.span(), &n, "type name")?;
         if BUILTINS.contains(&n.as_str()) {
             return Err(p.err(
                 &name.span(),
@@ -277,6 +292,13 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         type_names.insert(n, (name.span(), r));
         Ok(())
     };
+    let mut definitions = 0usize;
+    for key in ["enum", "struct", "union"] {
+        if let Some(section) = get(root, key) {
+            definitions += p.table(section, &format!("[{key}]"))?.len();
+        }
+    }
+    p.at_most(&root_span, definitions, "structs, enums and unions")?;
     if let Some(section) = get(root, "enum") {
         for (name, def) in p.table(section, "[enum]")?.iter() {
             declare(&p, name, TypeRef::Enum(enums.len()))?;
@@ -317,7 +339,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                     "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
                 )
             })?;
-            let mut fields = Vec::new();
+            p.at_most(
+                &fields_v.span(),
+                list.len(),
+                &format!("fields in struct {}", name.get_ref()),
+            )?;
+            let mut fields = Vec::with_capacity(list.len());
             for f in list.iter() {
                 fields.push(raw_field(&p, f)?);
             }
@@ -346,6 +373,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         stack: Vec::new(),
         raw_unions: &raw_unions,
         unions: vec![None; raw_unions.len()],
+        copied: 0,
     };
     for i in 0..raw_unions.len() {
         r.union(i)?;
@@ -394,6 +422,15 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         })
     };
     let name = p.string(need("name", "\"my-game\"")?, "protocol name")?;
+    if let Some(why) = crate::names::protocol(name.get_ref(), get(root, "batch").is_some()) {
+        return Err(p.err(
+            &name.span(),
+            format!(
+                "protocol name {} {why} (SCHEMA.md, \"Names\")",
+                crate::names::shown(name.get_ref())
+            ),
+        ));
+    }
     let id_v = need("id", "0x12345678")?;
     let id = p.int(id_v, "protocol id")?;
     let id_bits = match get(pt, "id_bits") {
@@ -438,8 +475,10 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
             "`packets` is empty (list at least one struct name)",
         ));
     }
-    let mut packet_types = Vec::new();
-    let mut packets = Vec::new();
+    p.at_most(&packets_v.span(), list.len(), "packet types")?;
+    let mut packet_types = Vec::with_capacity(list.len());
+    let mut packets = Vec::with_capacity(list.len());
+    let mut packet_names: HashSet<String> = HashSet::with_capacity(list.len());
     for entry in list.iter() {
         let (pname, body) = match entry.get_ref() {
             DeValue::String(_) => {
@@ -479,7 +518,8 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                 ));
             }
         };
-        if packet_types.contains(pname.get_ref()) {
+        p.name(&pname.span(), pname.get_ref(), "packet name")?;
+        if !packet_names.insert(pname.get_ref().clone()) {
             return Err(p.err(
                 &pname.span(),
                 format!(
@@ -578,7 +618,11 @@ fn raw_union<'i>(
         }
     }
     let tag: Arc<str> = match get(t, "tag_name") {
-        Some(v) => p.string(v, "tag_name")?.into_inner().into(),
+        Some(v) => {
+            let tag = p.string(v, "tag_name")?;
+            p.name(&tag.span(), tag.get_ref(), "tag_name")?;
+            tag.into_inner().into()
+        }
         None => "variant".into(),
     };
     let vv = get(t, "variants").ok_or_else(|| {
@@ -601,7 +645,10 @@ fn raw_union<'i>(
             format!("union {name} has no variants (add one)"),
         ));
     }
-    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> = Vec::new();
+    p.at_most(&vv.span(), list.len(), &format!("variants in union {name}"))?;
+    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> =
+        Vec::with_capacity(list.len());
+    let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
     for entry in list.iter() {
         let (vname, body) = match entry.get_ref() {
             DeValue::String(_) => {
@@ -635,7 +682,8 @@ fn raw_union<'i>(
                 ));
             }
         };
-        if variants.iter().any(|(n, _)| n.get_ref() == vname.get_ref()) {
+        p.name(&vname.span(), vname.get_ref(), "variant name")?;
+        if !seen.insert(vname.get_ref().clone()) {
             return Err(p.err(
                 &vname.span(),
                 format!(
@@ -673,15 +721,25 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
             ));
         }
     }
-    let mut values: Vec<(i64, Arc<str>)> = Vec::new();
+    let count = match values_v.get_ref() {
+        DeValue::Array(a) => a.len(),
+        DeValue::Table(tab) => tab.len(),
+        _ => 0,
+    };
+    p.at_most(&values_v.span(), count, &format!("values in enum {name}"))?;
+    let mut values: Vec<(i64, Arc<str>)> = Vec::with_capacity(count);
+    let mut by_value: HashMap<i64, usize> = HashMap::with_capacity(count);
+    let mut by_name: HashMap<Arc<str>, i64> = HashMap::with_capacity(count);
     let mut add = |span: Range<usize>, n: &str, v: i64| {
-        if values.iter().any(|(_, m)| &**m == n) {
+        p.name(&span, n, "enum value name")?;
+        if by_name.contains_key(n) {
             return Err(p.err(
                 &span,
                 format!("duplicate enum value name \"{n}\" in enum {name} (rename it)"),
             ));
         }
-        if let Some((_, m)) = values.iter().find(|(x, _)| *x == v) {
+        if let Some(&i) = by_value.get(&v) {
+            let m = &values[i].1;
             return Err(p.err(
                 &span,
                 format!(
@@ -689,7 +747,10 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
                 ),
             ));
         }
-        values.push((v, n.into()));
+        let n: Arc<str> = n.into();
+        by_value.insert(v, values.len());
+        by_name.insert(n.clone(), v);
+        values.push((v, n));
         Ok(())
     };
     match values_v.get_ref() {
@@ -720,7 +781,13 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
     }
     let min = values.iter().map(|v| v.0).min().unwrap_or(0);
     let max = values.iter().map(|v| v.0).max().unwrap_or(0);
-    Ok(EnumDef { min, max, values })
+    Ok(EnumDef {
+        min,
+        max,
+        values,
+        by_value,
+        by_name,
+    })
 }
 
 fn raw_field<'i>(p: &Parser<'_>, f: &'i Val<'i>) -> Result<RawField<'i>, SchemaError> {
@@ -769,6 +836,8 @@ struct Resolver<'a, 'i> {
     raw_unions: &'a [RawUnion<'i>],
     /// Unions resolved so far, by their index among the raw ones.
     unions: Vec<Option<UnionDef>>,
+    /// Field names copied so far (see [`MAX_COPIED_NAMES`]).
+    copied: usize,
 }
 
 impl Resolver<'_, '_> {
@@ -780,7 +849,8 @@ impl Resolver<'_, '_> {
         }
         let raw_unions = self.raw_unions;
         let ru = &raw_unions[i];
-        let mut variants = Vec::new();
+        let mut variants = Vec::with_capacity(ru.variants.len());
+        let mut by_name = HashMap::with_capacity(ru.variants.len());
         let mut fewest = usize::MAX;
         for (vname, body) in &ru.variants {
             let (sid, layout) = match body {
@@ -801,6 +871,7 @@ impl Resolver<'_, '_> {
                         }
                     };
                     let k = self.resolve(j, Some(&b.span()))?;
+                    self.copy(&b.span(), self.structs[k].layout.len())?;
                     let body = &self.structs[k];
                     if body.layout.contains(&ru.tag) {
                         return Err(self.p.err(
@@ -822,8 +893,10 @@ impl Resolver<'_, '_> {
                 }
             };
             fewest = fewest.min(sid.map_or(0, |k| self.structs[k].min_bits));
+            let name: Arc<str> = vname.get_ref().as_str().into();
+            by_name.insert(name.clone(), variants.len());
             variants.push(UnionVariant {
-                name: vname.get_ref().as_str().into(),
+                name,
                 body: sid,
                 layout: layout.into(),
             });
@@ -842,6 +915,7 @@ impl Resolver<'_, '_> {
         self.unions[i] = Some(UnionDef {
             tag: ru.tag.clone(),
             variants,
+            by_name,
             min_bits,
             cost,
             depth,
@@ -875,6 +949,9 @@ impl Resolver<'_, '_> {
         let mut fields: Vec<Field> = Vec::new();
         let mut layout: Vec<Arc<str>> = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::new();
+        // Slot by name, and the field holding each slot: duplicate and sibling checks.
+        let mut slots: HashMap<Arc<str>, usize> = HashMap::new();
+        let mut holders: Vec<usize> = Vec::new();
         let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
@@ -899,6 +976,19 @@ impl Resolver<'_, '_> {
                     _ => return Err(self.unknown_type(&sname)),
                 };
                 let k = self.resolve(j, Some(&sname.span()))?;
+                let more = self.structs[k].fields.len();
+                if fields.len() + more > MAX_COUNT {
+                    return Err(self.p.err(
+                        &sname.span(),
+                        format!(
+                            "struct {} holds more than {MAX_COUNT} fields once {} is included \
+                             (SCHEMA.md, \"Bounds\": split it up)",
+                            self.raw[i].0.get_ref(),
+                            sname.get_ref()
+                        ),
+                    ));
+                }
+                self.copy(&sname.span(), more)?;
                 let inc = self.structs[k].clone();
                 end_at = end_at.or(inc.end_at.clone());
                 let base = layout.len();
@@ -920,7 +1010,9 @@ impl Resolver<'_, '_> {
                         _ => {}
                     }
                     if f.slot.is_some() {
-                        self.no_duplicate(&layout, &spans, &f.name, &sname.span())?;
+                        self.no_duplicate(&slots, &spans, &f.name, &sname.span())?;
+                        slots.insert(f.name.clone(), layout.len());
+                        holders.push(fields.len());
                         layout.push(f.name.clone());
                         spans.push(sname.span());
                     }
@@ -938,15 +1030,7 @@ impl Resolver<'_, '_> {
             let has_value = !matches!(kind, Kind::Align | Kind::Check(_) | Kind::End);
             let name: Arc<str> = match (&rf.name, &kind) {
                 (Some(n), _) => {
-                    if n.get_ref().is_empty() || n.get_ref().contains(['.', '[', ']']) {
-                        return Err(self.p.err(
-                            &n.span(),
-                            format!(
-                                "field name {:?} is empty or holds . [ ] (use a plain identifier)",
-                                n.get_ref()
-                            ),
-                        ));
-                    }
+                    self.p.name(&n.span(), n.get_ref(), "field name")?;
                     n.get_ref().as_str().into()
                 }
                 (None, Kind::Check(label)) => label.as_str().into(),
@@ -962,7 +1046,8 @@ impl Resolver<'_, '_> {
             let guard = match &rf.guard {
                 None => None,
                 Some((g, when)) => {
-                    let slot = self.sibling(&fields, g, |k| matches!(k, Kind::Bool), "a bool")?;
+                    let at = (&slots, &holders[..], &fields[..]);
+                    let slot = self.sibling(at, g, |k| matches!(k, Kind::Bool), "a bool")?;
                     Some((slot, *when))
                 }
             };
@@ -973,16 +1058,28 @@ impl Resolver<'_, '_> {
             let kind = match (kind, named_previous) {
                 (Kind::ObjectIndex { max_objects, .. }, Some(pv)) => Kind::ObjectIndex {
                     max_objects,
-                    previous: Prev::Slot(self.sibling(&fields, &pv, is_integer, "an integer")?),
+                    previous: Prev::Slot(self.sibling(
+                        (&slots, &holders, &fields),
+                        &pv,
+                        is_integer,
+                        "an integer",
+                    )?),
                 },
                 (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
-                    previous: Prev::Slot(self.sibling(&fields, &pv, is_integer, "an integer")?),
+                    previous: Prev::Slot(self.sibling(
+                        (&slots, &holders, &fields),
+                        &pv,
+                        is_integer,
+                        "an integer",
+                    )?),
                 },
                 (k, _) => k,
             };
             let slot = if has_value {
                 let span = rf.name.as_ref().map_or(rf.span.clone(), |n| n.span());
-                self.no_duplicate(&layout, &spans, &name, &span)?;
+                self.no_duplicate(&slots, &spans, &name, &span)?;
+                slots.insert(name.clone(), layout.len());
+                holders.push(fields.len());
                 layout.push(name.clone());
                 spans.push(span);
                 Some(layout.len() - 1)
@@ -1067,28 +1164,52 @@ impl Resolver<'_, '_> {
         }
     }
 
+    /// Counts `n` more field names copied (an include, a union variant's or a sparse array
+    /// element's layout), refused at `span` past [`MAX_COPIED_NAMES`] in all.
+    fn copy(&mut self, span: &Range<usize>, n: usize) -> Result<(), SchemaError> {
+        self.copied = self.copied.saturating_add(n);
+        if self.copied > MAX_COPIED_NAMES {
+            return Err(self.p.err(
+                span,
+                format!(
+                    "the schema's includes, unions and sparse arrays copy more than \
+                     {MAX_COPIED_NAMES} field names in all (SCHEMA.md, \"Bounds\": include large \
+                     structs as a struct field instead)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses a second slot named `name` (`slots`: the slots so far by name, `spans`: where
+    /// each was named).
     fn no_duplicate(
         &self,
-        layout: &[Arc<str>],
+        slots: &HashMap<Arc<str>, usize>,
         spans: &[Range<usize>],
         name: &str,
         span: &Range<usize>,
     ) -> Result<(), SchemaError> {
-        match layout.iter().position(|n| &**n == name) {
-            Some(i) => Err(duplicate_name(self.p, &spans[i], name, span)),
+        match slots.get(name) {
+            Some(&i) => Err(duplicate_name(self.p, &spans[i], name, span)),
             None => Ok(()),
         }
     }
 
-    /// The slot of an earlier field named `g` whose kind passes `ok`.
+    /// The slot of an earlier field named `g` whose kind passes `ok`; `at` holds the slots so
+    /// far by name, the field that holds each slot, and the fields.
     fn sibling(
         &self,
-        fields: &[Field],
+        at: (&HashMap<Arc<str>, usize>, &[usize], &[Field]),
         g: &Spanned<String>,
         ok: impl Fn(&Kind) -> bool,
         what: &str,
     ) -> Result<usize, SchemaError> {
-        match fields.iter().rev().find(|f| f.slot.is_some() && *f.name == **g.get_ref()) {
+        let (slots, holders, fields) = at;
+        let found = slots
+            .get(g.get_ref().as_str())
+            .map(|&slot| &fields[holders[slot]]);
+        match found {
             Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
             Some(_) => Err(self.p.err(
                 &g.span(),
@@ -1531,9 +1652,14 @@ impl Resolver<'_, '_> {
                 };
                 let k = self.resolve(j, Some(&en.span()))?;
                 let index_name: Arc<str> = match get(t, "index_name") {
-                    Some(v) => p.string(v, "index_name")?.into_inner().into(),
+                    Some(v) => {
+                        let n = p.string(v, "index_name")?;
+                        p.name(&n.span(), n.get_ref(), "index_name")?;
+                        n.into_inner().into()
+                    }
                     None => "index".into(),
                 };
+                self.copy(&en.span(), self.structs[k].layout.len())?;
                 let elem = &self.structs[k];
                 if elem.layout.contains(&index_name) {
                     return Err(p.err(&en.span(), format!("struct {} has a field named \"{index_name}\", which the sparse array uses for the object index (set index_name = \"...\")", en.get_ref())));
@@ -1589,7 +1715,17 @@ impl Resolver<'_, '_> {
                     "label",
                     "give the marker's label: `label = \"header\"`",
                 )?;
-                Ok(Kind::Check(p.string(v, "label")?.into_inner()))
+                let label = p.string(v, "label")?;
+                if let Some(why) = crate::names::label(label.get_ref()) {
+                    return Err(p.err(
+                        &label.span(),
+                        format!(
+                            "check label {} {why} (write a short label on one line)",
+                            crate::names::shown(label.get_ref())
+                        ),
+                    ));
+                }
+                Ok(Kind::Check(label.into_inner()))
             }
             "align" => Ok(Kind::Align),
             "end" => Ok(Kind::End),

@@ -161,7 +161,7 @@ fn nan_payloads_and_negative_zero_round_trip_through_json() {
     let schema = Schema::from_toml(
         r#"
 [protocol]
-name = "f"
+name = "floats1"
 id = 1
 mtu = 100
 packets = ["F"]
@@ -227,7 +227,7 @@ fn fixed_json_input_rounds_half_away_from_zero() {
     let schema = Schema::from_toml(
         r#"
 [protocol]
-name = "q"
+name = "qq"
 id = 1
 mtu = 100
 packets = ["Q"]
@@ -269,7 +269,7 @@ fields = [{ name = "x", type = "fixed", integer_bits = 8, fraction_bits = 8, min
 }
 
 fn load_err(body: &str) -> String {
-    let text = format!("[protocol]\nname = \"e\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n\n{body}");
+    let text = format!("[protocol]\nname = \"ee\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n\n{body}");
     Schema::from_toml(&text, "e.toml").unwrap_err().to_string()
 }
 
@@ -298,7 +298,7 @@ fn end_in_a_packet_body_is_refused_at_load() {
     }
     // A struct that is not a packet body may still end the data (a message body read with
     // Schema::serialize_struct).
-    let text = "[protocol]\nname = \"e\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"b\", type = \"bool\" }]\n[struct.M]\nfields = [{ name = \"b\", type = \"bool\" }, { type = \"end\" }]\n";
+    let text = "[protocol]\nname = \"ee\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"b\", type = \"bool\" }]\n[struct.M]\nfields = [{ name = \"b\", type = \"bool\" }, { type = \"end\" }]\n";
     let schema = Schema::from_toml(text, "e.toml").unwrap();
     let e = schema
         .serialize_struct(&mut ReadStream::new(&[0x01, 0x00]), "M", &DynValue::Null)
@@ -360,7 +360,7 @@ fn precomputed_and_derived_compressed_floats_are_the_same_field() {
     let mk = |f: &str| {
         Schema::from_toml(
             &format!(
-                "[protocol]\nname = \"c\"\nid = 7\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{f}]\n"
+                "[protocol]\nname = \"cfloats\"\nid = 7\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{f}]\n"
             ),
             "c.toml",
         )
@@ -383,7 +383,7 @@ fn every_float_bit_pattern_survives_decode_then_encode_json() {
     // them) through the JSON a decode prints and encode reads: the same bits. Finite f64s need
     // serde_json's float_roundtrip parsing (without it, 30% of random f64s came back one ulp off).
     let schema = Schema::from_toml(
-        "[protocol]\nname = \"f\"\nid = 1\nmtu = 100\npackets = [\"F\"]\n[struct.F]\nfields = [{ name = \"x\", type = \"f32\" }, { name = \"y\", type = \"f64\" }]\n",
+        "[protocol]\nname = \"floats2\"\nid = 1\nmtu = 100\npackets = [\"F\"]\n[struct.F]\nfields = [{ name = \"x\", type = \"f32\" }, { name = \"y\", type = \"f64\" }]\n",
         "f.toml",
     )
     .unwrap();
