@@ -277,7 +277,7 @@ fn compressed_float_bounds_that_are_not_numbers_are_refused_at_once() {
         ("0.0", "inf", "0.1"),
         ("-inf", "inf", "1.0"),
         ("0.0", "1.0", "nan"),
-        ("0.0", "1.0", "inf"),
+        ("0.0", "1.0", "-inf"),
         ("0.0", "1.0", "0.0"),
         ("0.0", "1.0", "-0.5"),
     ] {

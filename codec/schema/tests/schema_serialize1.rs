@@ -407,3 +407,27 @@ fn every_float_bit_pattern_survives_decode_then_encode_json() {
         assert_eq!(back, value, "{x:#010x} {y:#018x}: {json}");
     }
 }
+
+/// A compressed float at resolution `+inf` (issue 29.15) is the standard's `M = 1`: 7.0 in
+/// [0, 10] is the one bit `1`, as serialize.rs writes it (WIRE.md). Refused at load before.
+#[test]
+fn an_infinite_resolution_is_a_one_bit_compressed_float() {
+    let schema = Schema::from_toml(
+        "[protocol]\nname = \"coarse\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"v\", type = \"compressed_float\", min = 0.0, max = 10.0, resolution = inf }, { name = \"b\", type = \"bool\" }]\n",
+        "inf.toml",
+    )
+    .unwrap();
+    assert!(schema.warnings().is_empty());
+    let v = schema
+        .value_from_json("P", &json!({"v": 7.0, "b": false}))
+        .unwrap();
+    let mut buf = [0u8; 100];
+    let n = schema.write("P", &v, &mut buf).unwrap();
+    let (_, trace) = schema.trace(&buf[..n]);
+    let f = trace.get("v").unwrap();
+    assert_eq!(f.bits, 1);
+    assert_eq!(buf[f.bit / 8] >> (f.bit % 8) & 1, 1, "the code 1");
+    let (_, back) = schema.read(&buf[..n]).unwrap();
+    assert_eq!(back.get("v"), Some(&DynValue::F32(10.0)));
+    assert_eq!(back.get("b"), Some(&DynValue::Bool(false)));
+}
