@@ -431,3 +431,26 @@ fn an_infinite_resolution_is_a_one_bit_compressed_float() {
     assert_eq!(back.get("v"), Some(&DynValue::F32(10.0)));
     assert_eq!(back.get("b"), Some(&DynValue::Bool(false)));
 }
+
+/// Unsigned Q1.127 over [0, 1] (issue 29.14): serialize.rs writes 1.0 (raw 2^127) as fifteen
+/// `00` then `80`; bitlens holds raw values as i128 and refuses the declaration, naming the
+/// deviation (WIRE.md, "Deviations from serialize 1.0", 3) and the `max` that would fit.
+#[test]
+fn unsigned_128_bit_fixed_point_past_2_pow_127_is_a_named_deviation() {
+    let text = "[protocol]\nname = \"wide\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"q\", type = \"fixed\", integer_bits = 1, fraction_bits = 127, min = 0, max = 1, unsigned = true }]\n";
+    let e = Schema::from_toml(text, "q.toml").unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "q.toml:7:56: unsigned Q1.127 over 0..=1 has raw values of 2^127 or more, which \
+             bitlens does not support (its raw values are i128: WIRE.md, \"Deviations from \
+             serialize 1.0\", 3): keep max below 1"
+        ),
+        "{e}"
+    );
+    // Up to 2^127 - 1 the same storage loads: Q1.127 over 0..=0, Q2.126 over 0..=1.
+    assert!(Schema::from_toml(&text.replace("max = 1,", "max = 0,"), "q.toml").is_ok());
+    let q2 = text
+        .replace("integer_bits = 1", "integer_bits = 2")
+        .replace("fraction_bits = 127", "fraction_bits = 126");
+    assert!(Schema::from_toml(&q2, "q.toml").is_ok());
+}
