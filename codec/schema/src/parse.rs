@@ -1229,18 +1229,22 @@ impl Resolver<'_, '_> {
     }
 
     fn unknown_type(&self, ty: &Spanned<String>) -> SchemaError {
+        // At most 24 of the schema's own names: a schema may define 65,536 (one line of error).
+        const LISTED: usize = 24;
         let mut user: Vec<&str> = self.types.keys().map(String::as_str).collect();
         user.sort_unstable();
-        let user = if user.is_empty() {
-            String::new()
-        } else {
-            format!(", or one defined here: {}", user.join(", "))
+        let more = user.len().saturating_sub(LISTED);
+        user.truncate(LISTED);
+        let user = match (user.is_empty(), more) {
+            (true, _) => String::new(),
+            (false, 0) => format!(", or one defined here: {}", user.join(", ")),
+            (false, n) => format!(", or one defined here: {}, and {n} more", user.join(", ")),
         };
         self.p.err(
             &ty.span(),
             format!(
-                "unknown type \"{}\" (use a built-in type: {}{user})",
-                ty.get_ref(),
+                "unknown type {} (use a built-in type: {}{user})",
+                crate::names::shown(ty.get_ref()),
                 BUILTINS.join(", ")
             ),
         )

@@ -217,3 +217,24 @@ fn a_schema_over_16_mib_is_refused_unread() {
         "big.toml:1:1: the schema is 16777219 bytes, more than 16777216",
     );
 }
+
+/// An unknown type in a schema of 60,000 structs names 24 of them, not all (an error is one
+/// line), and quotes at most 40 characters of the unknown name.
+#[test]
+fn an_unknown_type_lists_a_few_of_many_definitions() {
+    let mut s = String::from(
+        "[protocol]\nname = \"big\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"x\", type = \"",
+    );
+    s.push_str(&"Q".repeat(10_000));
+    s.push_str("\" }]\n");
+    for i in 0..60_000 {
+        writeln!(
+            s,
+            "[struct.S{i}]\nfields = [{{ name = \"x\", type = \"u8\" }}]"
+        )
+        .unwrap();
+    }
+    let e = quick("an unknown type among 60k structs", &s).unwrap_err();
+    assert!(e.len() < 1000, "{} bytes", e.len());
+    assert!(e.contains("and 59977 more)"), "{e}");
+}
