@@ -392,10 +392,46 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let structs = r.structs;
     let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
-    // ---- protocol ----
+    let (protocol, packets) = protocol(&p, root, &root_span, &type_names, &map, &structs)?;
+    let struct_ids = raw
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
+        .collect();
+    let batch = get(root, "batch")
+        .map(|v| crate::batch::parse(&p, v))
+        .transpose()?;
+    Ok(Schema {
+        source: text.into(),
+        warnings: {
+            // A struct used in several places is checked once, but be sure.
+            let mut w = p.warnings.into_inner();
+            w.dedup();
+            w
+        },
+        batch,
+        protocol,
+        structs,
+        enums,
+        unions,
+        packets,
+        struct_ids,
+    })
+}
+
+/// The `[protocol]` section: the framing, and per packet type its body struct (`map`: the index
+/// in `structs` of each raw struct).
+fn protocol(
+    p: &Parser<'_>,
+    root: &DeTable<'_>,
+    root_span: &Range<usize>,
+    type_names: &HashMap<String, (Range<usize>, TypeRef)>,
+    map: &[usize],
+    structs: &[StructDef],
+) -> Result<(Protocol, Vec<usize>), SchemaError> {
     let proto_v = get(root, "protocol").ok_or_else(|| {
         p.err(
-            &root_span,
+            root_span,
             "no [protocol] section (add `[protocol]` with name, id, mtu and packets)",
         )
     })?;
@@ -463,6 +499,24 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         ));
     }
     let packets_v = need("packets", "[\"Hello\", \"State\"]")?;
+    let (packet_types, packets) = packet_list(p, packets_v, type_names, map, structs)?;
+    let protocol = Protocol {
+        name: name.into_inner(),
+        id,
+        packet_types,
+        mtu,
+    };
+    Ok((protocol, packets))
+}
+
+/// The `packets` list of `[protocol]`: per packet type its name and its body struct.
+fn packet_list(
+    p: &Parser<'_>,
+    packets_v: &Val<'_>,
+    type_names: &HashMap<String, (Range<usize>, TypeRef)>,
+    map: &[usize],
+    structs: &[StructDef],
+) -> Result<(Vec<String>, Vec<usize>), SchemaError> {
     let list = packets_v.get_ref().as_array().ok_or_else(|| {
         p.err(
             &packets_v.span(),
@@ -554,35 +608,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         packet_types.push(pname.into_inner());
         packets.push(sid);
     }
-    let struct_ids = raw
-        .iter()
-        .enumerate()
-        .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
-        .collect();
-    let batch = get(root, "batch")
-        .map(|v| crate::batch::parse(&p, v))
-        .transpose()?;
-    Ok(Schema {
-        source: text.into(),
-        warnings: {
-            // A struct used in several places is checked once, but be sure.
-            let mut w = p.warnings.into_inner();
-            w.dedup();
-            w
-        },
-        batch,
-        protocol: Protocol {
-            name: name.into_inner(),
-            id,
-            packet_types,
-            mtu,
-        },
-        structs,
-        enums,
-        unions,
-        packets,
-        struct_ids,
-    })
+    Ok((packet_types, packets))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -840,6 +866,72 @@ struct Resolver<'a, 'i> {
     copied: usize,
 }
 
+/// A struct's fields as they are resolved: its value layout, where each slot was named, and
+/// by name the slot and the field that holds it (duplicate and sibling checks in O(1)).
+#[derive(Default)]
+struct Building {
+    fields: Vec<Field>,
+    layout: Vec<Arc<str>>,
+    spans: Vec<Range<usize>>,
+    slots: HashMap<Arc<str>, usize>,
+    holders: Vec<usize>,
+}
+
+impl Building {
+    /// Adds `f`; with `span` (where it is named) it holds a value: it takes the next slot,
+    /// refused when a slot of that name exists.
+    fn push(
+        &mut self,
+        p: &Parser<'_>,
+        mut f: Field,
+        span: Option<Range<usize>>,
+    ) -> Result<(), SchemaError> {
+        if let Some(span) = span {
+            if let Some(&i) = self.slots.get(&f.name) {
+                return Err(duplicate_name(p, &self.spans[i], &f.name, &span));
+            }
+            f.slot = Some(self.layout.len());
+            self.slots.insert(f.name.clone(), self.layout.len());
+            self.holders.push(self.fields.len());
+            self.layout.push(f.name.clone());
+            self.spans.push(span);
+        }
+        self.fields.push(f);
+        Ok(())
+    }
+
+    /// The slot of an earlier field named `g` whose kind passes `ok`.
+    fn sibling(
+        &self,
+        p: &Parser<'_>,
+        g: &Spanned<String>,
+        ok: impl Fn(&Kind) -> bool,
+        what: &str,
+    ) -> Result<usize, SchemaError> {
+        let found = self
+            .slots
+            .get(g.get_ref().as_str())
+            .map(|&slot| &self.fields[self.holders[slot]]);
+        match found {
+            Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
+            Some(_) => Err(p.err(
+                &g.span(),
+                format!(
+                    "\"{}\" is not {what} field that is always present (refer to one)",
+                    g.get_ref()
+                ),
+            )),
+            None => Err(p.err(
+                &g.span(),
+                format!(
+                    "no earlier field \"{}\" in this struct (refer to {what} field defined above this one)",
+                    g.get_ref()
+                ),
+            )),
+        }
+    }
+}
+
 impl Resolver<'_, '_> {
     /// Resolves union `i` (its variants' body structs first); its index in the final list is
     /// `i` (every union is resolved, in order, before the list is built).
@@ -946,78 +1038,13 @@ impl Resolver<'_, '_> {
         }
         self.state[i] = State::Active;
         self.stack.push(i);
-        let mut fields: Vec<Field> = Vec::new();
-        let mut layout: Vec<Arc<str>> = Vec::new();
-        let mut spans: Vec<Range<usize>> = Vec::new();
-        // Slot by name, and the field holding each slot: duplicate and sibling checks.
-        let mut slots: HashMap<Arc<str>, usize> = HashMap::new();
-        let mut holders: Vec<usize> = Vec::new();
+        let mut b = Building::default();
         let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
             let ty = rf.ty.get_ref().as_str();
             if ty == "include" {
-                self.check_keys(rf, ty)?;
-                if rf.name.is_some() || rf.guard.is_some() {
-                    return Err(self.p.err(
-                        &rf.span,
-                        "an include takes no name, if or unless (its fields keep their own)",
-                    ));
-                }
-                let sv = get(rf.table, "struct").ok_or_else(|| {
-                    self.p.err(
-                        &rf.span,
-                        "include without a struct (add `struct = \"Name\"`)",
-                    )
-                })?;
-                let sname = self.p.string(sv, "struct")?;
-                let j = match self.types.get(sname.get_ref()) {
-                    Some((_, TypeRef::Struct(j))) => *j,
-                    _ => return Err(self.unknown_type(&sname)),
-                };
-                let k = self.resolve(j, Some(&sname.span()))?;
-                let more = self.structs[k].fields.len();
-                if fields.len() + more > MAX_COUNT {
-                    return Err(self.p.err(
-                        &sname.span(),
-                        format!(
-                            "struct {} holds more than {MAX_COUNT} fields once {} is included \
-                             (SCHEMA.md, \"Bounds\": split it up)",
-                            self.raw[i].0.get_ref(),
-                            sname.get_ref()
-                        ),
-                    ));
-                }
-                self.copy(&sname.span(), more)?;
-                let inc = self.structs[k].clone();
-                end_at = end_at.or(inc.end_at.clone());
-                let base = layout.len();
-                for mut f in inc.fields {
-                    if let Some(slot) = &mut f.slot {
-                        *slot += base;
-                    }
-                    if let Some((g, _)) = &mut f.guard {
-                        *g += base;
-                    }
-                    match &mut f.kind {
-                        Kind::ObjectIndex {
-                            previous: Prev::Slot(s),
-                            ..
-                        }
-                        | Kind::IntRelative {
-                            previous: Prev::Slot(s),
-                        } => *s += base,
-                        _ => {}
-                    }
-                    if f.slot.is_some() {
-                        self.no_duplicate(&slots, &spans, &f.name, &sname.span())?;
-                        slots.insert(f.name.clone(), layout.len());
-                        holders.push(fields.len());
-                        layout.push(f.name.clone());
-                        spans.push(sname.span());
-                    }
-                    fields.push(f);
-                }
+                self.include(i, rf, &mut b, &mut end_at)?;
                 continue;
             }
             let kind = self.kind(rf, ty, &rf.ty.span(), Some(rf.table))?;
@@ -1046,8 +1073,7 @@ impl Resolver<'_, '_> {
             let guard = match &rf.guard {
                 None => None,
                 Some((g, when)) => {
-                    let at = (&slots, &holders[..], &fields[..]);
-                    let slot = self.sibling(at, g, |k| matches!(k, Kind::Bool), "a bool")?;
+                    let slot = b.sibling(self.p, g, |k| matches!(k, Kind::Bool), "a bool")?;
                     Some((slot, *when))
                 }
             };
@@ -1058,42 +1084,24 @@ impl Resolver<'_, '_> {
             let kind = match (kind, named_previous) {
                 (Kind::ObjectIndex { max_objects, .. }, Some(pv)) => Kind::ObjectIndex {
                     max_objects,
-                    previous: Prev::Slot(self.sibling(
-                        (&slots, &holders, &fields),
-                        &pv,
-                        is_integer,
-                        "an integer",
-                    )?),
+                    previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
                 (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
-                    previous: Prev::Slot(self.sibling(
-                        (&slots, &holders, &fields),
-                        &pv,
-                        is_integer,
-                        "an integer",
-                    )?),
+                    previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
                 (k, _) => k,
             };
-            let slot = if has_value {
-                let span = rf.name.as_ref().map_or(rf.span.clone(), |n| n.span());
-                self.no_duplicate(&slots, &spans, &name, &span)?;
-                slots.insert(name.clone(), layout.len());
-                holders.push(fields.len());
-                layout.push(name.clone());
-                spans.push(span);
-                Some(layout.len() - 1)
-            } else {
-                None
-            };
-            fields.push(Field {
+            let span = has_value.then(|| rf.name.as_ref().map_or(rf.span.clone(), |n| n.span()));
+            let field = Field {
                 name,
                 kind,
                 guard,
-                slot,
-            });
+                slot: None,
+            };
+            b.push(self.p, field, span)?;
         }
         self.stack.pop();
+        let Building { fields, layout, .. } = b;
         let min_bits = fields
             .iter()
             .filter(|f| f.guard.is_none())
@@ -1181,51 +1189,68 @@ impl Resolver<'_, '_> {
         Ok(())
     }
 
-    /// Refuses a second slot named `name` (`slots`: the slots so far by name, `spans`: where
-    /// each was named).
-    fn no_duplicate(
-        &self,
-        slots: &HashMap<Arc<str>, usize>,
-        spans: &[Range<usize>],
-        name: &str,
-        span: &Range<usize>,
+    /// Splices the fields of the struct an `include` names (`rf`) into struct `i`'s fields.
+    fn include(
+        &mut self,
+        i: usize,
+        rf: &RawField<'_>,
+        b: &mut Building,
+        end_at: &mut Option<Range<usize>>,
     ) -> Result<(), SchemaError> {
-        match slots.get(name) {
-            Some(&i) => Err(duplicate_name(self.p, &spans[i], name, span)),
-            None => Ok(()),
+        self.check_keys(rf, "include")?;
+        if rf.name.is_some() || rf.guard.is_some() {
+            return Err(self.p.err(
+                &rf.span,
+                "an include takes no name, if or unless (its fields keep their own)",
+            ));
         }
-    }
-
-    /// The slot of an earlier field named `g` whose kind passes `ok`; `at` holds the slots so
-    /// far by name, the field that holds each slot, and the fields.
-    fn sibling(
-        &self,
-        at: (&HashMap<Arc<str>, usize>, &[usize], &[Field]),
-        g: &Spanned<String>,
-        ok: impl Fn(&Kind) -> bool,
-        what: &str,
-    ) -> Result<usize, SchemaError> {
-        let (slots, holders, fields) = at;
-        let found = slots
-            .get(g.get_ref().as_str())
-            .map(|&slot| &fields[holders[slot]]);
-        match found {
-            Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
-            Some(_) => Err(self.p.err(
-                &g.span(),
+        let sv = get(rf.table, "struct").ok_or_else(|| {
+            self.p.err(
+                &rf.span,
+                "include without a struct (add `struct = \"Name\"`)",
+            )
+        })?;
+        let sname = self.p.string(sv, "struct")?;
+        let j = match self.types.get(sname.get_ref()) {
+            Some((_, TypeRef::Struct(j))) => *j,
+            _ => return Err(self.unknown_type(&sname)),
+        };
+        let k = self.resolve(j, Some(&sname.span()))?;
+        let more = self.structs[k].fields.len();
+        if b.fields.len() + more > MAX_COUNT {
+            return Err(self.p.err(
+                &sname.span(),
                 format!(
-                    "\"{}\" is not {what} field that is always present (refer to one)",
-                    g.get_ref()
+                    "struct {} holds more than {MAX_COUNT} fields once {} is included \
+                     (SCHEMA.md, \"Bounds\": split it up)",
+                    self.raw[i].0.get_ref(),
+                    sname.get_ref()
                 ),
-            )),
-            None => Err(self.p.err(
-                &g.span(),
-                format!(
-                    "no earlier field \"{}\" in this struct (refer to {what} field defined above this one)",
-                    g.get_ref()
-                ),
-            )),
+            ));
         }
+        self.copy(&sname.span(), more)?;
+        let inc = self.structs[k].clone();
+        *end_at = end_at.take().or(inc.end_at.clone());
+        let base = b.layout.len();
+        for mut f in inc.fields {
+            if let Some((g, _)) = &mut f.guard {
+                *g += base;
+            }
+            match &mut f.kind {
+                Kind::ObjectIndex {
+                    previous: Prev::Slot(s),
+                    ..
+                }
+                | Kind::IntRelative {
+                    previous: Prev::Slot(s),
+                } => *s += base,
+                _ => {}
+            }
+            // Its slot, `base` + its own, is the next one: `push` gives it.
+            let span = f.slot.take().map(|_| sname.span());
+            b.push(self.p, f, span)?;
+        }
+        Ok(())
     }
 
     fn unknown_type(&self, ty: &Spanned<String>) -> SchemaError {
