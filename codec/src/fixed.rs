@@ -55,7 +55,9 @@ impl FixedPoint {
     /// # Errors
     /// A description of the problem: no integer bits, a storage width other than 8, 16, 32, 64
     /// or 128, `min > max`, bounds the Q format cannot hold, or unsigned 128-bit storage with raw
-    /// values above `i128::MAX` (bitlens holds raw values as `i128`).
+    /// values of 2^127 or more: serialize 1.0 sends them (an offset of up to 128 bits), bitlens
+    /// holds raw values as `i128` and refuses the declaration (WIRE.md, "Deviations from
+    /// serialize 1.0", 3).
     pub fn new(
         integer_bits: u32,
         fraction_bits: u32,
@@ -76,7 +78,10 @@ impl FixedPoint {
             Invalid::Empty => format!("fixed min {min} is greater than max {max}"),
             Invalid::Capacity => format!("{q} cannot hold the bounds {min}..={max}"),
             Invalid::Unsigned128 => format!(
-                "{q} over {min}..={max} has raw values above 2^127 - 1 (use signed storage)"
+                "{q} over {min}..={max} has raw values of 2^127 or more, which bitlens does not \
+                 support (its raw values are i128: WIRE.md, \"Deviations from serialize 1.0\", \
+                 3): keep max below {}, or use fewer fraction bits",
+                1u128 << integer_bits.saturating_sub(1).min(127)
             ),
         })
     }
@@ -633,7 +638,19 @@ mod tests {
         assert!(FixedPoint::new(16, 16, false, -1, 1).is_err());
         assert!(FixedPoint::new(16, 16, false, 0, 65535).is_ok());
         assert!(FixedPoint::new(16, 16, true, 200, 100).is_err());
-        assert!(FixedPoint::new(1, 127, false, 0, 1).is_err()); // raw 2^127
+        // Raw 2^127 (serialize.rs writes 1.0 as fifteen 00 then 80): a deviation (issue 29.14).
+        let e = FixedPoint::new(1, 127, false, 0, 1).unwrap_err();
+        assert_eq!(
+            e,
+            "unsigned Q1.127 over 0..=1 has raw values of 2^127 or more, which bitlens does not \
+             support (its raw values are i128: WIRE.md, \"Deviations from serialize 1.0\", 3): \
+             keep max below 1, or use fewer fraction bits"
+        );
+        let e = FixedPoint::new(63, 65, false, 0, 1 << 62).unwrap_err();
+        assert!(e.contains("keep max below 4611686018427387904,"), "{e}");
+        assert!(FixedPoint::new(63, 65, false, 0, (1 << 62) - 1).is_ok());
+        assert!(FixedPoint::new(64, 64, false, 0, i64::MAX).is_ok());
+        assert!(FixedPoint::new(2, 126, false, 0, 1).is_ok());
         assert!(FixedPoint::new(1, 127, false, 0, 0).is_ok());
         assert_eq!(FixedPoint::new_const(8, 8, true, -100, 100), Some(q));
     }

@@ -111,15 +111,21 @@ impl CompressedFloat {
     ///
     /// # Errors
     /// A description of the problem when a bound is not finite, `min >= max`, `res` is not a
-    /// positive finite number, or `max - min` or `(max - min) / res` is not finite in `f32`
-    /// (the standard gives such a declaration no wire meaning).
+    /// positive number (NaN, zero or negative), or `max - min` or `(max - min) / res` is not
+    /// finite in `f32` (the standard gives such a declaration no wire meaning).
+    ///
+    /// A resolution of `+inf` is a declaration like any resolution coarser than the range:
+    /// `(max - min) / res` is 0, which the standard clamps to 1, so `M = 1` and the code takes
+    /// one bit (serialize.rs writes 7.0 in `[0, 10]` as the bit `1`; WIRE.md).
     pub fn new(min: f32, max: f32, res: f32) -> Result<Self, String> {
         Self::build(min, max, res).map_err(|problem| match problem {
             Invalid::NotFinite => {
                 format!("compressed float range {min}..={max} at {res} is not finite")
             }
             Invalid::Empty => format!("compressed float min {min} is not below max {max}"),
-            Invalid::Resolution => format!("compressed float resolution {res} is not positive"),
+            Invalid::Resolution => {
+                format!("compressed float resolution {res} is not a positive number")
+            }
             Invalid::Overflow => format!(
                 "compressed float range {min}..={max} at {res} overflows f32 (max - min, or \
                  (max - min) / resolution, is infinite)"
@@ -149,13 +155,14 @@ impl CompressedFloat {
     }
 
     const fn build(min: f32, max: f32, res: f32) -> Result<Self, Invalid> {
-        if !(min.is_finite() && max.is_finite() && res.is_finite()) {
+        // `res` may be +inf (M = 1, see `new`); NaN and -inf are refused below.
+        if !(min.is_finite() && max.is_finite()) {
             return Err(Invalid::NotFinite);
         }
         if min >= max {
             return Err(Invalid::Empty);
         }
-        if res <= 0.0 {
+        if res.is_nan() || res <= 0.0 {
             return Err(Invalid::Resolution);
         }
         let delta = max - min;
@@ -544,6 +551,9 @@ mod tests {
         assert!(CompressedFloat::new(1.0, 1.0, 0.1).is_err());
         assert!(CompressedFloat::new(2.0, 1.0, 0.1).is_err());
         assert!(CompressedFloat::new(0.0, 1.0, 0.0).is_err());
+        assert!(CompressedFloat::new(0.0, 1.0, -1.0).is_err());
+        assert!(CompressedFloat::new(0.0, 1.0, f32::NAN).is_err());
+        assert!(CompressedFloat::new(0.0, 1.0, f32::NEG_INFINITY).is_err());
         assert!(CompressedFloat::new(0.0, f32::INFINITY, 1.0).is_err());
         assert!(CompressedFloat::new(-f32::MAX, f32::MAX, 1.0).is_err());
         // (max - min) / res is infinite in f32: no wire meaning (serialize 1.0).
@@ -556,6 +566,21 @@ mod tests {
         assert_eq!(q.width(), 32);
         assert!(q.encode(1.0) <= q.steps());
         assert!(!q.is_stable());
+    }
+
+    /// Resolution +inf (issue 29.15): `(max - min) / res` is 0, clamped to 1 as the standard
+    /// says, so one bit: 7.0 in [0, 10] is the code 1 (serialize.rs writes the bit `1`), read
+    /// back as 10. Refused before.
+    #[test]
+    fn an_infinite_resolution_is_one_bit() {
+        let q = CompressedFloat::new(0.0, 10.0, f32::INFINITY).unwrap();
+        assert_eq!((q.steps(), q.width()), (1, 1));
+        assert_eq!(q.encode(7.0), 1);
+        assert_eq!(q.encode(4.0), 0);
+        assert_eq!((q.decode(0), q.decode(1)), (0.0, 10.0));
+        assert!(q.is_stable());
+        const Q: Option<CompressedFloat> = CompressedFloat::new_const(0.0, 10.0, f32::INFINITY);
+        assert_eq!(Q.map(|c| c.steps()), Some(1));
     }
 
     /// Ranges of the kinds games send: positions, unit values, angles, fixed-point fractions.

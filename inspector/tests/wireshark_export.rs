@@ -1081,10 +1081,12 @@ fn every_value(rng: &mut Rng, t: &str) -> serde_json::Value {
                 tiers[rng.below(4)]
             };
             let seq = (100 + step(rng)).min(i64::from(i32::MAX) - 1);
+            let wide_base = rng.range(0, i64::from(i32::MAX) - 1);
             json!({
                 "base": base, "next": (base + step(rng)).min(2000), "tiny": rng.range(0, 50),
                 "seq": seq, "seq2": (seq + step(rng)).min(i32::MAX.into()),
                 "after": rng.range(6, 100_000),
+                "wide_base": wide_base, "rel_wide": (wide_base + step(rng)).min(i32::MAX.into()),
             })
         }
         "Unions" => {
@@ -1383,6 +1385,45 @@ fn every_edges(schema: &bitlens_schema::Schema) -> Vec<(u16, Vec<u8>)> {
         out.push((40000, p));
     }
 
+    // rel_wide after wide_base (issue 29.7: every refusal of the interpreter's int_relative,
+    // each compared with tshark): 103650 sent absolute after 65535 (a tier could carry it:
+    // accepted); -1 sent absolute (not above previous); d = 6 and d = 1 past i32::MAX; a
+    // previous that is not an i32 (invalid_argument).
+    let mut wide = every_value(&mut Rng(0x29_07), "Relatives");
+    let mut wide_packet = |base: i64, value: i64| {
+        wide["wide_base"] = serde_json::json!(base);
+        wide["rel_wide"] = serde_json::json!(value);
+        packet("Relatives", wide.clone())
+    };
+    let mut p = wide_packet(65535, 65535 + 69_915);
+    patch(schema, &mut p, "rel_wide.value", 103_650);
+    out.push((40000, p));
+    let mut p = wide_packet(65535, 65535 + 69_915);
+    patch(schema, &mut p, "rel_wide.value", u64::from(u32::MAX));
+    out.push((40000, p));
+    for (base, value, patched) in [
+        (2_147_483_640, 2_147_483_646, 2_147_483_645u64),
+        (2_147_483_646, 2_147_483_647, 2_147_483_647),
+        (2_147_483_646, 2_147_483_647, 3_000_000_000),
+    ] {
+        let mut p = wide_packet(base, value);
+        patch(schema, &mut p, "wide_base", patched);
+        out.push((40000, p));
+    }
+    for (p, verdict) in out[out.len() - 5..].iter().zip([
+        "ok",
+        "out_of_range",
+        "out_of_range",
+        "out_of_range",
+        "invalid_argument",
+    ]) {
+        let got = match schema.verdict(&p.1).1 {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => e.kind().name().to_owned(),
+        };
+        assert_eq!(got, verdict, "a rel_wide edge");
+    }
+
     // tiny (max_objects 50): six 0 flags ask for a difference past the last tier it has.
     let mut p = packet("Relatives", every_value(&mut rng, "Relatives"));
     let (_, trace) = schema.trace(&p);
@@ -1646,6 +1687,7 @@ fn every_construct_agrees_with_decode() {
         "too_long",
         "invalid_utf16",
         "interior_nul",
+        "invalid_argument",
     ] {
         missing.push(format!("schema:{k}"));
     }
@@ -1732,7 +1774,7 @@ fn export_errors_say_what_to_change() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("protocol name \"Demo\" cannot be a Wireshark filter name"),
+        err.contains("protocol name \"Demo\" is not a Wireshark filter name"),
         "{err}"
     );
     let tiny = tmp_dir("errors").join("tiny.toml");
@@ -1787,7 +1829,7 @@ fn a_protocol_of_one_packet_type_has_no_type_field() {
     let path = dir.join("one.toml");
     std::fs::write(
         &path,
-        "[protocol]\nname = \"One\"\nid = 0x51\nmtu = 64\npackets = [\"Only\"]\n\
+        "[protocol]\nname = \"one\"\nid = 0x51\nmtu = 64\npackets = [\"Only\"]\n\
          [struct.Only]\nfields = [{ name = \"x\", type = \"int\", min = -5, max = 900 }, \
          { name = \"tag\", type = \"string\", max_len = 7 }]\n",
     )

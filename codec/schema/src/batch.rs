@@ -803,7 +803,10 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
         active: Vec::new(),
     };
     if let Some(section) = get(t, "struct") {
-        for (name, def) in p.table(section, "[batch.struct]")?.iter() {
+        let table = p.table(section, "[batch.struct]")?;
+        p.at_most(&section.span(), table.len(), "batch structs")?;
+        for (name, def) in table.iter() {
+            p.name(&name.span(), name.get_ref(), "batch struct name")?;
             let st = p.table(def, &format!("batch struct {}", name.get_ref()))?;
             for (k, _) in st.iter() {
                 if k.get_ref() != "fields" && k.get_ref() != "doc" {
@@ -832,6 +835,11 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
                     "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
                 )
             })?;
+            p.at_most(
+                &fields.span(),
+                list.len(),
+                &format!("fields in batch struct {}", name.get_ref()),
+            )?;
             let n = name.get_ref().to_string();
             if BATCH_TYPES.contains(&n.as_str()) {
                 return Err(p.err(
@@ -860,6 +868,15 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
             "`messages` must be an array of message entries (write `messages = [{ type = 1, name = \"Chat\" }]`)",
         )
     })?;
+    if list.len() > 256 {
+        return Err(p.err(
+            &messages_v.span(),
+            format!(
+                "`messages` lists {} entries, more than the 256 message types a header's byte holds (list each type once)",
+                list.len()
+            ),
+        ));
+    }
     let mut messages: Vec<MessageDef> = Vec::new();
     let mut by_type: Vec<Option<usize>> = vec![None; 256];
     let mut spans: Vec<Range<usize>> = Vec::new();
@@ -896,6 +913,7 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
             )
         })?;
         let name = p.string(nv, "message name")?;
+        p.name(&name.span(), name.get_ref(), "message name")?;
         let body = match get(e, "body") {
             Some(b) => p.string(b, "message body")?,
             None => name.clone(),
@@ -953,7 +971,9 @@ pub(super) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
             }
             let mut names = Vec::new();
             for item in list.iter() {
-                names.push(Some(intern(p.string(item, "a stage name")?.get_ref())));
+                let stage = p.string(item, "a stage name")?;
+                p.name(&stage.span(), stage.get_ref(), "stage name")?;
+                names.push(Some(intern(stage.get_ref())));
             }
             Some(names)
         }
@@ -997,6 +1017,8 @@ impl<'a> Ctx<'a, '_> {
         let p = self.p;
         let mut fields: Vec<BField> = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::new();
+        // Field index by name: duplicate and guard checks.
+        let mut index: HashMap<&str, usize> = HashMap::new();
         let list: &'a toml::de::DeArray<'a> = self.raw[i].1;
         for f in list.iter() {
             let t = p.table(f, "a field")?;
@@ -1029,7 +1051,8 @@ impl<'a> Ctx<'a, '_> {
                     return Err(p.err(&f.span(), "field has no name (add `name = \"x\"`)"));
                 }
             };
-            if let Some(j) = fields.iter().position(|g| g.name == name.get_ref()) {
+            p.name(&name.span(), name.get_ref(), "field name")?;
+            if let Some(&j) = index.get(name.get_ref().as_str()) {
                 return Err(duplicate_name(p, &spans[j], name.get_ref(), &name.span()));
             }
             let guard = match (get(t, "if"), get(t, "unless")) {
@@ -1043,9 +1066,13 @@ impl<'a> Ctx<'a, '_> {
             let guard = match guard {
                 None => None,
                 Some((flag, when)) => {
-                    let j = fields
-                        .iter()
-                        .position(|g| g.name == flag.get_ref() && matches!(g.kind, BKind::Prim(Prim::Bool, _)) && g.guard.is_none())
+                    let j = index
+                        .get(flag.get_ref().as_str())
+                        .copied()
+                        .filter(|&j| {
+                            let g = &fields[j];
+                            matches!(g.kind, BKind::Prim(Prim::Bool, _)) && g.guard.is_none()
+                        })
                         .ok_or_else(|| {
                             p.err(
                                 &flag.span(),
@@ -1060,8 +1087,10 @@ impl<'a> Ctx<'a, '_> {
             };
             let kind = self.kind(&ty, t, &f.span())?;
             spans.push(name.span());
+            let interned = intern(name.get_ref());
+            index.insert(interned, fields.len());
             fields.push(BField {
-                name: intern(name.get_ref()),
+                name: interned,
                 kind,
                 guard,
             });

@@ -115,3 +115,20 @@ impl Cost {
         paid.saturating_add(usize::try_from(rest).unwrap_or(usize::MAX))
     }
 }
+
+/// The longest schema text the loader parses, in bytes (checked before the TOML parser runs).
+pub(crate) const MAX_SCHEMA_BYTES: usize = 16 << 20;
+
+/// The most entries of any one list a schema may hold: fields of a struct (its includes spliced
+/// in) or of a batch struct, values of an enum, variants of a union, packet types, and the
+/// structs, enums and unions it defines (checked before the list is read).
+pub(crate) const MAX_COUNT: usize = 65_536;
+
+/// The most field names the loader copies in all: the fields of every struct once its includes
+/// are spliced in, and the value layouts of union variants and sparse array elements (each a
+/// copy of its body struct's names). Each is below [`MAX_COUNT`], but one struct of 60,000
+/// fields included in 60,000 others would copy 3.6 billion.
+pub(crate) const MAX_COPIED_NAMES: usize = 1 << 20;
+
+/// The longest name, in bytes (SCHEMA.md, "Names").
+pub(crate) const MAX_NAME_LEN: usize = 128;

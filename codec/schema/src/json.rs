@@ -86,7 +86,7 @@ fn union_from_json(
         .get(tag)
         .ok_or_else(|| format!("{p}: missing (name the variant)"))?;
     let variant = match given {
-        Json::String(n) => def.variants.iter().find(|v| *v.name == **n),
+        Json::String(n) => def.by_name.get(n.as_str()).map(|&i| &def.variants[i]),
         other => other
             .as_u64()
             .and_then(|i| def.variants.get(usize::try_from(i).ok()?)),

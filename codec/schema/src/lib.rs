@@ -53,6 +53,7 @@ pub mod batch;
 mod bounds;
 pub mod dissect;
 mod json;
+mod names;
 mod parse;
 mod source;
 mod value;
@@ -1064,8 +1065,8 @@ fn want_floats<const N: usize, S: Stream>(s: &S, name: &str, v: &DynValue) -> Re
 }
 
 fn union_variant<S: Stream>(s: &S, name: &str, def: &UnionDef, n: &str) -> Result<i64> {
-    match def.variants.iter().position(|v| &*v.name == n) {
-        Some(i) => Ok(i as i64),
+    match def.by_name.get(n) {
+        Some(&i) => Ok(i as i64),
         None => {
             let names: Vec<&str> = def.variants.iter().map(|v| &*v.name).collect();
             let why = format!(

@@ -1,6 +1,9 @@
 //! TOML text -> checked schema definitions, with every error placed at a line and column.
 
-use crate::bounds::{Cost, MAX_DEPTH, MAX_ENTRIES_PER_BIT, MAX_FIXED_ENTRIES};
+use crate::bounds::{
+    Cost, MAX_COPIED_NAMES, MAX_COUNT, MAX_DEPTH, MAX_ENTRIES_PER_BIT, MAX_FIXED_ENTRIES,
+    MAX_SCHEMA_BYTES,
+};
 use crate::{Schema, SchemaError};
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::fixed::FixedPoint;
@@ -8,7 +11,7 @@ use bitlens_codec::packet::{Protocol, ProtocolId};
 use bitlens_codec::quantize::{
     CompressedFloat, MAX_STABLE_STEPS, MAX_STEPS, STABLE_STEPS_BY_BOUND, SmallestThree,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 use toml::Spanned;
@@ -113,18 +116,18 @@ pub(crate) struct EnumDef {
     pub min: i64,
     pub max: i64,
     pub values: Vec<(i64, Arc<str>)>,
+    /// Index in `values` by value, and value by name: a read or write looks one up per field.
+    by_value: HashMap<i64, usize>,
+    by_name: HashMap<Arc<str>, i64>,
 }
 
 impl EnumDef {
     pub fn name_of(&self, v: i64) -> Option<&Arc<str>> {
-        self.values.iter().find(|(x, _)| *x == v).map(|(_, n)| n)
+        self.by_value.get(&v).map(|&i| &self.values[i].1)
     }
 
     pub fn value_of(&self, name: &str) -> Option<i64> {
-        self.values
-            .iter()
-            .find(|(_, n)| &**n == name)
-            .map(|(v, _)| *v)
+        self.by_name.get(name).copied()
     }
 }
 
@@ -134,6 +137,8 @@ impl EnumDef {
 pub(crate) struct UnionDef {
     pub tag: Arc<str>,
     pub variants: Vec<UnionVariant>,
+    /// Index in `variants` by name.
+    pub by_name: HashMap<Arc<str>, usize>,
     pub min_bits: usize,
     /// The most trace entries it records: the tag, then the largest variant's body fields (no
     /// scope of its own).
@@ -227,6 +232,15 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         file,
         warnings: Default::default(),
     };
+    if text.len() > MAX_SCHEMA_BYTES {
+        return Err(p.err(
+            &(0..0),
+            format!(
+                "the schema is {} bytes, more than {MAX_SCHEMA_BYTES} (SCHEMA.md, \"Bounds\": split it up)",
+                text.len()
+            ),
+        ));
+    }
     let root = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         p.err(
@@ -253,6 +267,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let mut type_names: HashMap<String, (Range<usize>, TypeRef)> = HashMap::new();
     let mut declare = |p: &Parser<'_>, name: &Spanned<toml::de::DeString<'_>>, r: TypeRef| {
         let n = name.get_ref().to_string();
+        p.name(&name.span(), &n, "type name")?;
         if BUILTINS.contains(&n.as_str()) {
             return Err(p.err(
                 &name.span(),
@@ -277,6 +292,13 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         type_names.insert(n, (name.span(), r));
         Ok(())
     };
+    let mut definitions = 0usize;
+    for key in ["enum", "struct", "union"] {
+        if let Some(section) = get(root, key) {
+            definitions += p.table(section, &format!("[{key}]"))?.len();
+        }
+    }
+    p.at_most(&root_span, definitions, "structs, enums and unions")?;
     if let Some(section) = get(root, "enum") {
         for (name, def) in p.table(section, "[enum]")?.iter() {
             declare(&p, name, TypeRef::Enum(enums.len()))?;
@@ -317,7 +339,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                     "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
                 )
             })?;
-            let mut fields = Vec::new();
+            p.at_most(
+                &fields_v.span(),
+                list.len(),
+                &format!("fields in struct {}", name.get_ref()),
+            )?;
+            let mut fields = Vec::with_capacity(list.len());
             for f in list.iter() {
                 fields.push(raw_field(&p, f)?);
             }
@@ -346,6 +373,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         stack: Vec::new(),
         raw_unions: &raw_unions,
         unions: vec![None; raw_unions.len()],
+        copied: 0,
     };
     for i in 0..raw_unions.len() {
         r.union(i)?;
@@ -364,10 +392,46 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let structs = r.structs;
     let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
-    // ---- protocol ----
+    let (protocol, packets) = protocol(&p, root, &root_span, &type_names, &map, &structs)?;
+    let struct_ids = raw
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
+        .collect();
+    let batch = get(root, "batch")
+        .map(|v| crate::batch::parse(&p, v))
+        .transpose()?;
+    Ok(Schema {
+        source: text.into(),
+        warnings: {
+            // A struct used in several places is checked once, but be sure.
+            let mut w = p.warnings.into_inner();
+            w.dedup();
+            w
+        },
+        batch,
+        protocol,
+        structs,
+        enums,
+        unions,
+        packets,
+        struct_ids,
+    })
+}
+
+/// The `[protocol]` section: the framing, and per packet type its body struct (`map`: the index
+/// in `structs` of each raw struct).
+fn protocol(
+    p: &Parser<'_>,
+    root: &DeTable<'_>,
+    root_span: &Range<usize>,
+    type_names: &HashMap<String, (Range<usize>, TypeRef)>,
+    map: &[usize],
+    structs: &[StructDef],
+) -> Result<(Protocol, Vec<usize>), SchemaError> {
     let proto_v = get(root, "protocol").ok_or_else(|| {
         p.err(
-            &root_span,
+            root_span,
             "no [protocol] section (add `[protocol]` with name, id, mtu and packets)",
         )
     })?;
@@ -394,6 +458,15 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         })
     };
     let name = p.string(need("name", "\"my-game\"")?, "protocol name")?;
+    if let Some(why) = crate::names::protocol(name.get_ref(), get(root, "batch").is_some()) {
+        return Err(p.err(
+            &name.span(),
+            format!(
+                "protocol name {} {why} (SCHEMA.md, \"Names\")",
+                crate::names::shown(name.get_ref())
+            ),
+        ));
+    }
     let id_v = need("id", "0x12345678")?;
     let id = p.int(id_v, "protocol id")?;
     let id_bits = match get(pt, "id_bits") {
@@ -426,6 +499,24 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         ));
     }
     let packets_v = need("packets", "[\"Hello\", \"State\"]")?;
+    let (packet_types, packets) = packet_list(p, packets_v, type_names, map, structs)?;
+    let protocol = Protocol {
+        name: name.into_inner(),
+        id,
+        packet_types,
+        mtu,
+    };
+    Ok((protocol, packets))
+}
+
+/// The `packets` list of `[protocol]`: per packet type its name and its body struct.
+fn packet_list(
+    p: &Parser<'_>,
+    packets_v: &Val<'_>,
+    type_names: &HashMap<String, (Range<usize>, TypeRef)>,
+    map: &[usize],
+    structs: &[StructDef],
+) -> Result<(Vec<String>, Vec<usize>), SchemaError> {
     let list = packets_v.get_ref().as_array().ok_or_else(|| {
         p.err(
             &packets_v.span(),
@@ -438,8 +529,10 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
             "`packets` is empty (list at least one struct name)",
         ));
     }
-    let mut packet_types = Vec::new();
-    let mut packets = Vec::new();
+    p.at_most(&packets_v.span(), list.len(), "packet types")?;
+    let mut packet_types = Vec::with_capacity(list.len());
+    let mut packets = Vec::with_capacity(list.len());
+    let mut packet_names: HashSet<String> = HashSet::with_capacity(list.len());
     for entry in list.iter() {
         let (pname, body) = match entry.get_ref() {
             DeValue::String(_) => {
@@ -479,7 +572,8 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
                 ));
             }
         };
-        if packet_types.contains(pname.get_ref()) {
+        p.name(&pname.span(), pname.get_ref(), "packet name")?;
+        if !packet_names.insert(pname.get_ref().clone()) {
             return Err(p.err(
                 &pname.span(),
                 format!(
@@ -514,35 +608,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         packet_types.push(pname.into_inner());
         packets.push(sid);
     }
-    let struct_ids = raw
-        .iter()
-        .enumerate()
-        .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
-        .collect();
-    let batch = get(root, "batch")
-        .map(|v| crate::batch::parse(&p, v))
-        .transpose()?;
-    Ok(Schema {
-        source: text.into(),
-        warnings: {
-            // A struct used in several places is checked once, but be sure.
-            let mut w = p.warnings.into_inner();
-            w.dedup();
-            w
-        },
-        batch,
-        protocol: Protocol {
-            name: name.into_inner(),
-            id,
-            packet_types,
-            mtu,
-        },
-        structs,
-        enums,
-        unions,
-        packets,
-        struct_ids,
-    })
+    Ok((packet_types, packets))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -578,7 +644,11 @@ fn raw_union<'i>(
         }
     }
     let tag: Arc<str> = match get(t, "tag_name") {
-        Some(v) => p.string(v, "tag_name")?.into_inner().into(),
+        Some(v) => {
+            let tag = p.string(v, "tag_name")?;
+            p.name(&tag.span(), tag.get_ref(), "tag_name")?;
+            tag.into_inner().into()
+        }
         None => "variant".into(),
     };
     let vv = get(t, "variants").ok_or_else(|| {
@@ -601,7 +671,10 @@ fn raw_union<'i>(
             format!("union {name} has no variants (add one)"),
         ));
     }
-    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> = Vec::new();
+    p.at_most(&vv.span(), list.len(), &format!("variants in union {name}"))?;
+    let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> =
+        Vec::with_capacity(list.len());
+    let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
     for entry in list.iter() {
         let (vname, body) = match entry.get_ref() {
             DeValue::String(_) => {
@@ -635,7 +708,8 @@ fn raw_union<'i>(
                 ));
             }
         };
-        if variants.iter().any(|(n, _)| n.get_ref() == vname.get_ref()) {
+        p.name(&vname.span(), vname.get_ref(), "variant name")?;
+        if !seen.insert(vname.get_ref().clone()) {
             return Err(p.err(
                 &vname.span(),
                 format!(
@@ -673,15 +747,25 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
             ));
         }
     }
-    let mut values: Vec<(i64, Arc<str>)> = Vec::new();
+    let count = match values_v.get_ref() {
+        DeValue::Array(a) => a.len(),
+        DeValue::Table(tab) => tab.len(),
+        _ => 0,
+    };
+    p.at_most(&values_v.span(), count, &format!("values in enum {name}"))?;
+    let mut values: Vec<(i64, Arc<str>)> = Vec::with_capacity(count);
+    let mut by_value: HashMap<i64, usize> = HashMap::with_capacity(count);
+    let mut by_name: HashMap<Arc<str>, i64> = HashMap::with_capacity(count);
     let mut add = |span: Range<usize>, n: &str, v: i64| {
-        if values.iter().any(|(_, m)| &**m == n) {
+        p.name(&span, n, "enum value name")?;
+        if by_name.contains_key(n) {
             return Err(p.err(
                 &span,
                 format!("duplicate enum value name \"{n}\" in enum {name} (rename it)"),
             ));
         }
-        if let Some((_, m)) = values.iter().find(|(x, _)| *x == v) {
+        if let Some(&i) = by_value.get(&v) {
+            let m = &values[i].1;
             return Err(p.err(
                 &span,
                 format!(
@@ -689,7 +773,10 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
                 ),
             ));
         }
-        values.push((v, n.into()));
+        let n: Arc<str> = n.into();
+        by_value.insert(v, values.len());
+        by_name.insert(n.clone(), v);
+        values.push((v, n));
         Ok(())
     };
     match values_v.get_ref() {
@@ -720,7 +807,13 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
     }
     let min = values.iter().map(|v| v.0).min().unwrap_or(0);
     let max = values.iter().map(|v| v.0).max().unwrap_or(0);
-    Ok(EnumDef { min, max, values })
+    Ok(EnumDef {
+        min,
+        max,
+        values,
+        by_value,
+        by_name,
+    })
 }
 
 fn raw_field<'i>(p: &Parser<'_>, f: &'i Val<'i>) -> Result<RawField<'i>, SchemaError> {
@@ -769,6 +862,74 @@ struct Resolver<'a, 'i> {
     raw_unions: &'a [RawUnion<'i>],
     /// Unions resolved so far, by their index among the raw ones.
     unions: Vec<Option<UnionDef>>,
+    /// Field names copied so far (see [`MAX_COPIED_NAMES`]).
+    copied: usize,
+}
+
+/// A struct's fields as they are resolved: its value layout, where each slot was named, and
+/// by name the slot and the field that holds it (duplicate and sibling checks in O(1)).
+#[derive(Default)]
+struct Building {
+    fields: Vec<Field>,
+    layout: Vec<Arc<str>>,
+    spans: Vec<Range<usize>>,
+    slots: HashMap<Arc<str>, usize>,
+    holders: Vec<usize>,
+}
+
+impl Building {
+    /// Adds `f`; with `span` (where it is named) it holds a value: it takes the next slot,
+    /// refused when a slot of that name exists.
+    fn push(
+        &mut self,
+        p: &Parser<'_>,
+        mut f: Field,
+        span: Option<Range<usize>>,
+    ) -> Result<(), SchemaError> {
+        if let Some(span) = span {
+            if let Some(&i) = self.slots.get(&f.name) {
+                return Err(duplicate_name(p, &self.spans[i], &f.name, &span));
+            }
+            f.slot = Some(self.layout.len());
+            self.slots.insert(f.name.clone(), self.layout.len());
+            self.holders.push(self.fields.len());
+            self.layout.push(f.name.clone());
+            self.spans.push(span);
+        }
+        self.fields.push(f);
+        Ok(())
+    }
+
+    /// The slot of an earlier field named `g` whose kind passes `ok`.
+    fn sibling(
+        &self,
+        p: &Parser<'_>,
+        g: &Spanned<String>,
+        ok: impl Fn(&Kind) -> bool,
+        what: &str,
+    ) -> Result<usize, SchemaError> {
+        let found = self
+            .slots
+            .get(g.get_ref().as_str())
+            .map(|&slot| &self.fields[self.holders[slot]]);
+        match found {
+            Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
+            Some(_) => Err(p.err(
+                &g.span(),
+                format!(
+                    "\"{}\" is not {what} field that is always present (refer to one)",
+                    g.get_ref()
+                ),
+            )),
+            None => Err(p.err(
+                &g.span(),
+                format!(
+                    "no earlier field \"{}\" in this struct (refer to {what} field defined above this one)",
+                    g.get_ref()
+                ),
+            )),
+        }
+    }
 }
 
 impl Resolver<'_, '_> {
@@ -780,7 +941,8 @@ impl Resolver<'_, '_> {
         }
         let raw_unions = self.raw_unions;
         let ru = &raw_unions[i];
-        let mut variants = Vec::new();
+        let mut variants = Vec::with_capacity(ru.variants.len());
+        let mut by_name = HashMap::with_capacity(ru.variants.len());
         let mut fewest = usize::MAX;
         for (vname, body) in &ru.variants {
             let (sid, layout) = match body {
@@ -801,6 +963,7 @@ impl Resolver<'_, '_> {
                         }
                     };
                     let k = self.resolve(j, Some(&b.span()))?;
+                    self.copy(&b.span(), self.structs[k].layout.len())?;
                     let body = &self.structs[k];
                     if body.layout.contains(&ru.tag) {
                         return Err(self.p.err(
@@ -822,8 +985,10 @@ impl Resolver<'_, '_> {
                 }
             };
             fewest = fewest.min(sid.map_or(0, |k| self.structs[k].min_bits));
+            let name: Arc<str> = vname.get_ref().as_str().into();
+            by_name.insert(name.clone(), variants.len());
             variants.push(UnionVariant {
-                name: vname.get_ref().as_str().into(),
+                name,
                 body: sid,
                 layout: layout.into(),
             });
@@ -842,6 +1007,7 @@ impl Resolver<'_, '_> {
         self.unions[i] = Some(UnionDef {
             tag: ru.tag.clone(),
             variants,
+            by_name,
             min_bits,
             cost,
             depth,
@@ -872,60 +1038,13 @@ impl Resolver<'_, '_> {
         }
         self.state[i] = State::Active;
         self.stack.push(i);
-        let mut fields: Vec<Field> = Vec::new();
-        let mut layout: Vec<Arc<str>> = Vec::new();
-        let mut spans: Vec<Range<usize>> = Vec::new();
+        let mut b = Building::default();
         let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
             let ty = rf.ty.get_ref().as_str();
             if ty == "include" {
-                self.check_keys(rf, ty)?;
-                if rf.name.is_some() || rf.guard.is_some() {
-                    return Err(self.p.err(
-                        &rf.span,
-                        "an include takes no name, if or unless (its fields keep their own)",
-                    ));
-                }
-                let sv = get(rf.table, "struct").ok_or_else(|| {
-                    self.p.err(
-                        &rf.span,
-                        "include without a struct (add `struct = \"Name\"`)",
-                    )
-                })?;
-                let sname = self.p.string(sv, "struct")?;
-                let j = match self.types.get(sname.get_ref()) {
-                    Some((_, TypeRef::Struct(j))) => *j,
-                    _ => return Err(self.unknown_type(&sname)),
-                };
-                let k = self.resolve(j, Some(&sname.span()))?;
-                let inc = self.structs[k].clone();
-                end_at = end_at.or(inc.end_at.clone());
-                let base = layout.len();
-                for mut f in inc.fields {
-                    if let Some(slot) = &mut f.slot {
-                        *slot += base;
-                    }
-                    if let Some((g, _)) = &mut f.guard {
-                        *g += base;
-                    }
-                    match &mut f.kind {
-                        Kind::ObjectIndex {
-                            previous: Prev::Slot(s),
-                            ..
-                        }
-                        | Kind::IntRelative {
-                            previous: Prev::Slot(s),
-                        } => *s += base,
-                        _ => {}
-                    }
-                    if f.slot.is_some() {
-                        self.no_duplicate(&layout, &spans, &f.name, &sname.span())?;
-                        layout.push(f.name.clone());
-                        spans.push(sname.span());
-                    }
-                    fields.push(f);
-                }
+                self.include(i, rf, &mut b, &mut end_at)?;
                 continue;
             }
             let kind = self.kind(rf, ty, &rf.ty.span(), Some(rf.table))?;
@@ -938,15 +1057,7 @@ impl Resolver<'_, '_> {
             let has_value = !matches!(kind, Kind::Align | Kind::Check(_) | Kind::End);
             let name: Arc<str> = match (&rf.name, &kind) {
                 (Some(n), _) => {
-                    if n.get_ref().is_empty() || n.get_ref().contains(['.', '[', ']']) {
-                        return Err(self.p.err(
-                            &n.span(),
-                            format!(
-                                "field name {:?} is empty or holds . [ ] (use a plain identifier)",
-                                n.get_ref()
-                            ),
-                        ));
-                    }
+                    self.p.name(&n.span(), n.get_ref(), "field name")?;
                     n.get_ref().as_str().into()
                 }
                 (None, Kind::Check(label)) => label.as_str().into(),
@@ -962,7 +1073,7 @@ impl Resolver<'_, '_> {
             let guard = match &rf.guard {
                 None => None,
                 Some((g, when)) => {
-                    let slot = self.sibling(&fields, g, |k| matches!(k, Kind::Bool), "a bool")?;
+                    let slot = b.sibling(self.p, g, |k| matches!(k, Kind::Bool), "a bool")?;
                     Some((slot, *when))
                 }
             };
@@ -973,30 +1084,24 @@ impl Resolver<'_, '_> {
             let kind = match (kind, named_previous) {
                 (Kind::ObjectIndex { max_objects, .. }, Some(pv)) => Kind::ObjectIndex {
                     max_objects,
-                    previous: Prev::Slot(self.sibling(&fields, &pv, is_integer, "an integer")?),
+                    previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
                 (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
-                    previous: Prev::Slot(self.sibling(&fields, &pv, is_integer, "an integer")?),
+                    previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
                 (k, _) => k,
             };
-            let slot = if has_value {
-                let span = rf.name.as_ref().map_or(rf.span.clone(), |n| n.span());
-                self.no_duplicate(&layout, &spans, &name, &span)?;
-                layout.push(name.clone());
-                spans.push(span);
-                Some(layout.len() - 1)
-            } else {
-                None
-            };
-            fields.push(Field {
+            let span = has_value.then(|| rf.name.as_ref().map_or(rf.span.clone(), |n| n.span()));
+            let field = Field {
                 name,
                 kind,
                 guard,
-                slot,
-            });
+                slot: None,
+            };
+            b.push(self.p, field, span)?;
         }
         self.stack.pop();
+        let Building { fields, layout, .. } = b;
         let min_bits = fields
             .iter()
             .filter(|f| f.guard.is_none())
@@ -1067,59 +1172,104 @@ impl Resolver<'_, '_> {
         }
     }
 
-    fn no_duplicate(
-        &self,
-        layout: &[Arc<str>],
-        spans: &[Range<usize>],
-        name: &str,
-        span: &Range<usize>,
-    ) -> Result<(), SchemaError> {
-        match layout.iter().position(|n| &**n == name) {
-            Some(i) => Err(duplicate_name(self.p, &spans[i], name, span)),
-            None => Ok(()),
+    /// Counts `n` more field names copied (an include, a union variant's or a sparse array
+    /// element's layout), refused at `span` past [`MAX_COPIED_NAMES`] in all.
+    fn copy(&mut self, span: &Range<usize>, n: usize) -> Result<(), SchemaError> {
+        self.copied = self.copied.saturating_add(n);
+        if self.copied > MAX_COPIED_NAMES {
+            return Err(self.p.err(
+                span,
+                format!(
+                    "the schema's includes, unions and sparse arrays copy more than \
+                     {MAX_COPIED_NAMES} field names in all (SCHEMA.md, \"Bounds\": include large \
+                     structs as a struct field instead)"
+                ),
+            ));
         }
+        Ok(())
     }
 
-    /// The slot of an earlier field named `g` whose kind passes `ok`.
-    fn sibling(
-        &self,
-        fields: &[Field],
-        g: &Spanned<String>,
-        ok: impl Fn(&Kind) -> bool,
-        what: &str,
-    ) -> Result<usize, SchemaError> {
-        match fields.iter().rev().find(|f| f.slot.is_some() && *f.name == **g.get_ref()) {
-            Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
-            Some(_) => Err(self.p.err(
-                &g.span(),
-                format!(
-                    "\"{}\" is not {what} field that is always present (refer to one)",
-                    g.get_ref()
-                ),
-            )),
-            None => Err(self.p.err(
-                &g.span(),
-                format!(
-                    "no earlier field \"{}\" in this struct (refer to {what} field defined above this one)",
-                    g.get_ref()
-                ),
-            )),
+    /// Splices the fields of the struct an `include` names (`rf`) into struct `i`'s fields.
+    fn include(
+        &mut self,
+        i: usize,
+        rf: &RawField<'_>,
+        b: &mut Building,
+        end_at: &mut Option<Range<usize>>,
+    ) -> Result<(), SchemaError> {
+        self.check_keys(rf, "include")?;
+        if rf.name.is_some() || rf.guard.is_some() {
+            return Err(self.p.err(
+                &rf.span,
+                "an include takes no name, if or unless (its fields keep their own)",
+            ));
         }
+        let sv = get(rf.table, "struct").ok_or_else(|| {
+            self.p.err(
+                &rf.span,
+                "include without a struct (add `struct = \"Name\"`)",
+            )
+        })?;
+        let sname = self.p.string(sv, "struct")?;
+        let j = match self.types.get(sname.get_ref()) {
+            Some((_, TypeRef::Struct(j))) => *j,
+            _ => return Err(self.unknown_type(&sname)),
+        };
+        let k = self.resolve(j, Some(&sname.span()))?;
+        let more = self.structs[k].fields.len();
+        if b.fields.len() + more > MAX_COUNT {
+            return Err(self.p.err(
+                &sname.span(),
+                format!(
+                    "struct {} holds more than {MAX_COUNT} fields once {} is included \
+                     (SCHEMA.md, \"Bounds\": split it up)",
+                    self.raw[i].0.get_ref(),
+                    sname.get_ref()
+                ),
+            ));
+        }
+        self.copy(&sname.span(), more)?;
+        let inc = self.structs[k].clone();
+        *end_at = end_at.take().or(inc.end_at.clone());
+        let base = b.layout.len();
+        for mut f in inc.fields {
+            if let Some((g, _)) = &mut f.guard {
+                *g += base;
+            }
+            match &mut f.kind {
+                Kind::ObjectIndex {
+                    previous: Prev::Slot(s),
+                    ..
+                }
+                | Kind::IntRelative {
+                    previous: Prev::Slot(s),
+                } => *s += base,
+                _ => {}
+            }
+            // Its slot, `base` + its own, is the next one: `push` gives it.
+            let span = f.slot.take().map(|_| sname.span());
+            b.push(self.p, f, span)?;
+        }
+        Ok(())
     }
 
     fn unknown_type(&self, ty: &Spanned<String>) -> SchemaError {
+        // At most 24 of the schema's own names: a schema may define 65,536 (one line of error).
+        const LISTED: usize = 24;
         let mut user: Vec<&str> = self.types.keys().map(String::as_str).collect();
         user.sort_unstable();
-        let user = if user.is_empty() {
-            String::new()
-        } else {
-            format!(", or one defined here: {}", user.join(", "))
+        let more = user.len().saturating_sub(LISTED);
+        user.truncate(LISTED);
+        let user = match (user.is_empty(), more) {
+            (true, _) => String::new(),
+            (false, 0) => format!(", or one defined here: {}", user.join(", ")),
+            (false, n) => format!(", or one defined here: {}, and {n} more", user.join(", ")),
         };
         self.p.err(
             &ty.span(),
             format!(
-                "unknown type \"{}\" (use a built-in type: {}{user})",
-                ty.get_ref(),
+                "unknown type {} (use a built-in type: {}{user})",
+                crate::names::shown(ty.get_ref()),
                 BUILTINS.join(", ")
             ),
         )
@@ -1531,9 +1681,14 @@ impl Resolver<'_, '_> {
                 };
                 let k = self.resolve(j, Some(&en.span()))?;
                 let index_name: Arc<str> = match get(t, "index_name") {
-                    Some(v) => p.string(v, "index_name")?.into_inner().into(),
+                    Some(v) => {
+                        let n = p.string(v, "index_name")?;
+                        p.name(&n.span(), n.get_ref(), "index_name")?;
+                        n.into_inner().into()
+                    }
                     None => "index".into(),
                 };
+                self.copy(&en.span(), self.structs[k].layout.len())?;
                 let elem = &self.structs[k];
                 if elem.layout.contains(&index_name) {
                     return Err(p.err(&en.span(), format!("struct {} has a field named \"{index_name}\", which the sparse array uses for the object index (set index_name = \"...\")", en.get_ref())));
@@ -1589,7 +1744,17 @@ impl Resolver<'_, '_> {
                     "label",
                     "give the marker's label: `label = \"header\"`",
                 )?;
-                Ok(Kind::Check(p.string(v, "label")?.into_inner()))
+                let label = p.string(v, "label")?;
+                if let Some(why) = crate::names::label(label.get_ref()) {
+                    return Err(p.err(
+                        &label.span(),
+                        format!(
+                            "check label {} {why} (write a short label on one line)",
+                            crate::names::shown(label.get_ref())
+                        ),
+                    ));
+                }
+                Ok(Kind::Check(label.into_inner()))
             }
             "align" => Ok(Kind::Align),
             "end" => Ok(Kind::End),

@@ -39,6 +39,47 @@ impl<'t> Parser<'t> {
         });
     }
 
+    /// Refuses `name` at `span` unless it is a plain identifier (SCHEMA.md, "Names"); `what`
+    /// says what it names ("field name", "enum value name", ...).
+    pub(crate) fn name(
+        &self,
+        span: &Range<usize>,
+        name: &str,
+        what: &str,
+    ) -> Result<(), SchemaError> {
+        match crate::names::identifier(name) {
+            None => Ok(()),
+            Some(why) => Err(self.err(
+                span,
+                format!(
+                    "{what} {} {why} ({})",
+                    crate::names::shown(name),
+                    crate::names::IDENTIFIER_RULE
+                ),
+            )),
+        }
+    }
+
+    /// Refuses `count` entries of a list at `span` above [`MAX_COUNT`](crate::bounds::MAX_COUNT),
+    /// before the list is read; `what` names the entries ("fields of struct P").
+    pub(crate) fn at_most(
+        &self,
+        span: &Range<usize>,
+        count: usize,
+        what: &str,
+    ) -> Result<(), SchemaError> {
+        use crate::bounds::MAX_COUNT;
+        if count > MAX_COUNT {
+            return Err(self.err(
+                span,
+                format!(
+                    "{count} {what}, more than {MAX_COUNT} (SCHEMA.md, \"Bounds\": split it up)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub(crate) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
         let (line, col) = line_col(self.text, span.start);
         SchemaError {

@@ -96,7 +96,7 @@ fn stage_names_can_be_renamed() {
     let s = Schema::from_toml(
         r#"
         [protocol]
-        name = "x"
+        name = "xx"
         id = 1
         mtu = 1200
         packets = ["P"]

@@ -2,7 +2,7 @@
 
 use bitlens_schema::Schema;
 
-const HEAD: &str = "[protocol]\nname = \"t\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
+const HEAD: &str = "[protocol]\nname = \"tt\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
 
 /// The error for `body` appended to a valid protocol header.
 fn error(body: &str) -> String {
@@ -277,7 +277,7 @@ fn compressed_float_bounds_that_are_not_numbers_are_refused_at_once() {
         ("0.0", "inf", "0.1"),
         ("-inf", "inf", "1.0"),
         ("0.0", "1.0", "nan"),
-        ("0.0", "1.0", "inf"),
+        ("0.0", "1.0", "-inf"),
         ("0.0", "1.0", "0.0"),
         ("0.0", "1.0", "-0.5"),
     ] {
@@ -628,4 +628,157 @@ fn batch_structs_record_no_more_empty_entries_than_a_header_pays_for() {
     assert_eq!(d.trace.fields.len(), 1 + 299 * (5 + 256));
     assert!(d.trace.fields.len() <= 1 + 299 * (5 + b.max_trace_fields(0)));
     assert!(d.trace.fields.len() < 66 * data.len());
+}
+
+/// The schema with `name` (a TOML basic string's contents) put where `at` says.
+fn with_name(at: &str, name: &str) -> String {
+    let n = format!("\"{name}\"");
+    match at {
+        "protocol" => format!(
+            "[protocol]\nname = {n}\nid = 7\nmtu = 1200\npackets = [\"P\"]\n[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n"
+        ),
+        "field" => format!("{HEAD}[struct.P]\nfields = [{{ name = {n}, type = \"u8\" }}]\n"),
+        "struct" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n[struct.{n}]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n"
+        ),
+        "enum" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n[enum.{n}]\nvalues = [\"a\"]\n"
+        ),
+        "enum value" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n[enum.E]\nvalues = [\"a\", {n}]\n"
+        ),
+        "enum value key" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n[enum.E]\nvalues = {{ a = 0, {n} = 1 }}\n"
+        ),
+        "packet" => format!(
+            "[protocol]\nname = \"tt\"\nid = 7\nmtu = 1200\npackets = [{{ name = {n}, body = \"P\" }}]\n[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n"
+        ),
+        "variant" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"U\" }}]\n[union.U]\nvariants = [{{ name = {n} }}]\n"
+        ),
+        "message" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n[batch]\nmessages = [{{ type = 1, name = {n}, body = \"M\" }}]\n[batch.struct.M]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n"
+        ),
+        "batch field" => format!(
+            "{HEAD}[struct.P]\nfields = [{{ name = \"x\", type = \"u8\" }}]\n[batch]\nmessages = [{{ type = 1, name = \"M\" }}]\n[batch.struct.M]\nfields = [{{ name = {n}, type = \"u8\" }}]\n"
+        ),
+        "check label" => {
+            format!("{HEAD}[struct.P]\nfields = [{{ type = \"check\", label = {n} }}]\n")
+        }
+        other => panic!("{other}"),
+    }
+}
+
+/// Names are plain identifiers everywhere (SCHEMA.md, "Names"): quotes, newlines (which forged
+/// lines in `tshark -V`), NUL, U+2028, 100k characters and empty names were loaded for every
+/// kind of name but fields.
+#[test]
+fn every_name_is_a_plain_identifier() {
+    let long = "x".repeat(100_000);
+    let bad = [
+        ("a\\\"b", "is not a plain identifier"),
+        ("a\\nb", "is not a plain identifier"),
+        ("a\\u0000b", "is not a plain identifier"),
+        ("a\\u2028b", "is not a plain identifier"),
+        ("a b", "is not a plain identifier"),
+        ("", "is empty"),
+        (&long, "is longer than 128 bytes"),
+    ];
+    for at in [
+        "field",
+        "struct",
+        "enum",
+        "enum value",
+        "enum value key",
+        "packet",
+        "variant",
+        "message",
+        "batch field",
+    ] {
+        for (name, why) in bad {
+            let text = with_name(at, name);
+            let got = match Schema::from_toml(&text, "game.toml") {
+                Ok(_) => panic!("{at} {name:.20?} loaded"),
+                Err(e) => e.to_string(),
+            };
+            assert!(got.contains(why), "{at} {name:.20?}: {got}");
+            assert!(
+                got.contains("(use ASCII letters, digits and _") && !got.contains('\n'),
+                "{at}: {got}"
+            );
+            // The message quotes at most 40 characters of the name.
+            assert!(got.len() < 400, "{at}: {} bytes", got.len());
+        }
+        assert!(
+            Schema::from_toml(&with_name(at, "Ok_name2"), "game.toml").is_ok(),
+            "{at}"
+        );
+    }
+    let e = Schema::from_toml(&with_name("field", "a\\nb"), "game.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "game.toml:7:20: field name \"a\\nb\" is not a plain identifier (use ASCII letters, \
+         digits and _, at most 128 bytes)"
+    );
+}
+
+/// A check label is free text on one line: a newline, NUL or U+2028 is refused.
+#[test]
+fn check_labels_stay_on_one_line() {
+    for label in ["a\\nb", "a\\u0000b", "a\\u2028b", "", &"x".repeat(200)] {
+        let text = with_name("check label", label);
+        let e = Schema::from_toml(&text, "game.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("check label"), "{label:.20?}: {e}");
+    }
+    assert!(Schema::from_toml(&with_name("check label", "end of header"), "game.toml").is_ok());
+}
+
+/// The protocol name is also a Wireshark protocol filter name Wireshark does not have: `p`
+/// made tshark abort ("Protocol filter name cannot have length less than two") and `udp`,
+/// `frame` or `data` failed to register silently.
+#[test]
+fn the_protocol_name_is_one_wireshark_accepts() {
+    let load = |name: &str| Schema::from_toml(&with_name("protocol", name), "game.toml");
+    for name in [
+        "p",
+        "",
+        "a\\nb",
+        "a\\\"b",
+        "a\\u0000b",
+        "a\\u2028b",
+        "Demo",
+        "2d",
+        "a..b",
+        "a.",
+    ] {
+        let e = load(name).unwrap_err().to_string();
+        assert!(
+            e.starts_with("game.toml:2:8: protocol name "),
+            "{name:?}: {e}"
+        );
+    }
+    assert!(
+        load("p")
+            .unwrap_err()
+            .to_string()
+            .contains("is shorter than 2 characters")
+    );
+    assert!(
+        load(&"x".repeat(100_000))
+            .unwrap_err()
+            .to_string()
+            .contains("longer than 128")
+    );
+    for name in ["udp", "frame", "data", "ip", "eth", "tcp", "quake"] {
+        let e = load(name).unwrap_err().to_string();
+        assert!(
+            e.contains("is a protocol Wireshark already has"),
+            "{name}: {e}"
+        );
+    }
+    for name in ["arena", "my-game", "game.v2", "demo"] {
+        assert!(load(name).is_ok(), "{name}");
+    }
 }

@@ -161,7 +161,7 @@ fn nan_payloads_and_negative_zero_round_trip_through_json() {
     let schema = Schema::from_toml(
         r#"
 [protocol]
-name = "f"
+name = "floats1"
 id = 1
 mtu = 100
 packets = ["F"]
@@ -227,7 +227,7 @@ fn fixed_json_input_rounds_half_away_from_zero() {
     let schema = Schema::from_toml(
         r#"
 [protocol]
-name = "q"
+name = "qq"
 id = 1
 mtu = 100
 packets = ["Q"]
@@ -269,7 +269,7 @@ fields = [{ name = "x", type = "fixed", integer_bits = 8, fraction_bits = 8, min
 }
 
 fn load_err(body: &str) -> String {
-    let text = format!("[protocol]\nname = \"e\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n\n{body}");
+    let text = format!("[protocol]\nname = \"ee\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n\n{body}");
     Schema::from_toml(&text, "e.toml").unwrap_err().to_string()
 }
 
@@ -298,7 +298,7 @@ fn end_in_a_packet_body_is_refused_at_load() {
     }
     // A struct that is not a packet body may still end the data (a message body read with
     // Schema::serialize_struct).
-    let text = "[protocol]\nname = \"e\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"b\", type = \"bool\" }]\n[struct.M]\nfields = [{ name = \"b\", type = \"bool\" }, { type = \"end\" }]\n";
+    let text = "[protocol]\nname = \"ee\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"b\", type = \"bool\" }]\n[struct.M]\nfields = [{ name = \"b\", type = \"bool\" }, { type = \"end\" }]\n";
     let schema = Schema::from_toml(text, "e.toml").unwrap();
     let e = schema
         .serialize_struct(&mut ReadStream::new(&[0x01, 0x00]), "M", &DynValue::Null)
@@ -360,7 +360,7 @@ fn precomputed_and_derived_compressed_floats_are_the_same_field() {
     let mk = |f: &str| {
         Schema::from_toml(
             &format!(
-                "[protocol]\nname = \"c\"\nid = 7\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{f}]\n"
+                "[protocol]\nname = \"cfloats\"\nid = 7\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{f}]\n"
             ),
             "c.toml",
         )
@@ -383,7 +383,7 @@ fn every_float_bit_pattern_survives_decode_then_encode_json() {
     // them) through the JSON a decode prints and encode reads: the same bits. Finite f64s need
     // serde_json's float_roundtrip parsing (without it, 30% of random f64s came back one ulp off).
     let schema = Schema::from_toml(
-        "[protocol]\nname = \"f\"\nid = 1\nmtu = 100\npackets = [\"F\"]\n[struct.F]\nfields = [{ name = \"x\", type = \"f32\" }, { name = \"y\", type = \"f64\" }]\n",
+        "[protocol]\nname = \"floats2\"\nid = 1\nmtu = 100\npackets = [\"F\"]\n[struct.F]\nfields = [{ name = \"x\", type = \"f32\" }, { name = \"y\", type = \"f64\" }]\n",
         "f.toml",
     )
     .unwrap();
@@ -406,4 +406,51 @@ fn every_float_bit_pattern_survives_decode_then_encode_json() {
         let back = schema.value_from_json("F", &json).unwrap();
         assert_eq!(back, value, "{x:#010x} {y:#018x}: {json}");
     }
+}
+
+/// A compressed float at resolution `+inf` (issue 29.15) is the standard's `M = 1`: 7.0 in
+/// [0, 10] is the one bit `1`, as serialize.rs writes it (WIRE.md). Refused at load before.
+#[test]
+fn an_infinite_resolution_is_a_one_bit_compressed_float() {
+    let schema = Schema::from_toml(
+        "[protocol]\nname = \"coarse\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"v\", type = \"compressed_float\", min = 0.0, max = 10.0, resolution = inf }, { name = \"b\", type = \"bool\" }]\n",
+        "inf.toml",
+    )
+    .unwrap();
+    assert!(schema.warnings().is_empty());
+    let v = schema
+        .value_from_json("P", &json!({"v": 7.0, "b": false}))
+        .unwrap();
+    let mut buf = [0u8; 100];
+    let n = schema.write("P", &v, &mut buf).unwrap();
+    let (_, trace) = schema.trace(&buf[..n]);
+    let f = trace.get("v").unwrap();
+    assert_eq!(f.bits, 1);
+    assert_eq!(buf[f.bit / 8] >> (f.bit % 8) & 1, 1, "the code 1");
+    let (_, back) = schema.read(&buf[..n]).unwrap();
+    assert_eq!(back.get("v"), Some(&DynValue::F32(10.0)));
+    assert_eq!(back.get("b"), Some(&DynValue::Bool(false)));
+}
+
+/// Unsigned Q1.127 over [0, 1] (issue 29.14): serialize.rs writes 1.0 (raw 2^127) as fifteen
+/// `00` then `80`; bitlens holds raw values as i128 and refuses the declaration, naming the
+/// deviation (WIRE.md, "Deviations from serialize 1.0", 3) and the `max` that would fit.
+#[test]
+fn unsigned_128_bit_fixed_point_past_2_pow_127_is_a_named_deviation() {
+    let text = "[protocol]\nname = \"wide\"\nid = 1\nmtu = 100\npackets = [\"P\"]\n[struct.P]\nfields = [{ name = \"q\", type = \"fixed\", integer_bits = 1, fraction_bits = 127, min = 0, max = 1, unsigned = true }]\n";
+    let e = Schema::from_toml(text, "q.toml").unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "q.toml:7:56: unsigned Q1.127 over 0..=1 has raw values of 2^127 or more, which \
+             bitlens does not support (its raw values are i128: WIRE.md, \"Deviations from \
+             serialize 1.0\", 3): keep max below 1"
+        ),
+        "{e}"
+    );
+    // Up to 2^127 - 1 the same storage loads: Q1.127 over 0..=0, Q2.126 over 0..=1.
+    assert!(Schema::from_toml(&text.replace("max = 1,", "max = 0,"), "q.toml").is_ok());
+    let q2 = text
+        .replace("integer_bits = 1", "integer_bits = 2")
+        .replace("fraction_bits = 127", "fraction_bits = 126");
+    assert!(Schema::from_toml(&q2, "q.toml").is_ok());
 }

@@ -24,7 +24,7 @@ fn a_framed_vector_passes_both_engines() {
     let protocol = Protocol {
         name: "vector".into(),
         id: ProtocolId::U64(0xFEED_0000_0000_0001),
-        packet_types: (0..3).map(|t| t.to_string()).collect(),
+        packet_types: (0..3).map(|t| format!("T{t}")).collect(),
         mtu: usize::MAX,
     };
     let ops = vec![

@@ -392,7 +392,7 @@ fn an_error_inside_an_inner_array_names_the_inner_array_as_the_schema_does() {
         Grid(Grid),
     }
     let text = format!(
-        "[protocol]\nname = \"g\"\nid = 1\nmtu = 1200\npackets = [{{ name = \"P\", body = \"P\" }}]\n\n[struct.P]\nfields = [{{ name = \"x\", type = \"bool\" }}]\n\n{}",
+        "[protocol]\nname = \"gg\"\nid = 1\nmtu = 1200\npackets = [{{ name = \"P\", body = \"P\" }}]\n\n[struct.P]\nfields = [{{ name = \"x\", type = \"bool\" }}]\n\n{}",
         Set::schema()
     );
     let schema = bitlens_schema::Schema::from_toml(&text, "grid").unwrap();

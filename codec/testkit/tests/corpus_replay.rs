@@ -441,7 +441,7 @@ fn schema_load_seeds() {
         &raw_schema(&doc[start..end], &[0; 16]),
     );
     // Refused schemas, one per rule (a valid protocol header, then the offending section).
-    const HEAD: &str = "[protocol]\nname = \"t\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
+    const HEAD: &str = "[protocol]\nname = \"tt\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n";
     let refused = [
         (
             "unknown_type",

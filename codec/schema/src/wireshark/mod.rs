@@ -79,8 +79,8 @@ pub struct WiresharkOptions {
     /// UDP ports of the message batches (a schema with a `[batch]` section); none: a heuristic
     /// dissector that claims a datagram whose batch and message lengths add up exactly.
     pub batch_ports: Vec<u16>,
-    /// The protocol's filter name; default: the schema's protocol name, lower-cased, with
-    /// characters other than letters, digits, `_` and `-` replaced by `_`.
+    /// The protocol's filter name; default: the schema's protocol name (the loader checked
+    /// that Wireshark accepts it: SCHEMA.md, "Names"). A name given here passes the same rule.
     pub name: Option<String>,
 }
 
@@ -106,10 +106,11 @@ impl Schema {
     pub fn wireshark_lua(&self, options: &WiresharkOptions) -> Result<String, WiresharkError> {
         let name = match &options.name {
             Some(n) => {
-                if !valid_proto_name(n) {
+                // The rule the schema's own protocol name passed when it loaded.
+                if let Some(why) = crate::names::protocol(n, self.batch.is_some()) {
                     return Err(WiresharkError(format!(
-                        "protocol name {n:?} cannot be a Wireshark filter name (use lower-case \
-                         letters, digits, _ and -, starting with a letter)"
+                        "protocol name {} {why}",
+                        crate::names::shown(n)
                     )));
                 }
                 n.clone()
@@ -164,12 +165,6 @@ fn proto_name(name: &str) -> String {
         s.insert_str(0, "p_");
     }
     s
-}
-
-fn valid_proto_name(n: &str) -> bool {
-    n.starts_with(|c: char| c.is_ascii_lowercase())
-        && n.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
 }
 
 /// One segment of a field's filter name: letters, digits, `_` and `-` stay; `<=` and `=` (the
@@ -531,7 +526,8 @@ mod tests {
         assert_eq!(segment("end of packet"), "end_of_packet");
         assert_eq!(proto_name("Arena Shooter!"), "arena_shooter_");
         assert_eq!(proto_name("1nra"), "p_1nra");
-        assert!(valid_proto_name("demo-2") && !valid_proto_name("Demo") && !valid_proto_name("2x"));
+        let valid = |n: &str| crate::names::protocol(n, false).is_none();
+        assert!(valid("demo-2") && !valid("Demo") && !valid("2x") && !valid("p") && !valid("udp"));
     }
 
     #[test]

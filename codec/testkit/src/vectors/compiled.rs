@@ -398,7 +398,7 @@ fn parse_packet(o: &Map<String, Json>, ctx: &str) -> Result<PacketSpec, String> 
     let protocol = Protocol {
         name: "vector".into(),
         id,
-        packet_types: (0..types).map(|t| t.to_string()).collect(),
+        packet_types: (0..types).map(|t| format!("T{t}")).collect(),
         mtu: usize::MAX,
     };
     Ok(PacketSpec {

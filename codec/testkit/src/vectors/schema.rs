@@ -167,7 +167,8 @@ pub fn schema_text(v: &Vector) -> Result<(String, DynValue), String> {
     // Without framing, V is not a packet body (where `end` is refused): a placeholder is.
     let body = if v.packet.is_some() { "V" } else { "Unframed" };
     for t in 0..types {
-        let _ = writeln!(text, "  {{ name = \"{t}\", body = \"{body}\" }},");
+        // Named as the compiled runner names them (compiled.rs): a name is an identifier.
+        let _ = writeln!(text, "  {{ name = \"T{t}\", body = \"{body}\" }},");
     }
     let _ = writeln!(text, "]\n\n[struct.V]\nfields = [\n{fields}]");
     if v.packet.is_none() {
