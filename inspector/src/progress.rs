@@ -10,8 +10,11 @@ use std::time::Duration;
 #[derive(Debug)]
 pub struct Progress(Option<ProgressBar>);
 
-/// Work smaller than this many units draws no bar: it ends before one would be seen.
-const MIN_WORK: u64 = 8 << 20;
+/// Inputs smaller than this many bytes draw no bar: the work ends before one would be seen.
+const MIN_BYTES: u64 = 4 << 20;
+
+/// Work of fewer items (datagrams) than this draws no bar.
+const MIN_ITEMS: u64 = 100_000;
 
 impl Progress {
     /// No bar.
@@ -20,19 +23,24 @@ impl Progress {
     }
 
     /// A bar over `total` bytes of input, labelled `what`, when `wanted`, stderr is a terminal
-    /// and the input is large enough to take a while.
+    /// and the input is large enough (4 MiB) to take a while.
     pub fn bytes(total: u64, what: &str, wanted: bool) -> Self {
-        Self::new(total, what, wanted, "{bytes}/{total_bytes}")
+        Self::new(
+            total,
+            total >= MIN_BYTES && wanted,
+            what,
+            "{bytes}/{total_bytes}",
+        )
     }
 
-    /// A bar over `total` items (datagrams), labelled `what`, as [`Progress::bytes`].
+    /// A bar over `total` items (datagrams), labelled `what`, when `wanted`, stderr is a
+    /// terminal and there are enough of them to take a while.
     pub fn items(total: u64, what: &str, wanted: bool) -> Self {
-        // Items are counted against the bytes threshold as if each were 8 bytes.
-        Self::new(total.saturating_mul(8), what, wanted, "{pos}/{len}").scaled(total)
+        Self::new(total, total >= MIN_ITEMS && wanted, what, "{pos}/{len}")
     }
 
-    fn new(total: u64, what: &str, wanted: bool, counts: &str) -> Self {
-        if !wanted || total < MIN_WORK || !std::io::stderr().is_terminal() {
+    fn new(total: u64, wanted: bool, what: &str, counts: &str) -> Self {
+        if !wanted || !std::io::stderr().is_terminal() {
             return Progress(None);
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -43,13 +51,6 @@ impl Progress {
         bar.set_prefix(what.to_owned());
         bar.enable_steady_tick(Duration::from_millis(200));
         Progress(Some(bar))
-    }
-
-    fn scaled(self, total: u64) -> Self {
-        if let Some(bar) = &self.0 {
-            bar.set_length(total);
-        }
-        self
     }
 
     /// True when a bar is drawn.

@@ -36,9 +36,9 @@ pub struct ProfileArgs {
     /// Show only the N costliest rows of the fields table.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
-    /// Check the profile against a budget (TOML: largest_datagram, [bytes_per_second]
-    /// to_server / from_server, [packet_type], [message_type], [field] bits per occurrence):
-    /// exit status 1 listing each thing over budget.
+    /// Check the profile against a budget file (TOML: largest_datagram in bytes; tables
+    /// bytes_per_second with to_server and from_server; packet_type, message_type and field,
+    /// mean bits per occurrence by name): exit status 1 listing each thing over budget.
     #[arg(long, value_name = "FILE")]
     pub budget: Option<PathBuf>,
     /// Which dissector reads which port.

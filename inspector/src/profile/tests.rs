@@ -175,3 +175,20 @@ fn the_demo_capture_has_the_rows_the_readme_shows() {
         a.hint
     );
 }
+
+#[test]
+fn paths_fold_array_indices_and_message_scopes() {
+    let fold = |p: &str, m: bool| {
+        let mut s = String::new();
+        fold_path(p, m, &mut s);
+        s
+    };
+    assert_eq!(
+        fold("objects[17].position.x", false),
+        "objects[].position.x"
+    );
+    assert_eq!(fold("mice[3]", false), "mice[]");
+    assert_eq!(fold("[2].body.position", true), "body.position");
+    assert_eq!(fold("[2]", true), "");
+    assert_eq!(fold("a[1].b[22].c", false), "a[].b[].c");
+}

@@ -72,10 +72,12 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
     let not_decoded: u64 = p.not_decoded.iter().map(|r| r.count).sum();
     let _ = writeln!(
         out,
-        "{name}: {} datagrams over {:.2} s; {} decoded: {} bits ({:.0} bytes) on the wire, \
-         IP + UDP headers included; {not_decoded} not decoded, counted apart",
-        p.datagrams,
-        p.duration_secs,
+        "{name}: {} datagrams over {:.2} s",
+        p.datagrams, p.duration_secs
+    );
+    let _ = writeln!(
+        out,
+        "{} decoded: {} bits ({:.0} bytes) with IP + UDP headers; {not_decoded} not decoded",
         p.decoded.count,
         p.decoded.bits,
         p.decoded.bits as f64 / 8.0
@@ -89,7 +91,7 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
     }
     let _ = writeln!(
         out,
-        "\n{:>12} {:>11} {:>12} {:>9}  direction (server port: the port a dissector reads)",
+        "\n{:>12} {:>11} {:>12} {:>9}  direction, server port",
         "bits", "bytes", "bytes/s", "datagrams"
     );
     for d in &p.directions {
@@ -128,7 +130,7 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
     if !p.not_decoded.is_empty() {
         let _ = writeln!(
             out,
-            "\n{:>12} {:>11} {:>9}  not decoded (not in any total above)",
+            "\n{:>12} {:>11} {:>9}  not decoded (in no total above)",
             "bits", "bytes", "datagrams"
         );
         for r in &p.not_decoded {
@@ -142,12 +144,18 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
             );
         }
     }
-    out
+    // Every line fits: names were fitted already, long file names and headers are cut here.
+    let mut fitted = String::with_capacity(out.len());
+    for line in out.lines() {
+        fitted.push_str(&fit(line, width));
+        fitted.push('\n');
+    }
+    fitted
 }
 
 /// Fields and overhead rows in one table, by cost; hints after the name where there is room.
 fn fields_table(out: &mut String, p: &Profile, width: usize, top: Option<usize>) {
-    header(out, "field or overhead (where the bits go)");
+    header(out, "field or overhead");
     let mut rows: Vec<&Row> = p
         .fields
         .iter()
@@ -170,7 +178,7 @@ fn fields_table(out: &mut String, p: &Profile, width: usize, top: Option<usize>)
     if !hints.is_empty() {
         let _ = writeln!(
             out,
-            "\nrange hints (the declared range is wider than this capture's values):"
+            "\nrange hints (declared ranges wider than this capture's values):"
         );
         for (name, hint) in hints {
             let _ = writeln!(out, "  {}", fit(&format!("{name}: {hint}"), width - 2));
@@ -184,7 +192,7 @@ fn compressed_table(out: &mut String, p: &Profile, width: usize) {
     }
     let _ = writeln!(
         out,
-        "\n{:>9} {:>9} {:>9} {:>7}  compressed float, vector or quaternion (raw: 32 bits a float)",
+        "\n{:>9} {:>9} {:>9} {:>7}  compressed floats (raw: 32 bits each)",
         "count", "bits/occ", "raw/occ", "saved"
     );
     for c in &p.compressed {
