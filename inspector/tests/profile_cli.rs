@@ -226,3 +226,59 @@ fn no_progress_bytes_when_stderr_is_not_a_terminal() {
         assert!(o.stderr.is_empty(), "{args:?}: {:?}", text(&o.stderr));
     }
 }
+
+/// `true` when headless Chromium is there; otherwise skips (or fails under CI).
+fn chromium_or_skip() -> bool {
+    if Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "chromium not installed: run scripts/install-test-deps.sh"
+    );
+    eprintln!("skipped: chromium not installed (run scripts/install-test-deps.sh)");
+    false
+}
+
+fn chromium(args: &[&str], dir: &Path) -> Output {
+    Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1600,260"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn the_flame_graph_renders_in_a_headless_browser_and_shows_the_fields() {
+    if !chromium_or_skip() {
+        return;
+    }
+    let svg = temp("browser.svg");
+    let o = bitlens(&["profile", "captures/demo.pcap", "--svg", svg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let dir = svg.parent().unwrap();
+    // The document as the browser has it after the flame graph's script laid out the labels
+    // (cut to their frames' widths): the names it shows.
+    let o = chromium(&["--dump-dom", svg.to_str().unwrap()], dir);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dom = text(&o.stdout);
+    let shown: Vec<&str> = dom
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")))
+        .map(|(label, _)| label)
+        .collect();
+    for name in ["Batch", "SceneUpdate", "SpawnRoboCat", "elements[]", "mice[]", "body"] {
+        assert!(shown.contains(&name), "{name} not shown: {shown:?}");
+    }
+    let png = dir.join("browser.png");
+    let o = chromium(&[&format!("--screenshot={}", png.display()), svg.to_str().unwrap()], dir);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{} bytes", bytes.len());
+}

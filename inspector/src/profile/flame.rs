@@ -30,6 +30,10 @@ pub fn write_svg(p: &Profile, title: &str, out: impl Write) -> std::io::Result<(
     options.count_name = "bits".to_owned();
     options.name_type = "Field:".to_owned();
     options.deterministic = true;
+    // Names keep their beginning when cut (`SceneUpd..`, not `..eUpdate`), and the picture is
+    // wide enough for a protocol's fields.
+    options.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
+    options.image_width = Some(1600);
     options.hash = true;
     inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
 }
