@@ -246,7 +246,12 @@ fn chromium_or_skip() -> bool {
 
 fn chromium(args: &[&str], dir: &Path) -> Output {
     Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1600,260"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1600,260",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -259,7 +264,12 @@ fn the_flame_graph_renders_in_a_headless_browser_and_shows_the_fields() {
         return;
     }
     let svg = temp("browser.svg");
-    let o = bitlens(&["profile", "captures/demo.pcap", "--svg", svg.to_str().unwrap()]);
+    let o = bitlens(&[
+        "profile",
+        "captures/demo.pcap",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let dir = svg.parent().unwrap();
     // The document as the browser has it after the flame graph's script laid out the labels
@@ -270,15 +280,35 @@ fn the_flame_graph_renders_in_a_headless_browser_and_shows_the_fields() {
     let shown: Vec<&str> = dom
         .split("<text")
         .skip(1)
-        .filter_map(|t| t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")))
+        .filter_map(|t| {
+            t.split_once('>')
+                .and_then(|(_, rest)| rest.split_once("</text>"))
+        })
         .map(|(label, _)| label)
         .collect();
-    for name in ["Batch", "SceneUpdate", "SpawnRoboCat", "elements[]", "mice[]", "body"] {
+    for name in [
+        "Batch",
+        "SceneUpdate",
+        "SpawnRoboCat",
+        "elements[]",
+        "mice[]",
+        "body",
+    ] {
         assert!(shown.contains(&name), "{name} not shown: {shown:?}");
     }
     let png = dir.join("browser.png");
-    let o = chromium(&[&format!("--screenshot={}", png.display()), svg.to_str().unwrap()], dir);
+    let o = chromium(
+        &[
+            &format!("--screenshot={}", png.display()),
+            svg.to_str().unwrap(),
+        ],
+        dir,
+    );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let bytes = std::fs::read(&png).unwrap();
-    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{} bytes", bytes.len());
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{} bytes",
+        bytes.len()
+    );
 }

@@ -109,7 +109,7 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
     if let Some(peak) = p.seconds.iter().max_by_key(|s| s.to_server + s.from_server) {
         let _ = writeln!(
             out,
-            "busiest second: {} (to {} B, from {} B)",
+            "busiest second: second {} of the capture, {} B to the server ports, {} B from them",
             peak.second,
             peak.to_server / 8,
             peak.from_server / 8
