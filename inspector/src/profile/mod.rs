@@ -28,6 +28,9 @@ use bitlens_codec::trace::{FieldKind, TraceField, Value};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+/// The tables of interned paths: a fast hash, the keys being the program's own field paths.
+type Ids = HashMap<Box<str>, u32, foldhash::fast::RandomState>;
+
 /// A kind of overhead: bits that carry no field of the game's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,7 +77,7 @@ impl Overhead {
             Overhead::Padding => "(alignment padding)",
             Overhead::LengthPrefix => "(length prefixes)",
             Overhead::MessageHeader => "(message headers)",
-            Overhead::Unread => "(not read: unknown message bodies)",
+            Overhead::Unread => "(not read: skipped by length)",
         }
     }
 }
@@ -108,14 +111,20 @@ pub fn classify(d: &Dissection, i: usize, f: &TraceField) -> Class {
         FieldKind::Check { label, .. } if f.depth == 0 && label == "crc32" => Some(Overhead::Crc),
         FieldKind::Check { .. } => Some(Overhead::CheckMarker),
         FieldKind::Value | FieldKind::Scope => {
-            let in_header = d
-                .message_of(i)
-                .is_some_and(|m| !m.body.contains(&i) && m.entries.start != i);
-            match f.name() {
-                "len" | "batch_len" => Some(Overhead::LengthPrefix),
-                _ if in_header => Some(Overhead::MessageHeader),
-                "packet_type" if f.depth == 0 => Some(Overhead::PacketType),
-                _ => None,
+            let path = f.path();
+            // The name is looked at only for paths that can end in one of these (a cheap test
+            // first: this runs for every leaf of every datagram).
+            if path.ends_with("len") && matches!(f.name(), "len" | "batch_len") {
+                Some(Overhead::LengthPrefix)
+            } else if d.messages.is_some()
+                && d.message_of(i)
+                    .is_some_and(|m| !m.body.contains(&i) && m.entries.start != i)
+            {
+                Some(Overhead::MessageHeader)
+            } else if f.depth == 0 && path == "packet_type" {
+                Some(Overhead::PacketType)
+            } else {
+                None
             }
         }
     };
@@ -189,9 +198,9 @@ struct PackedAcc {
 /// Builds a [`Profile`], one datagram at a time.
 pub struct Profiler<'a> {
     dissectors: &'a Dissectors,
-    ids: HashMap<Box<str>, u32>,
+    ids: Ids,
     fields: Vec<FieldAcc>,
-    packed_ids: HashMap<Box<str>, u32>,
+    packed_ids: Ids,
     packed: Vec<PackedAcc>,
     packet_types: BTreeMap<&'static str, Tally>,
     messages: BTreeMap<&'static str, Tally>,
@@ -206,7 +215,10 @@ pub struct Profiler<'a> {
     first: Option<Timestamp>,
     last: Option<Timestamp>,
     largest: Option<(u64, u64)>,
+    /// The key being looked up: the row's packet type and message, then its path.
     scratch: String,
+    /// The packet type and message whose prefix `scratch` starts with, and its length.
+    prefix: Option<(&'static str, Option<&'static str>, usize)>,
 }
 
 impl<'a> Profiler<'a> {
@@ -214,9 +226,9 @@ impl<'a> Profiler<'a> {
     pub fn new(dissectors: &'a Dissectors) -> Self {
         Profiler {
             dissectors,
-            ids: HashMap::new(),
+            ids: Ids::default(),
             fields: Vec::new(),
-            packed_ids: HashMap::new(),
+            packed_ids: Ids::default(),
             packed: Vec::new(),
             packet_types: BTreeMap::new(),
             messages: BTreeMap::new(),
@@ -230,6 +242,7 @@ impl<'a> Profiler<'a> {
             last: None,
             largest: None,
             scratch: String::new(),
+            prefix: None,
         }
     }
 
@@ -360,9 +373,7 @@ impl<'a> Profiler<'a> {
         if let Class::Overhead(o) = class {
             return self.overhead_id(packet_type, message, o);
         }
-        self.scratch.clear();
-        key_prefix(&mut self.scratch, packet_type, message);
-        let start = self.scratch.len();
+        let start = self.start_key(packet_type, message);
         fold_path(f.path(), message.is_some(), &mut self.scratch);
         if let Some(&id) = self.ids.get(self.scratch.as_str()) {
             return id;
@@ -377,13 +388,33 @@ impl<'a> Profiler<'a> {
         message: Option<&'static str>,
         o: Overhead,
     ) -> u32 {
-        self.scratch.clear();
-        key_prefix(&mut self.scratch, packet_type, message);
+        self.start_key(packet_type, message);
         self.scratch.push_str(o.label());
         if let Some(&id) = self.ids.get(self.scratch.as_str()) {
             return id;
         }
         self.insert(packet_type, message, o.label().into(), Class::Overhead(o))
+    }
+
+    /// Leaves `scratch` holding the key prefix of `packet_type` and `message` (written again
+    /// only when they change: a datagram's leaves share them) and returns its length.
+    fn start_key(&mut self, packet_type: &'static str, message: Option<&'static str>) -> usize {
+        match self.prefix {
+            Some((t, m, len))
+                if std::ptr::eq(t, packet_type)
+                    && m.map(str::as_ptr) == message.map(str::as_ptr) =>
+            {
+                self.scratch.truncate(len);
+                len
+            }
+            _ => {
+                self.scratch.clear();
+                key_prefix(&mut self.scratch, packet_type, message);
+                let len = self.scratch.len();
+                self.prefix = Some((packet_type, message, len));
+                len
+            }
+        }
     }
 
     fn insert(
@@ -416,6 +447,7 @@ impl<'a> Profiler<'a> {
         f: &TraceField,
         raw_bits: u64,
     ) {
+        self.prefix = None;
         self.scratch.clear();
         self.scratch.push_str(message.unwrap_or(packet_type));
         self.scratch.push('.');
@@ -482,21 +514,15 @@ pub fn fold_path(path: &str, in_message: bool, out: &mut String) {
             None => rest,
         };
     }
-    let mut in_index = false;
-    for c in rest.chars() {
-        match c {
-            '[' => {
-                in_index = true;
-                out.push('[');
-            }
-            ']' => {
-                in_index = false;
-                out.push(']');
-            }
-            _ if in_index => {}
-            _ => out.push(c),
-        }
+    // Copy up to each `[`, then skip to its `]` (indices are ASCII digits).
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..=open]);
+        rest = match rest[open..].find(']') {
+            Some(close) => &rest[open + close..],
+            None => "",
+        };
     }
+    out.push_str(rest);
 }
 
 /// The whole profile: what the text table, JSON, the flame graph, the TUI view and budgets
