@@ -219,6 +219,13 @@ pub struct Profiler<'a> {
     scratch: String,
     /// The packet type and message whose prefix `scratch` starts with, and its length.
     prefix: Option<(&'static str, Option<&'static str>, usize)>,
+    /// The group of the prefix, and the ordinal of the next leaf in its run.
+    group: u32,
+    ordinal: usize,
+    /// Per group, the raw path, class and id of the leaf seen first at each ordinal.
+    shapes: Vec<Vec<Option<(Box<str>, Class, u32)>>>,
+    /// The number of each packet type and message pair, the prefix of its rows' keys.
+    groups: HashMap<(&'static str, Option<&'static str>), u32, foldhash::fast::RandomState>,
 }
 
 impl<'a> Profiler<'a> {
@@ -243,6 +250,10 @@ impl<'a> Profiler<'a> {
             largest: None,
             scratch: String::new(),
             prefix: None,
+            group: 0,
+            ordinal: 0,
+            shapes: Vec::new(),
+            groups: HashMap::default(),
         }
     }
 
@@ -315,7 +326,10 @@ impl<'a> Profiler<'a> {
                 .map_or(m.len as u64 * 8, |f| f.bits as u64);
             self.messages.entry(message_name(m)).or_default().add(bits);
         }
+        // A datagram's leaves start a run of their own, even after one of the same type.
+        self.prefix = None;
         let fields = &d.trace.fields;
+        let mut messages = d.messages.as_deref().unwrap_or_default();
         // Inside a compressed vector or quaternion: its components are not counted again.
         let mut packed_depth: Option<usize> = None;
         for (i, f) in fields.iter().enumerate() {
@@ -323,7 +337,11 @@ impl<'a> Profiler<'a> {
                 packed_depth = None;
             }
             let leaf = fields.get(i + 1).is_none_or(|next| next.depth <= f.depth);
-            let message = d.message_of(i);
+            // Messages hold ascending ranges of entries: follow them instead of searching.
+            while messages.first().is_some_and(|m| m.entries.end <= i) {
+                messages = &messages[1..];
+            }
+            let message = messages.first().filter(|m| m.entries.contains(&i));
             if packed_depth.is_none()
                 && let Some(raw) = raw_float_bits(f)
             {
@@ -342,7 +360,7 @@ impl<'a> Profiler<'a> {
                 Class::Overhead(_) => cost.overhead_bits += bits,
             }
             let message = message.map(message_name);
-            let id = self.field_id(packet_type, message, f, class);
+            let id = self.leaf_id(packet_type, message, f, class);
             let acc = &mut self.fields[id as usize];
             acc.tally.add(bits);
             acc.min_bits = acc.min_bits.min(bits);
@@ -363,6 +381,44 @@ impl<'a> Profiler<'a> {
     }
 
     /// The id of a leaf's row: its packet type, message and folded path (or overhead kind).
+    /// [`Profiler::field_id`] through the shape cache: the `k`th leaf of a run of leaves of
+    /// one packet type or message usually has the same raw path as the last time (a packet
+    /// type's fields come in the same order), and then its id is known without folding or
+    /// hashing the path. A slot is filled once (the first path seen there); leaves that do
+    /// not match it take the table lookup.
+    fn leaf_id(
+        &mut self,
+        packet_type: &'static str,
+        message: Option<&'static str>,
+        f: &TraceField,
+        class: Class,
+    ) -> u32 {
+        self.start_key(packet_type, message);
+        let k = self.ordinal;
+        self.ordinal += 1;
+        let group = self.group as usize;
+        if let Some(Some((path, c, id))) = self.shapes.get(group).and_then(|s| s.get(k))
+            && *c == class
+            && **path == *f.path()
+        {
+            return *id;
+        }
+        let id = self.field_id(packet_type, message, f, class);
+        if self.shapes.len() <= group {
+            self.shapes.resize_with(group + 1, Vec::new);
+        }
+        let shape = &mut self.shapes[group];
+        if k < SHAPE_LEAVES {
+            if shape.len() <= k {
+                shape.resize(k + 1, None);
+            }
+            if shape[k].is_none() {
+                shape[k] = Some((f.path().into(), class, id));
+            }
+        }
+        id
+    }
+
     fn field_id(
         &mut self,
         packet_type: &'static str,
@@ -408,10 +464,17 @@ impl<'a> Profiler<'a> {
                 len
             }
             _ => {
+                // The prefix is the group's number, not its names: shorter keys to hash and
+                // compare for every leaf.
+                let next = u32::try_from(self.groups.len()).unwrap_or(u32::MAX);
+                let group = *self.groups.entry((packet_type, message)).or_insert(next);
                 self.scratch.clear();
-                key_prefix(&mut self.scratch, packet_type, message);
+                self.scratch.push_str(itoa::Buffer::new().format(group));
+                self.scratch.push('\u{1f}');
                 let len = self.scratch.len();
                 self.prefix = Some((packet_type, message, len));
+                self.group = group;
+                self.ordinal = 0;
                 len
             }
         }
@@ -478,6 +541,9 @@ impl<'a> Profiler<'a> {
 
 mod build;
 
+/// Leaves per packet type or message the shape cache remembers.
+const SHAPE_LEAVES: usize = 4096;
+
 /// The wire integer of a ranged entry: its raw code when it has one, else its integer value.
 fn wire_int(f: &TraceField) -> Option<i128> {
     f.raw.or(match f.value {
@@ -493,13 +559,6 @@ fn message_name(m: &bitlens_codec::dissect::MessageView) -> &'static str {
         Some(n) => n,
         None => intern(&format!("type {}", m.message_type)),
     }
-}
-
-fn key_prefix(out: &mut String, packet_type: &str, message: Option<&str>) {
-    out.push_str(packet_type);
-    out.push('\u{1f}');
-    out.push_str(message.unwrap_or(""));
-    out.push('\u{1f}');
 }
 
 /// Appends `path` with array indices folded (`objects[17].position.x` becomes
