@@ -192,3 +192,44 @@ fn paths_fold_array_indices_and_message_scopes() {
     assert_eq!(fold("[2]", true), "");
     assert_eq!(fold("a[1].b[22].c", false), "a[].b[].c");
 }
+
+#[test]
+fn every_row_matches_a_plain_count_of_folded_paths() {
+    // The same rows counted the simple way (a String per leaf, one map): the shape cache and
+    // the interned ids must give each leaf the row its folded path names.
+    for (file, dissectors) in shipped_captures() {
+        let capture = Capture::open(captures().join(file)).unwrap();
+        let p = profile(&dissectors, capture.data(), capture.datagrams());
+        let mut plain: HashMap<String, (u64, u64)> = HashMap::new();
+        for d in capture.datagrams() {
+            let (_, dissection) = dissectors.dissect(d, capture.payload(d));
+            if dissection.status != Status::Ok {
+                continue;
+            }
+            let f = &dissection.trace.fields;
+            for i in 0..f.len() {
+                let leaf = f.get(i + 1).is_none_or(|n| n.depth <= f[i].depth);
+                if !leaf || classify(&dissection, i, &f[i]) != Class::Field {
+                    continue;
+                }
+                let m = dissection.message_of(i);
+                let mut name = m
+                    .map(message_name)
+                    .or(dissection.packet_type)
+                    .unwrap_or("(unnamed)")
+                    .to_owned();
+                name.push('.');
+                fold_path(f[i].path(), m.is_some(), &mut name);
+                let e = plain.entry(name).or_default();
+                e.0 += 1;
+                e.1 += f[i].bits as u64;
+            }
+        }
+        let rows: HashMap<String, (u64, u64)> = p
+            .fields
+            .iter()
+            .map(|r| (r.name.clone(), (r.totals.count, r.totals.bits)))
+            .collect();
+        assert_eq!(rows, plain, "{file}");
+    }
+}
