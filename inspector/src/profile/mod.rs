@@ -223,7 +223,7 @@ pub struct Profiler<'a> {
     group: u32,
     ordinal: usize,
     /// Per group, the raw path, class and id of the leaf seen first at each ordinal.
-    shapes: Vec<Vec<Option<(Box<str>, Class, u32)>>>,
+    shapes: Vec<Vec<Option<ShapeSlot>>>,
     /// The number of each packet type and message pair, the prefix of its rows' keys.
     groups: HashMap<(&'static str, Option<&'static str>), u32, foldhash::fast::RandomState>,
 }
@@ -540,6 +540,9 @@ impl<'a> Profiler<'a> {
 }
 
 mod build;
+
+/// A slot of the shape cache: the raw path and class of the leaf first seen there, its row.
+type ShapeSlot = (Box<str>, Class, u32);
 
 /// Leaves per packet type or message the shape cache remembers.
 const SHAPE_LEAVES: usize = 4096;
