@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the tools the integration tests cross-check against: tshark, text2pcap, editcap and
-# mergecap (Debian packages `tshark` and `wireshark-common`), and tmux (the real terminal of
-# examples/custom-protocol/tests/inspect_tmux.rs). Idempotent and quiet; never fails
-# the run when the package registry cannot be reached, but says so.
+# mergecap (Debian packages `tshark` and `wireshark-common`), tmux (the real terminal of
+# examples/custom-protocol/tests/inspect_tmux.rs and inspector/tests/profile_tmux.rs) and
+# chromium (headless, renders `profile --svg` in inspector/tests/profile_cli.rs). Idempotent and
+# quiet; never fails the run when the package registry cannot be reached, but says so.
 set -u
 
 need=()
@@ -11,8 +12,9 @@ for tool in text2pcap editcap mergecap; do
     command -v "$tool" >/dev/null 2>&1 || { need+=(wireshark-common); break; }
 done
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
-    echo "install-test-deps: tshark, wireshark-common and tmux already installed"
+    echo "install-test-deps: tshark, wireshark-common, tmux and chromium already installed"
     exit 0
 fi
 

@@ -15,7 +15,8 @@
 //! }
 //! ```
 //!
-//! Every program gets `inspect`, `decode [--json|--fields]`, `check` and `decode-bytes`, with
+//! Every program gets `inspect`, `decode [--json|--fields]`, `check`, `profile` (where the
+//! bits go) and `decode-bytes`, with
 //! `--decode PORT=NAME`, `--protocol-id` and `--schema`; the live proxy `proxy` (and `replay`
 //! of its mutations), which decodes, mutates and re-signs with the same dissectors; and
 //! `export-wireshark`, a Lua dissector from a schema file or from a registered dissector's
@@ -72,7 +73,7 @@ pub struct Cli {
 
 impl Cli {
     /// A program named `name` with the subcommands every program gets (`inspect`, `decode`,
-    /// `check`, `decode-bytes`, `proxy`, `replay`, `export-wireshark`, and for fuzzing `seeds`
+    /// `check`, `profile`, `decode-bytes`, `proxy`, `replay`, `export-wireshark`, and for fuzzing `seeds`
     /// and `fuzz-init`) and no protocol yet.
     pub fn new(name: &'static str) -> Self {
         Cli {
@@ -85,6 +86,7 @@ impl Cli {
         .command("inspect", crate::cmd::inspect::command)
         .command("decode", crate::cmd::decode::command)
         .command("check", crate::cmd::check::command)
+        .command("profile", crate::cmd::profile::command)
         .command("decode-bytes", crate::cmd::decode_bytes::command)
         .command("proxy", crate::cmd::proxy::command)
         .command("replay", crate::cmd::proxy::replay_command)

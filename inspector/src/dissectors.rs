@@ -168,6 +168,21 @@ impl Dissectors {
         self.by_port.get(&dst).or_else(|| self.by_port.get(&src))
     }
 
+    /// The server port of a datagram, as `profile` sees traffic: the port whose dissector reads
+    /// it ([`Dissectors::for_datagram`]: the destination port when it has a dissector, else the
+    /// source port), and whether the datagram goes to that port (`true`) or comes from it.
+    /// `None` when neither port has a dissector.
+    pub fn server_port(&self, d: &Datagram) -> Option<(u16, bool)> {
+        let (src, dst) = (d.src.port(), d.dst.port());
+        if self.by_port.contains_key(&dst) {
+            Some((dst, true))
+        } else if self.by_port.contains_key(&src) {
+            Some((src, false))
+        } else {
+            None
+        }
+    }
+
     /// The name of a datagram's dissector (`none` without one), as JSON's `decoder` shows it.
     pub fn decoder_name(&self, d: &Datagram) -> &str {
         self.for_datagram(d).map_or("none", |x| x.name())

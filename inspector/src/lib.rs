@@ -87,6 +87,8 @@ pub mod faults;
 pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
+pub mod profile;
+pub mod progress;
 pub mod proxy;
 #[cfg(feature = "demo")]
 pub mod synth;

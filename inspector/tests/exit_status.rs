@@ -124,6 +124,23 @@ fn every_subcommand_follows_one_rule() {
             2,
             vec!["check", "captures/demo.pcap", "--schema", "README.md"],
         ),
+        // profile: shows, never rejects but for a budget (inspector/tests/profile_cli.rs).
+        (0, vec!["profile", "captures/faults.pcap"]),
+        (0, vec!["profile", "captures/demo.pcap", "--json"]),
+        (2, vec!["profile", "captures/no-such.pcap"]),
+        (
+            2,
+            vec![
+                "profile",
+                "captures/demo.pcap",
+                "--budget",
+                "captures/no-such.toml",
+            ],
+        ),
+        (
+            2,
+            vec!["profile", "captures/demo.pcap", "--budget", "README.md"],
+        ),
         // decode-bytes: with the compiled demo protocol (the first registered) and a schema.
         (0, vec!["decode-bytes", &packet]),
         (0, vec!["decode-bytes", &packet, "--schema", schema]),
@@ -314,6 +331,13 @@ fn an_output_that_cannot_be_written_is_a_file_error() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    let o = run(&["profile", "captures/demo.pcap"], full());
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -335,6 +359,7 @@ fn help_states_the_rule_for_every_subcommand() {
             "inspect",
             "decode",
             "check",
+            "profile",
             "decode-bytes",
             "proxy",
             "replay",

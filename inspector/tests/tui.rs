@@ -483,3 +483,40 @@ fn a_live_list_grows_follows_and_pauses() {
     app.handle_key(Key::Char('f'));
     assert!(app.rows.is_empty());
 }
+
+#[test]
+fn p_profiles_the_filtered_rows_and_esc_closes_it() {
+    let mut app = app(false);
+    app.apply_filter("type:RoboCat");
+    let listed = app.rows.len();
+    app.handle_key(Key::Char('P'));
+    let view = app.profile.as_ref().expect("P opens the profile");
+    assert_eq!(view.filter, "type:RoboCat");
+    let types: Vec<&str> = view
+        .profile
+        .packet_types
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(types, ["RoboCat"], "only the listed datagrams");
+    let apart: u64 = view.profile.not_decoded.iter().map(|r| r.count).sum();
+    assert_eq!(view.profile.decoded.count + apart, listed as u64);
+    // Keys scroll the table and do not reach the list underneath.
+    let selected = app.selected;
+    app.handle_key(Key::Down);
+    app.handle_key(Key::Down);
+    assert_eq!(app.profile.as_ref().map(|v| v.offset), Some(2));
+    assert_eq!(app.selected, selected);
+    let t = render(&app);
+    let top = screen_row(&t, 0);
+    assert!(top.contains("profile of filter type:RoboCat"), "{top}");
+    assert!(
+        (0..SIZE.1).any(|y| screen_row(&t, y).contains("bits per second")),
+        "the chart is drawn"
+    );
+    app.handle_key(Key::Esc);
+    assert!(
+        app.profile.is_none() && !app.quit,
+        "Esc closes the profile only"
+    );
+}

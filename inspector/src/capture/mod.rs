@@ -435,6 +435,8 @@ pub struct Datagram {
     payload_len: u32,
     /// The UDP header's length field (header included), 0 without a UDP header.
     udp_len: u16,
+    /// Bytes of the IP and UDP headers in front of the payload ([`Datagram::header_len`]).
+    header_len: u16,
 }
 
 impl Datagram {
@@ -467,6 +469,15 @@ impl Datagram {
         }
     }
 
+    /// Bytes of the headers in front of the UDP payload above the link layer: the IP header
+    /// (options and IPv6 extension headers included) and the 8-byte UDP header; 0 for a
+    /// datagram seen outside any capture ([`Datagram::detached`]), and only the IP header for a
+    /// later fragment, which carries no UDP header. What `profile` counts as IP and UDP
+    /// overhead.
+    pub fn header_len(&self) -> usize {
+        usize::from(self.header_len)
+    }
+
     /// A whole datagram seen outside any file (the live proxy's): its payload is the first
     /// `payload_len` bytes of a buffer of its own, so [`Datagram::payload`] of that buffer gives
     /// it. Link type raw IP, interface 0.
@@ -492,6 +503,7 @@ impl Datagram {
             payload_len: len,
             flaw: None,
             udp_len: 0,
+            header_len: 0,
         }
     }
 }

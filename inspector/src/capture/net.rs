@@ -28,6 +28,9 @@ pub(crate) struct Udp {
     pub(crate) status: Status,
     /// The UDP header's length field (header included); 0 when there is no UDP header.
     pub(crate) udp_len: u16,
+    /// Bytes of the IP header (options and extension headers included) and of the UDP header
+    /// when the frame holds one: what comes before `payload`, above the link layer.
+    pub(crate) header_len: u16,
     /// A length field that claims more than there is; its `offset` is relative to the frame.
     pub(crate) flaw: Option<Flaw>,
 }
@@ -68,6 +71,9 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize, cut: bool) -> Result<Udp, SkipReas
     let (src_ip, dst_ip) = (ip.source_addr(), ip.destination_addr());
     let ip_start = offset_in(frame, payload.payload).ok_or(SkipReason::MalformedIp)?;
     let ip_payload = ip_start..ip_start + payload.payload.len();
+    let ip_header_len = ip_start.saturating_sub(ip_at);
+    let with_udp = u16::try_from(ip_header_len + UDP_HEADER_LEN).unwrap_or(u16::MAX);
+    let ip_header_len = u16::try_from(ip_header_len).unwrap_or(u16::MAX);
     // The IP header's own length said more than the frame holds: where the packet ends by its
     // header, and, unless the capture cut the frame, a flaw of that length field.
     let (ip_end, ip_flaw) = if payload.incomplete {
@@ -95,6 +101,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize, cut: bool) -> Result<Udp, SkipReas
             payload: ip_payload,
             status: Status::Fragment,
             udp_len: 0,
+            header_len: ip_header_len,
             flaw: ip_flaw,
         });
     }
@@ -111,6 +118,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize, cut: bool) -> Result<Udp, SkipReas
                 Status::Truncated
             },
             udp_len: 0,
+            header_len: ip_header_len,
             flaw: ip_flaw,
         });
     };
@@ -127,6 +135,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize, cut: bool) -> Result<Udp, SkipReas
             payload: start..ip_payload.end,
             status: Status::Fragment,
             udp_len: header.length(),
+            header_len: with_udp,
             flaw: ip_flaw,
         });
     }
@@ -168,6 +177,7 @@ pub(crate) fn udp(frame: &[u8], ip_at: usize, cut: bool) -> Result<Udp, SkipReas
         payload: start..start + len,
         status,
         udp_len: header.length(),
+        header_len: with_udp,
         flaw: ip_flaw.or(udp_flaw),
     })
 }
@@ -210,6 +220,8 @@ mod tests {
         assert_eq!(u.dst, addr("10.0.0.2:40000"));
         assert_eq!(&V4_UDP[u.payload.clone()], b"hi!");
         assert_eq!(u.status, Status::Whole);
+        // 20 bytes of IPv4 header and 8 of UDP header before the payload.
+        assert_eq!(u.header_len, 28);
     }
 
     #[test]

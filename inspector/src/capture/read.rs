@@ -347,6 +347,7 @@ impl Indexer<'_, '_> {
                 payload_start: start + udp.payload.start,
                 payload_len: u32::try_from(udp.payload.len()).unwrap_or(0),
                 udp_len: udp.udp_len,
+                header_len: udp.header_len,
             }),
             Err(reason) => self.skipped.add(reason),
         }

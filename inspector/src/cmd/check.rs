@@ -1,8 +1,8 @@
 //! `check CAPTURE`: a summary table for CI pipelines of games.
 //!
 //! Exit status: 0 when every datagram with a dissector decodes, 1 when any does not (or, with
-//! `--strict`, when any datagram has no dissector), 2 on a usage or file error (a damaged
-//! capture included).
+//! `--strict`, when any datagram has no dissector; with `--budget`, when the capture's profile
+//! is over budget), 2 on a usage or file error (a damaged capture included).
 
 use super::common::{Context, Exit};
 use super::common::{DecodeOpts, must_exist, read_capture};
@@ -25,6 +25,10 @@ pub struct CheckArgs {
     /// Also fail (exit status 1) on datagrams that no dissector reads.
     #[arg(long)]
     pub strict: bool,
+    /// Also check the capture's profile against a budget (see `profile --budget`): exit
+    /// status 1 listing each thing over budget.
+    #[arg(long, value_name = "FILE")]
+    pub budget: Option<PathBuf>,
     /// Which dissector reads which port.
     #[command(flatten)]
     pub opts: DecodeOpts,
@@ -38,15 +42,29 @@ pub struct CheckArgs {
 /// As [`run`], and the capture's damage.
 pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
     let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let budget = args
+        .budget
+        .as_deref()
+        .map(crate::profile::budget::Budget::load)
+        .transpose()?;
     let o = run(&args.capture, &dissectors, &mut std::io::stdout().lock())?;
     if let Some(damage) = o.damage {
         bail!("{damage}");
     }
-    Ok(if o.problems > 0 || (args.strict && o.undecoded > 0) {
-        Exit::Rejected
-    } else {
-        Exit::Ok
-    })
+    let over_budget = match budget {
+        Some(b) => {
+            let (profile, _) = super::profile::profile_file(&args.capture, &dissectors, true)?;
+            super::profile::report_budget(ctx, &b, &profile) == Exit::Rejected
+        }
+        None => false,
+    };
+    Ok(
+        if o.problems > 0 || over_budget || (args.strict && o.undecoded > 0) {
+            Exit::Rejected
+        } else {
+            Exit::Ok
+        },
+    )
 }
 
 /// The outcome of a check.
@@ -174,6 +192,8 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     const WINDOW: usize = 1 << 20;
     const CHUNK: usize = 8192;
     let workers = crate::pipeline::threads();
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let bar = crate::progress::Progress::bytes(size, "check", true);
     let (summary, tallies) = std::thread::scope(|scope| {
         let (give_back, returned) = mpsc::channel::<(Vec<Datagram>, Bytes)>();
         let mut to_workers = Vec::with_capacity(workers);
@@ -213,6 +233,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         // A window's datagrams go to the worker as they are, not copied (the copy was 5% of
         // check's instructions); a spare vector comes back for the next window.
         let streamed = capture::stream_pcap(path, WINDOW, |first, datagrams, window| {
+            bar.inc(window.len() as u64);
             let (window, spare) = send(first, datagrams, Bytes::Window(window));
             (spare, window)
         });
@@ -222,6 +243,9 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
                 let file = Arc::new(file);
                 let mut spare = Vec::new();
                 capture::scan(&name, &file, CHUNK, |first, datagrams| {
+                    if let Some(last) = datagrams.last() {
+                        bar.set(last.payload_range().end as u64);
+                    }
                     spare.extend_from_slice(datagrams);
                     let chunk = std::mem::take(&mut spare);
                     spare = send(first, chunk, Bytes::File(Arc::clone(&file))).1;
@@ -234,6 +258,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (summary, tallies)
     });
+    bar.finish();
     let summary = summary?;
     let mut total = Tally::default();
     for t in tallies {

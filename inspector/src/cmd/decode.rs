@@ -35,7 +35,14 @@ pub struct DecodeArgs {
 pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     let dissectors = args.opts.dissectors(ctx.dissectors())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let damage = run(&args.capture, &dissectors, args.json, args.fields, &mut out)?;
+    // A bar for text output only: JSON's readers take stderr for errors.
+    let damage = run_with_progress(
+        &args.capture,
+        &dissectors,
+        (args.json, args.fields),
+        !args.json,
+        &mut out,
+    )?;
     out.flush().ok();
     match damage {
         None => Ok(Exit::Ok),
@@ -96,14 +103,33 @@ pub fn run(
     fields: bool,
     out: &mut dyn Write,
 ) -> Result<Option<String>> {
+    run_with_progress(path, dissectors, (json, fields), false, out)
+}
+
+/// [`run`], with a progress bar on stderr when `progress` and stderr is a terminal.
+fn run_with_progress(
+    path: &Path,
+    dissectors: &Dissectors,
+    (json, fields): (bool, bool),
+    progress: bool,
+    out: &mut dyn Write,
+) -> Result<Option<String>> {
     let (name, file) = read_capture(path)?;
+    let bar = crate::progress::Progress::bytes(file.len() as u64, "decode", progress);
     // One pass: chunks of datagrams go to every core as the indexer finds them, and their
     // output is written in capture order; a chunk's output (about 700 KB of JSON) fits in cache
     // and its buffer is reused.
     const CHUNK: usize = 256;
     let mut closed = false;
     let summary = crate::pipeline::ordered(
-        |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
+        |push| {
+            capture::scan(&name, &file, CHUNK, |_, datagrams| {
+                if let Some(last) = datagrams.last() {
+                    bar.set(last.payload_range().end as u64);
+                }
+                push(datagrams.to_vec())
+            })
+        },
         |chunk: Vec<Datagram>, buf| render(&name, &file, dissectors, &chunk, json, fields, buf),
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
@@ -115,6 +141,7 @@ pub fn run(
         },
     )?
     .map_err(|e| anyhow::anyhow!("{e}"))?;
+    bar.finish();
     if closed {
         return Ok(None);
     }

@@ -1,6 +1,6 @@
 //! The subcommands, one module each: a `#[derive(clap::Parser)]` struct of arguments and a
 //! `command` function that [`crate::Cli::command`] registers. `inspect`, `decode`, `check`,
-//! `decode-bytes`, `proxy`, `replay`, `export-wireshark`, `seeds` and `fuzz-init` come with
+//! `profile`, `decode-bytes`, `proxy`, `replay`, `export-wireshark`, `seeds` and `fuzz-init` come with
 //! every [`crate::Cli`]; the `bitlens` binary adds `synth`, `vectors` (feature `demo`), `tagged`
 //! and `encode`.
 
@@ -12,6 +12,7 @@ pub mod encode;
 pub mod export_wireshark;
 pub mod fuzz_init;
 pub mod inspect;
+pub mod profile;
 pub mod proxy;
 pub mod seeds;
 #[cfg(feature = "demo")]

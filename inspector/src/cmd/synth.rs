@@ -100,7 +100,11 @@ pub fn run(out: &Path, packets: usize, seed: u64, faults: bool, format: Format) 
         None
     };
     let mut count = 0usize;
-    for (datagram, fault) in datagrams(packets, seed, faults) {
+    let bar = crate::progress::Progress::items(packets as u64, "synth", true);
+    for (i, (datagram, fault)) in datagrams(packets, seed, faults).enumerate() {
+        if i % 4096 == 0 {
+            bar.set(i as u64);
+        }
         capture
             .write(&datagram)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -111,6 +115,7 @@ pub fn run(out: &Path, packets: usize, seed: u64, faults: bool, format: Format) 
             count += 1;
         }
     }
+    bar.finish();
     capture.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut summary = format!(
         "{}: {packets} datagrams ({format:?}, seed {seed})",

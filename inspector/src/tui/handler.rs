@@ -256,6 +256,10 @@ impl App {
             }
             return;
         }
+        if self.profile.is_some() {
+            self.profile_key(key);
+            return;
+        }
         if self.show_help {
             if matches!(key, Key::Esc | Key::Char('?') | Key::Char('q') | Key::Enter) {
                 self.show_help = false;
@@ -270,6 +274,7 @@ impl App {
         match key {
             Key::Char('q') | Key::Esc => self.quit = true,
             Key::Char('?') => self.show_help = true,
+            Key::Char('P') => self.open_profile(),
             Key::Char('/') => self.filter_input = Some(self.filter_text.clone()),
             Key::Tab => {
                 self.focus = match self.focus {

@@ -17,6 +17,7 @@ pub mod event;
 pub mod handler;
 pub mod layout;
 pub mod live;
+pub mod profile_view;
 pub mod state;
 pub mod ui;
 

@@ -202,6 +202,8 @@ pub struct App {
     pub size: (u16, u16),
     /// Set for a live session ([`App::push_live`]).
     pub live: Option<Live>,
+    /// The profile view, while it is open (`P`).
+    pub profile: Option<super::profile_view::ProfileView>,
 }
 
 impl App {
@@ -235,6 +237,7 @@ impl App {
             quit: false,
             size,
             live: None,
+            profile: None,
         };
         app.open_selected();
         app

@@ -113,6 +113,9 @@ pub fn draw(app: &App, f: &mut Frame) {
     if app.show_help {
         draw_help(f, area, &theme);
     }
+    if let Some(view) = &app.profile {
+        super::profile_view::draw(view, app.color, f, area);
+    }
 }
 
 fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
@@ -632,6 +635,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "/",
         "filter: type:RoboCat status:desync port:40000 10.0.0.12",
+    ),
+    (
+        "P",
+        "profile of the listed packets: bits by field, per second",
     ),
     ("mouse", "click selects, wheel scrolls"),
     ("?", "this help"),
