@@ -239,14 +239,13 @@ impl<const N: usize> BitPacked for [u8; N] {
 #[inline]
 pub fn bytes_fixed<S: Stream>(s: &mut S, name: &str, buf: &mut [u8]) -> Result<()> {
     if S::READING {
+        // As bytes_vec: at the bytes' first bit, after the padding.
         let pad = (8 - s.bit_position() % 8) % 8;
-        let needed = buf.len().saturating_mul(8).saturating_add(pad);
-        if needed > s.remaining_bits() {
-            let kind = ErrorKind::PastEnd {
-                needed,
-                remaining: s.remaining_bits(),
-            };
-            return Err(Error::new(kind, s.bit_position(), name));
+        let needed = buf.len().saturating_mul(8);
+        let remaining = s.remaining_bits().saturating_sub(pad);
+        if needed > remaining {
+            let kind = ErrorKind::PastEnd { needed, remaining };
+            return Err(Error::new(kind, s.bit_position() + pad, name));
         }
     }
     s.bytes(name, buf)

@@ -52,7 +52,11 @@ pub struct Detail {
 impl Detail {
     /// The detail of datagram `datagram`, with the tree cursor on the field where the read
     /// stopped, if it failed.
-    pub fn new(datagram: usize, decoder: String, dissection: Dissection) -> Self {
+    pub fn new(datagram: usize, decoder: String, mut dissection: Dissection) -> Self {
+        // A read past the end at a field with too few bits to read: a row where it stopped.
+        if let Some(stop) = dissection.trace.past_end_entry() {
+            dissection.trace.fields.push(stop);
+        }
         let mut d = Detail {
             datagram,
             decoder,
