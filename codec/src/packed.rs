@@ -770,12 +770,18 @@ pub mod stable_range {
     #[doc(hidden)]
     pub struct StableRange<const STABILITY: u8>;
 
-    impl StableRange<RANGE_STABLE> {
+    // The impls name their value as a literal, not as RANGE_STABLE and the others: rustc prints
+    // a constant in a type's generic arguments as the path of an anonymous constant
+    // (`bitlens_codec::::packed::stable_range::{impl#1}::{constant#0}`) in the warning. Their
+    // values are pinned below.
+    const _: () = assert!(RANGE_STABLE == 0 && RANGE_UNSTABLE == 1 && RANGE_UNDECIDED == 2);
+
+    impl StableRange<0> {
         /// A stable range: nothing to say.
         pub const fn check() {}
     }
 
-    impl StableRange<RANGE_UNSTABLE> {
+    impl StableRange<1> {
         /// An unstable range.
         #[deprecated(
             note = "this compressed float range is not stable: a packet read with it may not \
@@ -786,7 +792,7 @@ pub mod stable_range {
         pub const fn check() {}
     }
 
-    impl StableRange<RANGE_UNDECIDED> {
+    impl StableRange<2> {
         /// A range too large to check at compile time.
         #[deprecated(
             note = "this compressed float range has too many steps to check its stability at \

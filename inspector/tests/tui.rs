@@ -539,3 +539,44 @@ fn a_read_past_the_end_is_marked_where_it_stopped() {
         screen.join("\n")
     );
 }
+
+#[test]
+fn the_help_gives_the_registered_protocols_own_filter_example() {
+    // Issue 29.11: a game's own binary showed the demo's `type:RoboCat port:40000`.
+    let app = app(false);
+    assert_eq!(
+        ui::filter_example(&app),
+        "filter: type:RoboCat status:desync port:40000 10.0.0.12"
+    );
+    // Another program's protocol (the showcase, on a port of its own), as a game's binary
+    // registers it.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures/custom.pcap");
+    let mut d = Dissectors::new();
+    let showcase =
+        bitlens_codec::dissect::PacketDissector::<bitlens_testkit::showcase::Showcase>::new(
+            "showcase",
+        );
+    d.register(29000, Arc::new(showcase));
+    let mut app = App::new(
+        Arc::new(Capture::open(&root).unwrap()),
+        Arc::new(d),
+        false,
+        SIZE,
+    );
+    app.program = "mygame".into();
+    app.handle_key(Key::Char('?'));
+    let example = ui::filter_example(&app);
+    assert_eq!(
+        example,
+        "filter: type:Shapes status:desync port:29000 10.0.0.12"
+    );
+    let t = render(&app);
+    let screen: Vec<String> = (0..SIZE.1).map(|y| screen_row(&t, y)).collect();
+    let screen = screen.join("\n");
+    assert!(screen.contains(&example), "{screen}");
+    assert!(screen.contains(" mygame inspect: keys "), "{screen}");
+    assert!(
+        !screen.contains("RoboCat") && !screen.contains("bitlens"),
+        "{screen}"
+    );
+}

@@ -206,6 +206,8 @@ pub struct App {
     pub size: (u16, u16),
     /// Set for a live session ([`App::push_live`]).
     pub live: Option<Live>,
+    /// The program that runs, as the help names it (`bitlens`, or a game's own binary).
+    pub program: String,
 }
 
 impl App {
@@ -239,6 +241,7 @@ impl App {
             quit: false,
             size,
             live: None,
+            program: "bitlens".into(),
         };
         app.open_selected();
         app
