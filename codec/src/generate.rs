@@ -75,6 +75,37 @@ pub fn value<T: BitPacked + Default>(u: &mut Unstructured<'_>, budget: usize) ->
 /// An arbitrary packet of `P`: its type and body, drawn through its framing (the budget is the
 /// protocol's MTU, less the framing).
 ///
+/// A ready `Arbitrary` impl for a packet set, within every attribute, for the fuzz harnesses of
+/// [`fuzzing`](crate::fuzzing) (`bitlens fuzz-init` writes the targets):
+///
+/// ```
+/// use bitlens_codec::{BitPacked, PacketSet, generate};
+///
+/// #[derive(BitPacked, Debug, Clone, Default, PartialEq)]
+/// struct Hello {
+///     #[bitlens(max_len = 16)]
+///     name: String,
+/// }
+///
+/// #[derive(PacketSet, Debug, Clone, Default, PartialEq)]
+/// #[bitlens(protocol = "mygame", id = 0x4d59_4741, mtu = 1200)]
+/// enum Packet {
+///     #[default]
+///     Ping,
+///     Hello(Hello),
+/// }
+///
+/// impl<'a> arbitrary::Arbitrary<'a> for Packet {
+///     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+///         generate::packet(u).map_err(|_| arbitrary::Error::IncorrectFormat)
+///     }
+/// }
+///
+/// // A cargo-fuzz target's body: every drawn packet writes and reads back the same.
+/// bitlens_codec::fuzzing::packet_roundtrip::<Packet>(&[0x00, 0x00, 0x00, 0xf7]);
+/// bitlens_codec::fuzzing::packet_roundtrip::<Packet>(b"any bytes at all");
+/// ```
+///
 /// # Errors
 /// As [`value`].
 pub fn packet<P: Packet + Default>(u: &mut Unstructured<'_>) -> Result<P> {
