@@ -104,6 +104,23 @@ pub trait BitPacked {
     fn schema_type(w: &mut SchemaWriter) -> String;
 }
 
+/// The element of a `Vec` field: a reader makes each one as `Default::default()` before it reads
+/// it in place ([`Stream::array`]). The derive checks it for every `Vec` field
+/// ([`vec_element`]), so that a missing `Default` says the fix (most often a tagged union: an
+/// enum with data, which needs `#[derive(Default)]` and a `#[default]` variant).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is the element of a `Vec` field and has no `Default`",
+    label = "a reader makes each element as `Default::default()`, then reads it in place",
+    note = "derive it: `#[derive(Default)]` (on an enum with data, also mark the variant a new element starts as with `#[default]`), or implement `Default`"
+)]
+pub trait VecElement: Default {}
+
+impl<T: Default> VecElement for T {}
+
+/// The derive's check of a `Vec` field's element type ([`VecElement`]), at the element type.
+#[doc(hidden)]
+pub const fn vec_element<T: VecElement>() {}
+
 /// An element of a sparse array (seed 000, "Serializing Array Subsets"): a struct with one
 /// `#[bitlens(sparse_index)]` field, which the array sends as a relative object index before the
 /// struct's other fields. Derived with [`BitPacked`].
