@@ -88,10 +88,10 @@ pub fn run_dissector(
 /// The Lua text of one file for the dissectors `names` of `dissectors` (`--as`, repeated): at
 /// most one of each layout, so a packet set and its message set (`--as mygame --as
 /// mygame-batch`) make one protocol, the packet set's `[protocol]` and packets with the message
-/// set's `[batch]` section. A message set alone is put under the program's packet set
-/// ([`with_protocol`]). Each layout without ports in `options` gets the ports `dissectors`
-/// read with the dissector of that layout named here (`--port` for packets, `--batch-port`
-/// for batches), whatever ports the other layout was given.
+/// set's `[batch]` section. A message set alone is put under the program's packet set (the
+/// first packet set with a schema text). Each layout without ports in `options` gets the ports
+/// `dissectors` read with the dissector of that layout named here (`--port` for packets,
+/// `--batch-port` for batches), whatever ports the other layout was given.
 ///
 /// # Errors
 /// No dissector of a name, one without a schema text, two of one layout, a `--batch-port`
