@@ -428,3 +428,42 @@ fn past_end_is_at_the_fields_first_bit_and_marked_where_the_read_stopped() {
         "{json}"
     );
 }
+
+#[test]
+fn a_batch_strings_length_and_bytes_have_their_own_paths() {
+    // Issue 29.9: a batch message's string traced its length and its bytes both as `name`, so
+    // an object keyed by path had the key twice. Compiled and schema batches alike.
+    for args in [
+        &["decode", "--json", "captures/demo.pcap"][..],
+        &[
+            "decode",
+            "--json",
+            "--schema",
+            "captures/demo.schema.toml",
+            "captures/demo.pcap",
+        ][..],
+    ] {
+        let o = bitlens(args);
+        let mut strings = 0;
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            let doc: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            for m in doc["messages"].as_array().into_iter().flatten() {
+                let paths: Vec<&str> = m["fields"]
+                    .as_array()
+                    .expect("fields")
+                    .iter()
+                    .map(|f| f["path"].as_str().expect("path"))
+                    .collect();
+                let mut unique = paths.clone();
+                unique.sort_unstable();
+                unique.dedup();
+                assert_eq!(unique.len(), paths.len(), "{args:?}: {paths:?}");
+                if let Some(i) = paths.iter().position(|p| *p == "name.len") {
+                    assert_eq!(paths.get(i + 1), Some(&"name"), "{paths:?}");
+                    strings += 1;
+                }
+            }
+        }
+        assert!(strings > 10, "{args:?}: {strings} strings");
+    }
+}
