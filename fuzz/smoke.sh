@@ -110,11 +110,19 @@ for dir in examples/*/fuzz; do
     continue
   fi
   say "built in $(( $(date +%s) - start )) s"
+  # Where cargo put them: its target folder for that crate (CARGO_TARGET_DIR, a config's
+  # build.target-dir, or the crate's own target/), as cargo metadata says.
+  if ! target=$(cargo metadata --format-version 1 --no-deps --manifest-path "$dir/Cargo.toml" \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'); then
+    failed+=("$dir (cargo metadata)")
+    continue
+  fi
+  user_bin=$target/$TRIPLE/release
   for src in "$dir"/fuzz_targets/*.rs; do
     t=$(basename "$src" .rs)
     user_targets=$((user_targets + 1))
     mkdir -p "$work/user-$t" "$dir/artifacts/$t"
-    if "$dir/target/$TRIPLE/release/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 \
+    if "$user_bin/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 \
         -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$t/" \
         "$work/user-$t" "$dir/corpus/$t" > "$work/user-$t.log" 2>&1; then
       printf 'fuzz smoke: %s %s: ' "$dir" "$t"

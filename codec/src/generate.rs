@@ -4,8 +4,9 @@
 //! respect every attribute without an `Arbitrary` impl of its own.
 //!
 //! Compressed floats and quaternions are drawn as codes and decoded (values a writer sends as
-//! they are), strings as valid UTF-8 within their length, relative indices and integers within
-//! their tiers, arrays within their counts and within a bit budget (the MTU of a packet), so
+//! they are), strings as valid UTF-8 within their length and without a NUL (writers refuse
+//! one), relative indices and integers within their tiers and the standard's `i32` domain,
+//! arrays within their counts and within a bit budget (the MTU of a packet), so
 //! fuzz harnesses spend their input on values, not on refusals.
 //!
 //! ```
@@ -73,6 +74,37 @@ pub fn value<T: BitPacked + Default>(u: &mut Unstructured<'_>, budget: usize) ->
 
 /// An arbitrary packet of `P`: its type and body, drawn through its framing (the budget is the
 /// protocol's MTU, less the framing).
+///
+/// A ready `Arbitrary` impl for a packet set, within every attribute, for the fuzz harnesses of
+/// [`fuzzing`](crate::fuzzing) (`bitlens fuzz-init` writes the targets):
+///
+/// ```
+/// use bitlens_codec::{BitPacked, PacketSet, generate};
+///
+/// #[derive(BitPacked, Debug, Clone, Default, PartialEq)]
+/// struct Hello {
+///     #[bitlens(max_len = 16)]
+///     name: String,
+/// }
+///
+/// #[derive(PacketSet, Debug, Clone, Default, PartialEq)]
+/// #[bitlens(protocol = "mygame", id = 0x4d59_4741, mtu = 1200)]
+/// enum Packet {
+///     #[default]
+///     Ping,
+///     Hello(Hello),
+/// }
+///
+/// impl<'a> arbitrary::Arbitrary<'a> for Packet {
+///     fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+///         generate::packet(u).map_err(|_| arbitrary::Error::IncorrectFormat)
+///     }
+/// }
+///
+/// // A cargo-fuzz target's body: every drawn packet writes and reads back the same.
+/// bitlens_codec::fuzzing::packet_roundtrip::<Packet>(&[0x00, 0x00, 0x00, 0xf7]);
+/// bitlens_codec::fuzzing::packet_roundtrip::<Packet>(b"any bytes at all");
+/// ```
 ///
 /// # Errors
 /// As [`value`].
@@ -189,6 +221,8 @@ impl Stream for Generator<'_, '_> {
 
     fn string(&mut self, name: &str, s: &mut String, max_len: usize) -> Result<()> {
         let mut text: String = draw(self.bits, name, self.u.arbitrary())?;
+        // Writers refuse a NUL inside the length (readers would give the payload two lengths).
+        text.retain(|c| c != '\0');
         while text.len() > max_len {
             text.pop();
         }
@@ -233,9 +267,11 @@ impl Stream for Generator<'_, '_> {
     }
 
     fn int_relative(&mut self, name: &str, previous: i64, current: &mut i64) -> Result<()> {
-        let top = i64::from(u32::MAX);
-        if previous >= top {
-            let why = format!("no relative integer after {previous} within 32 bits");
+        // The stream's domain: `i32::MIN <= previous < current <= i32::MAX`.
+        let top = i64::from(i32::MAX);
+        if previous >= top || previous < i64::from(i32::MIN) {
+            let why =
+                format!("no relative integer after {previous} within a 32-bit signed integer");
             return Err(Error::new(ErrorKind::InvalidArgument(why), self.bits, name));
         }
         let tier = draw(

@@ -123,6 +123,67 @@
 //! assert_eq!(back.health, 73);
 //! # Ok::<(), bitlens_codec::Error>(())
 //! ```
+//!
+//! A type of your own inside derived messages: implement [`BitPacked`] by hand (its fewest
+//! bits, its `serialize`, and its schema text: [`SchemaWriter::define`](packed::SchemaWriter::define)
+//! writes its section once, under a name unique in the file, with [`packed::struct_text`]), and
+//! derived structs take it as a field like any other; their schema text uses it.
+//!
+//! ```
+//! use bitlens_codec::packed::{self, SchemaWriter};
+//! use bitlens_codec::{BitPacked, ReadStream, Result, Stream, WriteStream};
+//!
+//! /// A cell of a 64 x 64 grid: two 6-bit coordinates.
+//! #[derive(Debug, Default, Clone, Copy, PartialEq)]
+//! struct Cell { x: u8, y: u8 }
+//!
+//! impl BitPacked for Cell {
+//!     const MIN_BITS: usize = 12;
+//!     // Its fields go into the enclosing scope (`from.x`), as a derived struct's do.
+//!     const FIELDS: bool = true;
+//!
+//!     fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+//!         s.int_as("x", &mut self.x, 0, 63)?;
+//!         s.int_as("y", &mut self.y, 0, 63)
+//!     }
+//!
+//!     fn schema_type(w: &mut SchemaWriter) -> String {
+//!         let name = w.define::<Self>("Cell", |_, name| {
+//!             packed::struct_text(name, &[
+//!                 r#"name = "x", type = "int", min = 0, max = 63"#.to_owned(),
+//!                 r#"name = "y", type = "int", min = 0, max = 63"#.to_owned(),
+//!             ])
+//!         });
+//!         format!("type = {}", packed::toml_str(&name))
+//!     }
+//! }
+//!
+//! #[derive(BitPacked, Debug, Default, PartialEq)]
+//! struct Move { from: Cell, to: Cell }
+//!
+//! let mut m = Move { from: Cell { x: 1, y: 2 }, to: Cell { x: 63, y: 0 } };
+//! let mut buf = [0u8; 8];
+//! let mut w = WriteStream::new(&mut buf);
+//! m.serialize(&mut w)?;
+//! assert_eq!(w.bits_written(), 24);
+//! let n = w.finish();
+//! let mut back = Move::default();
+//! back.serialize(&mut ReadStream::new(&buf[..n]))?;
+//! assert_eq!(back, m);
+//! // A value outside the hand-written range is refused at its field, as a derived one is.
+//! m.to.x = 64;
+//! let err = m.serialize(&mut WriteStream::new(&mut buf)).unwrap_err();
+//! assert_eq!(err.field(), "to.x");
+//!
+//! // The schema text: Cell defined once, used by both fields.
+//! let mut w = SchemaWriter::new();
+//! assert_eq!(Move::schema_type(&mut w), "type = \"Move\"");
+//! let text = w.finish();
+//! assert!(text.contains("[struct.Cell]\nfields = [\n  { name = \"x\", type = \"int\", min = 0, max = 63 },"));
+//! assert!(text.contains("{ name = \"from\", type = \"Cell\" }"), "{text}");
+//! assert_eq!(text.matches("[struct.Cell]").count(), 1);
+//! # Ok::<(), bitlens_codec::Error>(())
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod bits;

@@ -104,6 +104,23 @@ pub trait BitPacked {
     fn schema_type(w: &mut SchemaWriter) -> String;
 }
 
+/// The element of a `Vec` field: a reader makes each one as `Default::default()` before it reads
+/// it in place ([`Stream::array`]). The derive checks it for every `Vec` field
+/// ([`vec_element`]), so that a missing `Default` says the fix (most often a tagged union: an
+/// enum with data, which needs `#[derive(Default)]` and a `#[default]` variant).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is the element of a `Vec` field and has no `Default`",
+    label = "a reader makes each element as `Default::default()`, then reads it in place",
+    note = "derive it: `#[derive(Default)]` (on an enum with data, also mark the variant a new element starts as with `#[default]`), or implement `Default`"
+)]
+pub trait VecElement: Default {}
+
+impl<T: Default> VecElement for T {}
+
+/// The derive's check of a `Vec` field's element type ([`VecElement`]), at the element type.
+#[doc(hidden)]
+pub const fn vec_element<T: VecElement>() {}
+
 /// An element of a sparse array (seed 000, "Serializing Array Subsets"): a struct with one
 /// `#[bitlens(sparse_index)]` field, which the array sends as a relative object index before the
 /// struct's other fields. Derived with [`BitPacked`].
@@ -239,14 +256,13 @@ impl<const N: usize> BitPacked for [u8; N] {
 #[inline]
 pub fn bytes_fixed<S: Stream>(s: &mut S, name: &str, buf: &mut [u8]) -> Result<()> {
     if S::READING {
+        // As bytes_vec: at the bytes' first bit, after the padding.
         let pad = (8 - s.bit_position() % 8) % 8;
-        let needed = buf.len().saturating_mul(8).saturating_add(pad);
-        if needed > s.remaining_bits() {
-            let kind = ErrorKind::PastEnd {
-                needed,
-                remaining: s.remaining_bits(),
-            };
-            return Err(Error::new(kind, s.bit_position(), name));
+        let needed = buf.len().saturating_mul(8);
+        let remaining = s.remaining_bits().saturating_sub(pad);
+        if needed > remaining {
+            let kind = ErrorKind::PastEnd { needed, remaining };
+            return Err(Error::new(kind, s.bit_position() + pad, name));
         }
     }
     s.bytes(name, buf)
@@ -771,12 +787,18 @@ pub mod stable_range {
     #[doc(hidden)]
     pub struct StableRange<const STABILITY: u8>;
 
-    impl StableRange<RANGE_STABLE> {
+    // The impls name their value as a literal, not as RANGE_STABLE and the others: rustc prints
+    // a constant in a type's generic arguments as the path of an anonymous constant
+    // (`bitlens_codec::::packed::stable_range::{impl#1}::{constant#0}`) in the warning. Their
+    // values are pinned below.
+    const _: () = assert!(RANGE_STABLE == 0 && RANGE_UNSTABLE == 1 && RANGE_UNDECIDED == 2);
+
+    impl StableRange<0> {
         /// A stable range: nothing to say.
         pub const fn check() {}
     }
 
-    impl StableRange<RANGE_UNSTABLE> {
+    impl StableRange<1> {
         /// An unstable range.
         #[deprecated(
             note = "this compressed float range is not stable: a packet read with it may not \
@@ -787,7 +809,7 @@ pub mod stable_range {
         pub const fn check() {}
     }
 
-    impl StableRange<RANGE_UNDECIDED> {
+    impl StableRange<2> {
         /// A range too large to check at compile time.
         #[deprecated(
             note = "this compressed float range has too many steps to check its stability at \

@@ -47,15 +47,18 @@ impl<'a> TraceStream<'a> {
         }
     }
 
-    /// The trace, closed with the result the serialize function returned.
+    /// The trace, closed with the result the serialize function returned (a past_end marked
+    /// where the read stopped: [`Trace::mark_past_end`]).
     pub fn into_trace(self, result: Result<()>) -> Trace {
         let end = self.r.bits_read();
-        Trace {
+        let mut trace = Trace {
             fields: self.tracer.close(end),
             error: result.err(),
             bits_read: end,
             total_bits: self.r.data().len() * 8,
-        }
+        };
+        trace.mark_past_end();
+        trace
     }
 }
 

@@ -249,14 +249,14 @@ pub trait Stream: Sized {
     /// Past_end (before any allocation), invalid_argument, as [`Stream::bytes`].
     fn bytes_vec(&mut self, name: &str, v: &mut Vec<u8>, len: usize) -> Result<()> {
         if Self::READING {
+            // At the bytes' first bit, after the padding (which always fits: data is whole
+            // bytes): what they need and what remains from there.
             let pad = (8 - self.bit_position() % 8) % 8;
-            let needed = len.saturating_mul(8).saturating_add(pad);
-            if needed > self.remaining_bits() {
-                let kind = ErrorKind::PastEnd {
-                    needed,
-                    remaining: self.remaining_bits(),
-                };
-                return Err(Error::new(kind, self.bit_position(), name));
+            let needed = len.saturating_mul(8);
+            let remaining = self.remaining_bits().saturating_sub(pad);
+            if needed > remaining {
+                let kind = ErrorKind::PastEnd { needed, remaining };
+                return Err(Error::new(kind, self.bit_position() + pad, name));
             }
             v.clear();
             v.resize(len, 0);
@@ -587,18 +587,23 @@ pub trait Stream: Sized {
 
 /// A reader's check that `len` elements of at least `min_element_bits` bits each (one at the
 /// least) fit in what remains, before anything is sized by `len`: a hostile length is a
-/// `past_end` error at the length field, never an allocation.
+/// `past_end` error at the length field (`len_bit`, its first bit), never an allocation.
 ///
 /// # Errors
-/// PastEnd naming `len`.
-pub fn check_len_fits<S: Stream>(s: &S, len: usize, min_element_bits: usize) -> Result<()> {
+/// PastEnd naming `len`: the bits the elements need and the bits that remain after the length.
+pub fn check_len_fits<S: Stream>(
+    s: &S,
+    len: usize,
+    min_element_bits: usize,
+    len_bit: usize,
+) -> Result<()> {
     let needed = len.saturating_mul(min_element_bits.max(1));
     if needed > s.remaining_bits() {
         let kind = ErrorKind::PastEnd {
             needed,
             remaining: s.remaining_bits(),
         };
-        return Err(Error::new(kind, s.bit_position(), "len"));
+        return Err(Error::new(kind, len_bit, "len"));
     }
     Ok(())
 }
@@ -615,10 +620,11 @@ pub(crate) fn array_impl<S: Stream, T: Default>(
 ) -> Result<()> {
     s.scope(name, |s| {
         let mut len = v.len() as i64;
+        let len_bit = s.bit_position();
         s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
         if S::READING {
             let len = len as usize;
-            check_len_fits(s, len, min_element_bits)?;
+            check_len_fits(s, len, min_element_bits, len_bit)?;
             v.clear();
             if min_element_bits > 0 {
                 // Every element read in place: no capacity check, length update or copy per
@@ -1001,10 +1007,11 @@ pub(crate) fn wstring_impl<S: Stream>(
     }
     s.scope(name, |st| {
         let mut len = units.len() as i64;
+        let len_bit = st.bit_position();
         st.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
         let len = len as usize;
         if S::READING {
-            check_len_fits(st, len, 32)?;
+            check_len_fits(st, len, 32, len_bit)?;
         }
         let mut out = String::new();
         st.scope("utf16", |st| {

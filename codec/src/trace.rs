@@ -4,7 +4,7 @@
 //! [`TraceStream`](crate::TraceStream) fills one through a [`Recorder`]; [`ReadStream`](crate::ReadStream)
 //! reads through [`NoTrace`], whose hooks cost nothing.
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::fixed::Fixed;
 use crate::float_text::{f32_text, f64_text};
 
@@ -290,6 +290,72 @@ impl Trace {
     /// The field at `path`, if it was read.
     pub fn get(&self, path: &str) -> Option<&TraceField> {
         self.fields.iter().find(|f| f.path == path)
+    }
+
+    /// Marks where a read that ran past the end stopped, when a recorded field is that place: a
+    /// length whose elements (or bytes) do not fit in what remains is the field the error names,
+    /// at the error's bit, and is marked `failed`. Nothing changes for other errors, or when a
+    /// field is already marked. [`TraceStream::into_trace`](crate::TraceStream::into_trace)
+    /// calls it; [`Trace::past_end_entry`] gives the place when no field was recorded there.
+    pub fn mark_past_end(&mut self) {
+        if self.fields.iter().any(|f| f.failed) {
+            return;
+        }
+        let Some(e) = &self.error else {
+            return;
+        };
+        if !matches!(e.kind(), ErrorKind::PastEnd { .. }) {
+            return;
+        }
+        let (path, bit) = (e.field(), e.bit());
+        if let Some(f) = self
+            .fields
+            .iter_mut()
+            .rev()
+            .find(|f| f.bit == bit && f.path == path)
+        {
+            f.failed = true;
+        }
+    }
+
+    /// The field path and bit of a past_end error.
+    fn past_end_at(&self) -> Option<(&str, usize)> {
+        let e = self.error.as_ref()?;
+        matches!(e.kind(), ErrorKind::PastEnd { .. }).then(|| (e.field(), e.bit()))
+    }
+
+    /// Where a read ran past the end at a field that has too few bits left to be read at all
+    /// (so none was recorded): an entry for the views to show it, marked "read stopped here"
+    /// (the field's path and depth, its first bit, the bits that remain from there, no value,
+    /// `failed`). `None` for other errors, or when a recorded field is marked failed already.
+    /// Not part of [`Trace::fields`]: the fields are what was read (JSON lists them).
+    pub fn past_end_entry(&self) -> Option<TraceField> {
+        if self.fields.iter().any(|f| f.failed) {
+            return None;
+        }
+        let (path, bit) = self.past_end_at()?;
+        // One level below the scope the path names (an element `[i]` is a level too).
+        let parent = path.rfind(['.', '[']).map_or("", |i| &path[..i]);
+        let depth = if parent.is_empty() {
+            self.fields.first().map_or(0, |f| f.depth)
+        } else {
+            self.fields
+                .iter()
+                .rev()
+                .find(|f| f.path == parent)
+                .map_or(0, |f| f.depth + 1)
+        };
+        Some(TraceField {
+            path: PathString::from(path),
+            depth,
+            bit,
+            bits: self.total_bits.saturating_sub(bit),
+            value: Value::None,
+            raw: None,
+            range: None,
+            kind: FieldKind::Value,
+            failed: true,
+        })
     }
 }
 

@@ -278,7 +278,8 @@ struct JsonError {
     field: String,
 }
 
-/// The text line names the status and the problem; `--fields` lists every trace entry.
+/// The text line names the status and the problem; `--fields` lists every trace entry, and the
+/// field a read ran past the end at when no entry was recorded for it.
 fn assert_text(d: &Datagram, decoder: &str, dissection: &Dissection) {
     let line = output::summary_line(d, decoder, dissection);
     assert!(!line.contains('\n'), "one line per datagram: {line:?}");
@@ -290,11 +291,20 @@ fn assert_text(d: &Datagram, decoder: &str, dissection: &Dissection) {
         assert!(line.contains(&p.message), "the text line has the problem");
     }
     let fields = output::field_lines(dissection);
+    let stop = dissection.trace.past_end_entry();
     assert_eq!(
         fields.len(),
-        dissection.trace.fields.len(),
+        dissection.trace.fields.len() + usize::from(stop.is_some()),
         "--fields lines"
     );
+    if stop.is_some() {
+        assert!(
+            fields
+                .last()
+                .is_some_and(|l| l.ends_with("  <- read stopped here")),
+            "--fields marks where a read ran past the end: {fields:?}"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -573,10 +573,13 @@ pub fn captured_note(d: &Datagram) -> String {
 
 /// The field tree of a dissected datagram, indented, one field per line.
 pub fn field_lines(dissection: &Dissection) -> Vec<String> {
-    dissection
-        .trace
+    let trace = &dissection.trace;
+    // A read past the end at a field with too few bits to read: shown where it stopped.
+    let stop = trace.past_end_entry();
+    trace
         .fields
         .iter()
+        .chain(stop.as_ref())
         .map(|f| {
             let indent = "  ".repeat(f.depth + 1);
             let name = f.name();

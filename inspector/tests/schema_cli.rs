@@ -331,3 +331,139 @@ fn the_binary_encodes_a_batch_that_decodes() {
         );
     }
 }
+
+/// A schema with a counted array and raw bytes, for reads that run past the end.
+const PAST_END_SCHEMA: &str = r#"
+[protocol]
+name = "pe"
+id = 0x50455354
+id_bits = 32
+mtu = 200
+packets = ["P", "Q"]
+
+[struct.P]
+fields = [
+  { name = "a", type = "int", min = 0, max = 1000000 },
+  { name = "list", type = "array", max_len = 63, element = { type = "int", min = 0, max = 255 } },
+]
+
+[struct.Q]
+fields = [
+  { name = "a", type = "int", min = 0, max = 2047 },
+  { name = "blob", type = "bytes", len = 8 },
+  { name = "name", type = "string", max_len = 100 },
+]
+"#;
+
+#[test]
+fn past_end_is_at_the_fields_first_bit_and_marked_where_the_read_stopped() {
+    // Issue 29.9: the error named the bit after the length (61 for one at 55) or before the
+    // padding (44 for bytes at 48), and no view marked the field.
+    let path = tmp("past_end.schema.toml", PAST_END_SCHEMA.as_bytes());
+    let schema = Schema::load(&path).expect("loads");
+    let cut = |body: &[u8]| {
+        let mut data = vec![0u8; 4];
+        data.extend_from_slice(body);
+        bitlens_codec::fuzzing::with_valid_crc(schema.protocol(), &data).unwrap_or(data)
+    };
+    // P: type 0 at bit 32, a = 5 (20 bits) at 33, list.len = 3 (6 bits) at 53; three elements
+    // of 8 bits do not fit in the 5 bits left.
+    let p = cut(&[0x0a, 0x00, 0x60, 0x08]);
+    let text = decode_bytes::decode(&schema, &p, false).expect("decodes");
+    assert!(
+        text.contains("bit   53   +6    len = 3  0..=63  <- FAILED: read stopped here\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "rejected: bit 53 (field \"list.len\"): read past end: needs 24 bits, 5 remain\n"
+        ),
+        "{text}"
+    );
+    // Q: type 1, a = 5 (11 bits) at 33, padding at 44, blob's 8 bytes from 48: one byte left.
+    let q = cut(&[0x0b, 0x00, 0x01]);
+    let text = decode_bytes::decode(&schema, &q, false).expect("decodes");
+    assert!(
+        text.contains("bit   48   +8  blob  <- FAILED: read stopped here\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "rejected: bit 48 (field \"blob\"): read past end: needs 64 bits, 8 remain\n"
+        ),
+        "{text}"
+    );
+    // The JSON lists what was read (as the Wireshark export shows it); the error says the rest.
+    let json = decode_bytes::decode(&schema, &q, true).expect("json");
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let paths: Vec<&str> = doc["fields"]
+        .as_array()
+        .expect("fields")
+        .iter()
+        .map(|f| f["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(paths, ["packet_type", "a"]);
+    // A string's bytes, after its length: at the first byte boundary.
+    let q = cut(&[0x0b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x05]);
+    let text = decode_bytes::decode(&schema, &q, false).expect("decodes");
+    assert!(
+        text.contains("bit  120   +0    utf8  <- FAILED: read stopped here\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rejected: bit 120 (field \"name.utf8\")"),
+        "{text}"
+    );
+    // The compiled demo protocol in `decode --fields` and `--json`: a cut RoboCat's mice.
+    let o = bitlens(&["decode", "--fields", "captures/faults.pcap"]);
+    let fields = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        fields.contains("    len = 29  [bit 128, 6 bits, 0..=32]  <- read stopped here\n"),
+        "{fields}"
+    );
+    let o = bitlens(&["decode", "--json", "captures/faults.pcap"]);
+    let json = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        json.contains(r#""error":{"kind":"past_end","bit":128,"field":"mice.len""#),
+        "{json}"
+    );
+}
+
+#[test]
+fn a_batch_strings_length_and_bytes_have_their_own_paths() {
+    // Issue 29.9: a batch message's string traced its length and its bytes both as `name`, so
+    // an object keyed by path had the key twice. Compiled and schema batches alike.
+    for args in [
+        &["decode", "--json", "captures/demo.pcap"][..],
+        &[
+            "decode",
+            "--json",
+            "--schema",
+            "captures/demo.schema.toml",
+            "captures/demo.pcap",
+        ][..],
+    ] {
+        let o = bitlens(args);
+        let mut strings = 0;
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            let doc: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            for m in doc["messages"].as_array().into_iter().flatten() {
+                let paths: Vec<&str> = m["fields"]
+                    .as_array()
+                    .expect("fields")
+                    .iter()
+                    .map(|f| f["path"].as_str().expect("path"))
+                    .collect();
+                let mut unique = paths.clone();
+                unique.sort_unstable();
+                unique.dedup();
+                assert_eq!(unique.len(), paths.len(), "{args:?}: {paths:?}");
+                if let Some(i) = paths.iter().position(|p| *p == "name.len") {
+                    assert_eq!(paths.get(i + 1), Some(&"name"), "{paths:?}");
+                    strings += 1;
+                }
+            }
+        }
+        assert!(strings > 10, "{args:?}: {strings} strings");
+    }
+}

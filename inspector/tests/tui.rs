@@ -520,3 +520,100 @@ fn p_profiles_the_filtered_rows_and_esc_closes_it() {
         "Esc closes the profile only"
     );
 }
+
+#[test]
+fn a_read_past_the_end_is_marked_where_it_stopped() {
+    // Issue 29.9: a cut RoboCat (frame 38) whose mice do not fit: the tree starts on the count
+    // that claims them, marked, and the bit view shows it.
+    let mut app = app(false);
+    for _ in 0..10 {
+        app.handle_key(Key::Char('n'));
+        let d = app.detail.as_ref().unwrap();
+        if app.capture.datagrams()[d.datagram].frame == 38 {
+            break;
+        }
+    }
+    let d = app.detail.as_ref().unwrap();
+    assert_eq!(app.capture.datagrams()[d.datagram].frame, 38);
+    let e = d.dissection.trace.error.as_ref().expect("an error");
+    assert_eq!(e.kind().name(), "past_end");
+    let f = &d.dissection.trace.fields[d.selected_field().unwrap()];
+    assert!(
+        f.failed && f.path() == "mice.len" && f.bit == e.bit(),
+        "{f:?} {e}"
+    );
+    let t = render(&app);
+    let screen: Vec<String> = (0..SIZE.1).map(|y| screen_row(&t, y)).collect();
+    assert!(
+        screen
+            .iter()
+            .any(|r| r.contains("len = ") && r.contains("◀ read stopped here")),
+        "{}",
+        screen.join("\n")
+    );
+    // An empty datagram (captures/every.pcap frame 166): no CRC to read, the row where it
+    // stopped is the CRC's, which no field was recorded for.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures/every.pcap");
+    let mut app = app_for(Capture::open(&root).unwrap(), false, SIZE);
+    for _ in 0..200 {
+        let d = app.detail.as_ref().unwrap();
+        if app.capture.datagrams()[d.datagram].frame == 166 {
+            break;
+        }
+        app.handle_key(Key::Down);
+    }
+    let d = app.detail.as_ref().unwrap();
+    assert_eq!(app.capture.datagrams()[d.datagram].frame, 166);
+    let f = &d.dissection.trace.fields[d.selected_field().unwrap()];
+    assert!(f.failed && f.path() == "crc32" && f.bit == 0, "{f:?}");
+    let t = render(&app);
+    let screen: Vec<String> = (0..SIZE.1).map(|y| screen_row(&t, y)).collect();
+    assert!(
+        screen
+            .iter()
+            .any(|r| r.contains("crc32") && r.contains("◀ read stopped here")),
+        "{}",
+        screen.join("\n")
+    );
+}
+
+#[test]
+fn the_help_gives_the_registered_protocols_own_filter_example() {
+    // Issue 29.11: a game's own binary showed the demo's `type:RoboCat port:40000`.
+    let app = app(false);
+    assert_eq!(
+        ui::filter_example(&app),
+        "filter: type:RoboCat status:desync port:40000 10.0.0.12"
+    );
+    // Another program's protocol (the showcase, on a port of its own), as a game's binary
+    // registers it.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures/custom.pcap");
+    let mut d = Dissectors::new();
+    let showcase =
+        bitlens_codec::dissect::PacketDissector::<bitlens_testkit::showcase::Showcase>::new(
+            "showcase",
+        );
+    d.register(29000, Arc::new(showcase));
+    let mut app = App::new(
+        Arc::new(Capture::open(&root).unwrap()),
+        Arc::new(d),
+        false,
+        SIZE,
+    );
+    app.program = "mygame".into();
+    app.handle_key(Key::Char('?'));
+    let example = ui::filter_example(&app);
+    assert_eq!(
+        example,
+        "filter: type:Shapes status:desync port:29000 10.0.0.12"
+    );
+    let t = render(&app);
+    let screen: Vec<String> = (0..SIZE.1).map(|y| screen_row(&t, y)).collect();
+    let screen = screen.join("\n");
+    assert!(screen.contains(&example), "{screen}");
+    assert!(screen.contains(" mygame inspect: keys "), "{screen}");
+    assert!(
+        !screen.contains("RoboCat") && !screen.contains("bitlens"),
+        "{screen}"
+    );
+}

@@ -856,6 +856,61 @@ fn the_derived_message_sets_dissector_agrees_with_decode() {
     assert!(n >= 100, "faults.pcap: {n} datagrams decoded");
 }
 
+/// A program's packet set and its message set in one Lua file (`--as demo --as batch`), each
+/// on the port the program reads it with unless told otherwise; the two invocations
+/// (`--as batch --port P` dropped the batch's own port and went heuristic, `--as demo
+/// --batch-port P` was refused without saying what to do) now work or say what to add.
+#[test]
+fn a_packet_set_and_its_message_set_export_into_one_file() {
+    use bitlens_codec::PacketSet;
+    use bitlens_testkit::{batch_demo::DemoMessage, demo::DemoPacket};
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("both");
+    let schema = dir.join("derived.toml");
+    let text = format!("{}\n{}", DemoPacket::schema(), DemoMessage::schema());
+    std::fs::write(&schema, text).unwrap();
+    let faults = repo().join("captures/faults.pcap");
+    // faults.pcap has corrupt CRCs and a batch whose first length runs past the end: only a
+    // dissector on both ports (not the heuristics) sees them as bitlens does.
+    for (file, args) in [
+        ("both.lua", &["--as", "demo", "--as", "batch"][..]),
+        (
+            "both-ports.lua",
+            &[
+                "--as",
+                "demo",
+                "--port",
+                "40000",
+                "--as",
+                "batch",
+                "--batch-port",
+                "40001",
+            ][..],
+        ),
+        ("batch-port.lua", &["--as", "batch", "--port", "40000"][..]),
+    ] {
+        let lua = export_as(&dir, file, args);
+        let n = agree(&lua, &schema, &faults, "demo", &[]);
+        assert!(n >= 100, "{args:?}: faults.pcap: {n} datagrams decoded");
+    }
+    let o = bitlens(&["export-wireshark", "--as", "demo", "--batch-port", "40001"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("\"demo\" is a packet set without a [batch] section; add --as batch"),
+        "{err}"
+    );
+    let o = bitlens(&["export-wireshark", "--as", "batch", "--as", "batch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("are both message sets"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// The custom protocol's capture (examples/custom-protocol, a derived packet set on UDP 28500)
 /// through the Lua dissector exported from its derived schema text.
 #[test]

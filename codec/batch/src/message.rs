@@ -181,6 +181,11 @@ pub struct NetworkContext {
 /// }
 /// # let _ = Score::default();
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a batch message: it has no message type",
+    label = "a variant of a `#[derive(MessageEnum)]` holds a message",
+    note = "give its `#[derive(BatchStruct)]` struct `#[batch(message_type = N, name = \"...\")]` (a struct without one is a part of messages, not a message), or implement `MessageBody`"
+)]
 pub trait MessageBody {
     /// The message type byte.
     const TYPE: u8;

@@ -81,6 +81,17 @@ pub trait ByteStream: Sized {
         unit: usize,
     ) -> Result<()>;
 
+    /// The length of a string or byte vector: [`ByteStream::length`] with unit 1, which a trace
+    /// records as `name.len` (the bytes that follow are `name`), so that the two have different
+    /// paths; errors name `name`.
+    ///
+    /// # Errors
+    /// As [`ByteStream::length`].
+    #[inline]
+    fn text_length(&mut self, name: &'static str, len: &mut usize, max: usize) -> Result<()> {
+        self.length(name, len, max, 1)
+    }
+
     /// A named group of fields (a struct): the trace records a nested scope.
     ///
     /// # Errors
@@ -211,7 +222,7 @@ pub trait ByteStream: Sized {
     /// Out_of_range, past_end, invalid_varint.
     fn byte_vec(&mut self, name: &'static str, v: &mut Vec<u8>, max_len: usize) -> Result<()> {
         let mut len = v.len();
-        self.length(name, &mut len, max_len, 1)?;
+        self.text_length(name, &mut len, max_len)?;
         if Self::READING {
             v.clear();
             v.resize(len, 0);
@@ -226,7 +237,7 @@ pub trait ByteStream: Sized {
     /// Out_of_range, past_end, invalid_varint, invalid_utf8.
     fn string(&mut self, name: &'static str, s: &mut String, max_len: usize) -> Result<()> {
         let mut len = s.len();
-        self.length(name, &mut len, max_len, 1)?;
+        self.text_length(name, &mut len, max_len)?;
         // A writer only reads the bytes; a reader fills them. Either way the string's own
         // buffer is borrowed as bytes and handed back, so its capacity is reused.
         let mut owned = std::mem::take(s).into_bytes();
@@ -250,7 +261,7 @@ pub trait ByteStream: Sized {
     /// Out_of_range, past_end, invalid_varint, invalid_utf8.
     fn text<const N: usize>(&mut self, name: &'static str, s: &mut InlineStr<N>) -> Result<()> {
         let mut len = s.len;
-        self.length(name, &mut len, N, 1)?;
+        self.text_length(name, &mut len, N)?;
         if Self::READING {
             s.len = 0;
         }
@@ -882,6 +893,48 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 .field(name, at * 8, bits, v, range, FieldKind::Value, failed);
         }
     }
+
+    /// [`ByteStream::length`], recorded in a trace under `traced` (errors name `name`).
+    fn length_traced(
+        &mut self,
+        name: &'static str,
+        traced: &str,
+        len: &mut usize,
+        max: usize,
+        unit: usize,
+    ) -> Result<()> {
+        let at = self.base + self.pos;
+        let mut x = 0;
+        // Recorded below with its range; an invalid varint records itself.
+        let mut plain = ByteReader::with_tracer(&self.data[self.pos..], at, NoTrace);
+        plain.varint(name, &mut x).inspect_err(|_| {
+            self.record(traced, at, || Value::None, true);
+        })?;
+        self.pos += plain.pos;
+        if x > max as u64 {
+            self.range_record(traced, at, x, max, true);
+            let kind = BatchErrorKind::OutOfRange {
+                value: x,
+                min: 0,
+                max: max as u64,
+            };
+            return Err(BatchError::new(kind, at, name));
+        }
+        // x <= max fits in usize.
+        let n = x as usize;
+        let remaining = self.remaining();
+        // An element that can take no bytes still counts one, as in the bit-packed
+        // `Stream::array`: a count can never claim more elements than bytes remain.
+        let needed = n.saturating_mul(unit.max(1));
+        if needed > remaining {
+            self.range_record(traced, at, x, max, true);
+            let kind = BatchErrorKind::PastEnd { needed, remaining };
+            return Err(BatchError::new(kind, at, name));
+        }
+        self.range_record(traced, at, x, max, false);
+        *len = n;
+        Ok(())
+    }
 }
 
 impl<T: Tracer> ByteStream for ByteReader<'_, T> {
@@ -942,37 +995,17 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
         max: usize,
         unit: usize,
     ) -> Result<()> {
-        let at = self.base + self.pos;
-        let mut x = 0;
-        // Recorded below with its range; an invalid varint records itself.
-        let mut plain = ByteReader::with_tracer(&self.data[self.pos..], at, NoTrace);
-        plain.varint(name, &mut x).inspect_err(|_| {
-            self.record(name, at, || Value::None, true);
-        })?;
-        self.pos += plain.pos;
-        if x > max as u64 {
-            self.range_record(name, at, x, max, true);
-            let kind = BatchErrorKind::OutOfRange {
-                value: x,
-                min: 0,
-                max: max as u64,
-            };
-            return Err(BatchError::new(kind, at, name));
+        self.length_traced(name, name, len, max, unit)
+    }
+
+    fn text_length(&mut self, name: &'static str, len: &mut usize, max: usize) -> Result<()> {
+        // An array element's string (no name of its own) keeps the element's path.
+        if T::ACTIVE && !name.is_empty() {
+            let traced = format!("{name}.len");
+            self.length_traced(name, &traced, len, max, 1)
+        } else {
+            self.length_traced(name, name, len, max, 1)
         }
-        // x <= max fits in usize.
-        let n = x as usize;
-        let remaining = self.remaining();
-        // An element that can take no bytes still counts one, as in the bit-packed
-        // `Stream::array`: a count can never claim more elements than bytes remain.
-        let needed = n.saturating_mul(unit.max(1));
-        if needed > remaining {
-            self.range_record(name, at, x, max, true);
-            let kind = BatchErrorKind::PastEnd { needed, remaining };
-            return Err(BatchError::new(kind, at, name));
-        }
-        self.range_record(name, at, x, max, false);
-        *len = n;
-        Ok(())
     }
 
     fn scope<R>(

@@ -497,6 +497,13 @@ pub fn kind_of(
             };
             let none = FieldAttrs::default();
             let inner = a.element.as_ref().map_or(&none, |(e, _)| &**e);
+            if ctx.concrete {
+                // Stream::array needs `Default` elements: said at the element type, with the fix.
+                let k = ctx.krate;
+                ctx.items.push(quote::quote_spanned! {element.span()=>
+                    const _: () = #k::packed::vec_element::<#element>();
+                });
+            }
             let element = kind_of(ctx, element, inner, element.span(), sib)?;
             if let Kind::ObjectIndex {
                 previous: PrevCode::Field { .. },

@@ -769,6 +769,7 @@ impl Schema {
             _ => &[],
         };
         let mut len = items.len() as i64;
+        let len_bit = s.bit_position();
         s.int("len", &mut len, 0, max_len.min(i64::MAX as usize) as i64)?;
         if S::WRITING {
             for (i, item) in items.iter().enumerate() {
@@ -778,7 +779,7 @@ impl Schema {
         }
         let len = len as usize;
         // As `Stream::array`: an element counts at least one bit against what remains.
-        bitlens_codec::stream::check_len_fits(s, len, min_element_bits)?;
+        bitlens_codec::stream::check_len_fits(s, len, min_element_bits, len_bit)?;
         let mut out = Vec::new();
         if min_element_bits > 0 {
             out.reserve(len);

@@ -549,8 +549,10 @@ mod tests {
         let text = text.expect("text field");
         assert_eq!(text.value, Value::Str("hi".into()));
         assert_eq!((text.bit, text.depth), (28 * 8, 1));
+        // The entry after the body's first: the string's length, a path of its own.
         let at = chat.body.start + 1;
-        assert_eq!(d.path_in_message(at), "text");
+        assert_eq!(d.path_in_message(at), "text.len");
+        assert_eq!(d.path_in_message(at + 1), "text");
         assert!(
             d.trace.fields[chat.entries.clone()]
                 .iter()

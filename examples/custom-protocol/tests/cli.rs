@@ -115,6 +115,16 @@ fn fuzz_init_names_the_games_own_binary_in_its_next_steps() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.contains("skirmish seeds CAPTURE --port PORT"), "{out}");
+    // The files it writes name it too (issue 29.11: they said `bitlens fuzz-init`).
+    for file in ["fuzz/Cargo.toml", "tests/fuzz_corpus.rs"] {
+        let written = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(
+            written.contains("Written by `skirmish fuzz-init --packet arena::Packet`")
+                && !written.contains("bitlens fuzz-init")
+                && !written.contains("bitlens seeds"),
+            "{file}: {written}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

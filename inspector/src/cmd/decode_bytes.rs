@@ -322,7 +322,9 @@ fn json_text(d: &Dissection, value: Option<Decoded>) -> Result<String> {
 
 fn text(d: &Dissection) -> String {
     let mut s = String::new();
-    for f in &d.trace.fields {
+    // A read past the end at a field with too few bits to read: shown where it stopped.
+    let stop = d.trace.past_end_entry();
+    for f in d.trace.fields.iter().chain(stop.as_ref()) {
         line(&mut s, f);
     }
     match (&d.status, &d.problem) {
@@ -379,7 +381,7 @@ fn line(s: &mut String, f: &TraceField) {
         }
     }
     if f.failed {
-        let _ = write!(s, "  <- FAILED");
+        let _ = write!(s, "  <- FAILED: read stopped here");
     }
     s.push('\n');
 }

@@ -22,9 +22,10 @@ pub struct ExportArgs {
     pub schema: Option<PathBuf>,
     /// One of this program's dissectors, by the name `--decode PORT=NAME` uses, when it has a
     /// schema text (a derived packet set, a schema); its ports here are the default --port (or
-    /// --batch-port, for a batch format).
+    /// --batch-port, for a batch format). Twice for a packet set and its message set in one
+    /// file: `--as mygame --as mygame-batch` (each layout's ports default to its own).
     #[arg(long = "as", value_name = "NAME")]
-    pub dissector: Option<String>,
+    pub dissector: Vec<String>,
     /// UDP port of the bit-packed packets (repeatable); none: a heuristic dissector that
     /// claims the datagrams whose CRC holds.
     #[arg(long = "port", value_name = "PORT")]
@@ -49,10 +50,10 @@ pub fn command(args: ExportArgs, ctx: &Context<'_>) -> Result<Exit> {
         batch_ports: args.batch_ports,
         name: args.name,
     };
-    let lua = match (&args.schema, &args.dissector) {
+    let lua = match (&args.schema, args.dissector.is_empty()) {
         (Some(schema), _) => run(schema, &options)?,
-        (None, Some(name)) => run_dissector(ctx.dissectors(), name, &mut options)?,
-        (None, None) => bail!("give --schema FILE or --as NAME"),
+        (None, false) => run_dissectors(ctx.dissectors(), &args.dissector, &mut options)?,
+        (None, true) => bail!("give --schema FILE or --as NAME"),
     };
     let mut out = std::io::stdout().lock();
     out.write_all(lua.as_bytes())?;
@@ -81,29 +82,121 @@ pub fn run_dissector(
     name: &str,
     options: &mut WiresharkOptions,
 ) -> Result<String> {
-    let d = dissectors
-        .by_name(name)
-        .ok_or_else(|| anyhow!("--as {name:?}: {}", dissectors.unknown(name)))?;
-    let text = d.schema_text().ok_or_else(|| {
-        anyhow!(
-            "--as {name:?}: this dissector has no schema text (a derived packet set or a schema \
-             has one; give --schema FILE)"
-        )
-    })?;
-    let text = with_protocol(dissectors, name, text)?;
-    let schema = Schema::from_toml(&text, &format!("{name} (schema text)"))?;
-    if options.ports.is_empty() && options.batch_ports.is_empty() {
-        let ports = dissectors
+    run_dissectors(dissectors, &[name.to_owned()], options)
+}
+
+/// The Lua text of one file for the dissectors `names` of `dissectors` (`--as`, repeated): at
+/// most one of each layout, so a packet set and its message set (`--as mygame --as
+/// mygame-batch`) make one protocol, the packet set's `[protocol]` and packets with the message
+/// set's `[batch]` section. A message set alone is put under the program's packet set (the
+/// first packet set with a schema text). Each layout without ports in `options` gets the ports
+/// `dissectors` read with the dissector of that layout named here (`--port` for packets,
+/// `--batch-port` for batches), whatever ports the other layout was given.
+///
+/// # Errors
+/// No dissector of a name, one without a schema text, two of one layout, a `--batch-port`
+/// without a `[batch]` section to dissect (the message names the program's message sets to add
+/// with `--as`), or a text that cannot be exported.
+pub fn run_dissectors(
+    dissectors: &Dissectors,
+    names: &[String],
+    options: &mut WiresharkOptions,
+) -> Result<String> {
+    let mut packets: Option<(&str, String)> = None;
+    let mut batches: Option<(&str, String)> = None;
+    for name in names {
+        let d = dissectors
+            .by_name(name)
+            .ok_or_else(|| anyhow!("--as {name:?}: {}", dissectors.unknown(name)))?;
+        let text = d.schema_text().ok_or_else(|| {
+            anyhow!(
+                "--as {name:?}: this dissector has no schema text (a derived packet set or a \
+                 schema has one; give --schema FILE)"
+            )
+        })?;
+        let slot = match d.layout() {
+            Layout::Batches => &mut batches,
+            Layout::Packets | Layout::Other => &mut packets,
+        };
+        if let Some((other, _)) = slot {
+            bail!(
+                "--as {other:?} and --as {name:?} are both {}: one file holds one protocol, \
+                 with at most one packet set and one message set",
+                if d.layout() == Layout::Batches {
+                    "message sets"
+                } else {
+                    "packet sets"
+                }
+            );
+        }
+        *slot = Some((name.as_str(), text));
+    }
+    let text = match (&packets, &batches) {
+        (Some((p, ptext)), Some((b, btext))) => {
+            if has_section(ptext, "batch") || has_section(btext, "protocol") {
+                bail!(
+                    "--as {p:?} and --as {b:?}: {} already has what the other adds (a whole \
+                     schema: give it alone, or --schema FILE)",
+                    if has_section(ptext, "batch") { p } else { b }
+                );
+            }
+            format!("{ptext}\n{btext}")
+        }
+        (Some((p, ptext)), None) => {
+            if !options.batch_ports.is_empty() && !has_section(ptext, "batch") {
+                let sets: Vec<String> = dissectors
+                    .names()
+                    .filter(|n| {
+                        dissectors.by_name(n).is_some_and(|d| {
+                            d.layout() == Layout::Batches && d.schema_text().is_some()
+                        })
+                    })
+                    .map(|n| format!("--as {n}"))
+                    .collect();
+                let add = if sets.is_empty() {
+                    "this program has no message set with a schema text: give --schema FILE \
+                     with a [batch] section"
+                        .to_owned()
+                } else {
+                    format!(
+                        "add {} (this program's message set) to export its batches into the \
+                         same file",
+                        sets.join(" or ")
+                    )
+                };
+                bail!("--batch-port: {p:?} is a packet set without a [batch] section; {add}");
+            }
+            ptext.clone()
+        }
+        (None, Some((b, btext))) => with_protocol(dissectors, b, btext.clone())?,
+        (None, None) => bail!("give --schema FILE or --as NAME"),
+    };
+    let label = names.join(" + ");
+    let schema = Schema::from_toml(&text, &format!("{label} (schema text)"))?;
+    let defaults = |name: &str| -> Vec<u16> {
+        dissectors
             .ports()
             .filter(|&(_, n)| n == name)
-            .map(|(p, _)| p);
-        match d.layout() {
-            Layout::Packets => options.ports.extend(ports),
-            Layout::Batches => options.batch_ports.extend(ports),
-            Layout::Other => {}
-        }
+            .map(|(p, _)| p)
+            .collect()
+    };
+    if options.ports.is_empty()
+        && let Some((p, _)) = packets
+    {
+        options.ports = defaults(p);
+    }
+    if options.batch_ports.is_empty()
+        && let Some((b, _)) = batches
+    {
+        options.batch_ports = defaults(b);
     }
     export(schema, options)
+}
+
+/// Whether a schema text has the section `[name]`.
+fn has_section(text: &str, name: &str) -> bool {
+    let header = format!("[{name}]");
+    text.lines().any(|l| l.trim() == header)
 }
 
 /// A message set's schema text is its `[batch]` section alone (`MessageEnum::schema`): the

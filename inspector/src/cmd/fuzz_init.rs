@@ -262,8 +262,9 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
     check_packet_path(&opts.packet)?;
     let name = package_name(&opts.crate_dir)?;
     let packet = &opts.packet;
+    let program = &opts.program;
     let mut manifest = format!(
-        "# Written by `bitlens fuzz-init --packet {packet}`: the fuzz targets of {name}'s packet set,\n\
+        "# Written by `{program} fuzz-init --packet {packet}`: the fuzz targets of {name}'s packet set,\n\
          # one line each over the harnesses of bitlens_codec::fuzzing.\n\
          #   cargo +nightly fuzz run packet_read\n\
          [package]\n\
@@ -322,8 +323,8 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
         text: format!(
             "//! Replays the fuzz corpus (`fuzz/corpus/<target>/`) through the harness of each fuzz\n\
              //! target, on stable: the same code on the same bytes as `cargo fuzz run <target>`.\n\
-             //! Written by `bitlens fuzz-init --packet {packet}`; seed a target's corpus with\n\
-             //! `bitlens seeds CAPTURE --port PORT fuzz/corpus/<target>`.\n\
+             //! Written by `{program} fuzz-init --packet {packet}`; seed a target's corpus with\n\
+             //! `{program} seeds CAPTURE --port PORT fuzz/corpus/<target>`.\n\
              \n\
              use bitlens_codec::fuzzing;\n\
              use std::path::Path;\n\
@@ -403,10 +404,29 @@ pub fn run(opts: &Options, force: bool) -> Result<String> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    steps.push(format!(
-        "cargo test (replays the corpus); cargo +nightly fuzz run packet_read (in {})",
-        opts.crate_dir.join("fuzz").display()
-    ));
+    let fuzz_dir = opts.crate_dir.join("fuzz");
+    if opts.features.is_empty() {
+        steps.push(format!(
+            "cargo test (replays the corpus); cargo +nightly fuzz run packet_read (in {})",
+            fuzz_dir.display()
+        ));
+    } else {
+        // The Arbitrary impl is behind these features: without them the replay test does not
+        // compile (E0277: the packet set does not implement Arbitrary).
+        let list = opts.features.join(",");
+        let quoted: Vec<String> = opts.features.iter().map(|f| format!("{f:?}")).collect();
+        steps.push(format!(
+            "cargo test --features {list} (replays the corpus; tests/fuzz_corpus.rs needs the \
+             Arbitrary impl those features enable: plain cargo test fails with E0277 until \
+             Cargo.toml says [[test]] name = \"fuzz_corpus\" required-features = [{}], which \
+             skips it without them)",
+            quoted.join(", ")
+        ));
+        steps.push(format!(
+            "cargo +nightly fuzz run packet_read (in {}: fuzz/Cargo.toml enables the features)",
+            fuzz_dir.display()
+        ));
+    }
     summary.push_str("next:");
     for (i, step) in steps.iter().enumerate() {
         let _ = write!(summary, "\n  {}. {step}", i + 1);
@@ -510,6 +530,42 @@ mod tests {
                 .to_string()
                 .contains("not a bitlens checkout")
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_games_own_binary_and_features_are_in_the_files_and_next_steps() {
+        // Issue 29.11 and 29.13: the files named `bitlens` in a game's binary, and the next
+        // steps said plain `cargo test`, which fails with E0277 when the Arbitrary impl is
+        // behind a feature.
+        let dir = temp_crate("program");
+        let opts = Options {
+            features: vec!["fuzzing".into()],
+            program: "skirmish".into(),
+            ..Options::new(&dir, "my_game::Packet")
+        };
+        let summary = run(&opts, false).unwrap();
+        assert!(
+            summary.contains("cargo test --features fuzzing (replays the corpus;"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("[[test]] name = \"fuzz_corpus\" required-features = [\"fuzzing\"]"),
+            "{summary}"
+        );
+        assert!(summary.contains("skirmish seeds CAPTURE"), "{summary}");
+        let manifest = std::fs::read_to_string(dir.join("fuzz/Cargo.toml")).unwrap();
+        assert!(
+            manifest.starts_with("# Written by `skirmish fuzz-init --packet my_game::Packet`"),
+            "{manifest}"
+        );
+        let replay = std::fs::read_to_string(dir.join("tests/fuzz_corpus.rs")).unwrap();
+        assert!(
+            replay.contains("//! Written by `skirmish fuzz-init --packet my_game::Packet`")
+                && replay.contains("`skirmish seeds CAPTURE"),
+            "{replay}"
+        );
+        assert!(!replay.contains("bitlens seeds") && !manifest.contains("bitlens fuzz-init"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

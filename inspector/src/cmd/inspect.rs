@@ -46,6 +46,6 @@ pub fn run(path: &Path, dissectors: Dissectors, program: &str) -> Result<Option<
         );
     }
     let damage = capture.damage().map(ToString::to_string);
-    crate::tui::run(capture, dissectors)?;
+    crate::tui::run(capture, dissectors, program)?;
     Ok(damage)
 }

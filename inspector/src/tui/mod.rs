@@ -67,11 +67,12 @@ fn spawn_summaries(
     rx
 }
 
-/// Runs the inspector until the user quits. The terminal is restored on return and on panic.
+/// Runs the inspector until the user quits (`program` names the program in its help). The
+/// terminal is restored on return and on panic.
 ///
 /// # Errors
 /// Terminal I/O errors.
-pub fn run(capture: Capture, dissectors: Dissectors) -> Result<()> {
+pub fn run(capture: Capture, dissectors: Dissectors, program: &str) -> Result<()> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let capture = Arc::new(capture);
     let dissectors = Arc::new(dissectors);
@@ -90,6 +91,7 @@ pub fn run(capture: Capture, dissectors: Dissectors) -> Result<()> {
     let result = (|| -> Result<()> {
         let size = terminal.size()?;
         let mut app = App::new(capture, dissectors, color, (size.width, size.height));
+        app.program = program.to_owned();
         let mut dirty = true;
         while !app.quit {
             while let Ok(batch) = rx.try_recv() {

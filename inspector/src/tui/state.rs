@@ -52,7 +52,11 @@ pub struct Detail {
 impl Detail {
     /// The detail of datagram `datagram`, with the tree cursor on the field where the read
     /// stopped, if it failed.
-    pub fn new(datagram: usize, decoder: String, dissection: Dissection) -> Self {
+    pub fn new(datagram: usize, decoder: String, mut dissection: Dissection) -> Self {
+        // A read past the end at a field with too few bits to read: a row where it stopped.
+        if let Some(stop) = dissection.trace.past_end_entry() {
+            dissection.trace.fields.push(stop);
+        }
         let mut d = Detail {
             datagram,
             decoder,
@@ -204,6 +208,8 @@ pub struct App {
     pub live: Option<Live>,
     /// The profile view, while it is open (`P`).
     pub profile: Option<super::profile_view::ProfileView>,
+    /// The program that runs, as the help names it (`bitlens`, or a game's own binary).
+    pub program: String,
 }
 
 impl App {
@@ -238,6 +244,7 @@ impl App {
             size,
             live: None,
             profile: None,
+            program: "bitlens".into(),
         };
         app.open_selected();
         app

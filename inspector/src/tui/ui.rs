@@ -111,7 +111,7 @@ pub fn draw(app: &App, f: &mut Frame) {
     draw_bits(app, f, &areas, &theme);
     draw_status(app, f, &areas, &theme);
     if app.show_help {
-        draw_help(f, area, &theme);
+        draw_help(app, f, area, &theme);
     }
     if let Some(view) = &app.profile {
         super::profile_view::draw(view, app.color, f, area);
@@ -632,10 +632,8 @@ pub const HELP: &[(&str, &str)] = &[
         "n  N",
         "next / previous problem packet (error, desync, truncated, fragment)",
     ),
-    (
-        "/",
-        "filter: type:RoboCat status:desync port:40000 10.0.0.12",
-    ),
+    // The example is the registered protocol's own: see `filter_example`.
+    ("/", "filter: type:NAME status:desync port:PORT ADDRESS"),
     (
         "P",
         "profile of the listed packets: bits by field, per second",
@@ -648,7 +646,28 @@ pub const HELP: &[(&str, &str)] = &[
     ),
 ];
 
-fn draw_help(f: &mut Frame, area: Rect, t: &Theme) {
+/// The filter example of the help: a packet type and the port of the protocol the program
+/// registered first (by port), so that a game's own binary shows its own
+/// (`type:RoboCat status:desync port:40000 10.0.0.12` for the demo).
+pub fn filter_example(app: &App) -> String {
+    let mut example = String::from("filter:");
+    let first = app.dissectors.ports().next();
+    let packet_type = first
+        .and_then(|(_, name)| app.dissectors.by_name(name))
+        .and_then(|d| d.protocol().and_then(|p| p.packet_types.last().cloned()))
+        .or_else(|| app.type_names.first().cloned());
+    if let Some(t) = packet_type {
+        example.push_str(&format!(" type:{t}"));
+    }
+    example.push_str(" status:desync");
+    if let Some((port, _)) = first {
+        example.push_str(&format!(" port:{port}"));
+    }
+    example.push_str(" 10.0.0.12");
+    example
+}
+
+fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
     let w = area.width.min(86);
     let h = (HELP.len() as u16 + 6).min(area.height);
     let popup = Rect::new(
@@ -657,15 +676,17 @@ fn draw_help(f: &mut Frame, area: Rect, t: &Theme) {
         w,
         h,
     );
+    let filter = filter_example(app);
     let mut lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
+            let v = if *k == "/" { filter.as_str() } else { v };
             Line::from(vec![
                 Span::styled(
                     format!(" {k:<16}"),
                     Style::new().add_modifier(Modifier::BOLD),
                 ),
-                Span::raw(*v),
+                Span::raw(v.to_owned()),
             ])
         })
         .collect();
@@ -685,7 +706,7 @@ fn draw_help(f: &mut Frame, area: Rect, t: &Theme) {
         Paragraph::new(lines).block(
             Block::new()
                 .borders(Borders::ALL)
-                .title(" bitlens inspect: keys ")
+                .title(format!(" {} inspect: keys ", app.program))
                 .border_style(t.border(true)),
         ),
         popup,

@@ -84,13 +84,15 @@ local function varint(B)
   end
 end
 
-local function varint_error(B, pf, name, why, rem)
+-- (`err`, when given, is the name the error gives: a string's length is shown as `name.len`.)
+local function varint_error(B, pf, name, why, rem, err)
   local at = B.pos
+  err = err or name
   bput(B, B.X.missing, bname(B, name), at, 0, nil, nil, nil, true)
   if why == "past_end" then
-    braise("past_end", at, name, "read past end: needs " .. (rem + 1) .. " bytes, " .. rem .. " remain")
+    braise("past_end", at, err, "read past end: needs " .. (rem + 1) .. " bytes, " .. rem .. " remain")
   end
-  braise("invalid_varint", at, name, "varint longer than 10 bytes or over 64 bits")
+  braise("invalid_varint", at, err, "varint longer than 10 bytes or over 64 bits")
 end
 
 local function bigger(a, b)
@@ -190,23 +192,32 @@ local function bpacked(B, pf, name, kind, K, err)
 end
 
 -- A length or count (fast.rs length): a varint in 0..=max, and count x unit bytes must remain.
-local function blength(B, pf, name, max, unit)
+-- Shown as `shown` (a string's length is `name.len`, its bytes `name`); errors name `name`.
+local function blength(B, pf, name, max, unit, shown)
   local at = B.pos
+  local label = bname(B, shown or name)
   local x, why, rem = varint(B)
-  if not x then varint_error(B, pf, name, why, rem) end
+  if not x then varint_error(B, pf, shown or name, why, rem, name) end
   B.pos = at + why
   local extra = ", 0..=" .. max
   if bigger(x, max) then
-    bput(B, pf, bname(B, name), at, why, ival(pf, x), dec(x), extra, true)
+    bput(B, pf, label, at, why, ival(pf, x), dec(x), extra, true)
     braise("out_of_range", at, name, dec(x) .. " out of range 0..=" .. max)
   end
   local left = B.limit - B.pos
   if x * unit > left then
-    bput(B, pf, bname(B, name), at, why, x, dec(x), extra, true)
+    bput(B, pf, label, at, why, x, dec(x), extra, true)
     braise("past_end", at, name, "read past end: needs " .. (x * unit) .. " bytes, " .. left .. " remain")
   end
-  bput(B, pf, bname(B, name), at, why, x, B.vis and dec(x), extra)
+  bput(B, pf, label, at, why, x, B.vis and dec(x), extra)
   return x
+end
+
+-- The path a string's (or byte vector's) length is shown under: `name.len`, or the element's
+-- own for an array element (no name).
+local function blen_name(name)
+  if name == "" then return nil end
+  return name .. ".len"
 end
 
 -- n raw bytes (hex), or text (`utf8`): not UTF-8 is a failed field, then invalid_utf8.
@@ -225,12 +236,12 @@ local function bslice(B, pf, name, n, utf8)
 end
 
 local function bstring(B, N, name, max)
-  local n = blength(B, N.len, name, max, 1)
+  local n = blength(B, N.len, name, max, 1, blen_name(name))
   return bslice(B, N.pf, name, n, true)
 end
 
 local function bbytevec(B, N, name, max)
-  local n = blength(B, N.len, name, max, 1)
+  local n = blength(B, N.len, name, max, 1, blen_name(name))
   bslice(B, N.pf, name, n, false)
 end
 

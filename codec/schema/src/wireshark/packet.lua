@@ -379,12 +379,13 @@ local function num(v)
   return v:tonumber()
 end
 
--- `len` raw bytes after align, checked against what remains before anything is read.
+-- `len` raw bytes after align, checked against what remains before anything is read (past_end
+-- at the bytes' first bit, after the padding).
 local function raw_bytes(R, pf, leaf, len)
   local pad = (8 - R.pos % 8) % 8
   local rem = R.n - R.pos
   local n = num(len)
-  if n * 8 + pad > rem then past_end(R, R.pos, leaf, needed_text(len, 8, pad), rem) end
+  if n * 8 + pad > rem then past_end(R, R.pos + pad, leaf, needed_text(len, 8, 0), rem - pad) end
   padding(R, leaf)
   local bit = R.pos
   R.pos = bit + n * 8
@@ -525,15 +526,17 @@ local function union(R, N, leaf, U, S)
 end
 
 -- An array (stream.rs array): `len` as int(0, max_len) (read by `L`), checked as len x
--- max(1, min_bits) against what remains, then each element under [i] (read by `E`).
+-- max(1, min_bits) against what remains (past_end at the length's first bit), then each element
+-- under [i] (read by `E`).
 local function array(R, N, leaf, L, minbits, E)
   open(R, N.pf, name_of(R, leaf), join(R.path, leaf))
+  local at = R.pos
   local len = L(R, N.len, "len")
   local n = num(len)
   local rem = R.n - R.pos
   local over
   if type(minbits) == "number" then over = n * minbits > rem else over = n > 0 end
-  if over then past_end(R, R.pos, "len", needed_text(len, minbits, 0), rem) end
+  if over then past_end(R, at, "len", needed_text(len, minbits, 0), rem) end
   local path = R.path
   for i = 0, n - 1 do
     R.idx = "[" .. i .. "]"
@@ -775,10 +778,11 @@ end
 -- serialize 1.0's wide string (stream.rs wstring): `len` code units as int(0, max_len), each in a
 -- 32-bit group under utf16[i]; refused: a group above 0xFFFF, a zero group, an unpaired surrogate.
 local function wstr_body(R, N, L)
+  local at = R.pos
   local len = L(R, N.len, "len")
   local n = num(len)
   local rem = R.n - R.pos
-  if n * 32 > rem then past_end(R, R.pos, "len", needed_text(len, 32, 0), rem) end
+  if n * 32 > rem then past_end(R, at, "len", needed_text(len, 32, 0), rem) end
   local base = join(R.path, "utf16")
   open(R, N.utf16, "utf16", base)
   local out, high, hbit, hi = {}, nil, nil, nil
