@@ -3,9 +3,10 @@
 use super::common::{Context, Exit};
 use super::common::{DecodeOpts, read_capture};
 use crate::capture::{self, Datagram};
-use crate::dissectors::Dissectors;
+use crate::dissectors::{Dissectors, seen_at};
 use crate::output;
 use anyhow::{Result, bail};
+use bitlens_codec::observe::Observation;
 use clap::Parser;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,24 +44,31 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     }
 }
 
-/// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`.
+/// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`; `seen` holds
+/// the sequential pass's observation of each datagram (empty without transports).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the chunk's parts and the output's options"
+)]
 fn render(
     name: &str,
     file: &[u8],
     dissectors: &Dissectors,
     datagrams: &[Datagram],
+    seen: &[Observation],
     json: bool,
     fields: bool,
     buf: &mut Vec<u8>,
 ) {
-    for d in datagrams {
+    for (i, d) in datagrams.iter().enumerate() {
         let payload = d.payload(file);
+        let seen = seen_at(seen, i);
         // Only `--fields` shows the field tree: the other outputs list values, and skip what
         // only the tree has (a batch's message headers, which are in each message's view).
         let (decoder, dissection) = if fields && !json {
-            dissectors.dissect(d, payload)
+            dissectors.dissect_seen(d, payload, seen)
         } else {
-            dissectors.dissect_values(d, payload)
+            dissectors.dissect_values_seen(d, payload, seen)
         };
         if json {
             output::write_json(buf, d, payload.len(), decoder, &dissection);
@@ -102,9 +110,25 @@ pub fn run(
     // and its buffer is reused.
     const CHUNK: usize = 256;
     let mut closed = false;
+    // The transports' sequential pass runs here, in capture order, before the chunk goes to a
+    // worker; without transports there is no pass and the observations stay empty.
+    let mut observer = dissectors.observer();
     let summary = crate::pipeline::ordered(
-        |push| capture::scan(&name, &file, CHUNK, |_, datagrams| push(datagrams.to_vec())),
-        |chunk: Vec<Datagram>, buf| render(&name, &file, dissectors, &chunk, json, fields, buf),
+        |push| {
+            capture::scan(&name, &file, CHUNK, |_, datagrams| {
+                let seen: Vec<Observation> = match &mut observer {
+                    Some(o) => datagrams
+                        .iter()
+                        .map(|d| o.observe(d, d.payload(&file)))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                push((datagrams.to_vec(), seen))
+            })
+        },
+        |(chunk, seen): (Vec<Datagram>, Vec<Observation>), buf| {
+            render(&name, &file, dissectors, &chunk, &seen, json, fields, buf)
+        },
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {

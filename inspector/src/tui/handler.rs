@@ -22,7 +22,10 @@ impl App {
             return;
         }
         let d = &self.capture.datagrams()[i];
-        let (decoder, dissection) = self.dissectors.dissect(d, self.capture.payload(d));
+        let seen = crate::dissectors::seen_at(&self.seen, i);
+        let (decoder, dissection) = self
+            .dissectors
+            .dissect_seen(d, self.capture.payload(d), seen);
         self.detail = Some(Detail::new(i, decoder.to_owned(), dissection));
         // Scroll the tree so the cursor (the failing field, if any) is on screen.
         let cursor = self.detail.as_ref().map_or(0, |d| d.cursor) as isize;
