@@ -146,7 +146,7 @@ impl<'d> Tally<'d> {
             // whose UDP length lies.
             let flaw = d.flaw.map(|flaw| format!("{FLAW}{}", flaw.field.name()));
             let problem = match (v.status, &v.problem) {
-                (Status::Ok | Status::Undecoded, _) => None,
+                (Status::Ok | Status::Undecoded, _) | (Status::Encrypted, None) => None,
                 (Status::Truncated, _) if flaw.is_some() => None,
                 (Status::Error | Status::Encrypted, Some(p)) => {
                     Some(format!("{}/{}", v.status.name(), p.kind))
