@@ -15,6 +15,7 @@
 //! The crate is apart from `bitlens-codec` so that the codec depends on no cryptography.
 
 mod crypto;
+pub mod fuzzing;
 mod keys;
 mod token;
 mod tracker;
