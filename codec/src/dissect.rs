@@ -431,6 +431,9 @@ pub struct LayerView {
     pub status: Status,
     /// The layer's own problem.
     pub problem: Option<Problem>,
+    /// The payload it handed on (decrypted, for an encrypting transport), when it handed one
+    /// on: what `decode --write-plaintext` writes.
+    pub plaintext: Option<Vec<u8>>,
 }
 
 /// A datagram dissected: one field tree, one status, the first problem, the desync analysis,

@@ -278,6 +278,7 @@ impl Stack {
             } else {
                 problem.clone()
             },
+            plaintext: u.payload.map(|p| p.bytes),
         };
         if u.status != Status::Ok {
             status = u.status;

@@ -548,3 +548,111 @@ fn the_payload_bytes_decrypt_with_the_session_key_alone() {
     );
     assert_eq!(plain.as_ref(), s.to_server.first());
 }
+
+/// `decode --write-plaintext`: the decrypted payloads as a capture that bitlens and the real
+/// tshark, with the exported Lua dissector, read field by field (same addresses and times).
+#[test]
+fn plaintext_capture_reads_in_tshark_field_by_field() {
+    let dir = tempdir().join("plaintext");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("plain.pcapng");
+    let keyed = [
+        "--decode",
+        "5000=netcode+demo",
+        "--netcode-key",
+        "captures/netcode.key",
+    ];
+    let mut args = vec![
+        "decode",
+        "--json",
+        "captures/netcode.pcap",
+        "--write-plaintext",
+    ];
+    args.push(plain.to_str().unwrap());
+    args.extend(keyed);
+    let o = bitlens(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let parse = |o: &Output| -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // The original datagrams whose payload decrypted, with the inner fields only.
+    let inner = |fields: &serde_json::Value| -> Vec<serde_json::Value> {
+        fields
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| !f["path"].as_str().unwrap().starts_with("netcode"))
+            .cloned()
+            .collect()
+    };
+    let originals: Vec<_> = parse(&o)
+        .into_iter()
+        .filter(|l| {
+            l["status"] == "ok"
+                && l["packet_type"]
+                    .as_str()
+                    .is_some_and(|t| !t.starts_with("netcode"))
+        })
+        .collect();
+    assert_eq!(originals.len(), 23);
+    let p = plain.to_str().unwrap();
+    let back = parse(&bitlens(&["decode", "--json", p, "--decode", "5000=demo"]));
+    assert_eq!(back.len(), originals.len());
+    for (a, b) in originals.iter().zip(&back) {
+        for k in ["time", "src", "dst", "packet_type", "status"] {
+            assert_eq!(a[k], b[k], "{k}");
+        }
+        let shifted: Vec<serde_json::Value> = inner(&a["fields"]);
+        let plain_fields = inner(&b["fields"]);
+        assert_eq!(shifted.len(), plain_fields.len());
+        for (x, y) in shifted.iter().zip(&plain_fields) {
+            assert_eq!((&x["path"], &x["value"]), (&y["path"], &y["value"]));
+        }
+    }
+    // The real tshark with the exported dissector: every frame is a demo packet of the same type,
+    // ok.
+    let tshark_ok = Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !tshark_ok {
+        assert!(std::env::var_os("CI").is_none(), "tshark not installed");
+        eprintln!("skipped the tshark half: tshark not installed (scripts/install-test-deps.sh)");
+        return;
+    }
+    let lua = dir.join("demo.lua");
+    let o = bitlens(&["export-wireshark", "--as", "demo", "--port", "5000"]);
+    std::fs::write(&lua, &o.stdout).unwrap();
+    let o = Command::new("tshark")
+        .arg("-X")
+        .arg(format!("lua_script:{}", lua.display()))
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "_ws.col.Protocol",
+            "-e",
+            "_ws.col.Info",
+            "-r",
+        ])
+        .arg(&plain)
+        .output()
+        .expect("tshark runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), originals.len(), "{text}");
+    for (row, a) in rows.iter().zip(&originals) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        assert_eq!(cols[1], "demo", "{row}");
+        let t = a["packet_type"].as_str().unwrap();
+        assert!(
+            cols[2].contains(t) && cols[2].contains("ok"),
+            "{row} vs {t}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! `decode CAPTURE [--json|--fields]`: every UDP datagram dissected, in capture order.
 
 use super::common::{Context, Exit};
-use super::common::{DecodeOpts, read_capture};
+use super::common::{DecodeOpts, open_capture, read_capture};
 use crate::capture::{self, Datagram};
 use crate::dissectors::{Dissectors, seen_at};
 use crate::output;
@@ -23,6 +23,12 @@ pub struct DecodeArgs {
     /// Print the field tree under each datagram (text form).
     #[arg(long, conflicts_with = "json")]
     pub fields: bool,
+    /// Also write the payloads a transport decrypted (`--decode PORT=netcode+NAME` with
+    /// `--netcode-key`) as a pcapng capture, one datagram per payload with its datagram's
+    /// addresses and time: what Wireshark, whose Lua cannot decrypt, reads with the exported
+    /// dissector.
+    #[arg(long, value_name = "FILE")]
+    pub write_plaintext: Option<PathBuf>,
     /// Which dissector reads which port.
     #[command(flatten)]
     pub opts: DecodeOpts,
@@ -35,6 +41,9 @@ pub struct DecodeArgs {
 /// As [`run`], and the capture's damage.
 pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    if let Some(path) = &args.write_plaintext {
+        write_plaintext(&args.capture, &dissectors, path)?;
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let damage = run(&args.capture, &dissectors, args.json, args.fields, &mut out)?;
     out.flush().ok();
@@ -42,6 +51,39 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
         None => Ok(Exit::Ok),
         Some(damage) => bail!("{damage}"),
     }
+}
+
+/// Writes the plaintext payloads the transports handed on ([`LayerView::plaintext`]) of
+/// every datagram of `capture` to a pcapng file at `out`, with the datagram's addresses and
+/// time; returns how many. A sequential pass of its own: the capture in order through the
+/// transports' trackers, then each datagram dissected.
+///
+/// # Errors
+/// The capture cannot be opened, or the output cannot be written.
+///
+/// [`LayerView::plaintext`]: bitlens_codec::dissect::LayerView::plaintext
+pub fn write_plaintext(capture: &Path, dissectors: &Dissectors, out: &Path) -> Result<usize> {
+    use crate::capture::write::{CaptureWriter, PcapngResolution, SynthDatagram, WriteFormat};
+    let capture = open_capture(capture)?;
+    let payload = |d: &Datagram| capture.payload(d);
+    let seen = dissectors.observe_all(capture.datagrams().iter().map(|d| (d, payload(d))));
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 0,
+    };
+    let mut w = CaptureWriter::create(out, format).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut written = 0;
+    for (i, d) in capture.datagrams().iter().enumerate() {
+        let (_, x) = dissectors.dissect_values_seen(d, payload(d), seen_at(&seen, i));
+        let Some(plain) = x.layers.first().and_then(|l| l.plaintext.as_deref()) else {
+            continue;
+        };
+        w.write(&SynthDatagram::new(d.time, d.src, d.dst, plain))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        written += 1;
+    }
+    w.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(written)
 }
 
 /// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`; `seen` holds
