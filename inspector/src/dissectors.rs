@@ -481,6 +481,45 @@ mod tests {
     }
 
     #[test]
+    fn transports_stack_over_known_dissectors_and_take_new_keys() {
+        let mut d = shipped();
+        assert!(
+            d.apply_override("5000=netcode+demo")
+                .unwrap_err()
+                .contains("unknown decoder")
+        );
+        d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+        d.apply_override("5000=netcode+demo").unwrap();
+        d.apply_override("5001=netcode").unwrap();
+        assert_eq!(
+            d.describe(),
+            "5000=netcode+demo 5001=netcode 40000=demo 40001=batch"
+        );
+        assert!(
+            d.apply_override("1=netcode+nope")
+                .unwrap_err()
+                .contains("nope")
+        );
+        assert!(
+            d.apply_override("1=nope")
+                .unwrap_err()
+                .contains("netcode, netcode+NAME"),
+            "the error lists the transports"
+        );
+        // A transport with keys replaces the stacks of its name, which keep their inner.
+        let before = Arc::clone(d.for_ports(1, 5000).unwrap());
+        d.add_transport(Arc::new(
+            bitlens_netcode::Netcode::new().with_private_key([0; 32]),
+        ));
+        let after = d.for_ports(1, 5000).unwrap();
+        assert!(!Arc::ptr_eq(&before, after));
+        assert_eq!(after.name(), "netcode+demo");
+        // Only stacks have a tracker: without them there is no sequential pass.
+        assert!(d.observer().is_some());
+        assert!(shipped().observer().is_none());
+    }
+
+    #[test]
     fn a_schema_replaces_dissectors_of_its_layout_and_a_protocol_id_reframes() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
