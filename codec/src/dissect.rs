@@ -623,6 +623,36 @@ pub trait Dissector: Send + Sync {
         }
     }
 
+    /// The datagram with a transport's payload in plaintext, for mutating its fields in place
+    /// (the proxy); `None` for formats without a transport (their bytes are the payload's), and
+    /// when it cannot be opened.
+    fn open_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        let _ = (datagram, seen);
+        None
+    }
+
+    /// Byte offset of the payload in a datagram (0 without a transport): where a mutation log
+    /// finds the inner format's CRC.
+    fn payload_start(&self, datagram: &[u8]) -> usize {
+        let _ = datagram;
+        0
+    }
+
+    /// Re-signs the payload's own integrity fields where the payload is in the datagram (an
+    /// opened one, for a transport): [`Dissector::seal`] of the payload. The default is
+    /// [`Dissector::seal`] of the datagram.
+    fn seal_payload(&self, datagram: &mut [u8]) -> bool {
+        self.seal(datagram)
+    }
+
+    /// Closes an opened datagram ([`Dissector::open_seen`]) again: a transport encrypts and
+    /// signs it with the keys `seen` holds and the packet's own sequence. False when it cannot.
+    /// The default: true, nothing to do.
+    fn close_seen(&self, datagram: &mut [u8], seen: &Observation) -> bool {
+        let _ = (datagram, seen);
+        true
+    }
+
     /// The framing parameters (packet type names, protocol id, MTU), for formats that frame
     /// packets.
     fn protocol(&self) -> Option<&Protocol> {

@@ -149,6 +149,29 @@ pub trait Transport: Send + Sync {
     /// entries only with `record` (the verdict path records nothing). Never panics, never
     /// allocates by an unchecked length.
     fn unwrap(&self, datagram: &[u8], seen: &Observation, record: bool) -> Unwrapped;
+
+    /// The datagram with its payload in plaintext where the ciphertext was (same length, the
+    /// layer's own bytes unchanged), for the proxy to mutate the payload's fields in place;
+    /// `None` when it cannot be read (no key, a fault) or carries no payload. The default:
+    /// `None` (a transport that does not encrypt needs no opening: its bytes are the payload's).
+    fn open(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        let _ = (datagram, seen);
+        None
+    }
+
+    /// Where the payload is in an opened datagram (byte range), if it has one.
+    fn payload_range(&self, datagram: &[u8]) -> Option<std::ops::Range<usize>> {
+        let _ = datagram;
+        None
+    }
+
+    /// Closes an opened (and maybe changed) datagram again: encrypts its payload in place and
+    /// signs it (a new MAC), with the keys and the packet's own sequence. False, and nothing
+    /// changed, when it cannot (no key). The default: true, nothing to do.
+    fn close(&self, datagram: &mut [u8], seen: &Observation) -> bool {
+        let _ = (datagram, seen);
+        true
+    }
 }
 
 /// A transport over an inner dissector (or, with none, over the payload as bytes): a
@@ -364,6 +387,27 @@ impl Dissector for Stack {
 
     fn dissect_seen(&self, payload: &[u8], seen: &Observation, values: bool) -> Dissection {
         self.dissect_with(payload, seen, values)
+    }
+
+    fn open_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        self.transport.open(datagram, seen)
+    }
+
+    fn payload_start(&self, datagram: &[u8]) -> usize {
+        self.transport
+            .payload_range(datagram)
+            .map_or(0, |r| r.start)
+    }
+
+    fn seal_payload(&self, datagram: &mut [u8]) -> bool {
+        match (&self.inner, self.transport.payload_range(datagram)) {
+            (Some(d), Some(r)) => datagram.get_mut(r).is_some_and(|p| d.seal(p)),
+            _ => false,
+        }
+    }
+
+    fn close_seen(&self, datagram: &mut [u8], seen: &Observation) -> bool {
+        self.transport.close(datagram, seen)
     }
 
     fn with_protocol_id(&self, id: ProtocolId) -> Option<Arc<dyn Dissector>> {

@@ -656,3 +656,172 @@ fn plaintext_capture_reads_in_tshark_field_by_field() {
         );
     }
 }
+
+/// The proxy through encryption: a renetcode client and server on localhost UDP, the proxy
+/// between them with the server's key. It decrypts live (the NDJSON lines carry the demo
+/// fields), and a mutation of a demo field is made in the plaintext and re-encrypted with the
+/// session key and the packet's own sequence: renetcode's server accepts the packet (its MAC
+/// verifies) and delivers the mutated payload, and the mutation log names the field.
+#[test]
+fn the_proxy_mutates_behind_the_encryption() {
+    use std::io::{BufRead, BufReader};
+    use std::net::UdpSocket;
+    use std::process::Stdio;
+    use std::time::Instant;
+
+    let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    server_socket.set_nonblocking(true).unwrap();
+    let upstream = server_socket.local_addr().unwrap();
+    let dir = tempdir().join("proxy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key_file = dir.join("server.key");
+    std::fs::write(
+        &key_file,
+        KEY.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+    )
+    .unwrap();
+    let decode = format!("{}=netcode+demo", upstream.port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
+        .arg(upstream.to_string())
+        .args(["--decode", &decode, "--netcode-key"])
+        .arg(&key_file)
+        .args([
+            "--mutate",
+            "packet=PacketA,field=x,action=set,value=424242,p=100%",
+            "--seed",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut child = Kill(child);
+    let (tx, lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let (atx, arx) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = l.strip_prefix("bitlens proxy: listening on ") {
+                let _ = atx.send(rest.split(',').next().unwrap().parse().unwrap());
+            }
+        }
+    });
+    let proxy_addr = arx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the proxy starts");
+
+    let start = Duration::from_secs(START_SECS);
+    let token =
+        ConnectToken::generate(start, PROTOCOL_ID, 300, 9, 15, vec![proxy_addr], None, &KEY)
+            .unwrap();
+    let mut server = NetcodeServer::new(ServerConfig {
+        current_time: start,
+        max_clients: 4,
+        protocol_id: PROTOCOL_ID,
+        public_addresses: vec![proxy_addr],
+        authentication: ServerAuthentication::Secure { private_key: KEY },
+    });
+    let mut client = NetcodeClient::new(
+        start,
+        ClientAuthentication::Secure {
+            connect_token: token,
+        },
+    )
+    .unwrap();
+    let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client_socket.set_nonblocking(true).unwrap();
+    let mut delivered: Vec<Vec<u8>> = Vec::new();
+    let mut sent = 0;
+    let began = Instant::now();
+    let mut last = Instant::now();
+    let mut buf = [0u8; 1500];
+    while delivered.len() < 3 && began.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+        let dt = last.elapsed();
+        last = Instant::now();
+        if let Some((p, to)) = client.update(dt) {
+            client_socket.send_to(p, to).unwrap();
+        }
+        while let Ok((n, _)) = client_socket.recv_from(&mut buf) {
+            let _ = client.process_packet(&mut buf[..n]);
+        }
+        server.update(dt);
+        while let Ok((n, from)) = server_socket.recv_from(&mut buf) {
+            match server.process_packet(from, &mut buf[..n]) {
+                ServerResult::Payload { payload, .. } => delivered.push(payload.to_vec()),
+                ServerResult::PacketToSend { addr, payload }
+                | ServerResult::ClientConnected { addr, payload, .. } => {
+                    server_socket.send_to(payload, addr).unwrap();
+                }
+                _ => {}
+            }
+        }
+        for id in server.clients_id() {
+            if let ServerResult::PacketToSend { addr, payload } = server.update_client(id) {
+                server_socket.send_to(payload, addr).unwrap();
+            }
+        }
+        if client.is_connected() && sent < 3 {
+            let mut a = demo::DemoPacket::A(demo::PacketA { x: 1, y: 2, z: 3 });
+            let mut p = [0u8; 64];
+            let n = write_packet(&mut a, &mut p).unwrap();
+            let (to, packet) = client.generate_payload_packet(&p[..n]).unwrap();
+            client_socket.send_to(packet, to).unwrap();
+            sent += 1;
+        }
+    }
+    assert_eq!(
+        delivered.len(),
+        3,
+        "renetcode's server accepted the re-encrypted packets"
+    );
+    for p in &delivered {
+        match bitlens_codec::read_packet::<demo::DemoPacket>(p).unwrap() {
+            demo::DemoPacket::A(a) => assert_eq!((a.x, a.y, a.z), (424242, 2, 3)),
+            other => panic!("{other:?}"),
+        }
+    }
+    // The NDJSON lines: the mutated payload packets decrypted live, the mutation naming x.
+    let pid = child.0.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let _ = child.0.wait();
+    let lines: Vec<serde_json::Value> = lines
+        .try_iter()
+        .map(|l| serde_json::from_str(&l).unwrap())
+        .collect();
+    let mutated: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| !l["mutation"].is_null()).collect();
+    assert_eq!(mutated.len(), 3, "{lines:?}");
+    for l in &mutated {
+        assert_eq!(l["packet_type"], "PacketA");
+        assert_eq!(l["status"], "ok", "{}", l["error"]);
+        assert_eq!(l["mutation"]["ops"][0]["field"], "x");
+        let x = l["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "x")
+            .unwrap();
+        assert_eq!(x["value"], 424242);
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["packet_type"] == "netcode.keep_alive" && l["status"] == "ok"),
+        "control packets decrypt live too"
+    );
+}

@@ -421,6 +421,54 @@ impl Transport for Netcode {
         Box::new(NetcodeTracker::new(Arc::clone(&self.keys)))
     }
 
+    fn open(&self, d: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        let h = read_header(d).ok()?;
+        if h.packet_type == PacketType::ConnectionRequest {
+            return None;
+        }
+        let s = seen.get::<Seen>()?;
+        let (key, id) = (s.key?, s.protocol_id?);
+        let plain = open_packet(
+            &key,
+            h.sequence,
+            &packet_ad(id, h.prefix),
+            &d[h.body_offset()..],
+        )?;
+        let mut opened = d.to_vec();
+        opened[h.body_offset()..h.body_offset() + plain.len()].copy_from_slice(&plain);
+        Some(opened)
+    }
+
+    fn payload_range(&self, d: &[u8]) -> Option<std::ops::Range<usize>> {
+        let h = read_header(d).ok()?;
+        (h.packet_type == PacketType::ConnectionPayload)
+            .then(|| h.body_offset()..d.len() - MAC_BYTES)
+    }
+
+    fn close(&self, d: &mut [u8], seen: &Observation) -> bool {
+        let Ok(h) = read_header(d) else {
+            return false;
+        };
+        if h.packet_type == PacketType::ConnectionRequest {
+            return true;
+        }
+        let Some((key, id)) = seen
+            .get::<Seen>()
+            .and_then(|s| Some((s.key?, s.protocol_id?)))
+        else {
+            return false;
+        };
+        let mac_at = d.len() - MAC_BYTES;
+        let mac = seal_packet(
+            &key,
+            h.sequence,
+            &packet_ad(id, h.prefix),
+            &mut d[h.body_offset()..mac_at],
+        );
+        d[mac_at..].copy_from_slice(&mac);
+        true
+    }
+
     fn unwrap(&self, d: &[u8], seen: &Observation, record: bool) -> Unwrapped {
         let h = match read_header(d) {
             Ok(h) => h,

@@ -24,6 +24,7 @@
 use super::dissect::{Field, FieldMap, Role, SessionDissector};
 use super::spec::Spec;
 use super::{Direction, Directions};
+use bitlens_codec::observe::Observation;
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -260,6 +261,14 @@ pub struct Mutator {
     pub stats: MutationStats,
 }
 
+/// How a mutated datagram is finished: its payload's CRC re-signed or left stale, and, when a
+/// transport opened it, closed again with what the transports observed of it.
+struct Sealing<'a> {
+    crc: Crc,
+    opened: bool,
+    seen: &'a Observation,
+}
+
 impl Mutator {
     /// A mutator drawing from `seed`.
     pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>, seed: u64) -> Self {
@@ -302,12 +311,16 @@ impl Mutator {
     }
 
     /// Mutates `bytes` in place when a rule (the first that fires, in order) or the fuzzer
-    /// draws it; returns what it did.
+    /// draws it; returns what it did. `seen` is what the session's transports observed of the
+    /// datagram: behind a transport that encrypts, the payload is opened, mutated in plaintext
+    /// and closed again (re-encrypted and signed with the session key and the packet's own
+    /// sequence), so that the server's parser receives the mutation.
     pub fn mutate(
         &mut self,
         dir: Direction,
         bytes: &mut Vec<u8>,
         dis: &SessionDissector,
+        seen: &Observation,
     ) -> Option<Mutation> {
         let mut packet_type: Option<Option<String>> = None;
         let mut map: Option<FieldMap> = None;
@@ -317,7 +330,7 @@ impl Mutator {
                 continue;
             }
             if let Some(want) = &rule.packet {
-                let t = packet_type.get_or_insert_with(|| dis.packet_type(bytes));
+                let t = packet_type.get_or_insert_with(|| dis.packet_type(bytes, seen));
                 if t.as_deref() != Some(want.as_str()) {
                     continue;
                 }
@@ -325,7 +338,7 @@ impl Mutator {
             if self.rng.random::<f64>() >= rule.p {
                 continue;
             }
-            let map = map.get_or_insert_with(|| dis.field_map(bytes));
+            let map = map.get_or_insert_with(|| dis.field_map(bytes, seen));
             let original = bytes.clone();
             let (action, crc) = (rule.action, rule.crc);
             let field = match &rule.field {
@@ -342,34 +355,48 @@ impl Mutator {
                 }
                 None => None,
             };
+            let opened = dis.open(bytes, seen).map(|plain| *bytes = plain).is_some();
             match apply(action, field.as_ref(), map, bytes, &mut self.rng) {
                 Some(ops) => {
                     let name = rule.name.clone();
+                    let sealing = Sealing { crc, opened, seen };
                     return Some(self.finish(
                         name,
                         map.packet_type.clone(),
                         ops,
-                        crc,
+                        sealing,
                         original,
                         bytes,
                         dis,
                     ));
                 }
-                None => self.stats.not_applicable += 1,
+                None => {
+                    bytes.clone_from(&original);
+                    self.stats.not_applicable += 1
+                }
             }
         }
         let fuzz = self.fuzz.filter(|f| f.directions.contains(dir))?;
         if self.rng.random::<f64>() >= fuzz.rate {
             return None;
         }
-        let map = map.get_or_insert_with(|| dis.field_map(bytes));
+        let map = map.get_or_insert_with(|| dis.field_map(bytes, seen));
         let original = bytes.clone();
-        let ops = self.fuzz_one(map, bytes)?;
+        let opened = dis.open(bytes, seen).map(|plain| *bytes = plain).is_some();
+        let Some(ops) = self.fuzz_one(map, bytes) else {
+            bytes.clone_from(&original);
+            return None;
+        };
+        let sealing = Sealing {
+            crc: Crc::Resign,
+            opened,
+            seen,
+        };
         Some(self.finish(
             "fuzz".into(),
             map.packet_type.clone(),
             ops,
-            Crc::Resign,
+            sealing,
             original,
             bytes,
             dis,
@@ -406,23 +433,26 @@ impl Mutator {
         rule: String,
         packet_type: Option<String>,
         mut ops: Vec<Op>,
-        crc: Crc,
+        sealing: Sealing<'_>,
         original: Vec<u8>,
         bytes: &mut [u8],
         dis: &SessionDissector,
     ) -> Mutation {
+        let Sealing { crc, opened, seen } = sealing;
         let crc = match crc {
             Crc::Stale => "stale",
             Crc::Resign => {
-                let before = (bytes.len() >= 4).then(|| read_bits(bytes, 0, 32));
+                let at = dis.crc_bit(bytes);
+                let crc_at = |b: &[u8]| (b.len() * 8 >= at + 32).then(|| read_bits(b, at, 32));
+                let before = crc_at(bytes);
                 if dis.seal(bytes) {
                     ops.push(Op {
                         action: "resign".into(),
                         field: Some("crc32".into()),
-                        bit: 0,
+                        bit: at,
                         bits: 32,
                         old: before.map(|b| bit_string(b, 32)),
-                        new: Some(bit_string(read_bits(bytes, 0, 32), 32)),
+                        new: crc_at(bytes).map(|b| bit_string(b, 32)),
                         old_value: None,
                         new_value: None,
                     });
@@ -432,6 +462,10 @@ impl Mutator {
                 }
             }
         };
+        // An opened payload leaves encrypted and signed again, with the packet's own sequence.
+        if opened && !dis.close(bytes, seen) {
+            bytes.copy_from_slice(&original[..bytes.len().min(original.len())]);
+        }
         self.stats.mutated += 1;
         Mutation {
             rule,
@@ -744,7 +778,7 @@ mod tests {
         let mut m = Mutator::new(vec![rule(text)], None, seed);
         let mut bytes = robocat();
         let mutation = m
-            .mutate(Direction::ToServer, &mut bytes, &dis())
+            .mutate(Direction::ToServer, &mut bytes, &dis(), &Observation::NONE)
             .expect("fires");
         (bytes, mutation)
     }
@@ -861,10 +895,16 @@ mod tests {
             buf[..n].to_vec()
         };
         let before = a.clone();
-        assert!(m.mutate(Direction::ToServer, &mut a, &dis()).is_none());
+        assert!(
+            m.mutate(Direction::ToServer, &mut a, &dis(), &Observation::NONE)
+                .is_none()
+        );
         assert_eq!(a, before);
         assert_eq!(m.stats.not_applicable, 2);
-        assert!(m.mutate(Direction::ToClient, &mut a, &dis()).is_none());
+        assert!(
+            m.mutate(Direction::ToClient, &mut a, &dis(), &Observation::NONE)
+                .is_none()
+        );
     }
 
     #[test]
@@ -881,7 +921,7 @@ mod tests {
             (0..200)
                 .map(|_| {
                     let mut b = robocat();
-                    let mu = m.mutate(Direction::ToClient, &mut b, &dis());
+                    let mu = m.mutate(Direction::ToClient, &mut b, &dis(), &Observation::NONE);
                     if let Some(mu) = &mu {
                         assert_eq!(
                             apply_ops(&unhex(&mu.original).unwrap(), &mu.ops).unwrap(),

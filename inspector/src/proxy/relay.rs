@@ -384,8 +384,16 @@ impl Relay {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as i128),
         );
+        // The transports' pass sees the datagram as it arrived, in arrival order (nothing
+        // without a transport).
+        let (src, dst) = match direction {
+            Direction::ToServer => (client, self.upstream),
+            Direction::ToClient => (self.upstream, client),
+        };
+        let observed = self.dis.observe(src, dst, &bytes);
         let mutation = if self.mutator.wants(direction) {
-            self.mutator.mutate(direction, &mut bytes, &self.dis)
+            self.mutator
+                .mutate(direction, &mut bytes, &self.dis, &observed)
         } else {
             None
         };
@@ -468,6 +476,7 @@ impl Relay {
             bytes,
             fate,
             mutation,
+            observed,
         };
         // Blocks while the sink is behind: the bounded channel is the back-pressure. An error
         // means the sink has stopped (a failed output): the stop flag ends the loop.
