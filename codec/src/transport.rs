@@ -306,10 +306,6 @@ impl Stack {
         if u.status != Status::Ok {
             status = u.status;
         }
-        if status == Status::Ok && problem.is_some() && u.status == Status::Ok {
-            // An inner problem with an ok status cannot happen; keep the status honest anyway.
-            status = Status::Error;
-        }
         if packet_type.is_none() {
             packet_type = Some(u.packet_type);
         }

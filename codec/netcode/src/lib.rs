@@ -5,7 +5,7 @@
 //! every packet of that client both ways with the session keys in the token (or those of a key
 //! log, [`KeyLog`]), and hands the payload packets' plaintext to the inner dissector.
 //!
-//! Without keys the header is dissected and the payload reported [`Status::Encrypted`], never
+//! Without keys the header is dissected and the payload reported [`Status::Encrypted`](bitlens_codec::dissect::Status::Encrypted), never
 //! guessed at. Faults have their own kinds (the problem's field names the layer, `netcode.`):
 //! `mac_mismatch`, `replay`, `token_mac_mismatch`, `token`, `too_small`, `request_size`,
 //! `packet_type`, `sequence_bytes`, `version`, `protocol_id`, `plaintext_size`, `direction`,
@@ -29,7 +29,7 @@ pub use token::{PrivateToken, TokenValue, read_token};
 pub use tracker::{MAX_CONNECTIONS, REPLAY_WINDOW};
 
 use bitlens_codec::Value;
-use bitlens_codec::dissect::{Problem, Status};
+use bitlens_codec::dissect::Problem;
 use bitlens_codec::observe::{Observation, Tracker};
 use bitlens_codec::transport::{Plaintext, Transport, Unwrapped, field};
 use crypto::{open_token, token_ad};
@@ -497,12 +497,6 @@ impl Transport for Netcode {
             self.request(d, &h, record, &mut u);
         } else {
             self.encrypted(d, &h, seen.get::<Seen>(), record, &mut u);
-        }
-        if u.status == Status::Ok
-            && u.payload.is_none()
-            && h.packet_type == PacketType::ConnectionPayload
-        {
-            u.status = Status::Error;
         }
         u
     }
