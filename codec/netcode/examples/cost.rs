@@ -103,7 +103,12 @@ fn main() {
         for (i, d) in sealed.iter().enumerate() {
             let nbytes = usize::from(d[0] >> 4);
             let ad = packet_ad(PROTOCOL_ID, d[0]);
-            black_box(bitlens_netcode::open_packet(&KEY, i as u64, &ad, &d[1 + nbytes..]));
+            black_box(bitlens_netcode::open_packet(
+                &KEY,
+                i as u64,
+                &ad,
+                &d[1 + nbytes..],
+            ));
         }
     });
     println!("open_packet alone: {open_only:.0} ns per datagram");

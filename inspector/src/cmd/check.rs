@@ -342,40 +342,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     );
     let _ = writeln!(s, "decoders: {}", dissectors.describe());
     let _ = writeln!(s);
-    let width = counts.keys().map(String::len).max().unwrap_or(4).max(11);
-    // The encrypted column only where there are encrypted datagrams: tables of captures
-    // without transports keep their shape.
-    let columns = if encrypted > 0 {
-        Status::ALL.len()
-    } else {
-        Status::ALL.len() - 1
-    };
-    let _ = write!(s, "{:<width$}", "packet type");
-    for st in &Status::ALL[..columns] {
-        let _ = write!(s, " {:>9}", st.name());
-    }
-    let _ = writeln!(s);
-    let mut totals = [0usize; Status::ALL.len()];
-    for (t, row) in &counts {
-        let _ = write!(s, "{t:<width$}");
-        for (i, n) in row.iter().enumerate().take(columns) {
-            totals[i] += n;
-            let _ = write!(s, " {n:>9}");
-        }
-        let _ = writeln!(s);
-    }
-    let _ = write!(s, "{:<width$}", "total");
-    for n in &totals[..columns] {
-        let _ = write!(s, " {n:>9}");
-    }
-    let _ = writeln!(s);
-    if !first.is_empty() {
-        let _ = writeln!(s, "\nfirst problem of each kind:");
-        let kw = first.keys().map(String::len).max().unwrap_or(0);
-        for (kind, (frame, msg)) in &first {
-            let _ = writeln!(s, "  {kind:<kw$}  frame {frame}: {msg}");
-        }
-    }
+    s.push_str(&table(&counts, &first, encrypted));
     let damage = summary.damage.as_ref().map(ToString::to_string);
     let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
@@ -400,4 +367,50 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         encrypted,
         damage,
     })
+}
+
+/// The counts per packet type and status, their totals, and the first problem of each kind:
+/// the middle of `check`'s output. The `encrypted` column only when some datagram is.
+fn table(
+    counts: &BTreeMap<String, [usize; Status::ALL.len()]>,
+    first: &BTreeMap<String, (u64, String)>,
+    encrypted: usize,
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let width = counts.keys().map(String::len).max().unwrap_or(4).max(11);
+    // The encrypted column only where there are encrypted datagrams: tables of captures
+    // without transports keep their shape.
+    let columns = if encrypted > 0 {
+        Status::ALL.len()
+    } else {
+        Status::ALL.len() - 1
+    };
+    let _ = write!(s, "{:<width$}", "packet type");
+    for st in &Status::ALL[..columns] {
+        let _ = write!(s, " {:>9}", st.name());
+    }
+    let _ = writeln!(s);
+    let mut totals = [0usize; Status::ALL.len()];
+    for (t, row) in counts {
+        let _ = write!(s, "{t:<width$}");
+        for (i, n) in row.iter().enumerate().take(columns) {
+            totals[i] += n;
+            let _ = write!(s, " {n:>9}");
+        }
+        let _ = writeln!(s);
+    }
+    let _ = write!(s, "{:<width$}", "total");
+    for n in &totals[..columns] {
+        let _ = write!(s, " {n:>9}");
+    }
+    let _ = writeln!(s);
+    if !first.is_empty() {
+        let _ = writeln!(s, "\nfirst problem of each kind:");
+        let kw = first.keys().map(String::len).max().unwrap_or(0);
+        for (kind, (frame, msg)) in first {
+            let _ = writeln!(s, "  {kind:<kw$}  frame {frame}: {msg}");
+        }
+    }
+    s
 }
