@@ -825,3 +825,46 @@ fn the_proxy_mutates_behind_the_encryption() {
         "control packets decrypt live too"
     );
 }
+
+/// A key file or key log that does not read is a usage error (exit status 2), one line naming
+/// the file (and the line).
+#[test]
+fn bad_keys_are_usage_errors_naming_the_file() {
+    let dir = tempdir().join("badkeys");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("short.key");
+    std::fs::write(&key, "abcd\n").unwrap();
+    let log = dir.join("bad.log");
+    std::fs::write(&log, "# ok\nNETCODE_CLIENT 127.0.0.1:1 7 00 11\n").unwrap();
+    for (flag, file, says) in [
+        ("--netcode-key", &key, "expected a key of 64 hex digits"),
+        (
+            "--netcode-keylog",
+            &log,
+            "line 2: expected a key of 64 hex digits",
+        ),
+    ] {
+        let o = bitlens(&[
+            "check",
+            "captures/netcode.pcap",
+            "--decode",
+            "5000=netcode+demo",
+            flag,
+            file.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(file.to_str().unwrap()) && err.contains(says),
+            "{err}"
+        );
+    }
+    let o = bitlens(&[
+        "check",
+        "captures/netcode.pcap",
+        "--decode",
+        "5000=netcode+nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
