@@ -69,6 +69,7 @@
 //! ```
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::observe::{Observation, Tracker};
 use crate::packet::{Packet, Protocol, ProtocolId, seal_crc, verify_packet};
 use crate::read::{ReadStream, TraceStream};
 use crate::trace::{FieldKind, Trace, TraceField};
@@ -80,8 +81,9 @@ use std::sync::{Arc, Mutex};
 
 /// How a datagram decoded: one status per datagram, everywhere (text, JSON, `check`, TUI).
 ///
-/// Dissectors give [`Status::Ok`], [`Status::Error`] or [`Status::Desync`]; the inspector gives
-/// the other three from the capture before any dissector runs.
+/// Dissectors give [`Status::Ok`], [`Status::Error`] or [`Status::Desync`], and a transport
+/// ([`crate::transport`]) also [`Status::Encrypted`]; the inspector gives truncated, fragment and
+/// undecoded from the capture before any dissector runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Status {
     /// Decoded, every check held.
@@ -98,17 +100,25 @@ pub enum Status {
     /// No dissector for its ports.
     #[default]
     Undecoded,
+    /// A transport read its header, but its payload is encrypted and no key for its connection
+    /// is known (no server key, no key log line, or the connection request was not seen). Not
+    /// a failure of the traffic, only of what the reader knows: like [`Status::Undecoded`] it
+    /// is not a problem, and `check` fails on it only with `--strict`. Last in [`Status::ALL`]
+    /// (its index in count arrays), and shown only where it occurs, so outputs of captures
+    /// without transports keep their shape.
+    Encrypted,
 }
 
 impl Status {
     /// All statuses, in display order.
-    pub const ALL: [Status; 6] = [
+    pub const ALL: [Status; 7] = [
         Status::Ok,
         Status::Error,
         Status::Desync,
         Status::Truncated,
         Status::Fragment,
         Status::Undecoded,
+        Status::Encrypted,
     ];
 
     /// The lower-case name used in JSON, text and filters.
@@ -120,6 +130,7 @@ impl Status {
             Status::Truncated => "truncated",
             Status::Fragment => "fragment",
             Status::Undecoded => "undecoded",
+            Status::Encrypted => "encrypted",
         }
     }
 
@@ -128,9 +139,9 @@ impl Status {
         Status::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// True for the statuses that count as a problem: all but ok and undecoded.
+    /// True for the statuses that count as a problem: all but ok, undecoded and encrypted.
     pub fn is_problem(self) -> bool {
-        !matches!(self, Status::Ok | Status::Undecoded)
+        !matches!(self, Status::Ok | Status::Undecoded | Status::Encrypted)
     }
 }
 
@@ -296,6 +307,9 @@ pub struct Verdict<'d> {
     pub packet_type: Option<&'d str>,
     /// What stopped the read.
     pub problem: Option<Problem>,
+    /// The layer whose problem it is, for stacked dissectors ([`crate::transport::Stack`]):
+    /// the transport's name, or the inner dissector's; `None` for a dissector of its own.
+    pub layer: Option<&'d str>,
 }
 
 impl<'d> Verdict<'d> {
@@ -309,6 +323,7 @@ impl<'d> Verdict<'d> {
             status,
             packet_type,
             problem,
+            layer: None,
         }
     }
 
@@ -318,6 +333,7 @@ impl<'d> Verdict<'d> {
             status,
             packet_type: None,
             problem: None,
+            layer: None,
         }
     }
 }
@@ -395,6 +411,31 @@ pub struct MessageView {
     pub body: Range<usize>,
 }
 
+/// One transport layer of a stacked dissection ([`crate::transport::Stack`]): its name, where
+/// its entries are in the dissection's one field tree, where its payload is, and how it went.
+///
+/// Every bit of the datagram is in exactly one place: a layer's `header` or `trailer` entries
+/// (prefix, sequence, MAC: a profile counts them as overhead without knowing the transport), or
+/// the payload the layer handed on (`payload_bits`), whose entries are the inner dissector's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerView {
+    /// The layer's name (`netcode`), the first segment of its entries' paths.
+    pub name: &'static str,
+    /// Its entries before the payload's in [`Dissection::trace`].
+    pub header: Range<usize>,
+    /// Its entries after the payload's (a MAC).
+    pub trailer: Range<usize>,
+    /// The datagram bits of the payload it handed on (empty when it handed on none).
+    pub payload_bits: Range<usize>,
+    /// The layer's own status: ok, error, or encrypted (the payload not readable).
+    pub status: Status,
+    /// The layer's own problem.
+    pub problem: Option<Problem>,
+    /// The payload it handed on (decrypted, for an encrypting transport), when it handed one
+    /// on: what `decode --write-plaintext` writes.
+    pub plaintext: Option<Vec<u8>>,
+}
+
 /// A datagram dissected: one field tree, one status, the first problem, the desync analysis,
 /// and for batch formats the messages.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -414,6 +455,9 @@ pub struct Dissection {
     pub desync: Option<Desync>,
     /// The messages of a batch format, in order (`None` for formats without messages).
     pub messages: Option<Vec<MessageView>>,
+    /// The transport layers around the payload, outermost first (empty for a dissector of its
+    /// own).
+    pub layers: Vec<LayerView>,
 }
 
 impl Dissection {
@@ -448,6 +492,7 @@ impl Dissection {
             problem,
             desync,
             messages: None,
+            layers: Vec::new(),
         }
     }
 
@@ -551,6 +596,61 @@ pub trait Dissector: Send + Sync {
     /// The default is [`Dissector::dissect`]: a packet's tree has nothing only a tree shows.
     fn dissect_values(&self, payload: &[u8]) -> Dissection {
         self.dissect(payload)
+    }
+
+    /// The sequential half of a stateful format (a transport stack): a fresh [`Tracker`] that
+    /// sees the datagrams in order and gives each the [`Observation`] its dissection needs.
+    /// `None` (the default) for formats that read every datagram on its own: the tools then
+    /// run no sequential pass at all.
+    fn tracker(&self) -> Option<Box<dyn Tracker>> {
+        None
+    }
+
+    /// [`Dissector::verdict`] with what the tracker observed; the default ignores it.
+    fn verdict_seen(&self, payload: &[u8], seen: &Observation) -> Verdict<'_> {
+        let _ = seen;
+        self.verdict(payload)
+    }
+
+    /// [`Dissector::dissect`] (or with `values`, [`Dissector::dissect_values`]) with what the
+    /// tracker observed; the default ignores it.
+    fn dissect_seen(&self, payload: &[u8], seen: &Observation, values: bool) -> Dissection {
+        let _ = seen;
+        if values {
+            self.dissect_values(payload)
+        } else {
+            self.dissect(payload)
+        }
+    }
+
+    /// The datagram with a transport's payload in plaintext, for mutating its fields in place
+    /// (the proxy); `None` for formats without a transport (their bytes are the payload's), and
+    /// when it cannot be opened.
+    fn open_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        let _ = (datagram, seen);
+        None
+    }
+
+    /// Byte offset of the payload in a datagram (0 without a transport): where a mutation log
+    /// finds the inner format's CRC.
+    fn payload_start(&self, datagram: &[u8]) -> usize {
+        let _ = datagram;
+        0
+    }
+
+    /// Re-signs the payload's own integrity fields where the payload is in the datagram (an
+    /// opened one, for a transport): [`Dissector::seal`] of the payload. The default is
+    /// [`Dissector::seal`] of the datagram.
+    fn seal_payload(&self, datagram: &mut [u8]) -> bool {
+        self.seal(datagram)
+    }
+
+    /// Closes an opened datagram ([`Dissector::open_seen`]) again: a transport encrypts and
+    /// signs it with the keys `seen` holds and the packet's own sequence. False when it cannot.
+    /// The default: true, nothing to do.
+    fn close_seen(&self, datagram: &mut [u8], seen: &Observation) -> bool {
+        let _ = (datagram, seen);
+        true
     }
 
     /// The framing parameters (packet type names, protocol id, MTU), for formats that frame

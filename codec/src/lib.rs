@@ -198,12 +198,14 @@ pub mod fuzzing;
 pub mod generate;
 pub mod link;
 pub mod measure;
+pub mod observe;
 pub mod packed;
 pub mod packet;
 pub mod quantize;
 pub mod read;
 pub mod stream;
 pub mod trace;
+pub mod transport;
 pub mod write;
 
 /// `#[derive(BitPacked)]` and `#[derive(PacketSet)]` (feature `derive`, on by default).

@@ -245,6 +245,29 @@ pub struct TraceField {
 }
 
 impl TraceField {
+    /// An entry recorded by hand (a transport's header fields): `path` in full, not failed, no
+    /// raw value or range.
+    pub fn new(
+        path: &str,
+        depth: usize,
+        bit: usize,
+        bits: usize,
+        value: Value,
+        kind: FieldKind,
+    ) -> Self {
+        TraceField {
+            path: path.into(),
+            depth,
+            bit,
+            bits,
+            value,
+            raw: None,
+            range: None,
+            kind,
+            failed: false,
+        }
+    }
+
     /// The field's full path, outermost first: `objects[17].position.x`, `mice[3]`, `crc32`.
     #[inline]
     pub fn path(&self) -> &str {

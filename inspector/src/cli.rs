@@ -40,6 +40,7 @@ use bitlens_batch::dissect::{BatchDissector, MessageSet};
 use bitlens_batch::{MessageEnum, MessagesOf};
 use bitlens_codec::dissect::{Dissector, PacketDissector};
 use bitlens_codec::packet::Packet;
+use bitlens_codec::transport::Transport;
 use clap::ArgMatches;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -93,6 +94,7 @@ impl Cli {
         .command("export-wireshark", crate::cmd::export_wireshark::command)
         .command("seeds", crate::cmd::seeds::command)
         .command("fuzz-init", crate::cmd::fuzz_init::command)
+        .transport(bitlens_netcode::Netcode::new())
     }
 
     /// The one-line description `--help` starts with.
@@ -131,6 +133,31 @@ impl Cli {
     /// `M::schema()`.
     pub fn message_enum<M: MessageEnum + 'static>(self, port: u16, name: &str) -> Self {
         self.messages(port, name, MessagesOf::<M>::new())
+    }
+
+    /// Makes `transport` known, so that `--decode PORT=NAME+INNER` can stack it over any
+    /// known dissector (every program knows netcode 1.02, whose keys come from
+    /// `--netcode-key`/`--netcode-keylog`).
+    pub fn transport(mut self, transport: impl Transport + 'static) -> Self {
+        self.dissectors.add_transport(Arc::new(transport));
+        self
+    }
+
+    /// Reads UDP port `port` with the known transport `transport` over the registered
+    /// dissector `inner` (`None`: the payload as bytes), as `--decode PORT=TRANSPORT+INNER`
+    /// does: `.packets::<Game>(7777, "game").stacked(7777, "netcode", Some("game"))`.
+    ///
+    /// # Panics
+    /// When `transport` or `inner` is not known yet: a mistake in the program, not in its input.
+    pub fn stacked(mut self, port: u16, transport: &str, inner: Option<&str>) -> Self {
+        let name = match inner {
+            Some(i) => format!("{port}={transport}+{i}"),
+            None => format!("{port}={transport}"),
+        };
+        if let Err(e) = self.dissectors.apply_override(&name) {
+            panic!("Cli::stacked: {e}");
+        }
+        self
     }
 
     /// Adds the subcommand `name`: its arguments are `A` (a `#[derive(clap::Parser)]` struct,

@@ -11,10 +11,13 @@
 use crate::capture::{Datagram, Status as CaptureStatus};
 use bitlens_codec::ProtocolId;
 use bitlens_codec::dissect::{Dissection, Dissector, Layout, Status, Verdict};
+use bitlens_codec::observe::{Observation, Tracker};
+use bitlens_codec::transport::{Stack, Transport};
 use bitlens_schema::Schema;
 use bitlens_schema::dissect::{SchemaDissector, batch_dissector};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The dissectors per UDP port, and every dissector `--decode PORT=NAME` can name.
@@ -23,6 +26,8 @@ pub struct Dissectors {
     by_port: BTreeMap<u16, Arc<dyn Dissector>>,
     /// By name, in the order they were added (the first is `decode-bytes`' default).
     known: Vec<Arc<dyn Dissector>>,
+    /// Transports `--decode PORT=TRANSPORT+NAME` can stack over a known dissector.
+    transports: Vec<Arc<dyn Transport>>,
 }
 
 impl fmt::Debug for Dissectors {
@@ -58,6 +63,98 @@ impl Dissectors {
     /// The dissector named `name`.
     pub fn by_name(&self, name: &str) -> Option<&Arc<dyn Dissector>> {
         self.known.iter().find(|k| k.name() == name)
+    }
+
+    /// Makes `transport` known by its name (replacing a known one of the same name, and
+    /// re-stacking the ports that read with it), so that `--decode PORT=NAME` and `--decode
+    /// PORT=NAME+INNER` can name it.
+    pub fn add_transport(&mut self, transport: Arc<dyn Transport>) {
+        match self
+            .transports
+            .iter_mut()
+            .find(|t| t.name() == transport.name())
+        {
+            Some(t) => *t = Arc::clone(&transport),
+            None => self.transports.push(Arc::clone(&transport)),
+        }
+        // Stacks already made with a transport of that name take the new one (its keys).
+        let restack = |d: &Arc<dyn Dissector>, known: &[Arc<dyn Dissector>]| {
+            let (t, inner) = match d.name().split_once('+') {
+                Some((t, inner)) => (t, Some(inner)),
+                None => (d.name(), None),
+            };
+            if t != transport.name() {
+                return None;
+            }
+            let inner = match inner {
+                Some(n) => Some(Arc::clone(known.iter().find(|k| k.name() == n)?)),
+                None => None,
+            };
+            Some(Arc::new(Stack::new(Arc::clone(&transport), inner)) as Arc<dyn Dissector>)
+        };
+        let known = self.known.clone();
+        for d in self.by_port.values_mut().chain(self.known.iter_mut()) {
+            if let Some(new) = restack(d, &known) {
+                *d = new;
+            }
+        }
+    }
+
+    /// The known transports' names.
+    pub fn transport_names(&self) -> impl Iterator<Item = &str> {
+        self.transports.iter().map(|t| t.name())
+    }
+
+    /// `TRANSPORT+INNER` (or `TRANSPORT` alone: the payload as bytes) as a stacked dissector.
+    fn stacked(&self, name: &str) -> Result<Arc<dyn Dissector>, String> {
+        let (t, inner) = match name.split_once('+') {
+            Some((t, inner)) => (t.trim(), Some(inner.trim())),
+            None => (name, None),
+        };
+        let transport = self
+            .transports
+            .iter()
+            .find(|x| x.name() == t)
+            .ok_or_else(|| self.unknown(name))?;
+        let inner = match inner {
+            Some(n) => Some(Arc::clone(self.by_name(n).ok_or_else(|| self.unknown(n))?)),
+            None => None,
+        };
+        Ok(Arc::new(Stack::new(Arc::clone(transport), inner)))
+    }
+
+    /// The sequential pass over a capture's datagrams, when a dissector on some port has one
+    /// (a transport); `None` otherwise, and then no tool runs a pass at all.
+    pub fn observer(&self) -> Option<Observer> {
+        let mut trackers: Vec<(usize, Box<dyn Tracker>)> = Vec::new();
+        for d in self.by_port.values() {
+            let id = Arc::as_ptr(d) as *const () as usize;
+            if trackers.iter().any(|(k, _)| *k == id) {
+                continue;
+            }
+            if let Some(t) = d.tracker() {
+                trackers.push((id, t));
+            }
+        }
+        (!trackers.is_empty()).then(|| Observer {
+            dissectors: self.clone(),
+            trackers,
+        })
+    }
+
+    /// Every datagram's observation, in order (empty when no dissector has a tracker: then
+    /// [`seen_at`] gives [`Observation::NONE`] for all).
+    pub fn observe_all<'a>(
+        &self,
+        datagrams: impl IntoIterator<Item = (&'a Datagram, &'a [u8])>,
+    ) -> Vec<Observation> {
+        match self.observer() {
+            Some(mut o) => datagrams
+                .into_iter()
+                .map(|(d, payload)| o.observe(d, payload))
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     /// The names of the known dissectors, in the order they were added.
@@ -118,10 +215,18 @@ impl Dissectors {
             self.by_port.remove(&port);
             return Ok(());
         }
-        let d = self
-            .by_name(name)
-            .ok_or_else(|| format!("--decode {arg:?}: {}", self.unknown(name)))?;
-        self.by_port.insert(port, Arc::clone(d));
+        let d = match self.by_name(name) {
+            Some(d) => Arc::clone(d),
+            None if name.contains('+') || self.transport_names().any(|t| t == name) => {
+                let d = self
+                    .stacked(name)
+                    .map_err(|e| format!("--decode {arg:?}: {e}"))?;
+                self.add_known(Arc::clone(&d));
+                d
+            }
+            None => return Err(format!("--decode {arg:?}: {}", self.unknown(name))),
+        };
+        self.by_port.insert(port, d);
         Ok(())
     }
 
@@ -136,7 +241,12 @@ impl Dissectors {
                     .to_owned()
             }
             _ => {
-                let known: Vec<&str> = self.names().collect();
+                let known: Vec<String> = self
+                    .names()
+                    .filter(|n| !n.contains('+'))
+                    .map(str::to_owned)
+                    .chain(self.transport_names().map(|t| format!("{t}, {t}+NAME")))
+                    .collect();
                 format!(
                     "unknown decoder {name:?} (known: {}, none)",
                     known.join(", ")
@@ -201,8 +311,14 @@ impl Dissectors {
 
     /// The verdict on a datagram whose payload is `payload`, read without recording anything.
     pub fn verdict(&self, d: &Datagram, payload: &[u8]) -> Verdict<'_> {
+        self.verdict_seen(d, payload, &Observation::NONE)
+    }
+
+    /// [`Dissectors::verdict`] with what the sequential pass observed ([`Dissectors::observer`]).
+    pub fn verdict_seen(&self, d: &Datagram, payload: &[u8], seen: &Observation) -> Verdict<'_> {
         match self.before_reading(d) {
-            Ok(dissector) => dissector.verdict(payload),
+            Ok(dissector) if seen.is_none() => dissector.verdict(payload),
+            Ok(dissector) => dissector.verdict_seen(payload, seen),
             Err(status) => Verdict::not_decoded(status),
         }
     }
@@ -210,14 +326,44 @@ impl Dissectors {
     /// The full dissection of a datagram whose payload is `payload`, and the name of the
     /// dissector that made it (`none` without one), as JSON's `decoder` shows it.
     pub fn dissect(&self, d: &Datagram, payload: &[u8]) -> (&str, Dissection) {
-        self.dissect_with(d, payload, |dissector, payload| dissector.dissect(payload))
+        self.dissect_seen(d, payload, &Observation::NONE)
+    }
+
+    /// [`Dissectors::dissect`] with what the sequential pass observed.
+    pub fn dissect_seen(
+        &self,
+        d: &Datagram,
+        payload: &[u8],
+        seen: &Observation,
+    ) -> (&str, Dissection) {
+        self.dissect_with(d, payload, |dissector, payload| {
+            if seen.is_none() {
+                dissector.dissect(payload)
+            } else {
+                dissector.dissect_seen(payload, seen, false)
+            }
+        })
     }
 
     /// [`Dissectors::dissect`] through [`Dissector::dissect_values`]: without the entries only
     /// a field tree shows (a batch's message headers), for `decode --json`.
     pub fn dissect_values(&self, d: &Datagram, payload: &[u8]) -> (&str, Dissection) {
+        self.dissect_values_seen(d, payload, &Observation::NONE)
+    }
+
+    /// [`Dissectors::dissect_values`] with what the sequential pass observed.
+    pub fn dissect_values_seen(
+        &self,
+        d: &Datagram,
+        payload: &[u8],
+        seen: &Observation,
+    ) -> (&str, Dissection) {
         self.dissect_with(d, payload, |dissector, payload| {
-            dissector.dissect_values(payload)
+            if seen.is_none() {
+                dissector.dissect_values(payload)
+            } else {
+                dissector.dissect_seen(payload, seen, true)
+            }
         })
     }
 
@@ -244,6 +390,63 @@ impl Dissectors {
             .map(|(p, n)| format!("{p}={n}"))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+}
+
+/// The observation of datagram `i` in `seen` ([`Dissectors::observe_all`]): none when the pass
+/// did not run.
+pub fn seen_at(seen: &[Observation], i: usize) -> &Observation {
+    seen.get(i).unwrap_or(&Observation::NONE)
+}
+
+/// The sequential pass of the transports on a capture's ports ([`Dissectors::observer`]): one
+/// [`Tracker`] per stacked dissector, fed the datagrams in capture order.
+pub struct Observer {
+    dissectors: Dissectors,
+    /// (the dissector's address, its tracker).
+    trackers: Vec<(usize, Box<dyn Tracker>)>,
+}
+
+impl fmt::Debug for Observer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Observer")
+            .field("trackers", &self.trackers.len())
+            .finish()
+    }
+}
+
+impl Observer {
+    /// Feeds the next datagram in order to the tracker of its dissector; what it observed
+    /// ([`Observation::NONE`] for datagrams of other dissectors, cut or fragmented ones).
+    pub fn observe(&mut self, d: &Datagram, payload: &[u8]) -> Observation {
+        if d.status != CaptureStatus::Whole {
+            return Observation::NONE;
+        }
+        let Some(dissector) = self.dissectors.for_datagram(d) else {
+            return Observation::NONE;
+        };
+        let id = Arc::as_ptr(dissector) as *const () as usize;
+        match self.trackers.iter_mut().find(|(k, _)| *k == id) {
+            Some((_, t)) => t.observe(d.src, d.dst, payload),
+            None => Observation::NONE,
+        }
+    }
+
+    /// [`Observer::observe`] for a live datagram from `src` to `dst` (the proxy).
+    pub fn observe_live(
+        &mut self,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &[u8],
+    ) -> Observation {
+        let Some(dissector) = self.dissectors.for_ports(src.port(), dst.port()) else {
+            return Observation::NONE;
+        };
+        let id = Arc::as_ptr(dissector) as *const () as usize;
+        match self.trackers.iter_mut().find(|(k, _)| *k == id) {
+            Some((_, t)) => t.observe(src, dst, payload),
+            None => Observation::NONE,
+        }
     }
 }
 
@@ -290,6 +493,45 @@ mod tests {
                 .unwrap_err()
                 .contains("--schema")
         );
+    }
+
+    #[test]
+    fn transports_stack_over_known_dissectors_and_take_new_keys() {
+        let mut d = shipped();
+        assert!(
+            d.apply_override("5000=netcode+demo")
+                .unwrap_err()
+                .contains("unknown decoder")
+        );
+        d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+        d.apply_override("5000=netcode+demo").unwrap();
+        d.apply_override("5001=netcode").unwrap();
+        assert_eq!(
+            d.describe(),
+            "5000=netcode+demo 5001=netcode 40000=demo 40001=batch"
+        );
+        assert!(
+            d.apply_override("1=netcode+nope")
+                .unwrap_err()
+                .contains("nope")
+        );
+        assert!(
+            d.apply_override("1=nope")
+                .unwrap_err()
+                .contains("netcode, netcode+NAME"),
+            "the error lists the transports"
+        );
+        // A transport with keys replaces the stacks of its name, which keep their inner.
+        let before = Arc::clone(d.for_ports(1, 5000).unwrap());
+        d.add_transport(Arc::new(
+            bitlens_netcode::Netcode::new().with_private_key([0; 32]),
+        ));
+        let after = d.for_ports(1, 5000).unwrap();
+        assert!(!Arc::ptr_eq(&before, after));
+        assert_eq!(after.name(), "netcode+demo");
+        // Only stacks have a tracker: without them there is no sequential pass.
+        assert!(d.observer().is_some());
+        assert!(shipped().observer().is_none());
     }
 
     #[test]

@@ -90,6 +90,18 @@ pub fn write_json(
             j.comma(&mut first);
             j.field(f.path(), f);
         }
+    } else {
+        // A batch inside a transport: the transport's own entries (its messages' fields are
+        // listed per message).
+        let mut first = true;
+        for layer in &dissection.layers {
+            let own = fields.get(layer.header.clone()).unwrap_or_default().iter();
+            let own = own.chain(fields.get(layer.trailer.clone()).unwrap_or_default());
+            for f in own.filter(|f| shown(f)) {
+                j.comma(&mut first);
+                j.field(f.path(), f);
+            }
+        }
     }
     j.raw("],\"checks\":[");
     let mut first = true;

@@ -20,6 +20,7 @@ use replay::{Harness, write_seed};
 const TARGETS: &[(&str, Harness)] = &[
     ("capture_ingest", fuzz_ingest),
     ("pipeline", bitlens::fuzzing::fuzz_pipeline),
+    ("netcode", bitlens_netcode::fuzzing::fuzz_netcode),
 ];
 
 #[test]
@@ -116,6 +117,43 @@ fn write_seeds() {
     // The selector byte picks the link type for the frame-only views: one UDP payload per link.
     write_seed("capture_ingest", "raw_bytes_robocat.bin", robocat);
     write_pipeline_seeds();
+    write_netcode_seeds();
+}
+
+/// `netcode`: the datagrams of captures/netcode.pcap (a renetcode session with faults), whole
+/// and one by one, with the server's key, the protocol id, a key log, and none of them.
+fn write_netcode_seeds() {
+    use bitlens_netcode::fuzzing::{FUZZ_CLIENT, join};
+    let capture = bitlens::capture::Capture::open(replay::root().join("captures/netcode.pcap"))
+        .expect("captures/netcode.pcap");
+    let client = SocketAddr::from(FUZZ_CLIENT);
+    let all: Vec<(bool, &[u8])> = capture
+        .datagrams()
+        .iter()
+        .map(|d| (d.src == client, capture.payload(d)))
+        .collect();
+    for (selector, name) in [
+        (3u8, "key_protocol_id"),
+        (1, "key"),
+        (0, "no_key"),
+        (4, "keylog"),
+    ] {
+        write_seed(
+            "netcode",
+            &format!("session_{name}.bin"),
+            &join(selector, &all),
+        );
+    }
+    for (i, d) in all.iter().enumerate() {
+        let kind = d.1.first().map_or(0, |p| p & 0x0f);
+        // Each packet alone: the request decrypts; the others are of an unknown client.
+        write_seed(
+            "netcode",
+            &format!("frame{:02}_type{kind}.bin", i + 1),
+            &join(3, &[*d]),
+        );
+    }
+    write_seed("netcode", "empty.bin", &[]);
 }
 
 /// `pipeline`: the first byte picks the dissector (0 demo packets, 1 demo batches, 2 and 3 the

@@ -81,7 +81,14 @@ fn check_table(capture: &str) -> (Option<i32>, BTreeMap<(String, String), usize>
         .split_whitespace()
         .collect();
     let statuses = &header[2..];
-    assert_eq!(statuses.len(), Status::ALL.len());
+    // Every status has a column, but `encrypted` only when some datagram is (a transport
+    // without its key): tables of captures without transports keep their shape.
+    let shown: Vec<&str> = Status::ALL
+        .iter()
+        .map(|s| s.name())
+        .filter(|&s| s != "encrypted" || statuses.contains(&"encrypted"))
+        .collect();
+    assert_eq!(statuses, &shown[..]);
     let mut table = BTreeMap::new();
     for l in lines.take_while(|l| !l.starts_with("total")) {
         let mut cols = l.split_whitespace();

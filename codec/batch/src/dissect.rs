@@ -219,6 +219,7 @@ fn dissect_batch_as<M: MessageSet>(set: &M, data: &[u8], headers: Headers) -> Di
         problem,
         desync: None,
         messages: Some(messages),
+        layers: Vec::new(),
     }
 }
 
@@ -376,11 +377,13 @@ impl<M: MessageSet> Dissector for BatchDissector<M> {
                 status: Status::Ok,
                 packet_type: Some(BATCH),
                 problem: None,
+                layer: None,
             },
             Err(e) => Verdict {
                 status: Status::Error,
                 packet_type: Some(BATCH),
                 problem: Some(Problem::from(&e)),
+                layer: None,
             },
         }
     }

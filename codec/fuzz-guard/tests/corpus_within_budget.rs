@@ -32,6 +32,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("compressed_float", fuzzing::quantize::compressed_float),
     ("pipeline", bitlens::fuzzing::fuzz_pipeline),
     ("schema_load", fuzzing::schema_load::schema_load),
+    ("netcode", bitlens_netcode::fuzzing::fuzz_netcode),
 ];
 
 /// The budget of `target`'s inputs, as its fuzz target passes it to the guard.

@@ -7,9 +7,10 @@
 use super::common::{Context, Exit};
 use super::common::{DecodeOpts, must_exist, read_capture};
 use crate::capture::{self, Datagram};
-use crate::dissectors::Dissectors;
+use crate::dissectors::{Dissectors, seen_at};
 use anyhow::{Result, bail};
 use bitlens_codec::dissect::Status;
+use bitlens_codec::observe::Observation;
 use clap::Parser;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -22,7 +23,8 @@ use std::sync::{Arc, mpsc};
 pub struct CheckArgs {
     /// A pcap or pcapng file.
     pub capture: PathBuf,
-    /// Also fail (exit status 1) on datagrams that no dissector reads.
+    /// Also fail (exit status 1) on datagrams that no dissector reads, and on encrypted
+    /// payloads no key was given for.
     #[arg(long)]
     pub strict: bool,
     /// Also check the capture's profile against a budget (see `profile --budget`): exit
@@ -59,7 +61,7 @@ pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
         None => false,
     };
     Ok(
-        if o.problems > 0 || over_budget || (args.strict && o.undecoded > 0) {
+        if o.problems > 0 || over_budget || (args.strict && o.undecoded + o.encrypted > 0) {
             Exit::Rejected
         } else {
             Exit::Ok
@@ -74,6 +76,9 @@ pub struct Outcome {
     pub problems: usize,
     /// Datagrams with no decoder for their ports.
     pub undecoded: usize,
+    /// Datagrams whose payload is encrypted and no key for them was given (not problems;
+    /// `--strict` fails on them).
+    pub encrypted: usize,
     /// The capture's damage, if it ended early.
     pub damage: Option<String>,
 }
@@ -98,6 +103,10 @@ impl Bytes {
     }
 }
 
+/// A worker's job: the index of its first datagram, the datagrams, the bytes they point into,
+/// and the transports' observations of them.
+type Job = (usize, Vec<Datagram>, Bytes, Vec<Observation>);
+
 /// What one thread found in its chunks of the capture.
 #[derive(Debug, Default)]
 struct Tally<'d> {
@@ -105,16 +114,27 @@ struct Tally<'d> {
     rows: Vec<(&'d str, [usize; Status::ALL.len()])>,
     problems: usize,
     undecoded: usize,
-    /// The first datagram with each kind of problem: its index in the capture, and its payload
-    /// (the window it came in is reused).
-    first: BTreeMap<String, (usize, Datagram, Vec<u8>)>,
+    /// The first datagram with each kind of problem: its index in the capture, its payload
+    /// (the window it came in is reused) and what the transports' pass observed of it.
+    first: BTreeMap<String, (usize, Datagram, Vec<u8>, Observation)>,
+    /// Datagrams whose payload is encrypted without a key for it.
+    encrypted: usize,
 }
 
 impl<'d> Tally<'d> {
-    /// Adds the verdicts on `chunk`, whose first datagram is datagram `first` of the capture.
-    fn add(&mut self, dissectors: &'d Dissectors, file: &[u8], first: usize, chunk: &[Datagram]) {
-        for (i, d) in (first..).zip(chunk) {
-            let v = dissectors.verdict(d, d.payload(file));
+    /// Adds the verdicts on `chunk`, whose first datagram is datagram `first` of the capture;
+    /// `seen` holds the transports' observations of its datagrams (empty without transports).
+    fn add(
+        &mut self,
+        dissectors: &'d Dissectors,
+        file: &[u8],
+        first: usize,
+        chunk: &[Datagram],
+        seen: &[Observation],
+    ) {
+        for (k, (i, d)) in (first..).zip(chunk).enumerate() {
+            let observed = seen_at(seen, k);
+            let v = dissectors.verdict_seen(d, d.payload(file), observed);
             let name = v.packet_type.unwrap_or("-");
             // Found by address before by content: the names are the dissectors' own.
             let k = match self
@@ -134,6 +154,7 @@ impl<'d> Tally<'d> {
                 Status::Ok if d.flaw.is_none() => continue,
                 Status::Ok => {}
                 Status::Undecoded => self.undecoded += 1,
+                Status::Encrypted => self.encrypted += 1,
                 _ => self.problems += 1,
             }
             // A malformed IP or UDP length is shown whatever the payload's verdict (a lying
@@ -141,15 +162,23 @@ impl<'d> Tally<'d> {
             // whose UDP length lies.
             let flaw = d.flaw.map(|flaw| format!("{FLAW}{}", flaw.field.name()));
             let problem = match (v.status, &v.problem) {
-                (Status::Ok | Status::Undecoded, _) => None,
+                (Status::Ok | Status::Undecoded, _) | (Status::Encrypted, None) => None,
                 (Status::Truncated, _) if flaw.is_some() => None,
-                (Status::Error, Some(p)) => Some(format!("error/{}", p.kind)),
+                (Status::Error | Status::Encrypted, Some(p)) => {
+                    Some(format!("{}/{}", v.status.name(), p.kind))
+                }
                 (status, _) => Some(status.name().to_owned()),
+            };
+            // Under a stack the kind says which layer failed: `netcode: error/mac_mismatch`,
+            // `demo: error/out_of_range`.
+            let problem = match (problem, v.layer) {
+                (Some(kind), Some(layer)) => Some(format!("{layer}: {kind}")),
+                (problem, _) => problem,
             };
             for kind in flaw.into_iter().chain(problem) {
                 self.first
                     .entry(kind)
-                    .or_insert_with(|| (i, d.clone(), d.payload(file).to_vec()));
+                    .or_insert_with(|| (i, d.clone(), d.payload(file).to_vec(), observed.clone()));
             }
         }
     }
@@ -167,11 +196,12 @@ impl<'d> Tally<'d> {
         }
         self.problems += other.problems;
         self.undecoded += other.undecoded;
-        for (kind, (i, d, payload)) in other.first {
+        self.encrypted += other.encrypted;
+        for (kind, (i, d, payload, seen)) in other.first {
             match self.first.get(&kind) {
                 Some((mine, ..)) if *mine <= i => {}
                 _ => {
-                    self.first.insert(kind, (i, d, payload));
+                    self.first.insert(kind, (i, d, payload, seen));
                 }
             }
         }
@@ -199,12 +229,12 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         let mut to_workers = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let (to_worker, jobs) = mpsc::sync_channel::<(usize, Vec<Datagram>, Bytes)>(2);
+            let (to_worker, jobs) = mpsc::sync_channel::<Job>(2);
             let give_back = give_back.clone();
             handles.push(scope.spawn(move || {
                 let mut tally = Tally::default();
-                for (first, chunk, bytes) in jobs {
-                    tally.add(dissectors, bytes.as_slice(), first, &chunk);
+                for (first, chunk, bytes, seen) in jobs {
+                    tally.add(dissectors, bytes.as_slice(), first, &chunk, &seen);
                     let _ = give_back.send((chunk, bytes));
                 }
                 tally
@@ -215,8 +245,18 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         let (mut chunks, mut windows): (Vec<Vec<Datagram>>, Vec<Vec<u8>>) =
             (Vec::new(), Vec::new());
         let mut next = 0;
+        // The transports' pass, in capture order, before the chunk goes out (none without
+        // transports: then the observations stay empty and nothing runs).
+        let mut observer = dissectors.observer();
         // Sends a job; gives back a window and an empty datagram vector for the next ones.
         let mut send = |first: usize, chunk: Vec<Datagram>, bytes: Bytes| {
+            let seen: Vec<Observation> = match &mut observer {
+                Some(o) => chunk
+                    .iter()
+                    .map(|d| o.observe(d, d.payload(bytes.as_slice())))
+                    .collect(),
+                None => Vec::new(),
+            };
             while let Ok((chunk, bytes)) = returned.try_recv() {
                 chunks.push(chunk);
                 if let Bytes::Window(w) = bytes {
@@ -224,7 +264,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
                 }
             }
             // A worker that panicked has hung up: its join below reports it.
-            let _ = to_workers[next % workers].send((first, chunk, bytes));
+            let _ = to_workers[next % workers].send((first, chunk, bytes, seen));
             next += 1;
             let mut spare = chunks.pop().unwrap_or_default();
             spare.clear();
@@ -276,17 +316,18 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     let Tally {
         problems,
         undecoded,
+        encrypted,
         first,
         ..
     } = total;
     // The first problem of each kind, traced in full (desync location and all).
     let first: BTreeMap<String, (u64, String)> = first
         .into_iter()
-        .map(|(kind, (_, d, payload))| {
+        .map(|(kind, (_, d, payload, seen))| {
             if let (Some(flaw), true) = (d.flaw, kind.starts_with(FLAW)) {
                 return (kind, (d.frame, format!("at byte {}: {flaw}", flaw.offset)));
             }
-            let (_, dissection) = dissectors.dissect(&d, &payload);
+            let (_, dissection) = dissectors.dissect_seen(&d, &payload, &seen);
             let mut msg = match &dissection.problem {
                 Some(p) => p.message.clone(),
                 None if dissection.status == Status::Truncated => format!(
@@ -324,39 +365,18 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     );
     let _ = writeln!(s, "decoders: {}", dissectors.describe());
     let _ = writeln!(s);
-    let width = counts.keys().map(String::len).max().unwrap_or(4).max(11);
-    let _ = write!(s, "{:<width$}", "packet type");
-    for st in Status::ALL {
-        let _ = write!(s, " {:>9}", st.name());
-    }
-    let _ = writeln!(s);
-    let mut totals = [0usize; Status::ALL.len()];
-    for (t, row) in &counts {
-        let _ = write!(s, "{t:<width$}");
-        for (i, n) in row.iter().enumerate() {
-            totals[i] += n;
-            let _ = write!(s, " {n:>9}");
-        }
-        let _ = writeln!(s);
-    }
-    let _ = write!(s, "{:<width$}", "total");
-    for n in totals {
-        let _ = write!(s, " {n:>9}");
-    }
-    let _ = writeln!(s);
-    if !first.is_empty() {
-        let _ = writeln!(s, "\nfirst problem of each kind:");
-        let kw = first.keys().map(String::len).max().unwrap_or(0);
-        for (kind, (frame, msg)) in &first {
-            let _ = writeln!(s, "  {kind:<kw$}  frame {frame}: {msg}");
-        }
-    }
+    s.push_str(&table(&counts, &first, encrypted));
     let damage = summary.damage.as_ref().map(ToString::to_string);
     let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
         s,
-        "\n{} of {decodable} datagrams with a decoder decoded, {problems} with problems{}",
-        decodable - problems,
+        "\n{} of {decodable} datagrams with a decoder decoded, {problems} with problems{}{}",
+        decodable - problems - encrypted,
+        if encrypted > 0 {
+            format!(", {encrypted} encrypted without a key")
+        } else {
+            String::new()
+        },
         if undecoded > 0 {
             format!(", {undecoded} without a decoder")
         } else {
@@ -367,6 +387,53 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     Ok(Outcome {
         problems,
         undecoded,
+        encrypted,
         damage,
     })
+}
+
+/// The counts per packet type and status, their totals, and the first problem of each kind:
+/// the middle of `check`'s output. The `encrypted` column only when some datagram is.
+fn table(
+    counts: &BTreeMap<String, [usize; Status::ALL.len()]>,
+    first: &BTreeMap<String, (u64, String)>,
+    encrypted: usize,
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let width = counts.keys().map(String::len).max().unwrap_or(4).max(11);
+    // The encrypted column only where there are encrypted datagrams: tables of captures
+    // without transports keep their shape.
+    let columns = if encrypted > 0 {
+        Status::ALL.len()
+    } else {
+        Status::ALL.len() - 1
+    };
+    let _ = write!(s, "{:<width$}", "packet type");
+    for st in &Status::ALL[..columns] {
+        let _ = write!(s, " {:>9}", st.name());
+    }
+    let _ = writeln!(s);
+    let mut totals = [0usize; Status::ALL.len()];
+    for (t, row) in counts {
+        let _ = write!(s, "{t:<width$}");
+        for (i, n) in row.iter().enumerate().take(columns) {
+            totals[i] += n;
+            let _ = write!(s, " {n:>9}");
+        }
+        let _ = writeln!(s);
+    }
+    let _ = write!(s, "{:<width$}", "total");
+    for n in &totals[..columns] {
+        let _ = write!(s, " {n:>9}");
+    }
+    let _ = writeln!(s);
+    if !first.is_empty() {
+        let _ = writeln!(s, "\nfirst problem of each kind:");
+        let kw = first.keys().map(String::len).max().unwrap_or(0);
+        for (kind, (frame, msg)) in first {
+            let _ = writeln!(s, "  {kind:<kw$}  frame {frame}: {msg}");
+        }
+    }
+    s
 }

@@ -6,11 +6,13 @@ use crate::capture::Capture;
 use crate::dissectors::Dissectors;
 use anyhow::{Context as _, Result, anyhow};
 use bitlens_codec::ProtocolId;
+use bitlens_netcode::{Netcode, parse_key, parse_keylog};
 use bitlens_schema::Schema;
 use clap::Args;
 use std::fmt;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How a subcommand ended, when it did not fail with an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +102,18 @@ pub struct DecodeOpts {
     /// or reads the ports given with `--decode PORT=schema` / `PORT=schema-batch`.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
+    /// netcode 1.02 (`--decode PORT=netcode+NAME`): the server's private key, a file of 64 hex
+    /// digits; it decrypts each connection request's token and so every packet of that client.
+    #[arg(long, value_name = "FILE")]
+    pub netcode_key: Option<PathBuf>,
+    /// netcode: a key log of the clients' session keys (lines `NETCODE_CLIENT ADDRESS
+    /// PROTOCOL_ID C2S_KEY S2C_KEY`, README "Encrypted traffic").
+    #[arg(long, value_name = "FILE")]
+    pub netcode_keylog: Option<PathBuf>,
+    /// netcode: the protocol id the server expects; a connection request with another is a
+    /// fault (without it, each connection's own request says it).
+    #[arg(long, value_name = "ID")]
+    pub netcode_protocol_id: Option<String>,
 }
 
 impl DecodeOpts {
@@ -113,6 +127,9 @@ impl DecodeOpts {
         if let Some(path) = &self.schema {
             d.set_schema(load_schema(path)?);
         }
+        if let Some(netcode) = self.netcode()? {
+            d.add_transport(Arc::new(netcode));
+        }
         for arg in &self.decode {
             d.apply_override(arg).map_err(anyhow::Error::msg)?;
         }
@@ -120,6 +137,39 @@ impl DecodeOpts {
             d.set_protocol_id(parse_protocol_id(id)?);
         }
         Ok(d)
+    }
+}
+
+impl DecodeOpts {
+    /// The netcode transport with the keys these options give, when they give any.
+    ///
+    /// # Errors
+    /// A key file or key log that does not read (the message names the file and line).
+    pub fn netcode(&self) -> Result<Option<Netcode>> {
+        if self.netcode_key.is_none()
+            && self.netcode_keylog.is_none()
+            && self.netcode_protocol_id.is_none()
+        {
+            return Ok(None);
+        }
+        let mut n = Netcode::new();
+        if let Some(path) = &self.netcode_key {
+            let key =
+                parse_key(&read_text(path)?).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            n = n.with_private_key(key);
+        }
+        if let Some(path) = &self.netcode_keylog {
+            let log =
+                parse_keylog(&read_text(path)?).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            n = n.with_keylog(log);
+        }
+        if let Some(id) = &self.netcode_protocol_id {
+            n = n.with_protocol_id(
+                bitlens_netcode::parse_protocol_id(id)
+                    .map_err(|e| anyhow!("--netcode-protocol-id: {e}"))?,
+            );
+        }
+        Ok(Some(n))
     }
 }
 

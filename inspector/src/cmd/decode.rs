@@ -1,11 +1,12 @@
 //! `decode CAPTURE [--json|--fields]`: every UDP datagram dissected, in capture order.
 
 use super::common::{Context, Exit};
-use super::common::{DecodeOpts, read_capture};
+use super::common::{DecodeOpts, open_capture, read_capture};
 use crate::capture::{self, Datagram};
-use crate::dissectors::Dissectors;
+use crate::dissectors::{Dissectors, seen_at};
 use crate::output;
 use anyhow::{Result, bail};
+use bitlens_codec::observe::Observation;
 use clap::Parser;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,12 @@ pub struct DecodeArgs {
     /// Print the field tree under each datagram (text form).
     #[arg(long, conflicts_with = "json")]
     pub fields: bool,
+    /// Also write the payloads a transport decrypted (`--decode PORT=netcode+NAME` with
+    /// `--netcode-key`) as a pcapng capture, one datagram per payload with its datagram's
+    /// addresses and time: what Wireshark, whose Lua cannot decrypt, reads with the exported
+    /// dissector.
+    #[arg(long, value_name = "FILE")]
+    pub write_plaintext: Option<PathBuf>,
     /// Which dissector reads which port.
     #[command(flatten)]
     pub opts: DecodeOpts,
@@ -34,6 +41,9 @@ pub struct DecodeArgs {
 /// As [`run`], and the capture's damage.
 pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    if let Some(path) = &args.write_plaintext {
+        write_plaintext(&args.capture, &dissectors, path)?;
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // A bar for text output only: JSON's readers take stderr for errors.
     let damage = run_with_progress(
@@ -50,24 +60,64 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     }
 }
 
-/// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`.
+/// Writes the plaintext payloads the transports handed on ([`LayerView::plaintext`]) of
+/// every datagram of `capture` to a pcapng file at `out`, with the datagram's addresses and
+/// time; returns how many. A sequential pass of its own: the capture in order through the
+/// transports' trackers, then each datagram dissected.
+///
+/// # Errors
+/// The capture cannot be opened, or the output cannot be written.
+///
+/// [`LayerView::plaintext`]: bitlens_codec::dissect::LayerView::plaintext
+pub fn write_plaintext(capture: &Path, dissectors: &Dissectors, out: &Path) -> Result<usize> {
+    use crate::capture::write::{CaptureWriter, PcapngResolution, SynthDatagram, WriteFormat};
+    let capture = open_capture(capture)?;
+    let payload = |d: &Datagram| capture.payload(d);
+    let seen = dissectors.observe_all(capture.datagrams().iter().map(|d| (d, payload(d))));
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 0,
+    };
+    let mut w = CaptureWriter::create(out, format).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut written = 0;
+    for (i, d) in capture.datagrams().iter().enumerate() {
+        let (_, x) = dissectors.dissect_values_seen(d, payload(d), seen_at(&seen, i));
+        let Some(plain) = x.layers.first().and_then(|l| l.plaintext.as_deref()) else {
+            continue;
+        };
+        w.write(&SynthDatagram::new(d.time, d.src, d.dst, plain))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        written += 1;
+    }
+    w.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(written)
+}
+
+/// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`; `seen` holds
+/// the sequential pass's observation of each datagram (empty without transports).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the chunk's parts and the output's options"
+)]
 fn render(
     name: &str,
     file: &[u8],
     dissectors: &Dissectors,
     datagrams: &[Datagram],
+    seen: &[Observation],
     json: bool,
     fields: bool,
     buf: &mut Vec<u8>,
 ) {
-    for d in datagrams {
+    for (i, d) in datagrams.iter().enumerate() {
         let payload = d.payload(file);
+        let seen = seen_at(seen, i);
         // Only `--fields` shows the field tree: the other outputs list values, and skip what
         // only the tree has (a batch's message headers, which are in each message's view).
         let (decoder, dissection) = if fields && !json {
-            dissectors.dissect(d, payload)
+            dissectors.dissect_seen(d, payload, seen)
         } else {
-            dissectors.dissect_values(d, payload)
+            dissectors.dissect_values_seen(d, payload, seen)
         };
         if json {
             output::write_json(buf, d, payload.len(), decoder, &dissection);
@@ -121,16 +171,28 @@ fn run_with_progress(
     // and its buffer is reused.
     const CHUNK: usize = 256;
     let mut closed = false;
+    // The transports' sequential pass runs here, in capture order, before the chunk goes to a
+    // worker; without transports there is no pass and the observations stay empty.
+    let mut observer = dissectors.observer();
     let summary = crate::pipeline::ordered(
         |push| {
             capture::scan(&name, &file, CHUNK, |_, datagrams| {
                 if let Some(last) = datagrams.last() {
                     bar.set(last.payload_range().end as u64);
                 }
-                push(datagrams.to_vec())
+                let seen: Vec<Observation> = match &mut observer {
+                    Some(o) => datagrams
+                        .iter()
+                        .map(|d| o.observe(d, d.payload(&file)))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                push((datagrams.to_vec(), seen))
             })
         },
-        |chunk: Vec<Datagram>, buf| render(&name, &file, dissectors, &chunk, json, fields, buf),
+        |(chunk, seen): (Vec<Datagram>, Vec<Observation>), buf| {
+            render(&name, &file, dissectors, &chunk, &seen, json, fields, buf)
+        },
         |buf| match out.write_all(buf) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {

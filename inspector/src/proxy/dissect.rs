@@ -14,13 +14,14 @@
 //! [`super::record`]), so a live line and the recording's line for the same frame agree.
 
 use crate::capture::Datagram;
-use crate::dissectors::Dissectors;
+use crate::dissectors::{Dissectors, Observer};
 use crate::output;
 use bitlens_codec::dissect::{Dissector, Layout};
+use bitlens_codec::observe::Observation;
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What a field is to a mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +106,9 @@ pub struct SessionDissector {
     dissectors: Dissectors,
     /// The dissector of the server's port, as the recording's datagrams would pick it.
     dissector: Option<Arc<dyn Dissector>>,
+    /// The transports' sequential pass over the live datagrams, in arrival order (`None`
+    /// without a transport on the server's port).
+    observer: Option<Arc<Mutex<Observer>>>,
 }
 
 impl fmt::Debug for SessionDissector {
@@ -121,10 +125,38 @@ impl SessionDissector {
     /// its port.
     pub fn new(dissectors: Dissectors, server: SocketAddr) -> Self {
         let dissector = dissectors.for_ports(server.port(), server.port()).cloned();
+        let observer = dissectors.observer().map(|o| Arc::new(Mutex::new(o)));
         SessionDissector {
             dissectors,
             dissector,
+            observer,
         }
+    }
+
+    /// Takes note of the next live datagram (from `src` to `dst`, before any mutation), in
+    /// arrival order: what its dissection, opening and sealing need ([`Observation::NONE`]
+    /// without a transport).
+    pub fn observe(&self, src: SocketAddr, dst: SocketAddr, payload: &[u8]) -> Observation {
+        match &self.observer {
+            Some(o) => o
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .observe_live(src, dst, payload),
+            None => Observation::NONE,
+        }
+    }
+
+    /// The datagram with its transport's payload in plaintext, to mutate in place; `None`
+    /// without a transport (the bytes are the payload's) or a key.
+    pub fn open(&self, payload: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        self.dissector.as_ref()?.open_seen(payload, seen)
+    }
+
+    /// Bit of the inner format's CRC in a datagram (after a transport's header).
+    pub fn crc_bit(&self, payload: &[u8]) -> usize {
+        self.dissector
+            .as_ref()
+            .map_or(0, |d| d.payload_start(payload) * 8)
     }
 
     /// The dissector's name (`demo`, `schema`, a game's protocol), `None` when the server's
@@ -151,13 +183,13 @@ impl SessionDissector {
     }
 
     /// The packet type of a datagram, read at read-stream speed (no trace).
-    pub fn packet_type(&self, payload: &[u8]) -> Option<String> {
-        let v = self.dissector.as_ref()?.verdict(payload);
+    pub fn packet_type(&self, payload: &[u8], seen: &Observation) -> Option<String> {
+        let v = self.dissector.as_ref()?.verdict_seen(payload, seen);
         v.packet_type.map(str::to_owned)
     }
 
     /// Every field of a datagram with its bits, range and role.
-    pub fn field_map(&self, payload: &[u8]) -> FieldMap {
+    pub fn field_map(&self, payload: &[u8], seen: &Observation) -> FieldMap {
         let total_bits = payload.len() * 8;
         let Some(dissector) = &self.dissector else {
             return FieldMap {
@@ -165,7 +197,7 @@ impl SessionDissector {
                 ..FieldMap::default()
             };
         };
-        let dissection = dissector.dissect(payload);
+        let dissection = dissector.dissect_seen(payload, seen, false);
         let trace = &dissection.trace.fields;
         let mut fields = Vec::with_capacity(trace.len());
         for f in trace {
@@ -206,15 +238,25 @@ impl SessionDissector {
     }
 
     /// Re-signs a (mutated) datagram: its CRC computed again with the protocol id folded in
-    /// ([`Dissector::seal`]). False when the format has no CRC (message batches, no dissector)
-    /// or the datagram is shorter than the CRC.
+    /// ([`Dissector::seal`]; behind a transport, the opened payload's). False when the format
+    /// has no CRC (message batches, no dissector) or the datagram is shorter than the CRC.
     pub fn seal(&self, datagram: &mut [u8]) -> bool {
-        self.dissector.as_ref().is_some_and(|d| d.seal(datagram))
+        self.dissector
+            .as_ref()
+            .is_some_and(|d| d.seal_payload(datagram))
+    }
+
+    /// Closes an opened datagram ([`SessionDissector::open`]) again: its transport encrypts and
+    /// signs it. False when it cannot (or there is no dissector).
+    pub fn close(&self, datagram: &mut [u8], seen: &Observation) -> bool {
+        self.dissector
+            .as_ref()
+            .is_some_and(|d| d.close_seen(datagram, seen))
     }
 
     /// Appends the `decode --json` object of a datagram (no newline), its payload `payload`.
-    pub fn write_json(&self, buf: &mut Vec<u8>, d: &Datagram, payload: &[u8]) {
-        let (decoder, dissection) = self.dissectors.dissect(d, payload);
+    pub fn write_json(&self, buf: &mut Vec<u8>, d: &Datagram, payload: &[u8], seen: &Observation) {
+        let (decoder, dissection) = self.dissectors.dissect_seen(d, payload, seen);
         output::write_json(buf, d, payload.len(), decoder, &dissection);
         dissection.recycle();
     }
@@ -265,7 +307,7 @@ mod tests {
         let s = SessionDissector::new(shipped(), "127.0.0.1:40000".parse().unwrap());
         assert_eq!(s.name(), Some("demo"));
         let bytes = robocat();
-        let map = s.field_map(&bytes);
+        let map = s.field_map(&bytes, &Observation::NONE);
         assert_eq!(map.packet_type.as_deref(), Some("RoboCat"));
         assert_eq!(map.total_bits, bytes.len() * 8);
         let get = |p: &str| map.fields.iter().find(|f| f.path == p).unwrap().clone();

@@ -24,6 +24,7 @@
 use super::dissect::{Field, FieldMap, Role, SessionDissector};
 use super::spec::Spec;
 use super::{Direction, Directions};
+use bitlens_codec::observe::Observation;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -261,6 +262,14 @@ pub struct Mutator {
     pub stats: MutationStats,
 }
 
+/// How a mutated datagram is finished: its payload's CRC re-signed or left stale, and, when a
+/// transport opened it, closed again with what the transports observed of it.
+struct Sealing<'a> {
+    crc: Crc,
+    opened: bool,
+    seen: &'a Observation,
+}
+
 impl Mutator {
     /// A mutator with these rules and fuzzing.
     pub fn new(rules: Vec<Rule>, fuzz: Option<Fuzz>) -> Self {
@@ -329,12 +338,16 @@ impl Mutator {
     }
 
     /// Mutates `bytes` in place when a rule (the first that fires, in order) or the fuzzer
-    /// draws it from `rng`; returns what it did.
+    /// draws it from `rng`; returns what it did. `seen` is what the session's transports observed of the
+    /// datagram: behind a transport that encrypts, the payload is opened, mutated in plaintext
+    /// and closed again (re-encrypted and signed with the session key and the packet's own
+    /// sequence), so that the server's parser receives the mutation.
     pub fn mutate(
         &mut self,
         dir: Direction,
         bytes: &mut Vec<u8>,
         dis: &SessionDissector,
+        seen: &Observation,
         rng: &mut ChaCha8Rng,
     ) -> Option<Mutation> {
         let mut packet_type: Option<Option<String>> = None;
@@ -345,7 +358,7 @@ impl Mutator {
                 continue;
             }
             if let Some(want) = &rule.packet {
-                let t = packet_type.get_or_insert_with(|| dis.packet_type(bytes));
+                let t = packet_type.get_or_insert_with(|| dis.packet_type(bytes, seen));
                 if t.as_deref() != Some(want.as_str()) {
                     continue;
                 }
@@ -353,7 +366,7 @@ impl Mutator {
             if rng.random::<f64>() >= rule.p {
                 continue;
             }
-            let map = map.get_or_insert_with(|| dis.field_map(bytes));
+            let map = map.get_or_insert_with(|| dis.field_map(bytes, seen));
             let original = bytes.clone();
             let (action, crc) = (rule.action, rule.crc);
             let field = match &rule.field {
@@ -371,20 +384,23 @@ impl Mutator {
                 }
                 None => None,
             };
+            let opened = dis.open(bytes, seen).map(|plain| *bytes = plain).is_some();
             match apply(action, field.as_ref(), map, bytes, rng) {
                 Some(ops) => {
                     let name = rule.name.clone();
+                    let sealing = Sealing { crc, opened, seen };
                     return Some(self.finish(
                         name,
                         map.packet_type.clone(),
                         ops,
-                        crc,
+                        sealing,
                         original,
                         bytes,
                         dis,
                     ));
                 }
                 None => {
+                    bytes.clone_from(&original);
                     let why = why_apply_failed(action, field.as_ref(), map);
                     self.miss(i, why);
                 }
@@ -394,14 +410,23 @@ impl Mutator {
         if rng.random::<f64>() >= fuzz.rate {
             return None;
         }
-        let map = map.get_or_insert_with(|| dis.field_map(bytes));
+        let map = map.get_or_insert_with(|| dis.field_map(bytes, seen));
         let original = bytes.clone();
-        let ops = fuzz_one(map, bytes, rng)?;
+        let opened = dis.open(bytes, seen).map(|plain| *bytes = plain).is_some();
+        let Some(ops) = fuzz_one(map, bytes, rng) else {
+            bytes.clone_from(&original);
+            return None;
+        };
+        let sealing = Sealing {
+            crc: Crc::Resign,
+            opened,
+            seen,
+        };
         Some(self.finish(
             "fuzz".into(),
             map.packet_type.clone(),
             ops,
-            Crc::Resign,
+            sealing,
             original,
             bytes,
             dis,
@@ -414,23 +439,26 @@ impl Mutator {
         rule: String,
         packet_type: Option<String>,
         mut ops: Vec<Op>,
-        crc: Crc,
+        sealing: Sealing<'_>,
         original: Vec<u8>,
         bytes: &mut [u8],
         dis: &SessionDissector,
     ) -> Mutation {
+        let Sealing { crc, opened, seen } = sealing;
         let crc = match crc {
             Crc::Stale => "stale",
             Crc::Resign => {
-                let before = (bytes.len() >= 4).then(|| read_bits(bytes, 0, 32));
+                let at = dis.crc_bit(bytes);
+                let crc_at = |b: &[u8]| (b.len() * 8 >= at + 32).then(|| read_bits(b, at, 32));
+                let before = crc_at(bytes);
                 if dis.seal(bytes) {
                     ops.push(Op {
                         action: "resign".into(),
                         field: Some("crc32".into()),
-                        bit: 0,
+                        bit: at,
                         bits: 32,
                         old: before.map(|b| bit_string(b, 32)),
-                        new: Some(bit_string(read_bits(bytes, 0, 32), 32)),
+                        new: crc_at(bytes).map(|b| bit_string(b, 32)),
                         old_value: None,
                         new_value: None,
                     });
@@ -440,6 +468,10 @@ impl Mutator {
                 }
             }
         };
+        // An opened payload leaves encrypted and signed again, with the packet's own sequence.
+        if opened && !dis.close(bytes, seen) {
+            bytes.copy_from_slice(&original[..bytes.len().min(original.len())]);
+        }
         self.stats.mutated += 1;
         Mutation {
             rule,
@@ -867,7 +899,13 @@ mod tests {
         let mut bytes = robocat();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mutation = m
-            .mutate(Direction::ToServer, &mut bytes, &dis(), &mut rng)
+            .mutate(
+                Direction::ToServer,
+                &mut bytes,
+                &dis(),
+                &Observation::NONE,
+                &mut rng,
+            )
             .expect("fires");
         (bytes, mutation)
     }
@@ -985,14 +1023,26 @@ mod tests {
         let before = a.clone();
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         assert!(
-            m.mutate(Direction::ToServer, &mut a, &dis(), &mut rng)
-                .is_none()
+            m.mutate(
+                Direction::ToServer,
+                &mut a,
+                &dis(),
+                &Observation::NONE,
+                &mut rng
+            )
+            .is_none()
         );
         assert_eq!(a, before);
         assert_eq!(m.stats.not_applicable, 2);
         assert!(
-            m.mutate(Direction::ToClient, &mut a, &dis(), &mut rng)
-                .is_none()
+            m.mutate(
+                Direction::ToClient,
+                &mut a,
+                &dis(),
+                &Observation::NONE,
+                &mut rng
+            )
+            .is_none()
         );
     }
 
@@ -1014,7 +1064,13 @@ mod tests {
             let n = write_packet(&mut p, &mut buf).unwrap();
             buf[..n].to_vec()
         }] {
-            m.mutate(Direction::ToServer, &mut bytes, &dis(), &mut rng);
+            m.mutate(
+                Direction::ToServer,
+                &mut bytes,
+                &dis(),
+                &Observation::NONE,
+                &mut rng,
+            );
         }
         let misses = m.misses();
         assert_eq!(
@@ -1056,7 +1112,13 @@ mod tests {
             (0..200)
                 .map(|_| {
                     let mut b = robocat();
-                    let mu = m.mutate(Direction::ToClient, &mut b, &dis(), &mut rng);
+                    let mu = m.mutate(
+                        Direction::ToClient,
+                        &mut b,
+                        &dis(),
+                        &Observation::NONE,
+                        &mut rng,
+                    );
                     if let Some(mu) = &mu {
                         assert_eq!(
                             apply_ops(&unhex(&mu.original).unwrap(), &mu.ops).unwrap(),

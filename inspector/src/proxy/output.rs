@@ -30,7 +30,7 @@ use std::time::Duration;
 pub fn write_line(buf: &mut Vec<u8>, dis: &SessionDissector, seen: &Seen) {
     let (src, dst) = seen.endpoints();
     let d = Datagram::detached(seen.frame, seen.time, src, dst, seen.bytes.len());
-    dis.write_json(buf, &d, &seen.bytes);
+    dis.write_json(buf, &d, &seen.bytes, &seen.observed);
     // A decode --json object ends with its closing brace: the proxy's keys go before it.
     if buf.last() == Some(&b'}') {
         buf.pop();

@@ -398,14 +398,26 @@ impl Relay {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as i128),
         );
+        // The transports' pass sees the datagram as it arrived, in arrival order (nothing
+        // without a transport).
+        let (src, dst) = match direction {
+            Direction::ToServer => (client, self.upstream),
+            Direction::ToClient => (self.upstream, client),
+        };
+        let observed = self.dis.observe(src, dst, &bytes);
         // The client's own streams for this direction (a mapping is there: the caller has
         // just touched it).
         let (mutation, decision) = match self.mappings.get_mut(id) {
             Some(m) => {
                 let draws = m.socket.draws.of(direction);
                 let mutation = if self.mutator.wants(direction) {
-                    self.mutator
-                        .mutate(direction, &mut bytes, &self.dis, &mut draws.mutate)
+                    self.mutator.mutate(
+                        direction,
+                        &mut bytes,
+                        &self.dis,
+                        &observed,
+                        &mut draws.mutate,
+                    )
                 } else {
                     None
                 };
@@ -496,6 +508,7 @@ impl Relay {
             bytes,
             fate,
             mutation,
+            observed,
         };
         // Blocks while the sink is behind: the bounded channel is the back-pressure. An error
         // means the sink has stopped (a failed output): the stop flag ends the loop.

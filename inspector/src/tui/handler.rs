@@ -8,6 +8,7 @@ use super::state::{App, Detail, Filter, LIVE_LIMIT, Live, Pane, Summary};
 use crate::capture::Datagram;
 use bitlens_codec::FieldKind;
 use bitlens_codec::dissect::Status;
+use bitlens_codec::observe::Observation;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -22,7 +23,10 @@ impl App {
             return;
         }
         let d = &self.capture.datagrams()[i];
-        let (decoder, dissection) = self.dissectors.dissect(d, self.capture.payload(d));
+        let seen = crate::dissectors::seen_at(&self.seen, i);
+        let (decoder, dissection) = self
+            .dissectors
+            .dissect_seen(d, self.capture.payload(d), seen);
         self.detail = Some(Detail::new(i, decoder.to_owned(), dissection));
         // Scroll the tree so the cursor (the failing field, if any) is on screen.
         let cursor = self.detail.as_ref().map_or(0, |d| d.cursor) as isize;
@@ -174,6 +178,19 @@ impl App {
         status: Status,
         packet_type: Option<&str>,
     ) {
+        self.push_live_seen(datagram, payload, status, packet_type, Observation::NONE);
+    }
+
+    /// [`App::push_live`] with what the session's transports observed of the datagram, which
+    /// its dissection in the tree needs.
+    pub fn push_live_seen(
+        &mut self,
+        datagram: Datagram,
+        payload: &[u8],
+        status: Status,
+        packet_type: Option<&str>,
+        observed: Observation,
+    ) {
         let live = self.live.get_or_insert_with(Live::default);
         if self.summaries.len() >= LIVE_LIMIT {
             live.unlisted += 1;
@@ -184,6 +201,12 @@ impl App {
             return;
         };
         capture.push(datagram, payload);
+        if !observed.is_none() || !self.seen.is_empty() {
+            let at = self.summaries.len();
+            let seen = Arc::make_mut(&mut self.seen);
+            seen.resize(at, Observation::NONE);
+            seen.push(observed);
+        }
         let packet_type = self.type_id(packet_type);
         self.summaries.push(Some(Summary {
             status,

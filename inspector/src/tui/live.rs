@@ -25,9 +25,12 @@ pub fn feed(app: &mut App, rx: &Receiver<Seen>, dis: &crate::proxy::SessionDisse
         let Ok(seen) = rx.try_recv() else { break };
         let (src, dst) = seen.endpoints();
         let d = Datagram::detached(seen.frame, seen.time, src, dst, seen.bytes.len());
-        let v = dis.dissectors().verdict(&d, &seen.bytes);
+        let v = dis
+            .dissectors()
+            .verdict_seen(&d, &seen.bytes, &seen.observed);
         let (status, packet_type) = (v.status, v.packet_type.map(str::to_owned));
-        app.push_live(d, &seen.bytes, status, packet_type.as_deref());
+        let observed = seen.observed.clone();
+        app.push_live_seen(d, &seen.bytes, status, packet_type.as_deref(), observed);
         any = true;
     }
     any

@@ -26,9 +26,10 @@ pub use layout::Areas;
 pub use state::{App, Detail, Filter, Live, Pane, Summary};
 
 use crate::capture::Capture;
-use crate::dissectors::Dissectors;
+use crate::dissectors::{Dissectors, seen_at};
 use anyhow::Result;
 use bitlens_codec::dissect::Status;
+use bitlens_codec::observe::Observation;
 use ratatui::crossterm::event::{
     self as terminal_event, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind,
     MouseEventKind,
@@ -45,6 +46,7 @@ type SummaryBatch = Vec<(usize, Status, Option<String>)>;
 fn spawn_summaries(
     capture: Arc<Capture>,
     dissectors: Arc<Dissectors>,
+    seen: Arc<Vec<Observation>>,
 ) -> mpsc::Receiver<SummaryBatch> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -55,7 +57,8 @@ fn spawn_summaries(
                 .iter()
                 .enumerate()
                 .map(|(k, d)| {
-                    let v = dissectors.verdict(d, capture.payload(d));
+                    let i = c * CHUNK + k;
+                    let v = dissectors.verdict_seen(d, capture.payload(d), seen_at(&seen, i));
                     (c * CHUNK + k, v.status, v.packet_type.map(str::to_owned))
                 })
                 .collect();
@@ -76,7 +79,6 @@ pub fn run(capture: Capture, dissectors: Dissectors, program: &str) -> Result<()
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let capture = Arc::new(capture);
     let dissectors = Arc::new(dissectors);
-    let rx = spawn_summaries(Arc::clone(&capture), Arc::clone(&dissectors));
 
     // ratatui::init installs a panic hook that leaves raw mode and the alternate screen; ours,
     // chained in front of it, also releases the mouse.
@@ -92,6 +94,11 @@ pub fn run(capture: Capture, dissectors: Dissectors, program: &str) -> Result<()
         let size = terminal.size()?;
         let mut app = App::new(capture, dissectors, color, (size.width, size.height));
         app.program = program.to_owned();
+        let rx = spawn_summaries(
+            Arc::clone(&app.capture),
+            Arc::clone(&app.dissectors),
+            Arc::clone(&app.seen),
+        );
         let mut dirty = true;
         while !app.quit {
             while let Ok(batch) = rx.try_recv() {

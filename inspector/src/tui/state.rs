@@ -2,9 +2,10 @@
 //! (`super::handler`) change it; the drawing (`super::ui`) renders it as a pure function.
 
 use crate::capture::Capture;
-use crate::dissectors::Dissectors;
+use crate::dissectors::{Dissectors, seen_at};
 use bitlens_codec::FieldKind;
 use bitlens_codec::dissect::{Dissection, Status};
+use bitlens_codec::observe::Observation;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -130,7 +131,7 @@ impl Filter {
                     Status::ALL
                         .into_iter()
                         .find(|st| st.name() == s)
-                        .ok_or_else(|| format!("unknown status {s:?} (ok, error, desync, truncated, fragment, undecoded)"))?,
+                        .ok_or_else(|| format!("unknown status {s:?} (ok, error, desync, truncated, fragment, undecoded, encrypted)"))?,
                 );
             } else if let Some(p) = term.strip_prefix("port:") {
                 f.port = Some(p.parse().map_err(|_| format!("{p:?} is not a port"))?);
@@ -171,6 +172,9 @@ pub struct App {
     pub capture: Arc<Capture>,
     /// The dissectors per port.
     pub dissectors: Arc<Dissectors>,
+    /// What the transports' sequential pass observed of each datagram (empty without
+    /// transports), so that any datagram can be dissected on its own, in any order.
+    pub seen: Arc<Vec<Observation>>,
     /// What is known of each datagram (`None` until the background pass reaches it).
     pub summaries: Vec<Option<Summary>>,
     /// Packet type names, indexed by [`Summary::packet_type`].
@@ -222,9 +226,13 @@ impl App {
         size: (u16, u16),
     ) -> Self {
         let n = capture.datagrams().len();
+        let seen = Arc::new(
+            dissectors.observe_all(capture.datagrams().iter().map(|d| (d, capture.payload(d)))),
+        );
         let mut app = App {
             capture,
             dissectors,
+            seen,
             summaries: vec![None; n],
             type_names: Vec::new(),
             type_ids: HashMap::new(),
@@ -288,7 +296,10 @@ impl App {
         let batch: Vec<_> = (0..self.capture.datagrams().len())
             .map(|i| {
                 let d = &self.capture.datagrams()[i];
-                let v = self.dissectors.verdict(d, self.capture.payload(d));
+                let seen = seen_at(&self.seen, i);
+                let v = self
+                    .dissectors
+                    .verdict_seen(d, self.capture.payload(d), seen);
                 (i, v.status, v.packet_type.map(str::to_owned))
             })
             .collect();

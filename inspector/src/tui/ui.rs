@@ -21,6 +21,7 @@ pub fn glyph(status: Status) -> &'static str {
         Status::Truncated => "…",
         Status::Fragment => "¦",
         Status::Undecoded => "·",
+        Status::Encrypted => "◊",
     }
 }
 
@@ -44,6 +45,7 @@ impl Theme {
             Status::Desync => self.fg(Color::Magenta).add_modifier(Modifier::BOLD),
             Status::Truncated | Status::Fragment => self.fg(Color::Yellow),
             Status::Undecoded => self.fg(Color::DarkGray),
+            Status::Encrypted => self.fg(Color::Cyan),
         }
     }
     fn ok(&self) -> Style {
@@ -305,6 +307,10 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
                 Status::Undecoded => {
                     Line::from(" no decoder for these ports: use --decode PORT=NAME")
                 }
+                Status::Encrypted => Line::from(
+                    " header read; payload encrypted and no key for this connection \
+                     (--netcode-key FILE or --netcode-keylog FILE)",
+                ),
                 _ => Line::from(""),
             },
         };
@@ -573,6 +579,7 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         Status::Desync,
         Status::Truncated,
         Status::Fragment,
+        Status::Encrypted,
     ] {
         let n = counts[st as usize];
         if n > 0 || st == Status::Ok {

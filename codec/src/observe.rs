@@ -1,0 +1,75 @@
+//! What a stateful layer learns from the datagrams before a datagram, handed to the pure
+//! per-datagram reading: an [`Observation`] made by a [`Tracker`] that saw the capture (or the
+//! live traffic) in order.
+//!
+//! A transport such as netcode is stateful across datagrams (keys learned from a connection
+//! request, replay windows), but the tools dissect datagrams in parallel and in any order. So the
+//! state is split off: a [`Tracker`] runs once, cheaply, over the datagrams in capture order and
+//! gives each datagram an [`Observation`] (the keys for its connection, whether its sequence
+//! was seen before); the dissection of the datagram then needs nothing but its bytes and that
+//! observation, on any thread. Formats without such state never make a tracker, and their
+//! datagrams carry [`Observation::NONE`], which costs nothing.
+
+use std::any::Any;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// What a [`Tracker`] knew when one datagram went by: opaque to the tools, read back by the
+/// layer that made it ([`Observation::get`]). Cheap to clone (a reference count).
+#[derive(Clone, Default)]
+pub struct Observation(Option<Arc<dyn Any + Send + Sync>>);
+
+impl Observation {
+    /// Nothing observed: what datagrams of formats without a tracker carry.
+    pub const NONE: Observation = Observation(None);
+
+    /// An observation holding `value`.
+    pub fn new<T: Any + Send + Sync>(value: T) -> Self {
+        Observation(Some(Arc::new(value)))
+    }
+
+    /// The value, when it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.as_deref()?.downcast_ref()
+    }
+
+    /// True when nothing was observed.
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl fmt::Debug for Observation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Observation(..)"
+        } else {
+            "Observation::NONE"
+        })
+    }
+}
+
+/// The sequential half of a stateful layer: sees every datagram of its ports once, in capture
+/// (or arrival) order, and says what the per-datagram reading needs to know about it. It must
+/// be cheap (no decryption of payloads) and hold bounded memory whatever the traffic.
+pub trait Tracker: Send {
+    /// Takes note of the datagram from `from` to `to` whose UDP payload is `datagram`, and
+    /// returns what the dissection of that datagram needs.
+    fn observe(&mut self, from: SocketAddr, to: SocketAddr, datagram: &[u8]) -> Observation;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_observation_gives_back_its_own_type_only() {
+        let o = Observation::new(7u32);
+        assert_eq!(o.get::<u32>(), Some(&7));
+        assert_eq!(o.get::<u64>(), None);
+        assert!(Observation::NONE.is_none() && !o.is_none());
+        assert_eq!(Observation::NONE.get::<u32>(), None);
+        assert_eq!(format!("{:?}", o.clone()), "Observation(..)");
+    }
+}
