@@ -15,6 +15,7 @@ pub trait Reporter {
     fn field<T: Value>(&mut self, id: u64, name: &str, value: &mut T) -> Result<(), Error>;
 }
 
+#[inline]
 fn check_order(previous: Option<u64>, id: u64, offset: usize) -> Result<(), Error> {
     match previous {
         Some(previous) if id <= previous => Err(Error::IdsNotIncreasing {
@@ -27,6 +28,7 @@ fn check_order(previous: Option<u64>, id: u64, offset: usize) -> Result<(), Erro
 }
 
 /// The id a header's delta stands for: `delta` for the first field, `previous + 1 + delta` after.
+#[inline]
 pub(crate) fn next_id(previous: Option<u64>, delta: u64) -> Option<u64> {
     match previous {
         None => Some(delta),
@@ -44,6 +46,7 @@ pub struct Encoder<'w, 'a> {
 
 impl<'w, 'a> Encoder<'w, 'a> {
     /// An encoder writing a struct body (no size prefix) to `w`.
+    #[inline]
     pub fn new(w: &'w mut Writer<'a>) -> Self {
         Encoder {
             w,
@@ -102,6 +105,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
     ///
     /// # Errors
     /// A malformed first field header.
+    #[inline]
     pub fn new(r: &'r mut Reader<'a>) -> Result<Self, Error> {
         let mut d = Decoder {
             r,
@@ -113,6 +117,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
         Ok(d)
     }
 
+    #[inline]
     fn load_next(&mut self) -> Result<(), Error> {
         if self.r.is_empty() {
             self.next = None;

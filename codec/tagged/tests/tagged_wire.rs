@@ -255,6 +255,18 @@ fn errors_carry_offset_and_field_id() {
         }
     ));
 
+    // Fixed array of 2 holding 1 (read in place since issue 30: still refused).
+    let e = read_err::<Kinds>(&[0x1B, 0x01, 1]);
+    assert!(matches!(
+        e,
+        Error::ArrayLength {
+            expected: 2,
+            found: 1,
+            field: Some(6),
+            ..
+        }
+    ));
+
     // Varint header too long and overflowing.
     let e = read_err::<Bar>(&[0x80; 11]);
     assert_eq!(
