@@ -52,7 +52,9 @@ impl<'a> Reader<'a> {
         self.depth
     }
 
-    /// Id of the field being read, used in errors.
+    /// Id of the field being read, used in errors: set by the schema-less walk of
+    /// [`raw`](crate::raw). A typed decode leaves it `None` and names the innermost field in an
+    /// error as the error leaves that field.
     #[inline]
     pub fn field(&self) -> Option<u64> {
         self.field
@@ -264,15 +266,11 @@ impl<'a> Writer<'a> {
         self.out.len() - self.base
     }
 
-    /// Id of the field being written, used in errors.
+    /// Id of the field being written, used in errors: `None` in an encode, which names the
+    /// innermost field in an error as the error leaves that field.
     #[inline]
     pub fn field(&self) -> Option<u64> {
         self.field
-    }
-
-    #[inline]
-    pub(crate) fn set_field(&mut self, field: Option<u64>) -> Option<u64> {
-        core::mem::replace(&mut self.field, field)
     }
 
     /// Appends one raw byte.

@@ -74,11 +74,11 @@ impl Reporter for Encoder<'_, '_> {
                 field: Some(id),
             });
         }
-        let outer = self.w.set_field(Some(id));
         self.w.varint(delta << 2 | T::WIRE as u64);
-        let result = value.encode(self.w);
-        self.w.set_field(outer);
-        result?;
+        // The writer does not track the field: an error from inside the value gets its id here.
+        if let Err(e) = value.encode(self.w) {
+            return Err(e.in_field(id));
+        }
         self.last_written = Some(id);
         Ok(())
     }
@@ -117,7 +117,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
         Ok(d)
     }
 
-    #[inline]
+    #[inline(always)]
     fn load_next(&mut self) -> Result<(), Error> {
         if self.r.is_empty() {
             self.next = None;
@@ -139,15 +139,13 @@ impl<'r, 'a> Decoder<'r, 'a> {
     }
 
     fn skip(&mut self, h: Header) -> Result<(), Error> {
-        let outer = self.r.set_field(Some(h.id));
         let result = match h.wire {
             WireType::Byte => self.r.bytes(1).map(drop),
             WireType::Octet => self.r.bytes(8).map(drop),
             WireType::Varint => self.r.varint().map(drop),
             WireType::Sized => self.r.sized_bytes().map(drop),
         };
-        self.r.set_field(outer);
-        result
+        result.map_err(|e| e.in_field(h.id))
     }
 
     /// Skips the fields after the last reported one (ids this version does not know), checking
@@ -155,6 +153,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
     ///
     /// # Errors
     /// A malformed trailing field.
+    #[inline]
     pub fn finish(mut self) -> Result<(), Error> {
         while let Some(h) = self.next {
             self.skip(h)?;
@@ -184,10 +183,12 @@ impl Reporter for Decoder<'_, '_> {
                             found: h.wire,
                         });
                     }
-                    let outer = self.r.set_field(Some(id));
-                    let result = T::decode(self.r);
-                    self.r.set_field(outer);
-                    *value = result?;
+                    // The reader does not track the field: an error from inside the value gets
+                    // its id here.
+                    match T::decode(self.r) {
+                        Ok(v) => *value = v,
+                        Err(e) => return Err(e.in_field(id)),
+                    }
                     return self.load_next();
                 }
                 // Not in the stream (an older writer, or a zero value): the zero value.
