@@ -361,7 +361,10 @@ mod tests {
         assert_eq!(m.bits, MEASURE_LIMIT + 64);
         m.bytes_vec("max", &mut v, usize::MAX).unwrap();
         assert_eq!(m.bits, MEASURE_LIMIT);
-        assert_eq!(m.bits(), usize::try_from(MEASURE_LIMIT).unwrap_or(usize::MAX));
+        assert_eq!(
+            m.bits(),
+            usize::try_from(MEASURE_LIMIT).unwrap_or(usize::MAX)
+        );
         // Below the limit a length is charged exactly, small or large.
         let mut m = MeasureStream::new();
         m.bytes("b", &mut [0; 31]).unwrap();
