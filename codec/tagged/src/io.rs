@@ -109,7 +109,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// [`Error::PastEnd`], [`Error::VarintTooLong`] or [`Error::VarintOverflow`].
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> Result<u64, Error> {
         // One and two bytes (tags, lengths and values below 16512), inlined.
         let rest = self.buf.get(self.pos..self.end).unwrap_or_default();

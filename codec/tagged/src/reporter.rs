@@ -156,8 +156,17 @@ impl<'r, 'a> Decoder<'r, 'a> {
     ///
     /// # Errors
     /// A malformed trailing field.
-    #[inline]
-    pub fn finish(mut self) -> Result<(), Error> {
+    #[inline(always)]
+    pub fn finish(self) -> Result<(), Error> {
+        // Most structs end with their last known field: nothing to skip, no call.
+        if self.next.is_none() {
+            return Ok(());
+        }
+        self.skip_unknown()
+    }
+
+    #[inline(never)]
+    fn skip_unknown(mut self) -> Result<(), Error> {
         while let Some(h) = self.next {
             self.skip(h)?;
             self.load_next()?;
