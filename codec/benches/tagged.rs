@@ -6,115 +6,13 @@
 //! uint32/int32 since protobuf has nothing narrower; f32 as float; strings; repeated messages;
 //! a map as repeated pairs).
 
-use bitlens_tagged::{Tagged, decode_document, encode_document_into};
+use bitlens_tagged::{decode_document, encode_document_into};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
-#[derive(Tagged, Clone, Debug, Default, PartialEq)]
-struct Item {
-    #[tag(0)]
-    kind: u16,
-    #[tag(1)]
-    count: u8,
-    #[tag(2)]
-    durability: i16,
-}
-
-#[derive(Tagged, Clone, Debug, Default, PartialEq)]
-struct Save {
-    #[tag(0)]
-    name: String,
-    #[tag(1)]
-    level: u32,
-    #[tag(2)]
-    position: [f32; 3],
-    #[tag(3)]
-    inventory: Vec<Item>,
-    #[tag(4)]
-    playtime_s: u64,
-    #[tag(5)]
-    quests: Vec<(u32, i32)>,
-    #[tag(6)]
-    checkpoint: String,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct PItem {
-    #[prost(uint32, tag = "1")]
-    kind: u32,
-    #[prost(uint32, tag = "2")]
-    count: u32,
-    #[prost(sint32, tag = "3")]
-    durability: i32,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct PQuest {
-    #[prost(uint32, tag = "1")]
-    id: u32,
-    #[prost(sint32, tag = "2")]
-    state: i32,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct PSave {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(uint32, tag = "2")]
-    level: u32,
-    #[prost(float, repeated, tag = "3")]
-    position: Vec<f32>,
-    #[prost(message, repeated, tag = "4")]
-    inventory: Vec<PItem>,
-    #[prost(uint64, tag = "5")]
-    playtime_s: u64,
-    #[prost(message, repeated, tag = "6")]
-    quests: Vec<PQuest>,
-    #[prost(string, tag = "7")]
-    checkpoint: String,
-}
-
-fn save() -> Save {
-    Save {
-        name: "Ayla the Unbroken".into(),
-        level: 37,
-        position: [1024.5, -12.25, 77.0],
-        inventory: (0..40)
-            .map(|i| Item {
-                kind: 100 + i * 7,
-                count: (i % 9) as u8 + 1,
-                durability: 250 - (i as i16) * 13,
-            })
-            .collect(),
-        playtime_s: 1_234_567,
-        quests: (0..25).map(|i| (1000 + i, (i as i32 % 5) - 2)).collect(),
-        checkpoint: "north gate, second bridge".into(),
-    }
-}
-
-fn mirror(s: &Save) -> PSave {
-    PSave {
-        name: s.name.clone(),
-        level: s.level,
-        position: s.position.to_vec(),
-        inventory: s
-            .inventory
-            .iter()
-            .map(|i| PItem {
-                kind: i.kind.into(),
-                count: i.count.into(),
-                durability: i.durability.into(),
-            })
-            .collect(),
-        playtime_s: s.playtime_s,
-        quests: s
-            .quests
-            .iter()
-            .map(|&(id, state)| PQuest { id, state })
-            .collect(),
-        checkpoint: s.checkpoint.clone(),
-    }
-}
+#[path = "common/save_game.rs"]
+mod save_game;
+use save_game::{PSave, Save, mirror, save};
 
 fn bench(c: &mut Criterion) {
     use prost::Message as _;

@@ -44,8 +44,17 @@ pub const ALIGN_BOUND: usize = 7;
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct MeasureStream {
-    bits: usize,
+    bits: u64,
 }
+
+/// Where a measure stops counting exactly: `2^63` bits (1 EiB), more than any buffer holds. A
+/// measure at or past it only says "larger than any buffer", which is all an MTU or capacity
+/// test needs.
+pub const MEASURE_LIMIT: u64 = 1 << 63;
+
+/// The largest charge added with a plain (wrapping) add; larger ones saturate at
+/// [`MEASURE_LIMIT`].
+const SMALL_CHARGE: u64 = 1 << 8;
 
 impl MeasureStream {
     /// A measure of nothing yet.
@@ -53,23 +62,60 @@ impl MeasureStream {
         MeasureStream { bits: 0 }
     }
 
-    /// The bound so far, in bits. (The [`Stream::bits`] primitive of a measure is called as
-    /// `Stream::bits(&mut m, ...)` on a `MeasureStream` itself, or through a generic function.)
+    /// The bound so far, in bits: exact below [`MEASURE_LIMIT`], at least that past it (and
+    /// `usize::MAX` where `usize` cannot hold it). (The [`Stream::bits`] primitive of a measure
+    /// is called as `Stream::bits(&mut m, ...)` on a `MeasureStream` itself, or through a
+    /// generic function.)
+    #[inline(always)]
     pub fn bits(&self) -> usize {
-        self.bits
+        usize::try_from(self.bits).unwrap_or(usize::MAX)
     }
 
+    /// Adds a charge of at most [`SMALL_CHARGE`] bits (every fixed-width operation: a value of
+    /// up to 128 bits, a ladder, a check marker) with a plain add, which LLVM folds into one
+    /// add per message when the widths are constants.
+    ///
+    /// Why no saturation is needed here: the counter is a `u64`, at most [`MEASURE_LIMIT`]
+    /// plus what was added since by charges of at most 2^8 bits, so wrapping it needs 2^55 of
+    /// these operations in one measure: at the nanosecond an operation costs at least, over a
+    /// year of measuring one message. No message a program can hold gets there: a message
+    /// whose measure passes 2^63 bits through large charges (`bytes` of a slice, a string) is
+    /// clamped by [`charge_len`](Self::charge_len), not by this add.
     #[inline(always)]
-    fn charge(&mut self, bits: usize) -> Result<()> {
-        self.bits = self.bits.saturating_add(bits);
+    fn charge(&mut self, bits: u64) -> Result<()> {
+        debug_assert!(bits <= SMALL_CHARGE);
+        self.bits = self.bits.wrapping_add(bits);
         Ok(())
     }
+
+    /// Adds a charge that depends on a length (bytes, strings): exactly when it is small (a
+    /// constant length of up to 31 bytes folds like [`charge`](Self::charge)), else saturating
+    /// at [`MEASURE_LIMIT`].
+    ///
+    /// Saturation is needed here, unlike for the fixed-width operations: a measure cannot hold
+    /// 2^64 bits of distinct memory, but it can charge the same slice many times, and a
+    /// message that writes one 1 GiB buffer 2^31 times would wrap a plain `u64` sum after a few
+    /// seconds of measuring, to a small number that would pass an MTU test it fails.
+    #[inline(always)]
+    fn charge_len(&mut self, bits: u64) -> Result<()> {
+        if bits <= SMALL_CHARGE {
+            return self.charge(bits);
+        }
+        self.bits = self.bits.saturating_add(bits).min(MEASURE_LIMIT);
+        Ok(())
+    }
+}
+
+/// `8 * len + extra` bits, saturating (a length in bytes is at most `isize::MAX`).
+#[inline(always)]
+fn len_bits(len: usize, per: u64, extra: u64) -> u64 {
+    (len as u64).saturating_mul(per).saturating_add(extra)
 }
 
 /// The bits of a ladder of tiers: a 1 flag for `d = 1`; else a 0 flag, then per tier a flag,
 /// and the tier's `int(d, lo, hi)` in the first one that holds `d`; past the last one, six 0
 /// flags and `last` bits.
-fn ladder_bits(d: i64, tiers: &[(i64, i64); 5], last: u32) -> usize {
+fn ladder_bits(d: i64, tiers: &[(i64, i64); 5], last: u32) -> u64 {
     if d == 1 {
         return 1;
     }
@@ -77,10 +123,10 @@ fn ladder_bits(d: i64, tiers: &[(i64, i64); 5], last: u32) -> usize {
     for &(lo, hi) in tiers {
         bits += 1;
         if d <= hi {
-            return bits + bits_required(lo, hi) as usize;
+            return bits + u64::from(bits_required(lo, hi));
         }
     }
-    bits + last as usize
+    bits + u64::from(last)
 }
 
 impl Stream for MeasureStream {
@@ -88,7 +134,7 @@ impl Stream for MeasureStream {
 
     #[inline]
     fn bits(&mut self, _: &str, _: &mut u64, n: u32) -> Result<()> {
-        self.charge(n.min(64) as usize)
+        self.charge(u64::from(n.min(64)))
     }
 
     #[inline]
@@ -98,7 +144,7 @@ impl Stream for MeasureStream {
 
     #[inline]
     fn int(&mut self, _: &str, _: &mut i64, min: i64, max: i64) -> Result<()> {
-        self.charge(bits_required(min.min(max), max.max(min)) as usize)
+        self.charge(u64::from(bits_required(min.min(max), max.max(min))))
     }
 
     #[inline]
@@ -118,17 +164,17 @@ impl Stream for MeasureStream {
 
     #[inline]
     fn align(&mut self, _: &str) -> Result<()> {
-        self.charge(ALIGN_BOUND)
+        self.charge(ALIGN_BOUND as u64)
     }
 
     #[inline]
     fn bytes(&mut self, _: &str, buf: &mut [u8]) -> Result<()> {
-        self.charge(ALIGN_BOUND.saturating_add(buf.len().saturating_mul(8)))
+        self.charge_len(len_bits(buf.len(), 8, ALIGN_BOUND as u64))
     }
 
     #[inline]
     fn check(&mut self, _: &str) -> Result<()> {
-        self.charge(ALIGN_BOUND + 32)
+        self.charge(ALIGN_BOUND as u64 + 32)
     }
 
     #[inline]
@@ -143,23 +189,23 @@ impl Stream for MeasureStream {
 
     #[inline]
     fn compressed_f32(&mut self, _: &str, _: &mut f32, spec: &CompressedFloat) -> Result<()> {
-        self.charge(spec.width() as usize)
+        self.charge(u64::from(spec.width()))
     }
 
     #[inline]
     fn quaternion(&mut self, _: &str, _: &mut [f32; 4], spec: &SmallestThree) -> Result<()> {
-        self.charge(spec.width() as usize)
+        self.charge(u64::from(spec.width()))
     }
 
     #[inline]
     fn bytes_vec(&mut self, _: &str, v: &mut Vec<u8>, len: usize) -> Result<()> {
-        self.charge(ALIGN_BOUND.saturating_add(len.max(v.len()).saturating_mul(8)))
+        self.charge_len(len_bits(len.max(v.len()), 8, ALIGN_BOUND as u64))
     }
 
     #[inline]
     fn string(&mut self, _: &str, s: &mut String, max_len: usize) -> Result<()> {
-        let len = bits_required(0, max_len.min(i64::MAX as usize) as i64) as usize;
-        self.charge(len + ALIGN_BOUND + s.len().saturating_mul(8))
+        let len = u64::from(bits_required(0, max_len.min(i64::MAX as usize) as i64));
+        self.charge_len(len_bits(s.len(), 8, len + ALIGN_BOUND as u64))
     }
 
     fn object_index(
@@ -190,13 +236,13 @@ impl Stream for MeasureStream {
 
     #[inline]
     fn int128(&mut self, _: &str, _: &mut i128, min: i128, max: i128) -> Result<()> {
-        self.charge(bits_required128(min.min(max), max.max(min)) as usize)
+        self.charge(u64::from(bits_required128(min.min(max), max.max(min))))
     }
 
     #[inline]
     fn fixed(&mut self, _: &str, _: &mut i128, spec: &FixedPoint) -> Result<()> {
         let (min, max) = (spec.raw_min(), spec.raw_max());
-        self.charge(bits_required128(min.min(max), max.max(min)) as usize)
+        self.charge(u64::from(bits_required128(min.min(max), max.max(min))))
     }
 
     /// As [`Stream::fixed`]; a value in a storage type the spec does not name is the caller's
@@ -213,14 +259,14 @@ impl Stream for MeasureStream {
 
     #[inline]
     fn wstring(&mut self, _: &str, s: &mut String, max_len: usize) -> Result<()> {
-        let len = bits_required(0, max_len.min(i64::MAX as usize) as i64) as usize;
+        let len = u64::from(bits_required(0, max_len.min(i64::MAX as usize) as i64));
         let units = s.encode_utf16().count();
-        self.charge(len.saturating_add(units.saturating_mul(32)))
+        self.charge_len(len_bits(units, 32, len))
     }
 
     #[inline(always)]
     fn bit_position(&self) -> usize {
-        self.bits
+        self.bits()
     }
 
     #[inline(always)]
@@ -299,6 +345,31 @@ mod tests {
         m.wstring("s", &mut "a\0bcdefghij".to_owned(), 3).unwrap();
         m.fixed_as("q", &mut 3i32, &q).unwrap();
         assert_eq!(m.bits(), 8 + (2 + 11 * 32) + 75);
+    }
+
+    /// Lengths past any buffer saturate at the limit instead of wrapping, however often they
+    /// are charged, and the small charges after them do not bring the bound back down.
+    #[test]
+    fn large_charges_saturate_at_the_limit() {
+        let mut m = MeasureStream::new();
+        let mut v = Vec::new();
+        for _ in 0..20 {
+            m.bytes_vec("huge", &mut v, 1 << 61).unwrap();
+        }
+        assert_eq!(m.bits, MEASURE_LIMIT);
+        m.u64("x", &mut 0).unwrap();
+        assert_eq!(m.bits, MEASURE_LIMIT + 64);
+        m.bytes_vec("max", &mut v, usize::MAX).unwrap();
+        assert_eq!(m.bits, MEASURE_LIMIT);
+        assert_eq!(
+            m.bits(),
+            usize::try_from(MEASURE_LIMIT).unwrap_or(usize::MAX)
+        );
+        // Below the limit a length is charged exactly, small or large.
+        let mut m = MeasureStream::new();
+        m.bytes("b", &mut [0; 31]).unwrap();
+        m.bytes_vec("v", &mut v, 1000).unwrap();
+        assert_eq!(m.bits(), (7 + 248) + (7 + 8000));
     }
 
     /// The ladders cost what the writer writes, tier by tier.

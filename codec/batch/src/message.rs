@@ -433,6 +433,7 @@ impl<'a> RawMessage<'a> {
     }
 
     /// Byte offset of the body within the datagram.
+    #[inline]
     pub fn body_offset(&self) -> usize {
         self.offset + MESSAGE_HEADER_LEN
     }
@@ -531,6 +532,7 @@ pub struct Messages<'a> {
 impl<'a> Iterator for Messages<'a> {
     type Item = Result<RawMessage<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.data.len() {
             return None;

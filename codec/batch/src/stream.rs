@@ -1008,6 +1008,7 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
         }
     }
 
+    #[inline]
     fn scope<R>(
         &mut self,
         name: &'static str,
@@ -1024,6 +1025,7 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
         }
     }
 
+    #[inline]
     fn index<R>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
         if T::ACTIVE {
             self.tracer.enter(None, Some(i), (self.base + self.pos) * 8);

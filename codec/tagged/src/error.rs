@@ -191,6 +191,38 @@ impl Error {
     }
 }
 
+impl Error {
+    /// `self` naming field `id` when it names no field yet: an error raised inside a field's
+    /// value (where the reader and writer do not track the id) learns the id of the innermost
+    /// field on its way out of it, the same id it would have been built with.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn in_field(mut self, id: u64) -> Self {
+        match &mut self {
+            Error::PastEnd { field, .. }
+            | Error::VarintTooLong { field, .. }
+            | Error::VarintOverflow { field, .. }
+            | Error::SizedTooLong { field, .. }
+            | Error::WireMismatch { field, .. }
+            | Error::OutOfRange { field, .. }
+            | Error::InvalidBool { field, .. }
+            | Error::InvalidUtf8 { field, .. }
+            | Error::TooDeep { field, .. }
+            | Error::IdOverflow { field, .. }
+            | Error::IdTooLarge { field, .. }
+            | Error::IdsNotIncreasing { field, .. }
+            | Error::ArrayLength { field, .. }
+            | Error::TrailingBytes { field, .. }
+            | Error::NoneInSequence { field, .. } => {
+                if field.is_none() {
+                    *field = Some(id);
+                }
+            }
+        }
+        self
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "byte {} ", self.offset())?;

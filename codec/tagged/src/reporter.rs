@@ -15,6 +15,7 @@ pub trait Reporter {
     fn field<T: Value>(&mut self, id: u64, name: &str, value: &mut T) -> Result<(), Error>;
 }
 
+#[inline]
 fn check_order(previous: Option<u64>, id: u64, offset: usize) -> Result<(), Error> {
     match previous {
         Some(previous) if id <= previous => Err(Error::IdsNotIncreasing {
@@ -27,6 +28,7 @@ fn check_order(previous: Option<u64>, id: u64, offset: usize) -> Result<(), Erro
 }
 
 /// The id a header's delta stands for: `delta` for the first field, `previous + 1 + delta` after.
+#[inline]
 pub(crate) fn next_id(previous: Option<u64>, delta: u64) -> Option<u64> {
     match previous {
         None => Some(delta),
@@ -44,6 +46,7 @@ pub struct Encoder<'w, 'a> {
 
 impl<'w, 'a> Encoder<'w, 'a> {
     /// An encoder writing a struct body (no size prefix) to `w`.
+    #[inline]
     pub fn new(w: &'w mut Writer<'a>) -> Self {
         Encoder {
             w,
@@ -54,6 +57,9 @@ impl<'w, 'a> Encoder<'w, 'a> {
 }
 
 impl Reporter for Encoder<'_, '_> {
+    // Inlined into each struct's `report`: the call, its saved registers and the `Result` in
+    // memory cost about as much as the field's own work.
+    #[inline(always)]
     fn field<T: Value>(&mut self, id: u64, _name: &str, value: &mut T) -> Result<(), Error> {
         check_order(self.last_reported, id, self.w.offset())?;
         self.last_reported = Some(id);
@@ -71,11 +77,11 @@ impl Reporter for Encoder<'_, '_> {
                 field: Some(id),
             });
         }
-        let outer = self.w.set_field(Some(id));
         self.w.varint(delta << 2 | T::WIRE as u64);
-        let result = value.encode(self.w);
-        self.w.set_field(outer);
-        result?;
+        // The writer does not track the field: an error from inside the value gets its id here.
+        if let Err(e) = value.encode(self.w) {
+            return Err(e.in_field(id));
+        }
         self.last_written = Some(id);
         Ok(())
     }
@@ -102,6 +108,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
     ///
     /// # Errors
     /// A malformed first field header.
+    #[inline]
     pub fn new(r: &'r mut Reader<'a>) -> Result<Self, Error> {
         let mut d = Decoder {
             r,
@@ -113,6 +120,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
         Ok(d)
     }
 
+    #[inline(always)]
     fn load_next(&mut self) -> Result<(), Error> {
         if self.r.is_empty() {
             self.next = None;
@@ -134,15 +142,13 @@ impl<'r, 'a> Decoder<'r, 'a> {
     }
 
     fn skip(&mut self, h: Header) -> Result<(), Error> {
-        let outer = self.r.set_field(Some(h.id));
         let result = match h.wire {
             WireType::Byte => self.r.bytes(1).map(drop),
             WireType::Octet => self.r.bytes(8).map(drop),
             WireType::Varint => self.r.varint().map(drop),
             WireType::Sized => self.r.sized_bytes().map(drop),
         };
-        self.r.set_field(outer);
-        result
+        result.map_err(|e| e.in_field(h.id))
     }
 
     /// Skips the fields after the last reported one (ids this version does not know), checking
@@ -150,7 +156,17 @@ impl<'r, 'a> Decoder<'r, 'a> {
     ///
     /// # Errors
     /// A malformed trailing field.
-    pub fn finish(mut self) -> Result<(), Error> {
+    #[inline(always)]
+    pub fn finish(self) -> Result<(), Error> {
+        // Most structs end with their last known field: nothing to skip, no call.
+        if self.next.is_none() {
+            return Ok(());
+        }
+        self.skip_unknown()
+    }
+
+    #[inline(never)]
+    fn skip_unknown(mut self) -> Result<(), Error> {
         while let Some(h) = self.next {
             self.skip(h)?;
             self.load_next()?;
@@ -160,6 +176,7 @@ impl<'r, 'a> Decoder<'r, 'a> {
 }
 
 impl Reporter for Decoder<'_, '_> {
+    #[inline(always)]
     fn field<T: Value>(&mut self, id: u64, _name: &str, value: &mut T) -> Result<(), Error> {
         check_order(self.last_reported, id, self.r.offset())?;
         self.last_reported = Some(id);
@@ -179,10 +196,12 @@ impl Reporter for Decoder<'_, '_> {
                             found: h.wire,
                         });
                     }
-                    let outer = self.r.set_field(Some(id));
-                    let result = T::decode(self.r);
-                    self.r.set_field(outer);
-                    *value = result?;
+                    // The reader does not track the field: an error from inside the value gets
+                    // its id here.
+                    match T::decode(self.r) {
+                        Ok(v) => *value = v,
+                        Err(e) => return Err(e.in_field(id)),
+                    }
                     return self.load_next();
                 }
                 // Not in the stream (an older writer, or a zero value): the zero value.

@@ -37,6 +37,8 @@ pub trait Value: Sized {
     fn dump(&mut self) -> DumpValue;
 }
 
+#[cold]
+#[inline(never)]
 fn out_of_range(r: &Reader<'_>, offset: usize, value: i128, ty: &'static str) -> Error {
     Error::OutOfRange {
         offset,
@@ -50,16 +52,20 @@ macro_rules! unsigned_varint {
     ($($t:ty),*) => {$(
         impl Value for $t {
             const WIRE: WireType = WireType::Varint;
+            #[inline]
             fn zero() -> Self {
                 0
             }
+            #[inline]
             fn is_zero(&mut self) -> bool {
                 *self == 0
             }
+            #[inline]
             fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
                 w.varint(*self as u64);
                 Ok(())
             }
+            #[inline]
             fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
                 let offset = r.offset();
                 let x = r.varint()?;
@@ -76,16 +82,20 @@ macro_rules! signed_varint {
     ($($t:ty),*) => {$(
         impl Value for $t {
             const WIRE: WireType = WireType::Varint;
+            #[inline]
             fn zero() -> Self {
                 0
             }
+            #[inline]
             fn is_zero(&mut self) -> bool {
                 *self == 0
             }
+            #[inline]
             fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
                 w.varint(zigzag(*self as i64));
                 Ok(())
             }
+            #[inline]
             fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
                 let offset = r.offset();
                 let x = unzigzag(r.varint()?);
@@ -103,16 +113,20 @@ signed_varint!(i16, i32, i64, isize);
 
 impl Value for u8 {
     const WIRE: WireType = WireType::Byte;
+    #[inline]
     fn zero() -> Self {
         0
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         *self == 0
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.byte(*self);
         Ok(())
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         r.byte()
     }
@@ -123,16 +137,20 @@ impl Value for u8 {
 
 impl Value for i8 {
     const WIRE: WireType = WireType::Byte;
+    #[inline]
     fn zero() -> Self {
         0
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         *self == 0
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.byte(self.to_le_bytes()[0]);
         Ok(())
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         Ok(i8::from_le_bytes([r.byte()?]))
     }
@@ -143,16 +161,20 @@ impl Value for i8 {
 
 impl Value for bool {
     const WIRE: WireType = WireType::Byte;
+    #[inline]
     fn zero() -> Self {
         false
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         !*self
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.byte(u8::from(*self));
         Ok(())
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         let offset = r.offset();
         match r.byte()? {
@@ -170,6 +192,7 @@ impl Value for bool {
     }
 }
 
+#[inline]
 fn read_octet(r: &mut Reader<'_>) -> Result<f64, Error> {
     let mut bits = [0u8; 8];
     bits.copy_from_slice(r.bytes(8)?);
@@ -178,17 +201,21 @@ fn read_octet(r: &mut Reader<'_>) -> Result<f64, Error> {
 
 impl Value for f64 {
     const WIRE: WireType = WireType::Octet;
+    #[inline]
     fn zero() -> Self {
         0.0
     }
     /// Only +0.0 is zero: -0.0 and NaN payloads are written, so they come back bit-exact.
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.to_bits() == 0
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.bytes(&self.to_le_bytes());
         Ok(())
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         read_octet(r)
     }
@@ -199,18 +226,22 @@ impl Value for f64 {
 
 impl Value for f32 {
     const WIRE: WireType = WireType::Octet;
+    #[inline]
     fn zero() -> Self {
         0.0
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.to_bits() == 0
     }
     /// Widened to f64 (exact for every f32), as seed 001 does to keep two wire-type bits.
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.bytes(&f64::from(*self).to_le_bytes());
         Ok(())
     }
     /// Narrowed from f64 with Rust's `as` (nearest f32), so a file written with f64 still reads.
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         Ok(read_octet(r)? as f32)
     }
@@ -221,18 +252,22 @@ impl Value for f32 {
 
 impl Value for String {
     const WIRE: WireType = WireType::Sized;
+    #[inline]
     fn zero() -> Self {
         String::new()
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.is_empty()
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.sized(|w| {
             w.bytes(self.as_bytes());
             Ok(())
         })
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         r.sized(|r| {
             let offset = r.offset();
@@ -259,15 +294,19 @@ const RESERVE_LIMIT: usize = 1024;
 
 impl<T: Value> Value for Vec<T> {
     const WIRE: WireType = WireType::Sized;
+    #[inline]
     fn zero() -> Self {
         Vec::new()
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.is_empty()
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.sized(|w| self.iter_mut().try_for_each(|item| item.encode(w)))
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         r.sized(|r| {
             // Every element takes at least one byte, so the region bounds the count.
@@ -285,39 +324,49 @@ impl<T: Value> Value for Vec<T> {
 
 impl<T: Value, const N: usize> Value for [T; N] {
     const WIRE: WireType = WireType::Sized;
+    #[inline]
     fn zero() -> Self {
         core::array::from_fn(|_| T::zero())
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.iter_mut().all(Value::is_zero)
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.sized(|w| self.iter_mut().try_for_each(|item| item.encode(w)))
     }
+    /// Read in place, with no heap buffer: an element past the `N`th is refused before it is
+    /// read, and a region that ends before `N` elements is refused after it.
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         let offset = r.offset();
-        let items = r.sized(|r| {
-            let mut out = Vec::with_capacity(N.min(r.remaining()));
+        let mut out: [T; N] = core::array::from_fn(|_| T::zero());
+        let found = r.sized(|r| {
+            let mut found = 0;
             while !r.is_empty() {
-                if out.len() == N {
+                let Some(slot) = out.get_mut(found) else {
                     return Err(Error::ArrayLength {
                         offset,
                         field: r.field(),
                         expected: N,
                         found: N + 1,
                     });
-                }
-                out.push(T::decode(r)?);
+                };
+                *slot = T::decode(r)?;
+                found += 1;
             }
-            Ok(out)
+            Ok(found)
         })?;
-        let found = items.len();
-        items.try_into().map_err(|_| Error::ArrayLength {
-            offset,
-            field: r.field(),
-            expected: N,
-            found,
-        })
+        if found != N {
+            return Err(Error::ArrayLength {
+                offset,
+                field: r.field(),
+                expected: N,
+                found,
+            });
+        }
+        Ok(out)
     }
     fn dump(&mut self) -> DumpValue {
         DumpValue::List(self.iter_mut().map(Value::dump).collect())
@@ -327,12 +376,15 @@ impl<T: Value, const N: usize> Value for [T; N] {
 /// A field that may be absent: `Some(x)` is written even when `x` is zero, `None` is omitted.
 impl<T: Value> Value for Option<T> {
     const WIRE: WireType = T::WIRE;
+    #[inline]
     fn zero() -> Self {
         None
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.is_none()
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         match self {
             Some(value) => value.encode(w),
@@ -342,6 +394,7 @@ impl<T: Value> Value for Option<T> {
             }),
         }
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         T::decode(r).map(Some)
     }
@@ -356,20 +409,24 @@ impl<T: Value> Value for Option<T> {
 /// Every `Tagged` struct is a sized value: its fields, prefixed by their byte length.
 impl<T: Tagged> Value for T {
     const WIRE: WireType = WireType::Sized;
+    #[inline]
     fn zero() -> Self {
         let mut value = T::default();
         // Fields outside `report` keep their `Default`; reported ones get their zero.
         let _ = value.report(&mut ZeroFill);
         value
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         let mut check = ZeroCheck { zero: true };
         let _ = self.report(&mut check);
         check.zero
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         encode_struct(w, |e| self.report(e))
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         let mut value = T::default();
         decode_struct(r, |d| value.report(d))?;
@@ -397,18 +454,22 @@ macro_rules! tuple_value {
         /// A small struct whose fields have ids 0, 1, ... in tuple order.
         impl<$($t: Value),+> Value for ($($t,)+) {
             const WIRE: WireType = WireType::Sized;
+            #[inline]
             fn zero() -> Self {
                 ($($t::zero(),)+)
             }
+            #[inline]
             fn is_zero(&mut self) -> bool {
                 $(self.$idx.is_zero())&&+
             }
+            #[inline]
             fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
                 encode_struct(w, |e| {
                     $(e.field($idx, stringify!($idx), &mut self.$idx)?;)+
                     Ok(())
                 })
             }
+            #[inline]
             fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
                 let mut value = Self::zero();
                 decode_struct(r, |d| {
@@ -432,12 +493,15 @@ tuple_value!(0 A, 1 B, 2 C);
 /// A map is an array of (key, value) pairs in key order; a repeated key keeps the last value.
 impl<K: Value + Ord + Clone, V: Value> Value for BTreeMap<K, V> {
     const WIRE: WireType = WireType::Sized;
+    #[inline]
     fn zero() -> Self {
         BTreeMap::new()
     }
+    #[inline]
     fn is_zero(&mut self) -> bool {
         self.is_empty()
     }
+    #[inline]
     fn encode(&mut self, w: &mut Writer<'_>) -> Result<(), Error> {
         w.sized(|w| {
             for (key, value) in self.iter_mut() {
@@ -451,6 +515,7 @@ impl<K: Value + Ord + Clone, V: Value> Value for BTreeMap<K, V> {
             Ok(())
         })
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, Error> {
         r.sized(|r| {
             let mut out = BTreeMap::new();

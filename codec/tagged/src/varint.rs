@@ -40,10 +40,18 @@ pub fn write_varint(out: &mut Vec<u8>, x: u64) {
     if x < 0x80 {
         // One byte, the value itself: most tags, lengths and small values, inlined.
         out.push(x as u8);
+    } else if x < TWO_BYTE_END {
+        // Two bytes (128..=16511), inlined: one continuation byte standing for one more than
+        // its bits, then the low group.
+        let y = x - 0x80;
+        out.extend_from_slice(&[0x80 | (y >> 7) as u8, (y & 0x7F) as u8]);
     } else {
         write_long_varint(out, x);
     }
 }
+
+/// The first value that needs three bytes: 128 one-byte values and 2^14 two-byte ones before it.
+const TWO_BYTE_END: u64 = 0x80 + (1 << 14);
 
 fn write_long_varint(out: &mut Vec<u8>, x: u64) {
     let (bytes, n) = encode_varint(x);
@@ -74,7 +82,19 @@ pub enum VarintRead {
 }
 
 /// Decodes one varint from the front of `bytes`, rejecting over-long and overflowing encodings.
+#[inline]
 pub fn read_varint(bytes: &[u8]) -> VarintRead {
+    // One and two bytes (every value below 16512), inlined; the rest in a loop.
+    match *bytes {
+        [b, ..] if b < 0x80 => VarintRead::Ok(u64::from(b), 1),
+        [b0, b1, ..] if b1 < 0x80 => {
+            VarintRead::Ok(0x80 + (u64::from(b0 & 0x7F) << 7 | u64::from(b1)), 2)
+        }
+        _ => read_long_varint(bytes),
+    }
+}
+
+fn read_long_varint(bytes: &[u8]) -> VarintRead {
     let mut x: u64 = 0;
     for i in 0..MAX_VARINT_LEN {
         let Some(&byte) = bytes.get(i) else {

@@ -255,6 +255,18 @@ fn errors_carry_offset_and_field_id() {
         }
     ));
 
+    // Fixed array of 2 holding 1 (read in place since issue 30: still refused).
+    let e = read_err::<Kinds>(&[0x1B, 0x01, 1]);
+    assert!(matches!(
+        e,
+        Error::ArrayLength {
+            expected: 2,
+            found: 1,
+            field: Some(6),
+            ..
+        }
+    ));
+
     // Varint header too long and overflowing.
     let e = read_err::<Bar>(&[0x80; 11]);
     assert_eq!(
@@ -447,4 +459,73 @@ fn typed_dump_lists_every_field() {
         dump.to_string(),
         "0 a (varint): 129\n1 b (byte): 0\n2 c (byte): 6\n"
     );
+}
+
+#[derive(Tagged, Default, Debug, PartialEq)]
+struct InnerFlag {
+    #[tag(0)]
+    a: u8,
+    #[tag(5)]
+    flag: bool,
+}
+
+#[derive(Tagged, Default, Debug, PartialEq)]
+struct OuterList {
+    #[tag(2)]
+    items: Vec<InnerFlag>,
+    #[tag(3)]
+    maybe: Vec<Option<u8>>,
+}
+
+/// An error inside a nested value names the innermost field being read or written, and one in
+/// a nested struct's own framing (a header cut short) names the field holding that struct. The
+/// reader and writer no longer track the field per value (issue 30.3): the id is added as the
+/// error leaves the field, and these pin that the ids did not change.
+#[test]
+fn nested_errors_name_the_innermost_field() {
+    // items = [InnerFlag { flag: byte 2 }]: the bool is refused at byte 5, in field 5.
+    let e = tagged::decode_document::<OuterList>(&[0x05, 0x0B, 0x03, 0x02, 0x14, 0x02]);
+    assert_eq!(
+        e,
+        Err(Error::InvalidBool {
+            offset: 5,
+            field: Some(5),
+            byte: 2
+        })
+    );
+    // items = [a struct whose first header is cut by its region's end]: field 2 holds it.
+    let e = tagged::decode_document::<OuterList>(&[0x04, 0x0B, 0x02, 0x01, 0x80]);
+    assert!(
+        matches!(
+            e,
+            Err(Error::PastEnd {
+                offset: 4,
+                field: Some(2),
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    // A skipped unknown field (id 1, a sized value too long) names its own id.
+    let e = tagged::decode_document::<OuterList>(&[0x02, 0x07, 0x05]);
+    assert!(
+        matches!(
+            e,
+            Err(Error::SizedTooLong {
+                offset: 2,
+                field: Some(1),
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    // Writing: None inside the list of field 3.
+    let mut v = OuterList {
+        items: vec![],
+        maybe: vec![Some(1), None],
+    };
+    assert!(matches!(
+        tagged::encode_document(&mut v),
+        Err(Error::NoneInSequence { field: Some(3), .. })
+    ));
 }
