@@ -21,6 +21,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("capture_ingest", fuzz_ingest),
     ("pipeline", bitlens::fuzzing::fuzz_pipeline),
     ("netcode", bitlens_netcode::fuzzing::fuzz_netcode),
+    ("yojimbo", bitlens_yojimbo::fuzzing::yojimbo),
 ];
 
 #[test]

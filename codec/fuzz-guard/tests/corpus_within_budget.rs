@@ -33,6 +33,7 @@ const TARGETS: &[(&str, Harness)] = &[
     ("pipeline", bitlens::fuzzing::fuzz_pipeline),
     ("schema_load", fuzzing::schema_load::schema_load),
     ("netcode", bitlens_netcode::fuzzing::fuzz_netcode),
+    ("yojimbo", bitlens_yojimbo::fuzzing::yojimbo),
 ];
 
 /// The budget of `target`'s inputs, as its fuzz target passes it to the guard.
