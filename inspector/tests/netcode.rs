@@ -868,3 +868,45 @@ fn bad_keys_are_usage_errors_naming_the_file() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The C reference (netcode 139beae's own client and server) and yojimbo 1.9.1's soak sample,
+/// captured on localhost with their sample keys (captures/README.md): every datagram decrypts
+/// and reads, in `decode --json` and in `check`, whose exit status is 0.
+#[test]
+fn the_reference_implementations_captures_decrypt_completely() {
+    for (capture, key, datagrams) in [
+        ("netcode-reference.pcap", "netcode-reference.key", 84),
+        ("yojimbo-soak.pcap", "yojimbo-reference.key", 618),
+        ("yojimbo-client-server.pcap", "yojimbo-reference.key", 362),
+    ] {
+        let capture = format!("captures/{capture}");
+        let key = format!("captures/{key}");
+        let args = ["--decode", "40000=netcode", "--netcode-key", &key];
+        let check = bitlens(&[&["check", &capture][..], &args[..]].concat());
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{capture}: {}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+        let json = bitlens(&[&["decode", "--json", &capture][..], &args[..]].concat());
+        let lines: Vec<serde_json::Value> = String::from_utf8(json.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), datagrams, "{capture}");
+        for l in &lines {
+            assert_eq!(l["status"], "ok", "{capture}: {l}");
+            // Status ok: the MAC verified (a MAC that does not is the datagram's error).
+            let mac = l["fields"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["path"] == "netcode.mac"));
+            let request = l["packet_type"] == "netcode.connection_request";
+            assert!(
+                request || mac.is_some(),
+                "{capture}: every packet but the request carries a MAC: {l}"
+            );
+        }
+    }
+}

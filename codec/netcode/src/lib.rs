@@ -218,6 +218,21 @@ impl Netcode {
                         e.depth = 1;
                         u.header.push(e);
                     }
+                    // The token's zero padding to its fixed size: its own entry, so that every
+                    // bit of the datagram is in one entry (the profile counts on it).
+                    let used = t.fields.last().map_or(0, |f| f.offset + f.len);
+                    let size = TOKEN_BYTES - MAC_BYTES;
+                    if used < size {
+                        let mut pad = field(
+                            "netcode.token.padding",
+                            (TOKEN_OFFSET + used) * 8,
+                            (size - used) * 8,
+                            Value::None,
+                        );
+                        pad.kind = bitlens_codec::FieldKind::Padding;
+                        pad.depth = 1;
+                        u.header.push(pad);
+                    }
                     u.header.push(bytes(
                         "netcode.token_mac",
                         mac_at,

@@ -11,6 +11,7 @@ use crate::profile::budget::Budget;
 use crate::profile::{Profile, Profiler, flame, text};
 use crate::progress::Progress;
 use anyhow::{Context as _, Result, anyhow, bail};
+use bitlens_codec::observe::Observation;
 use clap::Parser;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -125,10 +126,17 @@ pub fn profile_file(
     let (name, file) = read_capture(path)?;
     let bar = Progress::bytes(file.len() as u64, "profile", progress);
     let mut profiler = Profiler::new(dissectors);
+    // The transports' sequential pass, in capture order (none without a transport).
+    let mut observer = dissectors.observer();
     const CHUNK: usize = 4096;
     let summary = capture::scan(&name, &file, CHUNK, |_, datagrams| {
         for d in datagrams {
-            profiler.add(d, d.payload(&file));
+            let payload = d.payload(&file);
+            let seen = match &mut observer {
+                Some(o) => o.observe(d, payload),
+                None => Observation::NONE,
+            };
+            profiler.add(d, payload, &seen);
         }
         if let Some(last) = datagrams.last() {
             bar.set(last.payload_range().end as u64);

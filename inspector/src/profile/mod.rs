@@ -24,6 +24,7 @@ pub mod text;
 use crate::capture::{Datagram, Timestamp};
 use crate::dissectors::Dissectors;
 use bitlens_codec::dissect::{Dissection, Status, intern};
+use bitlens_codec::observe::Observation;
 use bitlens_codec::trace::{FieldKind, TraceField, Value};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -49,14 +50,20 @@ pub enum Overhead {
     LengthPrefix,
     /// The rest of a batch message's header (its type and update stage bytes).
     MessageHeader,
+    /// A transport layer's own fields before its payload (netcode: prefix byte, sequence,
+    /// the connect token's fields).
+    TransportHeader,
+    /// A transport layer's own fields after its payload (netcode: the MAC).
+    TransportTrailer,
     /// Bits of a decoded payload no field covers (the body of a message of a type the protocol
     /// does not know, skipped by its length).
     Unread,
 }
 
 impl Overhead {
-    /// Every kind, in display order.
-    pub const ALL: [Overhead; 8] = [
+    /// Every kind, in declaration order (totals are indexed by the discriminant; tables sort
+    /// their rows by cost).
+    pub const ALL: [Overhead; 10] = [
         Overhead::IpUdp,
         Overhead::Crc,
         Overhead::PacketType,
@@ -64,6 +71,8 @@ impl Overhead {
         Overhead::Padding,
         Overhead::LengthPrefix,
         Overhead::MessageHeader,
+        Overhead::TransportHeader,
+        Overhead::TransportTrailer,
         Overhead::Unread,
     ];
 
@@ -71,6 +80,8 @@ impl Overhead {
     pub fn label(self) -> &'static str {
         match self {
             Overhead::IpUdp => "(IP + UDP headers)",
+            Overhead::TransportHeader => "(transport headers)",
+            Overhead::TransportTrailer => "(transport MACs)",
             Overhead::Crc => "(crc32 + protocol id)",
             Overhead::PacketType => "(packet type)",
             Overhead::CheckMarker => "(check markers)",
@@ -102,10 +113,18 @@ pub enum Class {
 ///   is a [`Overhead::LengthPrefix`], the top-level `packet_type` is [`Overhead::PacketType`];
 /// - everything else is a [`Class::Field`].
 ///
-/// Transport layers (netcode, yojimbo) extend this function, and only this one: an entry inside
-/// a layer's own range of the trace (`Dissection::layers`) is that layer's overhead, tested
-/// first, with an `Overhead` variant per layer kind (header, MAC, channel framing).
+/// Tested first: an entry of a transport layer's own (`Dissection::layers`: netcode's header
+/// fields, its MAC) is [`Overhead::TransportHeader`] or [`Overhead::TransportTrailer`]; the
+/// payload it handed on is classified by the rules above, as if it had come in the clear.
 pub fn classify(d: &Dissection, i: usize, f: &TraceField) -> Class {
+    for layer in &d.layers {
+        if layer.header.contains(&i) {
+            return Class::Overhead(Overhead::TransportHeader);
+        }
+        if layer.trailer.contains(&i) {
+            return Class::Overhead(Overhead::TransportTrailer);
+        }
+    }
     let overhead = match &f.kind {
         FieldKind::Padding => Some(Overhead::Padding),
         FieldKind::Check { label, .. } if f.depth == 0 && label == "crc32" => Some(Overhead::Crc),
@@ -257,8 +276,15 @@ impl<'a> Profiler<'a> {
         }
     }
 
-    /// Adds datagram `d` (UDP payload `payload`); returns its cost when it decoded.
-    pub fn add(&mut self, d: &Datagram, payload: &[u8]) -> Option<DatagramCost> {
+    /// Adds datagram `d` (UDP payload `payload`, and what the transports' sequential pass
+    /// observed of it: [`Observation::NONE`] without transports); returns its cost when it
+    /// decoded.
+    pub fn add(
+        &mut self,
+        d: &Datagram,
+        payload: &[u8],
+        seen: &Observation,
+    ) -> Option<DatagramCost> {
         self.datagrams += 1;
         let payload_bits = payload.len() as u64 * 8;
         let header_bits = d.header_len() as u64 * 8;
@@ -285,7 +311,7 @@ impl<'a> Profiler<'a> {
         {
             self.largest = Some((d.frame, payload.len() as u64));
         }
-        let (_, dissection) = self.dissectors.dissect(d, payload);
+        let (_, dissection) = self.dissectors.dissect_seen(d, payload, seen);
         if dissection.status != Status::Ok {
             self.not_decoded
                 .entry(dissection.status)
@@ -707,11 +733,11 @@ pub struct Largest {
 pub fn profile<'d>(
     dissectors: &Dissectors,
     file: &[u8],
-    datagrams: impl IntoIterator<Item = &'d Datagram>,
+    datagrams: impl IntoIterator<Item = (&'d Datagram, &'d Observation)>,
 ) -> Profile {
     let mut p = Profiler::new(dissectors);
-    for d in datagrams {
-        p.add(d, d.payload(file));
+    for (d, seen) in datagrams {
+        p.add(d, d.payload(file), seen);
     }
     p.finish()
 }

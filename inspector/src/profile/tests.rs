@@ -21,7 +21,20 @@ fn shipped_captures() -> Vec<(&'static str, Dissectors)> {
         d
     };
     let demo = crate::dissectors::shipped;
+    // netcode.pcap through its transport, with the server's key: the transport's header and
+    // MAC are overhead rows, the decrypted demo packets fields.
+    let netcode = || {
+        let mut d = crate::dissectors::shipped();
+        let key = std::fs::read_to_string(captures().join("netcode.key")).unwrap();
+        let key = bitlens_netcode::parse_key(&key).unwrap();
+        d.add_transport(std::sync::Arc::new(
+            bitlens_netcode::Netcode::new().with_private_key(key),
+        ));
+        d.apply_override("5000=netcode+demo").unwrap();
+        d
+    };
     vec![
+        ("netcode.pcap", netcode()),
         ("demo.pcap", demo()),
         ("demo.pcapng", demo()),
         ("faults.pcap", demo()),
@@ -34,6 +47,11 @@ fn shipped_captures() -> Vec<(&'static str, Dissectors)> {
             with_schema("custom.schema.toml", Some("28500=schema")),
         ),
     ]
+}
+
+/// Every datagram of `capture`, with nothing observed (captures without a transport).
+fn unobserved(capture: &Capture) -> impl Iterator<Item = (&Datagram, &Observation)> {
+    capture.datagrams().iter().map(|d| (d, &Observation::NONE))
 }
 
 /// The sum of a dissection's leaf widths, counted without the profile's code.
@@ -50,12 +68,17 @@ fn totals_equal_field_widths_plus_overheads_and_payload_lengths_on_every_shipped
     for (file, dissectors) in shipped_captures() {
         let capture = Capture::open(captures().join(file)).unwrap();
         let mut profiler = Profiler::new(&dissectors);
+        let mut observer = dissectors.observer();
         let (mut wire, mut decoded, mut apart) = (0u64, 0u64, 0u64);
         for d in capture.datagrams() {
             let payload = capture.payload(d);
-            let cost = profiler.add(d, payload);
+            let seen = match &mut observer {
+                Some(o) => o.observe(d, payload),
+                None => Observation::NONE,
+            };
+            let cost = profiler.add(d, payload, &seen);
             let bits = payload.len() as u64 * 8 + d.header_len() as u64 * 8;
-            let (_, dissection) = dissectors.dissect(d, payload);
+            let (_, dissection) = dissectors.dissect_seen(d, payload, &seen);
             let Some(cost) = cost else {
                 assert!(dissection.status != Status::Ok || dissectors.server_port(d).is_none());
                 apart += bits;
@@ -120,6 +143,11 @@ fn totals_equal_field_widths_plus_overheads_and_payload_lengths_on_every_shipped
             .iter()
             .find(|r| r.name == Overhead::IpUdp.label());
         assert_eq!(ip_udp.map(|r| r.bits), Some(p.header_bits), "{file}");
+        if file == "netcode.pcap" {
+            for o in [Overhead::TransportHeader, Overhead::TransportTrailer] {
+                assert!(p.overhead.iter().any(|r| r.name == o.label()), "{o:?}");
+            }
+        }
     }
 }
 
@@ -127,7 +155,7 @@ fn totals_equal_field_widths_plus_overheads_and_payload_lengths_on_every_shipped
 fn the_demo_capture_has_the_rows_the_readme_shows() {
     let dissectors = crate::dissectors::shipped();
     let capture = Capture::open(captures().join("faults.pcap")).unwrap();
-    let p = profile(&dissectors, capture.data(), capture.datagrams());
+    let p = profile(&dissectors, capture.data(), unobserved(&capture));
     let field = |name: &str| p.fields.iter().find(|f| f.name == name).cloned();
     let x = field("SceneUpdate.objects[].position.x").expect("indices folded");
     assert_eq!(x.totals.bits_per, 17.0);
@@ -199,7 +227,7 @@ fn every_row_matches_a_plain_count_of_folded_paths() {
     // the interned ids must give each leaf the row its folded path names.
     for (file, dissectors) in shipped_captures() {
         let capture = Capture::open(captures().join(file)).unwrap();
-        let p = profile(&dissectors, capture.data(), capture.datagrams());
+        let p = profile(&dissectors, capture.data(), unobserved(&capture));
         let mut plain: HashMap<String, (u64, u64)> = HashMap::new();
         for d in capture.datagrams() {
             let (_, dissection) = dissectors.dissect(d, capture.payload(d));

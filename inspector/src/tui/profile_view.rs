@@ -4,6 +4,7 @@
 use super::event::Key;
 use super::state::App;
 use crate::profile::{Profile, Row};
+use bitlens_codec::observe::Observation;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -44,7 +45,10 @@ impl App {
         let profile = crate::profile::profile(
             &self.dissectors,
             self.capture.data(),
-            self.rows.iter().filter_map(|&i| datagrams.get(i)),
+            self.rows.iter().filter_map(|&i| {
+                let seen = self.seen.get(i).unwrap_or(&Observation::NONE);
+                datagrams.get(i).map(|d| (d, seen))
+            }),
         );
         self.profile = Some(ProfileView {
             profile,
