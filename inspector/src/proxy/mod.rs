@@ -260,8 +260,9 @@ pub struct Seen {
     pub fate: Fate,
     /// The mutation, if one was made.
     pub mutation: Option<mutate::Mutation>,
-    /// What the transports' sequential pass observed of it ([`Observation::NONE`] without a
-    /// transport): its dissection needs it.
+    /// What the transports' sequential pass observed of it
+    /// ([`Observation::NONE`](bitlens_codec::observe::Observation::NONE) without a transport):
+    /// its dissection needs it.
     pub observed: bitlens_codec::observe::Observation,
 }
 
