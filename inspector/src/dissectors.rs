@@ -336,13 +336,7 @@ impl Dissectors {
         payload: &[u8],
         seen: &Observation,
     ) -> (&str, Dissection) {
-        self.dissect_with(d, payload, |dissector, payload| {
-            if seen.is_none() {
-                dissector.dissect(payload)
-            } else {
-                dissector.dissect_seen(payload, seen, false)
-            }
-        })
+        self.dissect_observed(d, payload, seen, false)
     }
 
     /// [`Dissectors::dissect`] through [`Dissector::dissect_values`]: without the entries only
@@ -358,11 +352,23 @@ impl Dissectors {
         payload: &[u8],
         seen: &Observation,
     ) -> (&str, Dissection) {
+        self.dissect_observed(d, payload, seen, true)
+    }
+
+    /// The dissection of a datagram, with or without only-the-tree entries (`values`), through
+    /// the transports when the sequential pass observed something of it.
+    fn dissect_observed(
+        &self,
+        d: &Datagram,
+        payload: &[u8],
+        seen: &Observation,
+        values: bool,
+    ) -> (&str, Dissection) {
         self.dissect_with(d, payload, |dissector, payload| {
-            if seen.is_none() {
-                dissector.dissect_values(payload)
-            } else {
-                dissector.dissect_seen(payload, seen, true)
+            match (seen.is_none(), values) {
+                (true, false) => dissector.dissect(payload),
+                (true, true) => dissector.dissect_values(payload),
+                (false, _) => dissector.dissect_seen(payload, seen, values),
             }
         })
     }
