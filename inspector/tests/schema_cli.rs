@@ -467,3 +467,52 @@ fn a_batch_strings_length_and_bytes_have_their_own_paths() {
         assert!(strings > 10, "{args:?}: {strings} strings");
     }
 }
+
+#[test]
+fn batch_values_carry_their_declared_ranges() {
+    // Issue 29.9: a batch message's ranged values (`health` max 100, `mice`'s elements max 4095,
+    // the ids' 1..=65535) were traced with `min/max: null`; a bit-packed field carries its range.
+    // Compiled and schema batches alike; raw bytes (`location`, a pod array) and text have none.
+    let want = |path: &str| -> Option<(i64, i64)> {
+        match path {
+            "network_id" => Some((1, 65535)),
+            "health" => Some((0, 100)),
+            "meow_count" => Some((0, 1_000_000)),
+            "home_base" => Some((0, 65535)),
+            "name.len" => Some((0, 127)),
+            "mice" => Some((0, 32)),
+            p if p.starts_with("mice[") => Some((0, 4095)),
+            _ => None,
+        }
+    };
+    for args in [
+        &["decode", "--json", "captures/demo.pcap"][..],
+        &[
+            "decode",
+            "--json",
+            "--schema",
+            "captures/demo.schema.toml",
+            "captures/demo.pcap",
+        ][..],
+    ] {
+        let o = bitlens(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut elements = 0;
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            let doc: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            let messages = doc["messages"].as_array().into_iter().flatten();
+            for m in messages.filter(|m| m["name"] == "SpawnRoboCat" && m["status"] == "ok") {
+                for f in m["fields"].as_array().expect("fields") {
+                    let path = f["path"].as_str().expect("path");
+                    let range = match (f["min"].as_i64(), f["max"].as_i64()) {
+                        (Some(a), Some(b)) => Some((a, b)),
+                        _ => None,
+                    };
+                    assert_eq!(range, want(path), "{args:?} frame {}: {f}", doc["frame"]);
+                    elements += usize::from(path.starts_with("mice["));
+                }
+            }
+        }
+        assert!(elements > 10, "{args:?}: {elements} mice");
+    }
+}

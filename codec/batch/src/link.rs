@@ -43,6 +43,10 @@ pub fn serialize_id_bytes<S: ByteStream>(
     if S::WRITING && raw > max_id {
         return Err(out_of_range(raw, 0, max_id, at, name));
     }
+    // As the schema's `max = max_id`: the type's whole range is no range.
+    if max_id < u32::MAX {
+        s.trace_range(0, max_id.into());
+    }
     s.packed_u32(name, &mut raw)?;
     if raw > max_id {
         return Err(out_of_range(raw, 0, max_id, at, name));
@@ -75,6 +79,7 @@ pub fn serialize_object_id_bytes<S: ByteStream>(
     if S::WRITING && raw > max_id {
         return Err(out_of_range(raw, 1, max_id, at, name));
     }
+    s.trace_range(1, max_id.into());
     s.packed_u32(name, &mut raw)?;
     match NetworkId::new(raw).filter(|_| raw <= max_id) {
         Some(read) => {

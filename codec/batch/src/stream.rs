@@ -108,6 +108,15 @@ pub trait ByteStream: Sized {
     /// Bytes consumed or produced so far.
     fn position(&self) -> usize;
 
+    /// The declared range `min..=max` of the value read next (a ranged integer's: `range`,
+    /// `abs_max` as `-abs_max..=abs_max`, an id's), which a trace records with that value as a
+    /// bit-packed field's range is recorded. Only a tracing reader keeps it; it is dropped when
+    /// the read finds no value (past_end, invalid_varint).
+    #[inline]
+    fn trace_range(&mut self, min: i128, max: i128) {
+        let _ = (min, max);
+    }
+
     /// Byte offset of the stream's first byte within its datagram (for errors and traces).
     fn base(&self) -> usize;
 
@@ -760,6 +769,8 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pos: usize,
     base: usize,
     tracer: T,
+    /// The range [`ByteStream::trace_range`] gave the next value traced.
+    range: Option<(i128, i128)>,
 }
 
 impl<'a> ByteReader<'a> {
@@ -770,6 +781,7 @@ impl<'a> ByteReader<'a> {
             pos: 0,
             base: 0,
             tracer: NoTrace,
+            range: None,
         }
     }
 }
@@ -782,6 +794,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             pos: 0,
             base,
             tracer,
+            range: None,
         }
     }
 
@@ -819,6 +832,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         let remaining = self.remaining();
         if n > remaining {
             let at = self.base + self.pos;
+            self.range = None;
             if T::ACTIVE {
                 let bits = remaining * 8;
                 self.tracer.field(
@@ -847,8 +861,9 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     fn record(&mut self, name: &str, at: usize, value: impl FnOnce() -> Value, failed: bool) {
         if T::ACTIVE {
             let bits = (self.base + self.pos - at) * 8;
+            let range = self.range.take();
             self.tracer
-                .field(name, at * 8, bits, value(), None, FieldKind::Value, failed);
+                .field(name, at * 8, bits, value(), range, FieldKind::Value, failed);
         }
     }
 
@@ -870,6 +885,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 Ok(())
             }
             VarintRead::PastEnd(remaining) => {
+                self.range = None;
                 self.record(name, at, || Value::None, true);
                 let kind = BatchErrorKind::PastEnd {
                     needed: remaining + 1,
@@ -878,6 +894,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 Err(BatchError::new(kind, at, name))
             }
             VarintRead::TooLong | VarintRead::Overflow => {
+                self.range = None;
                 self.record(name, at, || Value::None, true);
                 Err(BatchError::new(BatchErrorKind::InvalidVarint, at, name))
             }
@@ -885,6 +902,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     }
 
     fn range_record(&mut self, name: &str, at: usize, value: u64, max: usize, failed: bool) {
+        self.range = None;
         if T::ACTIVE {
             let bits = (self.base + self.pos - at) * 8;
             let range = Some((0, max as i128));
@@ -1043,6 +1061,13 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
 
     fn base(&self) -> usize {
         self.base
+    }
+
+    #[inline]
+    fn trace_range(&mut self, min: i128, max: i128) {
+        if T::ACTIVE {
+            self.range = Some((min, max));
+        }
     }
 }
 

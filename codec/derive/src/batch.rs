@@ -494,6 +494,28 @@ fn check_code(
     }
 }
 
+/// The declared range a trace records with the value read next (`ByteStream::trace_range`):
+/// `range` as given, `abs_max` as `-abs_max..=abs_max`. A range of the type's every value is no
+/// range, as the schema interpreter reads `min = 0, max = u32::MAX`.
+fn trace_range_code(k: &syn::Path, check: &Check, prim: &str) -> TokenStream {
+    match check {
+        Check::None => quote!(),
+        Check::Range(lo, hi) => {
+            let t = Ident::new(prim, Span::call_site());
+            quote! {
+                if S::READING && !((#lo) as u64 == 0 && (#hi) as u64 == <#t>::MAX as u64) {
+                    #k::ByteStream::trace_range(s, (#lo) as i128, (#hi) as i128);
+                }
+            }
+        }
+        Check::Abs(m) => quote! {
+            if S::READING {
+                #k::ByteStream::trace_range(s, -((#m) as i128), (#m) as i128);
+            }
+        },
+    }
+}
+
 fn check_text(check: &Check) -> TokenStream {
     match check {
         Check::None => quote!(::std::string::String::new()),
@@ -589,7 +611,9 @@ fn generate(
             asserts: none,
         },
         Kind::Le(p, check) => {
+            let traced = trace_range_code(k, check, p);
             let call = le_call(k, p, name, place);
+            let call = quote!(#traced #call);
             let n = size_of(p);
             let plain = !is_checked(check);
             let mut g = checked_value(
@@ -612,6 +636,8 @@ fn generate(
                 "i32" => quote!(#k::ByteStream::packed_i32(s, #name, &mut #place)?;),
                 _ => quote!(#k::ByteStream::packed_i64(s, #name, &mut #place)?;),
             };
+            let traced = trace_range_code(k, check, p);
+            let call = quote!(#traced #call);
             let max: usize = if p.ends_with("32") { 5 } else { 10 };
             let schema_ty = format!("packed_{p}");
             let mut g = checked_value(

@@ -383,6 +383,7 @@ impl BatchSchema {
                 if S::WRITING {
                     check_value(*check, v, at, err)?;
                 }
+                trace_range(s, *check);
                 prim(s, *p, name, v)?;
                 if S::READING {
                     check_value(*check, v, at, err)?;
@@ -397,6 +398,7 @@ impl BatchSchema {
                 if S::WRITING {
                     check_value(*check, v, at, err)?;
                 }
+                trace_range(s, *check);
                 match (signed, wide) {
                     (false, false) => {
                         let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
@@ -616,6 +618,16 @@ fn want<T: TryFrom<i64> + TryFrom<u64>>(v: &DynValue, at: usize, name: &'static 
         _ => return Err(invalid(at, name, "expected an integer")),
     };
     fits.ok_or_else(|| invalid(at, name, "an integer that does not fit the field's type"))
+}
+
+/// The declared range of the value read next, for the trace (as compiled code records it):
+/// `min..=max`, or `-abs_max..=abs_max`.
+fn trace_range<S: ByteStream>(s: &mut S, check: Check) {
+    match check {
+        Check::None => {}
+        Check::Range { min, max } => s.trace_range(min.into(), max.into()),
+        Check::Abs(max) => s.trace_range(-i128::from(max), max.into()),
+    }
 }
 
 /// The range check of one integer value (non-integers pass: the write reports them).

@@ -154,6 +154,9 @@ mod every {
         pub byte: u8,
         #[batch(range = 10..=60_000)]
         pub word: u16,
+        /// The type's every value: no range, in the schema text's reading and in the trace.
+        #[batch(range = 0..=65_535)]
+        pub whole: u16,
         pub dword: u32,
         #[batch(range = 0..=1_000_000_000_000)]
         pub qword: u64,
@@ -216,6 +219,7 @@ mod every {
                 flag: false,
                 byte: 0,
                 word: 10,
+                whole: 0,
                 dword: 0,
                 qword: 0,
                 small: 0,
@@ -375,6 +379,73 @@ fn every_form_of_the_derive_agrees_with_its_schema_text() {
         written > 300 && refused > 300,
         "written {written}, refused {refused}"
     );
+}
+
+#[test]
+fn ranged_values_are_traced_with_their_ranges_by_the_derive_and_the_schema() {
+    // Issue 29.9: batch traces recorded no range (min/max null). Every ranged scalar, array
+    // element and id carries its declared range, the same in the derived set and the schema
+    // read from its text; an unranged value, a pod array and the type's whole range carry none.
+    use bitlens_batch::{BatchWriter, MessagesOf, UpdateStage, dissect_batch};
+    use every::{Every, EveryMessage, Item};
+
+    let text = format!(
+        "[protocol]\nname = \"every\"\nid = 1\nmtu = 1200\npackets = [{{ name = \"P\", body = \"P\" }}]\n\n[struct.P]\nfields = [{{ name = \"x\", type = \"bool\" }}]\n\n{}",
+        EveryMessage::schema()
+    );
+    let schema = bitlens_schema::Schema::from_toml(&text, "every (derived)")
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let batch = schema.batch().expect("a [batch] section");
+    let mut m = EveryMessage::Every(Every {
+        word: 500,
+        whole: 7,
+        small: -3,
+        packed_i: -70_000,
+        ids: vec![5, 70_000],
+        grid: vec![vec![1, 5]],
+        items: vec![Item {
+            kind: 1,
+            delta: -1000,
+        }],
+        target: bitlens_codec::link::NetworkId::new(9),
+        ..Every::default()
+    });
+    let mut buf = vec![0u8; 1200];
+    let mut w = BatchWriter::new(&mut buf).unwrap();
+    assert!(matches!(m.push(&mut w, UpdateStage::UPDATE), Ok(true)));
+    let n = w.finish();
+    let set = MessagesOf::<EveryMessage>::new();
+    let (a, b) = (
+        dissect_batch(&set, &buf[..n]),
+        dissect_batch(batch, &buf[..n]),
+    );
+    assert_eq!(a, b, "the dissections differ");
+    let range = |path: &str| {
+        let f = a.trace.fields.iter().find(|f| f.path() == path);
+        f.unwrap_or_else(|| panic!("no {path}")).range
+    };
+    for (path, want) in [
+        ("[0].word", Some((10, 60_000))),
+        ("[0].whole", None),
+        ("[0].byte", None),
+        ("[0].qword", Some((0, 1_000_000_000_000))),
+        ("[0].small", Some((-100, 100))),
+        ("[0].int", Some((-2_000_000, 2_000_000))),
+        ("[0].packed_u", Some((1, 500_000))),
+        ("[0].packed_i", Some((-70_000, 70_000))),
+        ("[0].packed_w", None),
+        ("[0].ids", Some((0, 6))),
+        ("[0].ids[0]", Some((0, 70_000))),
+        ("[0].ids[1]", Some((0, 70_000))),
+        ("[0].grid[0][1]", Some((0, 5))),
+        ("[0].items[0].delta", Some((-1000, 1000))),
+        ("[0].items[0].kind", None),
+        ("[0].scores", None),
+        ("[0].owner", Some((1, 4000))),
+        ("[0].target", Some((0, 4000))),
+    ] {
+        assert_eq!(range(path), want, "{path}");
+    }
 }
 
 #[test]

@@ -122,6 +122,17 @@ local function bcheck(K, v, at, err)
   end
 end
 
+-- The declared range a checked value's label shows, as the trace records it (batch/stream.rs
+-- trace_range): ", min..=max", or ", -max..=max" for `abs`.
+local function krange(K)
+  if not K then return nil end
+  if K.abs then
+    if K.maxt == "0" then return ", 0..=0" end
+    return ", -" .. K.maxt .. "..=" .. K.maxt
+  end
+  return ", " .. K.mint .. "..=" .. K.maxt
+end
+
 -- Fixed-width primitives: `P` names one ("u8" ... "f64", "bool").
 local SIZE = { bool = 1, u8 = 1, i8 = 1, u16 = 2, i16 = 2, u32 = 4, i32 = 4, f32 = 4, u64 = 8, i64 = 8, f64 = 8 }
 
@@ -155,7 +166,7 @@ local function bprim(B, pf, name, P, K, err)
     if v > 1 then braise("out_of_range", at, name, v .. " out of range 0..=1") end
     return v == 1
   end
-  bput(B, pf, bname(B, name), at, SIZE[P], ival(pf, v), B.vis and prim_text(B, P, v, at))
+  bput(B, pf, bname(B, name), at, SIZE[P], ival(pf, v), B.vis and prim_text(B, P, v, at), krange(K))
   bcheck(K, v, at, err)
   return v
 end
@@ -180,7 +191,7 @@ local function bpacked(B, pf, name, kind, K, err)
   B.pos = at + why
   local v = x
   if kind == "i32" or kind == "i64" then v = unzigzag(x) end
-  bput(B, pf, bname(B, name), at, why, ival(pf, v), B.vis and dec(v))
+  bput(B, pf, bname(B, name), at, why, ival(pf, v), B.vis and dec(v), krange(K))
   if kind == "u32" and bigger(x, 4294967295) then
     braise("out_of_range", at, name, dec(x) .. " out of range 0..=4294967295")
   end
