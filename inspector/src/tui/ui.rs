@@ -136,19 +136,19 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         .max()
         .unwrap_or(0)
         .max(5);
+    // The Type column widens for the longest type name on screen (12 to 32 characters), so
+    // that `netcode.connection_request` and `netcode.connection_payload` differ.
+    let type_width = shown
+        .iter()
+        .map(|&i| type_cell(app, i).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(12, 32);
     let rows = shown.iter().enumerate().map(|(k, &i)| {
         let d = &app.capture.datagrams()[i];
         let rel = (d.time.as_nanos() - first_time) as f64 / 1e9;
-        let (ty, status) = match app.summary(i) {
-            Some(s) => (
-                app.type_names
-                    .get(s.packet_type as usize)
-                    .cloned()
-                    .unwrap_or_else(|| "-".into()),
-                Some(s.status),
-            ),
-            None => ("…".into(), None),
-        };
+        let ty = type_cell(app, i);
+        let status = app.summary(i).map(|s| s.status);
         let status_cell = match status {
             Some(s) => Cell::from(format!("{} {}", glyph(s), s.name())).style(t.status(s)),
             None => Cell::from("… pending").style(t.dim()),
@@ -200,7 +200,7 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Constraint::Length(11),
             Constraint::Min(24),
             Constraint::Length(u16::try_from(len_width).unwrap_or(u16::MAX)),
-            Constraint::Length(12),
+            Constraint::Length(u16::try_from(type_width).unwrap_or(32)),
             Constraint::Length(11),
         ],
     )
@@ -248,6 +248,19 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Paragraph::new(msg).style(t.dim()).wrap(Wrap { trim: true }),
             inner,
         );
+    }
+}
+
+/// The Type column of datagram `i`: its packet type's name, `-` without one, `…` while it is
+/// not yet summarized.
+fn type_cell(app: &App, i: usize) -> String {
+    match app.summary(i) {
+        Some(s) => app
+            .type_names
+            .get(s.packet_type as usize)
+            .cloned()
+            .unwrap_or_else(|| "-".into()),
+        None => "…".into(),
     }
 }
 
