@@ -661,3 +661,17 @@ fn type_column_fits_long_type_names() {
         row("7")
     );
 }
+
+/// The filter prompt's hint lists every status the filter takes, netcode's `encrypted` too.
+#[test]
+fn the_filter_prompt_lists_every_status() {
+    let mut app = app(false);
+    app.size = (160, 40);
+    app.handle_key(Key::Char('/'));
+    let t = render(&app);
+    let last = screen_row(&t, 39);
+    assert!(
+        last.contains("fragment|undecoded|encrypted port:N"),
+        "{last}"
+    );
+}

@@ -561,7 +561,8 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Span::raw(input.clone()),
             Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
             Span::styled(
-                "   type:NAME status:ok|error|desync|truncated|fragment|undecoded port:N words · Enter applies · Esc cancels",
+                "   type:NAME status:ok|error|desync|truncated|fragment|undecoded|encrypted port:N words · Enter \
+                 applies · Esc cancels",
                 t.dim(),
             ),
         ]);
