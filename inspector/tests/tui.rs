@@ -675,3 +675,22 @@ fn the_filter_prompt_lists_every_status() {
         "{last}"
     );
 }
+
+/// The help widens for its filter example when the protocol's type name is long (netcode's
+/// `connection_request`), where the terminal has room: the example is not cut.
+#[test]
+fn the_help_fits_a_long_filter_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bytes = std::fs::read(root.join("captures/netcode.pcap")).unwrap();
+    let mut d = shipped();
+    d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+    d.apply_override("5000=netcode+demo").unwrap();
+    let capture = Capture::from_bytes("netcode.pcap", bytes).unwrap();
+    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45));
+    app.summarize_all();
+    let example = ui::filter_example(&app);
+    assert!(example.chars().count() > 70, "{example}");
+    app.handle_key(Key::Char('?'));
+    let screen = render(&app).backend().to_string();
+    assert!(screen.contains(&example), "{example}\n{screen}");
+}

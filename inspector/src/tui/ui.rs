@@ -689,7 +689,11 @@ pub fn filter_example(app: &App) -> String {
 }
 
 fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
-    let w = area.width.min(86);
+    let filter = filter_example(app);
+    // Wide enough for the filter example, whose packet type may be long
+    // (`netcode.connection_request`): 1 + 16 columns of keys, the text, 2 borders.
+    let need = u16::try_from(filter.chars().count() + 19).unwrap_or(u16::MAX);
+    let w = area.width.min(need.max(86));
     let h = (HELP.len() as u16 + 6).min(area.height);
     let popup = Rect::new(
         area.x + (area.width - w) / 2,
@@ -697,7 +701,6 @@ fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
         w,
         h,
     );
-    let filter = filter_example(app);
     let mut lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
