@@ -271,14 +271,7 @@ impl Cli {
             Ok(exit) => exit.code(),
             // The reader of stdout went away (`| head`): the output it wanted was written, and
             // like other Unix tools the program stops quietly (decode checks this itself).
-            Err(e)
-                if e.chain().any(|c| {
-                    c.downcast_ref::<std::io::Error>()
-                        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-                }) =>
-            {
-                0
-            }
+            Err(e) if reader_went_away(&e) => 0,
             Err(e) => {
                 eprintln!("{}: {e:#}", self.name);
                 if e.downcast_ref::<Rejected>().is_some() {
@@ -288,5 +281,36 @@ impl Cli {
                 }
             }
         }
+    }
+}
+
+/// Whether `e` is a write to a stdout whose reader went away: an I/O error of kind
+/// `BrokenPipe` anywhere in its chain, also one wrapped in a `serde_json::Error`, whose
+/// `source()` skips the I/O error itself (`profile --json | head -c 100`).
+fn reader_went_away(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        let kind = c
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| c.downcast_ref::<serde_json::Error>()?.io_error_kind());
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reader_went_away;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn a_broken_pipe_is_seen_through_serde_json_and_context() {
+        let pipe = || Error::new(ErrorKind::BrokenPipe, "pipe");
+        assert!(reader_went_away(&anyhow::Error::from(pipe())));
+        let json = anyhow::Error::from(serde_json::Error::io(pipe()));
+        assert!(reader_went_away(&json));
+        assert!(reader_went_away(&json.context("writing the profile")));
+        let other = serde_json::Error::io(Error::new(ErrorKind::PermissionDenied, "no"));
+        assert!(!reader_went_away(&anyhow::Error::from(other)));
+        assert!(!reader_went_away(&anyhow::anyhow!("not a capture")));
     }
 }

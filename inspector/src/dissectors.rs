@@ -240,6 +240,22 @@ impl Dissectors {
                 "the schema-batch decoder needs a [batch] section in the schema (see SCHEMA.md)"
                     .to_owned()
             }
+            // A transport named where a protocol belongs (`netcode+netcode`, `--as netcode`):
+            // it is known, so "unknown" would contradict the list of known names.
+            _ if self.transport_names().any(|t| t == name) => format!(
+                "{name:?} is a transport, not a protocol: it goes in front of one, as in \
+                 --decode PORT={name}+NAME"
+            ),
+            _ if name
+                .split_once('+')
+                .is_some_and(|(t, _)| self.transport_names().any(|x| x == t.trim())) =>
+            {
+                let inner = name.split_once('+').map_or(name, |(_, i)| i.trim());
+                format!(
+                    "{name:?} is a protocol behind a transport: name the protocol here ({inner:?}); \
+                     the transport goes only in --decode PORT={name}"
+                )
+            }
             _ => {
                 let known: Vec<String> = self
                     .names()
@@ -527,6 +543,14 @@ mod tests {
                 .contains("netcode, netcode+NAME"),
             "the error lists the transports"
         );
+        // A transport where a protocol belongs is named as one, not called unknown.
+        let mut fresh = shipped();
+        fresh.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+        let twice = fresh.apply_override("1=netcode+netcode").unwrap_err();
+        assert!(twice.contains("\"netcode\" is a transport"), "{twice}");
+        assert!(!twice.contains("unknown"), "{twice}");
+        assert!(d.unknown("netcode+demo").contains("(\"demo\")"));
+        assert!(d.unknown("nope").contains("unknown decoder"));
         // A transport with keys replaces the stacks of its name, which keep their inner.
         let before = Arc::clone(d.for_ports(1, 5000).unwrap());
         d.add_transport(Arc::new(

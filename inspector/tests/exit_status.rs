@@ -414,3 +414,33 @@ fn a_closed_output_pipe_ends_quietly() {
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
     }
 }
+
+/// A reader that is gone before the program writes anything (`bitlens profile ... --json |
+/// true`): the first write fails, and the program still ends quietly with status 0, also where
+/// the output goes through `serde_json::to_writer` (whose error hides the I/O error's kind
+/// from `source()`).
+#[test]
+fn a_pipe_closed_before_any_output_ends_quietly() {
+    let root = root();
+    let demo = root.join("captures/demo.pcap");
+    let demo = demo.to_str().unwrap();
+    for args in [
+        vec!["profile", demo, "--json"],
+        vec!["profile", demo],
+        vec!["decode", demo, "--json"],
+        vec!["check", demo],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+            .args(&args)
+            .current_dir(&root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bitlens runs");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("bitlens ends");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+}

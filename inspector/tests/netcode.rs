@@ -910,3 +910,43 @@ fn the_reference_implementations_captures_decrypt_completely() {
         }
     }
 }
+
+/// netcode keys with no port read through netcode, or a `--write-plaintext` that decrypted
+/// nothing: a warning on stderr says which `--decode` is missing (the run still succeeds).
+#[test]
+fn netcode_options_without_a_netcode_port_are_pointed_out() {
+    let o = bitlens(&[
+        "check",
+        "captures/netcode.pcap",
+        "--netcode-key",
+        "captures/netcode.key",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("apply to no port"), "{err}");
+    assert!(err.contains("--decode PORT=netcode+NAME"), "{err}");
+    // With the port, no warning.
+    let o = bitlens(&[
+        "check",
+        "captures/netcode.pcap",
+        "--decode",
+        "5000=netcode+demo",
+        "--netcode-key",
+        "captures/netcode.key",
+    ]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("apply to no port"));
+
+    let dir = std::env::temp_dir().join(format!("bitlens-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("plain.pcapng");
+    let o = bitlens(&[
+        "decode",
+        "captures/demo.pcap",
+        "--write-plaintext",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("no payload was decrypted"), "{err}");
+}

@@ -624,3 +624,73 @@ fn the_help_gives_the_registered_protocols_own_filter_example() {
         "{screen}"
     );
 }
+
+/// The Type column is as wide as the longest type name on screen: netcode's
+/// `connection_request` and `connection_payload` are told apart, not both `netcode.conn`.
+#[test]
+fn type_column_fits_long_type_names() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bytes = std::fs::read(root.join("captures/netcode.pcap")).unwrap();
+    let mut d = shipped();
+    d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+    d.apply_override("5000=netcode+demo").unwrap();
+    let capture = Capture::from_bytes("netcode.pcap", bytes).unwrap();
+    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45));
+    app.summarize_all();
+    let t = render(&app);
+    let rows: Vec<String> = (0..45).map(|y| screen_row(&t, y)).collect();
+    let row = |frame: &str| {
+        rows.iter()
+            .find(|r| r.starts_with(&format!("│{frame} ")))
+            .unwrap_or_else(|| panic!("no row for frame {frame}:\n{}", rows.join("\n")))
+            .clone()
+    };
+    assert!(
+        row("1").contains("netcode.connection_request "),
+        "{}",
+        row("1")
+    );
+    assert!(
+        row("2").contains("netcode.connection_challenge "),
+        "{}",
+        row("2")
+    );
+    assert!(
+        row("7").contains("netcode.connection_payload "),
+        "{}",
+        row("7")
+    );
+}
+
+/// The filter prompt's hint lists every status the filter takes, netcode's `encrypted` too.
+#[test]
+fn the_filter_prompt_lists_every_status() {
+    let mut app = app(false);
+    app.size = (160, 40);
+    app.handle_key(Key::Char('/'));
+    let t = render(&app);
+    let last = screen_row(&t, 39);
+    assert!(
+        last.contains("fragment|undecoded|encrypted port:N"),
+        "{last}"
+    );
+}
+
+/// The help widens for its filter example when the protocol's type name is long (netcode's
+/// `connection_request`), where the terminal has room: the example is not cut.
+#[test]
+fn the_help_fits_a_long_filter_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bytes = std::fs::read(root.join("captures/netcode.pcap")).unwrap();
+    let mut d = shipped();
+    d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+    d.apply_override("5000=netcode+demo").unwrap();
+    let capture = Capture::from_bytes("netcode.pcap", bytes).unwrap();
+    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45));
+    app.summarize_all();
+    let example = ui::filter_example(&app);
+    assert!(example.chars().count() > 70, "{example}");
+    app.handle_key(Key::Char('?'));
+    let screen = render(&app).backend().to_string();
+    assert!(screen.contains(&example), "{example}\n{screen}");
+}

@@ -133,6 +133,14 @@ impl DecodeOpts {
         for arg in &self.decode {
             d.apply_override(arg).map_err(anyhow::Error::msg)?;
         }
+        // Keys and no port to use them on: say so, or the capture shows as undecoded and the
+        // key looks wrong. Only a transport's stack has a sequential pass (an observer).
+        if self.netcode_given() && d.observer().is_none() {
+            eprintln!(
+                "bitlens: warning: the --netcode-* options apply to no port: read one with \
+                 --decode PORT=netcode+NAME"
+            );
+        }
         if let Some(id) = &self.protocol_id {
             d.set_protocol_id(parse_protocol_id(id)?);
         }
@@ -141,15 +149,19 @@ impl DecodeOpts {
 }
 
 impl DecodeOpts {
+    /// Whether any `--netcode-*` option is given.
+    fn netcode_given(&self) -> bool {
+        self.netcode_key.is_some()
+            || self.netcode_keylog.is_some()
+            || self.netcode_protocol_id.is_some()
+    }
+
     /// The netcode transport with the keys these options give, when they give any.
     ///
     /// # Errors
     /// A key file or key log that does not read (the message names the file and line).
     pub fn netcode(&self) -> Result<Option<Netcode>> {
-        if self.netcode_key.is_none()
-            && self.netcode_keylog.is_none()
-            && self.netcode_protocol_id.is_none()
-        {
+        if !self.netcode_given() {
             return Ok(None);
         }
         let mut n = Netcode::new();

@@ -41,8 +41,15 @@ pub struct DecodeArgs {
 /// As [`run`], and the capture's damage.
 pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     let dissectors = args.opts.dissectors(ctx.dissectors())?;
-    if let Some(path) = &args.write_plaintext {
-        write_plaintext(&args.capture, &dissectors, path)?;
+    if let Some(path) = &args.write_plaintext
+        && write_plaintext(&args.capture, &dissectors, path)? == 0
+    {
+        eprintln!(
+            "{}: {}: no payload was decrypted, so it holds no datagram (it needs a port read \
+             with --decode PORT=netcode+NAME, and --netcode-key or --netcode-keylog)",
+            ctx.program(),
+            path.display()
+        );
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // A bar for text output only: JSON's readers take stderr for errors.

@@ -132,8 +132,18 @@ pub struct ReplayArgs {
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
+    // A well-formed HOST:PORT whose host does not resolve is not a shape error.
+    let shaped = s
+        .rsplit_once(':')
+        .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
     s.to_socket_addrs()
-        .with_context(|| format!("{what} {s:?}: not HOST:PORT"))?
+        .with_context(|| {
+            if shaped {
+                format!("{what} {s:?}: cannot resolve the host")
+            } else {
+                format!("{what} {s:?}: not HOST:PORT")
+            }
+        })?
         .next()
         .ok_or_else(|| anyhow!("{what} {s:?}: no address"))
 }
@@ -427,6 +437,20 @@ pub fn replay(args: &ReplayArgs, out: &mut dyn Write) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unresolvable_host_is_not_called_a_shape_error() {
+        let e = format!(
+            "{:#}",
+            resolve("--upstream", "nosuchhost.invalid:7790").unwrap_err()
+        );
+        assert!(e.contains("cannot resolve the host"), "{e}");
+        assert!(!e.contains("not HOST:PORT"), "{e}");
+        for bad in ["127.0.0.1:99999", "127.0.0.1", ":7790"] {
+            let e = format!("{:#}", resolve("--listen", bad).unwrap_err());
+            assert!(e.contains("not HOST:PORT"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn a_listen_address_the_upstream_reaches_is_a_loop() {

@@ -110,7 +110,19 @@ impl Budget {
     /// # Errors
     /// The text is not TOML, or has keys a budget does not.
     pub fn parse(text: &str) -> Result<Budget> {
-        toml::from_str(text).map_err(|e| anyhow!("not a budget: {}", e.message()))
+        toml::from_str(text).map_err(|e| {
+            // Where: the line and column the TOML error's span starts at.
+            let at = e
+                .span()
+                .and_then(|span| text.get(..span.start))
+                .map(|before| {
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                    format!("line {line}, column {column}: ")
+                })
+                .unwrap_or_default();
+            anyhow!("not a budget: {at}{}", e.message())
+        })
     }
 
     /// Checks `p` against the budget.
@@ -186,6 +198,18 @@ fn check_mean(v: &mut Verdict, kind: &str, name: &str, budget: u64, mean: Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_names_the_line_and_column() {
+        let e = Budget::parse("largest_datagram = 'x'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("not a budget: line 1, column 20: "), "{e}");
+        let e = Budget::parse("largest_datagram = 1200\n\n[field]\n\"a.b\" = \"16\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 4, column 9: "), "{e}");
+    }
 
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {

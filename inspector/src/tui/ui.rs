@@ -136,19 +136,19 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         .max()
         .unwrap_or(0)
         .max(5);
+    // The Type column widens for the longest type name on screen (12 to 32 characters), so
+    // that `netcode.connection_request` and `netcode.connection_payload` differ.
+    let type_width = shown
+        .iter()
+        .map(|&i| type_cell(app, i).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(12, 32);
     let rows = shown.iter().enumerate().map(|(k, &i)| {
         let d = &app.capture.datagrams()[i];
         let rel = (d.time.as_nanos() - first_time) as f64 / 1e9;
-        let (ty, status) = match app.summary(i) {
-            Some(s) => (
-                app.type_names
-                    .get(s.packet_type as usize)
-                    .cloned()
-                    .unwrap_or_else(|| "-".into()),
-                Some(s.status),
-            ),
-            None => ("…".into(), None),
-        };
+        let ty = type_cell(app, i);
+        let status = app.summary(i).map(|s| s.status);
         let status_cell = match status {
             Some(s) => Cell::from(format!("{} {}", glyph(s), s.name())).style(t.status(s)),
             None => Cell::from("… pending").style(t.dim()),
@@ -200,7 +200,7 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Constraint::Length(11),
             Constraint::Min(24),
             Constraint::Length(u16::try_from(len_width).unwrap_or(u16::MAX)),
-            Constraint::Length(12),
+            Constraint::Length(u16::try_from(type_width).unwrap_or(32)),
             Constraint::Length(11),
         ],
     )
@@ -248,6 +248,19 @@ fn draw_list(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Paragraph::new(msg).style(t.dim()).wrap(Wrap { trim: true }),
             inner,
         );
+    }
+}
+
+/// The Type column of datagram `i`: its packet type's name, `-` without one, `…` while it is
+/// not yet summarized.
+fn type_cell(app: &App, i: usize) -> String {
+    match app.summary(i) {
+        Some(s) => app
+            .type_names
+            .get(s.packet_type as usize)
+            .cloned()
+            .unwrap_or_else(|| "-".into()),
+        None => "…".into(),
     }
 }
 
@@ -548,7 +561,8 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             Span::raw(input.clone()),
             Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
             Span::styled(
-                "   type:NAME status:ok|error|desync|truncated|fragment|undecoded port:N words · Enter applies · Esc cancels",
+                "   type:NAME status:ok|error|desync|truncated|fragment|undecoded|encrypted port:N words · Enter \
+                 applies · Esc cancels",
                 t.dim(),
             ),
         ]);
@@ -675,7 +689,11 @@ pub fn filter_example(app: &App) -> String {
 }
 
 fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
-    let w = area.width.min(86);
+    let filter = filter_example(app);
+    // Wide enough for the filter example, whose packet type may be long
+    // (`netcode.connection_request`): 1 + 16 columns of keys, the text, 2 borders.
+    let need = u16::try_from(filter.chars().count() + 19).unwrap_or(u16::MAX);
+    let w = area.width.min(need.max(86));
     let h = (HELP.len() as u16 + 6).min(area.height);
     let popup = Rect::new(
         area.x + (area.width - w) / 2,
@@ -683,7 +701,6 @@ fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
         w,
         h,
     );
-    let filter = filter_example(app);
     let mut lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
