@@ -422,3 +422,47 @@ impl App {
         self.move_tree(cur);
     }
 }
+
+// The profile view (`P`): opening it and its keys (the view itself is `profile_view.rs`).
+impl App {
+    /// Opens the profile of the listed datagrams (`P`).
+    pub fn open_profile(&mut self) {
+        let datagrams = self.capture.datagrams();
+        let profile = crate::profile::profile(
+            &self.dissectors,
+            self.capture.data(),
+            self.rows.iter().filter_map(|&i| {
+                let seen = self.seen.get(i).unwrap_or(&Observation::NONE);
+                datagrams.get(i).map(|d| (d, seen))
+            }),
+        );
+        self.profile = Some(super::profile_view::ProfileView {
+            profile,
+            filter: self.filter_text.clone(),
+            offset: 0,
+        });
+    }
+
+    /// Keys while the profile is shown: scroll, or close with `P`, `q` or Esc.
+    pub(super) fn profile_key(&mut self, key: Key) {
+        let Some(view) = &mut self.profile else {
+            return;
+        };
+        let n = view.rows().len();
+        let page = usize::from(self.size.1 / 2).max(1);
+        view.offset = match key {
+            Key::Char('P' | 'q') | Key::Esc => {
+                self.profile = None;
+                return;
+            }
+            Key::Down | Key::Char('j') => view.offset + 1,
+            Key::Up | Key::Char('k') => view.offset.saturating_sub(1),
+            Key::PageDown => view.offset + page,
+            Key::PageUp => view.offset.saturating_sub(page),
+            Key::Home | Key::Char('g') => 0,
+            Key::End | Key::Char('G') => n,
+            _ => view.offset,
+        }
+        .min(n.saturating_sub(1));
+    }
+}
