@@ -286,7 +286,12 @@ impl Stack {
                 bits_read = payload_bits.start + trace.bits_read;
                 error = trace.error;
             }
-            fields.extend(trace.fields);
+            // The inner trace's storage is the thread's recycled one (room for its fields
+            // already): the few header entries go in front of it, rather than every inner entry
+            // being moved into a fresh vector that grows as it goes.
+            let mut inner_fields = trace.fields;
+            inner_fields.splice(0..0, fields);
+            fields = inner_fields;
         }
         let trailer_start = fields.len();
         fields.extend(u.trailer);
