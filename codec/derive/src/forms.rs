@@ -270,7 +270,7 @@ impl Form {
 
 /// What a field is on the wire.
 pub enum Kind {
-    /// Through the type's own [`BitPacked`] impl.
+    /// Through the type's own `BitPacked` impl.
     Plain(Type),
     /// `int_as` over a range (integers up to 32 bits, and `i64`).
     Int {
