@@ -560,7 +560,7 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
         d.src,
         d.dst,
         d.declared_len(),
-        captured_note(d),
+        d.captured_note(),
         decoder,
         dissection.packet_type.unwrap_or("-"),
         dissection.status
@@ -572,15 +572,6 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
         let _ = write!(s, "; {}", ds.message());
     }
     s
-}
-
-/// ` (54 captured)` after the length of a datagram the capture holds only part of, else empty.
-pub fn captured_note(d: &Datagram) -> String {
-    if d.payload_len() == d.declared_len() {
-        String::new()
-    } else {
-        format!(" ({} captured)", d.payload_len())
-    }
 }
 
 /// The field tree of a dissected datagram, indented, one field per line.

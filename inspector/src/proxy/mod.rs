@@ -49,7 +49,7 @@ pub mod relay;
 pub mod replay;
 pub mod spec;
 
-use crate::capture::Timestamp;
+use crate::capture::{Datagram, Timestamp};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
@@ -273,6 +273,12 @@ impl Seen {
             Direction::ToServer => (self.client, self.server),
             Direction::ToClient => (self.server, self.client),
         }
+    }
+
+    /// The datagram as a capture would hold it: its frame, time, endpoints and length.
+    pub fn datagram(&self) -> Datagram {
+        let (src, dst) = self.endpoints();
+        Datagram::detached(self.frame, self.time, src, dst, self.bytes.len())
     }
 }
 

@@ -1,5 +1,6 @@
 //! The sink: each [`Seen`] datagram becomes its NDJSON line, its recorded frame, its mutation
-//! log line and an entry of the live TUI's list.
+//! log line and an entry of a live view's list (the TUI's, over a channel of
+//! [`Arrival`]s).
 //!
 //! A line is the `bitlens decode --json` object of the datagram (README, "JSON"; addresses are
 //! the client's and the server's, the bytes those forwarded), followed by the proxy's keys:
@@ -18,7 +19,7 @@
 
 use super::record::Recording;
 use super::{Seen, SessionDissector};
-use crate::capture::Datagram;
+use crate::dissectors::Arrival;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::Arc;
@@ -28,9 +29,7 @@ use std::time::Duration;
 
 /// Appends the NDJSON line of a datagram (without the newline).
 pub fn write_line(buf: &mut Vec<u8>, dis: &SessionDissector, seen: &Seen) {
-    let (src, dst) = seen.endpoints();
-    let d = Datagram::detached(seen.frame, seen.time, src, dst, seen.bytes.len());
-    dis.write_json(buf, &d, &seen.bytes, &seen.observed);
+    dis.write_json(buf, &seen.datagram(), &seen.bytes, &seen.observed);
     // A decode --json object ends with its closing brace: the proxy's keys go before it.
     if buf.last() == Some(&b'}') {
         buf.pop();
@@ -68,8 +67,8 @@ pub struct Outputs {
     pub recording: Option<Recording>,
     /// `--mutation-log`: its name and file.
     pub mutation_log: Option<(String, BufWriter<File>)>,
-    /// The live TUI's feed.
-    pub live: Option<SyncSender<Seen>>,
+    /// A live view's feed (the TUI of `proxy --tui`): each datagram with its bytes.
+    pub live: Option<SyncSender<Arrival>>,
 }
 
 /// What the sink did.
@@ -188,11 +187,16 @@ impl Sink {
                 }
             }
         }
-        if let Some(live) = &self.out.live
-            && live.send(seen).is_err()
-        {
-            // The TUI closed: it stops the proxy itself.
-            self.out.live = None;
+        if let Some(live) = &self.out.live {
+            let arrival = Arrival {
+                datagram: seen.datagram(),
+                payload: seen.bytes,
+                observed: seen.observed,
+            };
+            if live.send(arrival).is_err() {
+                // The live view closed: it stops the proxy itself.
+                self.out.live = None;
+            }
         }
     }
 
