@@ -4,7 +4,7 @@
 use super::common::{Context as CmdContext, Exit, Rejected};
 use super::common::{DecodeOpts, read_text};
 use crate::dissectors::{Arrival, Dissectors};
-use crate::proxy::impair::Impairments;
+use crate::proxy::impair::{Impairment, Impairments};
 use crate::proxy::mutate::{Fuzz, Rule};
 use crate::proxy::output::Outputs;
 use crate::proxy::record::Recording;
@@ -181,6 +181,16 @@ fn loops_back(listen: SocketAddr, upstream: SocketAddr) -> bool {
 impl ProxyArgs {
     /// The proxy's configuration; `program` is the name its messages begin with.
     ///
+    /// The option that sets `kind` (`--drop SPEC`, ...), if given.
+    fn impairment(&self, kind: Impairment) -> Option<&String> {
+        match kind {
+            Impairment::Drop => self.drop.as_ref(),
+            Impairment::Duplicate => self.duplicate.as_ref(),
+            Impairment::Delay => self.delay.as_ref(),
+            Impairment::Reorder => self.reorder.as_ref(),
+        }
+    }
+
     /// # Errors
     /// A bad address, spec, rules file or number, with the option's name.
     pub fn config(&self, program: &str) -> Result<Config> {
@@ -217,16 +227,13 @@ impl ProxyArgs {
                 rules.push(Rule::from_spec(spec, rules.len() + 1).map_err(anyhow::Error::msg)?);
             }
         }
-        for (kind, text) in [
-            ("drop", &self.drop),
-            ("duplicate", &self.duplicate),
-            ("delay", &self.delay),
-            ("reorder", &self.reorder),
-        ] {
-            if let Some(text) = text {
-                let spec = Spec::from_cli(&format!("--{kind}"), text, Some("p"))
+        for kind in Impairment::ALL {
+            if let Some(text) = self.impairment(kind) {
+                let spec = Spec::from_cli(&format!("--{}", kind.name()), text, Some("p"))
                     .map_err(anyhow::Error::msg)?;
-                impairments.set(kind, spec).map_err(anyhow::Error::msg)?;
+                impairments
+                    .set(kind.name(), spec)
+                    .map_err(anyhow::Error::msg)?;
             }
         }
         for text in &self.mutate {
@@ -309,9 +316,13 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         proxy.run(outputs, stop)?
     };
     let r = &report.relay;
+    let impaired: String = Impairment::ALL
+        .iter()
+        .map(|&kind| format!("{} {}, ", kind.done(), r.impaired[kind]))
+        .collect();
     eprintln!(
         "{me}: {} datagrams ({} to the server, {} to clients) from {} clients; \
-         sent {}; dropped {}, duplicated {}, delayed {}, reordered {}, mutated {}; \
+         sent {}; {impaired}mutated {}; \
          not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
          {} refused by the server; {} mappings idled out, {} evicted",
         r.to_server + r.to_client,
@@ -319,10 +330,6 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         r.to_client,
         r.clients,
         r.sent,
-        r.dropped,
-        r.duplicated,
-        r.delayed,
-        r.reordered,
         report.mutations.mutated,
         r.queue_full,
         r.unmapped,

@@ -221,23 +221,20 @@ pub struct Fate {
 }
 
 impl Fate {
-    /// The names of what happened: `drop`, `duplicate`, `delay`, `reorder`, `queue_full`.
+    /// The names of what happened: the impairments drawn ([`impair::Impairment::name`], in
+    /// their order), then `queue_full`.
     pub fn names(&self) -> impl Iterator<Item = &'static str> {
-        let d = &self.decision;
-        [
-            (d.drop, "drop"),
-            (d.duplicate, "duplicate"),
-            (d.delay.is_some(), "delay"),
-            (d.reorder, "reorder"),
-            (self.queue_full, "queue_full"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
+        let decision = self.decision;
+        impair::Impairment::ALL
+            .into_iter()
+            .filter(move |&kind| decision.has(kind))
+            .map(impair::Impairment::name)
+            .chain(self.queue_full.then_some("queue_full"))
     }
 
     /// True when the datagram reached its destination (at least once).
     pub fn forwarded(&self) -> bool {
-        !self.decision.drop && !self.queue_full
+        !self.decision.has(impair::Impairment::Drop) && !self.queue_full
     }
 }
 
