@@ -451,13 +451,11 @@ impl<'a> Json<'a> {
             },
             Value::Str(s) => self.str(s),
             Value::Bytes(bytes) => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                self.out.reserve(bytes.len() * 2 + 2);
                 self.out.push(b'"');
-                for &b in bytes {
-                    self.out.push(HEX[usize::from(b >> 4)]);
-                    self.out.push(HEX[usize::from(b & 15)]);
-                }
+                let at = self.out.len();
+                self.out.resize(at + bytes.len() * 2, 0);
+                // The slice is exactly twice the bytes: encoding into it cannot fail.
+                let _ = hex::encode_to_slice(bytes, &mut self.out[at..]);
                 self.out.push(b'"');
             }
             // Floats as `Value` serializes them (NaN and infinities as strings).

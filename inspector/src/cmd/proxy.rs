@@ -5,10 +5,10 @@ use super::common::{Context as CmdContext, Exit, Rejected};
 use super::common::{DecodeOpts, read_text};
 use crate::dissectors::{Arrival, Dissectors};
 use crate::proxy::impair::{Impairment, Impairments};
-use crate::proxy::mutate::{Fuzz, Rule};
 use crate::proxy::output::Outputs;
 use crate::proxy::record::Recording;
 use crate::proxy::relay::Report;
+use crate::proxy::rules::{Fuzz, Rule};
 use crate::proxy::spec::{RulesFile, Spec, number_text};
 use crate::proxy::{
     CHANNEL, Config, Direction, Directions, MAX_IDLE_SECS, Proxy, SessionDissector, replay,

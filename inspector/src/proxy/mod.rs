@@ -14,7 +14,7 @@
 //!   per client ([`mapping`]: a bounded table whose mappings idle out). A datagram from a client
 //!   goes out of its upstream socket; a reply comes back through the listen socket to that
 //!   client. Each datagram gets a frame number (1, 2, ... in the order received, both
-//!   directions), may be mutated ([`mutate`]) and impaired ([`impair`]), and is handed to the
+//!   directions), may be mutated ([`mutate`], by the [`rules`]) and impaired ([`impair`]), and is handed to the
 //!   sink as a [`Seen`].
 //! - **Sink** ([`output`]): decodes each datagram through the one adapter to decoding
 //!   ([`dissect`]) and writes its NDJSON line, its pcapng frame ([`record`]) and its mutation.
@@ -47,6 +47,7 @@ pub mod output;
 pub mod record;
 pub mod relay;
 pub mod replay;
+pub mod rules;
 pub mod spec;
 
 use crate::capture::{Datagram, Timestamp};
@@ -206,9 +207,9 @@ pub struct Config {
     /// Drop, duplicate, delay, reorder.
     pub impairments: impair::Impairments,
     /// Mutation rules, in order.
-    pub rules: Vec<mutate::Rule>,
+    pub rules: Vec<rules::Rule>,
     /// `--fuzz`.
-    pub fuzz: Option<mutate::Fuzz>,
+    pub fuzz: Option<rules::Fuzz>,
 }
 
 /// What happened to a datagram on its way.
