@@ -142,6 +142,18 @@ impl Sink {
         stop.store(true, Ordering::Relaxed);
     }
 
+    /// The lines' output failed: a reader that went away (a closed pipe) stops the proxy
+    /// quietly, any other error is the run's error.
+    fn json_failed(&mut self, stop: &AtomicBool, e: &std::io::Error) {
+        self.out.json = None;
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            self.report.output_closed = true;
+            stop.store(true, Ordering::Relaxed);
+        } else {
+            self.fail(stop, format!("standard output: {e}"));
+        }
+    }
+
     fn take(&mut self, seen: Seen, stop: &AtomicBool) {
         let wants_line =
             self.out.json.is_some() || (seen.mutation.is_some() && self.out.mutation_log.is_some());
@@ -153,15 +165,7 @@ impl Sink {
         if let Some(json) = &mut self.out.json {
             match json.write_all(&self.line) {
                 Ok(()) => self.report.lines += 1,
-                Err(e) => {
-                    self.out.json = None;
-                    if e.kind() == std::io::ErrorKind::BrokenPipe {
-                        self.report.output_closed = true;
-                        stop.store(true, Ordering::Relaxed);
-                    } else {
-                        self.fail(stop, format!("standard output: {e}"));
-                    }
-                }
+                Err(e) => self.json_failed(stop, &e),
             }
         }
         if seen.mutation.is_some()
@@ -204,13 +208,7 @@ impl Sink {
         if let Some(json) = &mut self.out.json
             && let Err(e) = json.flush()
         {
-            self.out.json = None;
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                self.report.output_closed = true;
-                stop.store(true, Ordering::Relaxed);
-            } else {
-                self.fail(stop, format!("standard output: {e}"));
-            }
+            self.json_failed(stop, &e);
         }
         if let Some((name, log)) = &mut self.out.mutation_log
             && let Err(e) = log.flush()
