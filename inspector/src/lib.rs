@@ -68,8 +68,10 @@
 //!   files given on the command line, with one-line errors;
 //! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
 //!   protocols; a verdict or a dissection per datagram;
-//! - [`output`] (text and JSON lines), [`tui`] (the terminal UI), [`pipeline`] (work over the
-//!   cores);
+//! - [`output`] (text and JSON lines), [`profile`] (where the bits go), [`pipeline`] (work
+//!   over the cores);
+//! - [`tui`] (the terminal UI, on a capture or on datagrams that arrive over a channel),
+//!   [`proxy`] (the live proxy, whose sink feeds that channel: neither imports the other);
 //! - [`cmd`]: one module per subcommand; [`cli`]: the command line that registers protocols
 //!   and subcommands and dispatches.
 //!
