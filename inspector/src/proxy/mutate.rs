@@ -99,6 +99,8 @@ struct Sealing<'a> {
     crc: Crc,
     opened: bool,
     seen: &'a Observation,
+    /// The datagram as received.
+    original: Vec<u8>,
 }
 
 impl Mutator {
@@ -219,16 +221,13 @@ impl Mutator {
             match apply(action, field.as_ref(), map, bytes, rng) {
                 Some(ops) => {
                     let name = rule.name.clone();
-                    let sealing = Sealing { crc, opened, seen };
-                    return Some(self.finish(
-                        name,
-                        map.packet_type.clone(),
-                        ops,
-                        sealing,
+                    let sealing = Sealing {
+                        crc,
+                        opened,
+                        seen,
                         original,
-                        bytes,
-                        dis,
-                    ));
+                    };
+                    return Some(self.finish(name, map, ops, sealing, bytes, dis));
                 }
                 None => {
                     bytes.clone_from(&original);
@@ -252,30 +251,29 @@ impl Mutator {
             crc: Crc::Resign,
             opened,
             seen,
-        };
-        Some(self.finish(
-            "fuzz".into(),
-            map.packet_type.clone(),
-            ops,
-            sealing,
             original,
-            bytes,
-            dis,
-        ))
+        };
+        Some(self.finish("fuzz".into(), map, ops, sealing, bytes, dis))
     }
 
-    #[allow(clippy::too_many_arguments, reason = "the pieces of one log entry")]
+    /// The log entry of a datagram `rule` mutated with `ops` (its packet type from `map`),
+    /// once its CRC and transport are seen to as `sealing` says.
     fn finish(
         &mut self,
         rule: String,
-        packet_type: Option<String>,
+        map: &FieldMap,
         mut ops: Vec<Op>,
         sealing: Sealing<'_>,
-        original: Vec<u8>,
         bytes: &mut [u8],
         dis: &SessionDissector,
     ) -> Mutation {
-        let Sealing { crc, opened, seen } = sealing;
+        let Sealing {
+            crc,
+            opened,
+            seen,
+            original,
+        } = sealing;
+        let packet_type = map.packet_type.clone();
         let crc = match crc {
             Crc::Stale => "stale",
             Crc::Resign => {
