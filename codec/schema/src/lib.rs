@@ -64,6 +64,7 @@ mod value;
 pub mod wireshark;
 
 pub use error::{SchemaError, SchemaWarning};
+pub use parse::BUILTINS;
 pub use schema::Schema;
 pub use source::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
