@@ -29,7 +29,7 @@ impl Schema {
     ///
     /// # Errors
     /// A protocol name Wireshark cannot use as a filter name, or a schema with more than
-    /// [`MAX_FIELDS`] distinct field paths.
+    /// [`MAX_FIELDS`](super::MAX_FIELDS) distinct field paths.
     pub fn wireshark_lua(&self, options: &WiresharkOptions) -> Result<String, WiresharkError> {
         let name = match &options.name {
             Some(n) => {
