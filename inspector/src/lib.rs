@@ -67,22 +67,27 @@
 //! - [`faults`]: labelled faults, for test captures of any protocol;
 //! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
 //!   protocols; a verdict or a dissection per datagram;
-//! - [`output`] (text and JSON lines), [`tui`] (the terminal UI), [`pipeline`] (work over the
-//!   cores);
-//! - [`cmd`]: one module per subcommand; [`cli`]: the command line that registers protocols
-//!   and subcommands and dispatches.
+//! - [`output`] (text and JSON lines), [`profile`] (where the bits go), [`pipeline`] (work
+//!   over the cores), [`progress`] (progress bars);
+//! - [`tui`] (the terminal UI, of a capture or of datagrams as they arrive) and [`proxy`] (the
+//!   live proxy and `replay`: relaying, impairments, mutations, recording; it decodes through
+//!   the program's dissectors): side by side, neither imports the other;
+//! - [`cmd`]: one module per subcommand (`cmd::proxy` puts the proxy and the TUI together for
+//!   `proxy --tui`); [`cli`]: the command line that registers protocols and subcommands and
+//!   dispatches.
 //!
-//! The demo traffic generator (`synth`), the `synth` and `vectors` subcommands and the
-//! `bitlens` binary use the demo protocol of the unpublished `bitlens-testkit`: they are the
+//! The demo traffic generator (`synth`), the `synth`, `vectors`, `tagged` and `encode`
+//! subcommands and the `bitlens` binary use the demo protocol of `bitlens-demo`: they are the
 //! default feature `demo`. A game's own inspector depends on `bitlens` with
-//! `default-features = false` and compiles none of it.
+//! `default-features = false` and compiles none of it. The fuzz harnesses (`fuzzing`,
+//! `capture::fuzz_ingest`) are the feature `fuzzing`, for bitlens's own fuzz targets and tests.
 
 pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod dissectors;
 pub mod faults;
-#[cfg(feature = "demo")]
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod output;
