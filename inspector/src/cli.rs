@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use bitlens::Cli;
-//! use bitlens_testkit::{batch_demo, demo};
+//! use bitlens_demo::{batch_demo, demo};
 //!
 //! fn main() -> std::process::ExitCode {
 //!     Cli::new("mygame")

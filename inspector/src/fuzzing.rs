@@ -21,12 +21,15 @@ use crate::dissectors::Dissectors;
 use crate::output;
 use bitlens_codec::dissect::{Dissection, Dissector, Status};
 use bitlens_codec::trace::FieldKind;
+use bitlens_demo::{batch_demo, demo};
 use bitlens_schema::Schema;
 use bitlens_schema::dissect::{SchemaDissector, batch_dissector};
-use bitlens_testkit::{batch_demo, demo};
 use serde::de::IgnoredAny;
 use std::net::SocketAddr;
 use std::sync::{Arc, LazyLock};
+
+/// `demo.schema.toml`: the demo protocol described in TOML.
+const DEMO_SCHEMA: &str = include_str!("../../captures/demo.schema.toml");
 
 /// `every.schema.toml`: every construct of the schema language, packets and a `[batch]`.
 const EVERY_SCHEMA: &str = include_str!("../../captures/every.schema.toml");
@@ -41,9 +44,8 @@ static PICKS: LazyLock<Vec<Arc<dyn Dissector>>> = LazyLock::new(|| {
         Arc::new(demo::dissector()),
         Arc::new(batch_demo::dissector()),
     ];
-    let demo_schema = bitlens_testkit::fuzzing::schema::DEMO_SCHEMA;
     for (text, file) in [
-        (demo_schema, "demo.schema.toml"),
+        (DEMO_SCHEMA, "demo.schema.toml"),
         (EVERY_SCHEMA, "every.schema.toml"),
     ] {
         let schema = load(text, file);

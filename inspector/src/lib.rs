@@ -69,16 +69,19 @@
 //! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
 //!   protocols; a verdict or a dissection per datagram;
 //! - [`output`] (text and JSON lines), [`profile`] (where the bits go), [`pipeline`] (work
-//!   over the cores);
-//! - [`tui`] (the terminal UI, on a capture or on datagrams that arrive over a channel),
-//!   [`proxy`] (the live proxy, whose sink feeds that channel: neither imports the other);
-//! - [`cmd`]: one module per subcommand; [`cli`]: the command line that registers protocols
-//!   and subcommands and dispatches.
+//!   over the cores), [`progress`] (progress bars);
+//! - [`tui`] (the terminal UI, on a capture or on datagrams that arrive over a channel) and
+//!   [`proxy`] (the live proxy and `replay`: relaying, impairments, mutations, recording; its
+//!   sink feeds that channel): side by side, neither imports the other;
+//! - [`cmd`]: one module per subcommand (`cmd::proxy` puts the proxy and the TUI together for
+//!   `proxy --tui`); [`cli`]: the command line that registers protocols and subcommands and
+//!   dispatches; [`files`]: the files given on the command line.
 //!
-//! The demo traffic generator (`synth`), the `synth` and `vectors` subcommands and the
-//! `bitlens` binary use the demo protocol of the unpublished `bitlens-testkit`: they are the
+//! The demo traffic generator (`synth`), the `synth`, `vectors`, `tagged` and `encode`
+//! subcommands and the `bitlens` binary use the demo protocol of `bitlens-demo`: they are the
 //! default feature `demo`. A game's own inspector depends on `bitlens` with
-//! `default-features = false` and compiles none of it.
+//! `default-features = false` and compiles none of it. The fuzz harnesses (`fuzzing`,
+//! `capture::fuzz_ingest`) are the feature `fuzzing`, for bitlens's own fuzz targets and tests.
 
 pub mod capture;
 pub mod cli;
@@ -86,7 +89,7 @@ pub mod cmd;
 pub mod dissectors;
 pub mod faults;
 pub mod files;
-#[cfg(feature = "demo")]
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod output;

@@ -1,13 +1,13 @@
 //! `bitlens`: inspect, decode and check captures of bit-packed game traffic.
 //!
 //! Built with the same [`bitlens::Cli`] a game's own inspector uses: the demo protocol of
-//! `bitlens-testkit` on its ports (packets on 40000, batches on 40001), and the subcommands
+//! `bitlens-demo` on its ports (packets on 40000, batches on 40001), and the subcommands
 //! that belong to bitlens itself. Everything else (parsing, dispatch, exit status) is the
 //! library's.
 
 use bitlens::Cli;
 use bitlens::cmd::{encode, synth, tagged, vectors};
-use bitlens_testkit::{batch_demo, demo};
+use bitlens_demo::{batch_demo, demo};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

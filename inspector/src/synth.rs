@@ -11,8 +11,8 @@ use bitlens_batch::{BatchWriter, UpdateStage};
 use bitlens_codec::dissect::Status;
 use bitlens_codec::packet::{Packet, Protocol, ProtocolId, frame, packet_crc};
 use bitlens_codec::{Error, Result, WriteStream};
-use bitlens_testkit::batch_demo::{self as batch_demo, DemoMessage};
-use bitlens_testkit::demo::{self, DemoPacket, PacketB, RoboCat};
+use bitlens_demo::batch_demo::{self as batch_demo, DemoMessage};
+use bitlens_demo::demo::{self, DemoPacket, PacketB, RoboCat};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// The first capture time: 2023-11-14 22:13:20 UTC.

@@ -5,6 +5,8 @@
 //! Needs the Debian packages `tshark` and `wireshark-common` (`scripts/install-test-deps.sh`).
 //! Without them the test is skipped, except under CI, where it fails.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -18,33 +20,11 @@ use etherparse::PacketBuilder;
 /// Seconds of the first frame: 2023-11-14 22:13:20 UTC.
 const BASE_SECS: u64 = 1_700_000_000;
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `true` when the Wireshark tools are there; otherwise skips (or fails under CI).
 fn tools_or_skip() -> bool {
-    if ["tshark", "text2pcap", "editcap", "mergecap"]
+    ["tshark", "text2pcap", "editcap", "mergecap"]
         .iter()
-        .all(|t| have(t))
-    {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "tshark / text2pcap / editcap / mergecap not installed: run scripts/install-test-deps.sh"
-        );
-    }
-    // Straight to stderr, past the test harness's output capture, so the skip is visible.
-    use std::io::Write as _;
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: tshark not installed (run scripts/install-test-deps.sh)"
-    );
-    false
+        .all(|t| common::installed_or_skip(t, "--version"))
 }
 
 fn run(cmd: &mut Command) {
@@ -539,7 +519,7 @@ fn decode_len_and_captured_agree_with_tshark() {
     }
     for file in &files {
         let theirs = tshark_lengths(file);
-        let out = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        let out = Command::new(common::BIN)
             .args(["decode", "--json"])
             .arg(file)
             .output()
@@ -688,7 +668,7 @@ fn length_flaws_agree_with_tshark_expert_info() {
         );
 
         // `decode --json` carries the same flaws.
-        let out = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        let out = Command::new(common::BIN)
             .args(["decode", "--json"])
             .arg(file)
             .output()

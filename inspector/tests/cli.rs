@@ -1,23 +1,11 @@
 //! The `bitlens` binary on the shipped captures: exit codes, JSON shape, fault labels, and
 //! hostile files (missing, corrupt, not a capture).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{bitlens, root};
+use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn bitlens(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("bitlens runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -468,7 +456,7 @@ fn synth_is_deterministic() {
 fn peak_rss_kib(args: &[&str]) -> Option<u64> {
     let o = Command::new("/usr/bin/time")
         .args(["-f", "%M"])
-        .arg(env!("CARGO_BIN_EXE_bitlens"))
+        .arg(common::BIN)
         .args(args)
         .output()
         .ok()?;

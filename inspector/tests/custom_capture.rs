@@ -3,9 +3,12 @@
 //! exits 1 and lists the faults, `decode --json` gives every labelled frame the status its label
 //! expects and skirmish's packet types.
 
+mod common;
+
+use common::text;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const SCHEMA: [&str; 4] = [
     "--schema",
@@ -15,16 +18,11 @@ const SCHEMA: [&str; 4] = [
 ];
 
 fn bitlens(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
+    common::command()
         .args(args)
         .args(SCHEMA)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .output()
         .expect("bitlens runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

@@ -3,23 +3,21 @@
 //! rejected, 2 a usage or file error. Each subcommand is run through the real binary on inputs
 //! that give each status it can give.
 
+mod common;
+
 use bitlens_codec::packet::write_packet;
 use bitlens_testkit::demo;
+use common::root;
 use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
 
 const RULE: &str = "Exit status: 0 ok; 1 the input was read and rejected; 2 a usage or file \
 error";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn run(args: &[&str], stdout: Stdio) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
+    common::command()
         .args(args)
-        .current_dir(root())
         .stdout(stdout)
         .stderr(Stdio::piped())
         .output()
@@ -393,7 +391,7 @@ fn a_closed_output_pipe_ends_quietly() {
         vec!["decode", big.to_str().unwrap(), "--fields"],
         vec!["tagged", tagged.to_str().unwrap(), "--json"],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        let mut child = common::command()
             .args(&args)
             .current_dir(&root)
             .stdout(Stdio::piped())
@@ -430,7 +428,7 @@ fn a_pipe_closed_before_any_output_ends_quietly() {
         vec!["decode", demo, "--json"],
         vec!["check", demo],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        let mut child = common::command()
             .args(&args)
             .current_dir(&root)
             .stdout(Stdio::piped())

@@ -1,20 +1,10 @@
 //! `bitlens seeds` and `bitlens fuzz-init` through the built binary: what they write, their
 //! summaries and their exit statuses.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn bitlens(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("bitlens runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::bitlens;
+use std::path::PathBuf;
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("bitlens-fuzz-cli-{name}-{}", std::process::id()));

@@ -7,6 +7,8 @@
 //! `BITLENS_WRITE_NETCODE_CAPTURE=1 cargo test -p bitlens --test netcode shipped_capture`
 //! rewrites `captures/netcode.pcap`, its key and its labels (captures/README.md).
 
+mod common;
+
 use bitlens::capture::Timestamp;
 use bitlens::capture::write::{CaptureWriter, SynthDatagram, WriteFormat};
 use bitlens_codec::dissect::{Dissector, Status};
@@ -14,6 +16,7 @@ use bitlens_codec::transport::Stack;
 use bitlens_codec::write_packet;
 use bitlens_netcode::{KeyLog, Netcode, open_packet, packet_ad};
 use bitlens_testkit::demo;
+use common::{bitlens, root};
 use renetcode::{
     ClientAuthentication, ConnectToken, NetcodeClient, NetcodeServer, ServerAuthentication,
     ServerConfig, ServerResult,
@@ -333,21 +336,6 @@ fn renetcode_secure_session_decrypts_completely() {
 #[test]
 fn renetcode_unsecure_session_decrypts_with_the_zero_key() {
     check_session(false);
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn bitlens(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("bitlens runs")
 }
 
 /// Writes `wire` as a pcap file.
@@ -681,7 +669,7 @@ fn the_proxy_mutates_behind_the_encryption() {
     )
     .unwrap();
     let decode = format!("{}=netcode+demo", upstream.port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
+    let mut child = Command::new(common::BIN)
         .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
         .arg(upstream.to_string())
         .args(["--decode", &decode, "--netcode-key"])

@@ -4,6 +4,8 @@
 //! keeps every bit, -0 included. The 128-bit and fixed-point fields ride along: their JSON is
 //! exact too.
 
+mod common;
+
 use bitlens::Dissectors;
 use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
 use bitlens::capture::{Capture, Timestamp};
@@ -61,10 +63,7 @@ fn file(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn bitlens(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .output()
-        .expect("runs bitlens")
+    common::bitlens(args)
 }
 
 fn stdout(out: &Output) -> String {

@@ -3,6 +3,10 @@
 //! capture with labelled faults, and batches whose framing holds while one message is corrupt
 //! (JSON called those "ok" while text, `check` and the TUI said "error").
 
+mod common;
+
+use common::root;
+
 use bitlens::Dissectors;
 use bitlens::capture::Capture;
 use bitlens::capture::Timestamp;
@@ -13,19 +17,10 @@ use bitlens_testkit::{batch_demo, demo};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn bitlens(args: &[&str]) -> (Option<i32>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("bitlens runs");
+    let o = common::bitlens(args);
     (o.status.code(), String::from_utf8(o.stdout).expect("UTF-8"))
 }
 

@@ -2,24 +2,12 @@
 //! JSON adds up, the flame graph names the fields, budgets pass and fail naming what is over,
 //! and no progress bar is ever written when stderr is not a terminal.
 
+mod common;
+
+use common::bitlens;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn bitlens(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("bitlens runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -227,23 +215,6 @@ fn no_progress_bytes_when_stderr_is_not_a_terminal() {
     }
 }
 
-/// `true` when headless Chromium is there; otherwise skips (or fails under CI).
-fn chromium_or_skip() -> bool {
-    if Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "chromium not installed: run scripts/install-test-deps.sh"
-    );
-    eprintln!("skipped: chromium not installed (run scripts/install-test-deps.sh)");
-    false
-}
-
 fn chromium(args: &[&str], dir: &Path) -> Output {
     Command::new("chromium")
         .args([
@@ -260,7 +231,7 @@ fn chromium(args: &[&str], dir: &Path) -> Output {
 
 #[test]
 fn the_flame_graph_renders_in_a_headless_browser_and_shows_the_fields() {
-    if !chromium_or_skip() {
+    if !common::installed_or_skip("chromium", "--version") {
         return;
     }
     let svg = temp("browser.svg");

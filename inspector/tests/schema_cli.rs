@@ -1,9 +1,12 @@
 //! `bitlens encode` and `bitlens decode-bytes` with the demo schema.
 
+mod common;
+
 use bitlens::cmd::{decode_bytes, encode};
 use bitlens_codec::packet::write_packet;
 use bitlens_schema::Schema;
 use bitlens_testkit::demo::{self, DemoPacket};
+use common::bitlens;
 use std::path::PathBuf;
 
 fn demo_schema() -> PathBuf {
@@ -92,14 +95,6 @@ fn decode_bytes_shows_fields_and_verdict() {
         text.contains("rejected: bit 0 (field \"crc32\"): CRC32 mismatch"),
         "{text}"
     );
-}
-
-fn bitlens(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("runs bitlens")
 }
 
 #[test]
@@ -266,7 +261,7 @@ fn the_binary_encodes_a_batch_that_decodes() {
         "batch.json",
         sample_batch_json(&schema).to_string().as_bytes(),
     );
-    let bin = env!("CARGO_BIN_EXE_bitlens");
+    let bin = common::BIN;
     let schema_arg = demo_schema();
     let out = std::process::Command::new(bin)
         .args(["encode", "--batch", "--schema"])

@@ -1,19 +1,21 @@
 //! `bitlens tagged` on the example save file and on broken documents, through the real binary.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn savegame() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures/savegame.tagged")
+    common::root().join("captures/savegame.tagged")
 }
 
 fn bitlens(args: &[&str], file: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
+    common::command()
         .arg("tagged")
         .arg(file)
         .args(args)
         .output()
-        .expect("run bitlens")
+        .expect("bitlens runs")
 }
 
 fn field(fields: &serde_json::Value, id: u64) -> &serde_json::Value {

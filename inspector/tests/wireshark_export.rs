@@ -11,46 +11,19 @@
 //! Needs the Debian package `tshark` (`scripts/install-test-deps.sh`). Without it the tests are
 //! skipped, except under CI, where they fail.
 
+mod common;
+
+use common::{bitlens, installed_or_skip, root};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn tshark_or_skip() -> bool {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("tshark not installed: run scripts/install-test-deps.sh");
-    }
-    use std::io::Write as _;
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: tshark not installed (run scripts/install-test-deps.sh)"
-    );
-    false
-}
-
 fn tmp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("bitlens-ws-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn bitlens(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .args(args)
-        .output()
-        .expect("bitlens runs")
 }
 
 /// Exports the dissector for `schema` into `dir` and returns its path.
@@ -790,11 +763,11 @@ impl Shown {
 
 #[test]
 fn shipped_captures_agree_with_decode() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("shipped");
-    let schema = repo().join("captures/demo.schema.toml");
+    let schema = root().join("captures/demo.schema.toml");
     let lua = export(&dir, &schema, &["--port", "40000", "--batch-port", "40001"]);
     for name in [
         "demo.pcap",
@@ -806,7 +779,7 @@ fn shipped_captures_agree_with_decode() {
         let n = agree(
             &lua,
             &schema,
-            &repo().join("captures").join(name),
+            &root().join("captures").join(name),
             "demo",
             &[],
         );
@@ -822,7 +795,7 @@ fn shipped_captures_agree_with_decode() {
 fn the_derived_message_sets_dissector_agrees_with_decode() {
     use bitlens_codec::PacketSet;
     use bitlens_testkit::{batch_demo::DemoMessage, demo::DemoPacket};
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("derived-batch");
@@ -835,7 +808,7 @@ fn the_derived_message_sets_dissector_agrees_with_decode() {
     let n = agree(
         &lua,
         &schema,
-        &repo().join("captures/demo.pcap"),
+        &root().join("captures/demo.pcap"),
         "demo",
         &[],
     );
@@ -849,7 +822,7 @@ fn the_derived_message_sets_dissector_agrees_with_decode() {
     let n = agree(
         &lua,
         &schema,
-        &repo().join("captures/faults.pcap"),
+        &root().join("captures/faults.pcap"),
         "demo",
         &[],
     );
@@ -864,14 +837,14 @@ fn the_derived_message_sets_dissector_agrees_with_decode() {
 fn a_packet_set_and_its_message_set_export_into_one_file() {
     use bitlens_codec::PacketSet;
     use bitlens_testkit::{batch_demo::DemoMessage, demo::DemoPacket};
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("both");
     let schema = dir.join("derived.toml");
     let text = format!("{}\n{}", DemoPacket::schema(), DemoMessage::schema());
     std::fs::write(&schema, text).unwrap();
-    let faults = repo().join("captures/faults.pcap");
+    let faults = root().join("captures/faults.pcap");
     // faults.pcap has corrupt CRCs and a batch whose first length runs past the end: only a
     // dissector on both ports (not the heuristics) sees them as bitlens does.
     for (file, args) in [
@@ -915,16 +888,16 @@ fn a_packet_set_and_its_message_set_export_into_one_file() {
 /// through the Lua dissector exported from its derived schema text.
 #[test]
 fn the_custom_protocols_capture_agrees_with_decode() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("custom");
-    let schema = repo().join("captures/custom.schema.toml");
+    let schema = root().join("captures/custom.schema.toml");
     let lua = export(&dir, &schema, &["--port", "28500"]);
     let n = agree(
         &lua,
         &schema,
-        &repo().join("captures/custom.pcap"),
+        &root().join("captures/custom.pcap"),
         "skirmish",
         &["28500=schema"],
     );
@@ -933,11 +906,11 @@ fn the_custom_protocols_capture_agrees_with_decode() {
 
 #[test]
 fn synthetic_traffic_with_faults_agrees_with_decode() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("synth");
-    let schema = repo().join("captures/demo.schema.toml");
+    let schema = root().join("captures/demo.schema.toml");
     let lua = export(&dir, &schema, &["--port", "40000", "--batch-port", "40001"]);
     let capture = dir.join("synth.pcap");
     let out = bitlens(&[
@@ -1562,7 +1535,7 @@ fn every_edges(schema: &bitlens_schema::Schema) -> Vec<(u16, Vec<u8>)> {
 /// a corrupt CRC, oversized; batch bodies flipped, batches cut with and without a fixed length).
 fn every_traffic(n: usize, seed: u64) -> Vec<(u16, Vec<u8>)> {
     use bitlens_batch::{BatchWriter, UpdateStage};
-    let schema = bitlens_schema::Schema::load(&repo().join("captures/every.schema.toml")).unwrap();
+    let schema = bitlens_schema::Schema::load(&root().join("captures/every.schema.toml")).unwrap();
     let batch = schema.batch().unwrap();
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut out = every_edges(&schema);
@@ -1706,8 +1679,8 @@ fn verdicts(schema: &Path, capture: &Path) -> std::collections::BTreeSet<String>
 
 #[test]
 fn every_construct_agrees_with_decode() {
-    let schema = repo().join("captures/every.schema.toml");
-    let committed = repo().join("captures/every.pcap");
+    let schema = root().join("captures/every.schema.toml");
+    let committed = root().join("captures/every.pcap");
     let dir = tmp_dir("every");
     // The committed capture is this generator's output: BITLENS_BLESS=1 writes it again.
     let small = dir.join("every.pcap");
@@ -1768,7 +1741,7 @@ fn every_construct_agrees_with_decode() {
         "the traffic never shows {missing:?} (it shows {seen:?})"
     );
 
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
@@ -1781,13 +1754,13 @@ fn every_construct_agrees_with_decode() {
 
 #[test]
 fn without_ports_the_dissectors_claim_what_their_guards_accept() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("heuristic");
-    let schema = repo().join("captures/demo.schema.toml");
+    let schema = root().join("captures/demo.schema.toml");
     let lua = export(&dir, &schema, &[]);
-    let capture = repo().join("captures/faults.pcap");
+    let capture = root().join("captures/faults.pcap");
     let trees = tshark(&lua, &capture);
     let mut claimed = [0usize; 2];
     for d in decode_json(&schema, &capture, &[]) {
@@ -1808,7 +1781,7 @@ fn without_ports_the_dissectors_claim_what_their_guards_accept() {
     agree(
         &lua,
         &schema,
-        &repo().join("captures/demo.pcap"),
+        &root().join("captures/demo.pcap"),
         "demo",
         &[],
     );
@@ -1817,8 +1790,8 @@ fn without_ports_the_dissectors_claim_what_their_guards_accept() {
 
 #[test]
 fn export_errors_say_what_to_change() {
-    let schema = repo().join("captures/demo.schema.toml");
-    let every = repo().join("captures/every.schema.toml");
+    let schema = root().join("captures/demo.schema.toml");
+    let every = root().join("captures/every.schema.toml");
     let out = bitlens(&[
         "export-wireshark",
         "--schema",
@@ -1877,7 +1850,7 @@ fn export_errors_say_what_to_change() {
 
 #[test]
 fn a_protocol_of_one_packet_type_has_no_type_field() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("one-type");
@@ -1917,7 +1890,7 @@ fn a_protocol_of_one_packet_type_has_no_type_field() {
 fn the_derived_showcase_protocol_agrees_with_decode() {
     use bitlens_codec::{PacketSet, generate};
     use bitlens_testkit::showcase::{MTU, Showcase};
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("showcase");
@@ -1993,13 +1966,13 @@ fn filtered(lua: &Path, capture: &Path, filter: &str) -> Vec<u64> {
 
 #[test]
 fn display_filters_select_what_decode_reports() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("filters");
-    let schema = repo().join("captures/demo.schema.toml");
+    let schema = root().join("captures/demo.schema.toml");
     let lua = export(&dir, &schema, &["--port", "40000", "--batch-port", "40001"]);
-    let capture = repo().join("captures/faults.pcap");
+    let capture = root().join("captures/faults.pcap");
     let json = decode_json(&schema, &capture, &[]);
     // The numeric values at `path` (array indices left out): of the packet, or of its messages.
     fn values<'a>(fields: impl Iterator<Item = &'a JField>, path: &str) -> Vec<f64> {
@@ -2059,9 +2032,9 @@ fn display_filters_select_what_decode_reports() {
         assert_eq!(filtered(&lua, &capture, filter), expected, "{filter}");
     }
     // 64-bit fields: negative values and values past i64::MAX filter by their value too.
-    let schema = repo().join("captures/every.schema.toml");
+    let schema = root().join("captures/every.schema.toml");
     let lua = export(&dir, &schema, &["--port", "40000", "--batch-port", "40001"]);
-    let capture = repo().join("captures/every.pcap");
+    let capture = root().join("captures/every.pcap");
     let json = decode_json(&schema, &capture, &[]);
     let big = 9.3e18;
     let cases: Vec<(&str, Pick)> = vec![

@@ -710,6 +710,7 @@ fn interface(idb: &InterfaceDescriptionBlock<'_>) -> Interface {
 }
 
 /// A little-endian pcap file header for `link` (fuzzing and tests).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn pcap_header(link: LinkType, nanos: bool) -> Vec<u8> {
     let magic: u32 = if nanos { 0xA1B2_3C4D } else { 0xA1B2_C3D4 };
     let mut h = Vec::with_capacity(PCAP_HEADER_LEN);
@@ -723,6 +724,7 @@ pub(crate) fn pcap_header(link: LinkType, nanos: bool) -> Vec<u8> {
 }
 
 /// A little-endian pcapng section header and one interface of `link` (fuzzing and tests).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn pcapng_prefix(link: LinkType) -> Vec<u8> {
     let mut v = Vec::with_capacity(48);
     // Section header block: type, length 28, byte-order magic, version 1.0, section length -1.
@@ -744,6 +746,7 @@ pub(crate) fn pcapng_prefix(link: LinkType) -> Vec<u8> {
 }
 
 /// A pcap file holding `frame` as its only record (fuzzing and tests).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn single_frame_pcap(link: LinkType, frame: &[u8]) -> Vec<u8> {
     let mut v = pcap_header(link, true);
     let len = u32::try_from(frame.len()).unwrap_or(u32::MAX);

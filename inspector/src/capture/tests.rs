@@ -633,6 +633,7 @@ impl XorShift {
     }
 }
 
+#[cfg(feature = "fuzzing")]
 #[test]
 fn fuzz_ingest_survives_random_and_mutated_input() {
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);

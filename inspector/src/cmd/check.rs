@@ -214,7 +214,44 @@ impl<'d> Tally<'d> {
 /// When the capture cannot be opened or the table cannot be written.
 pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<Outcome> {
     must_exist(path)?;
-    let name = path.display().to_string();
+    let (summary, total) = tally(path, dissectors)?;
+    let counts: BTreeMap<String, [usize; Status::ALL.len()]> = total
+        .rows
+        .iter()
+        .map(|(name, row)| ((*name).to_owned(), *row))
+        .collect();
+    let Tally {
+        problems,
+        undecoded,
+        encrypted,
+        first,
+        ..
+    } = total;
+    let first = trace_first(dissectors, first);
+    let totals = Outcome {
+        problems,
+        undecoded,
+        encrypted,
+        damage: summary.damage.as_ref().map(ToString::to_string),
+    };
+    let s = report(
+        &path.display().to_string(),
+        &summary,
+        dissectors,
+        &counts,
+        &first,
+        &totals,
+    );
+    out.write_all(s.as_bytes())?;
+    Ok(totals)
+}
+
+/// Reads every datagram of the capture at `path` with `dissectors`, on every core: the
+/// capture's summary and the tally of all its datagrams.
+///
+/// # Errors
+/// When the capture cannot be read, or a worker panicked.
+fn tally<'d>(path: &Path, dissectors: &'d Dissectors) -> Result<(capture::ScanSummary, Tally<'d>)> {
     // One pass. A pcap file is read in windows that go to one worker per core with their
     // datagrams, and come back for reuse: verdicts run while the rest is read and indexed, and
     // neither the file nor an index of it is ever whole in memory (its page faults were half of
@@ -308,20 +345,16 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
             )
         })?);
     }
-    let counts: BTreeMap<String, [usize; Status::ALL.len()]> = total
-        .rows
-        .iter()
-        .map(|(name, row)| ((*name).to_owned(), *row))
-        .collect();
-    let Tally {
-        problems,
-        undecoded,
-        encrypted,
-        first,
-        ..
-    } = total;
-    // The first problem of each kind, traced in full (desync location and all).
-    let first: BTreeMap<String, (u64, String)> = first
+    Ok((summary, total))
+}
+
+/// The first datagram of each kind of problem, traced in full (desync location and all): its
+/// frame and the message `check` shows.
+fn trace_first(
+    dissectors: &Dissectors,
+    first: BTreeMap<String, (usize, Datagram, Vec<u8>, Observation)>,
+) -> BTreeMap<String, (u64, String)> {
+    first
         .into_iter()
         .map(|(kind, (_, d, payload, seen))| {
             if let (Some(flaw), true) = (d.flaw, kind.starts_with(FLAW)) {
@@ -342,8 +375,24 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
             }
             (kind, (d.frame, msg))
         })
-        .collect();
+        .collect()
+}
 
+/// `check`'s output: the capture's line, the decoders, the table and the closing count.
+fn report(
+    name: &str,
+    summary: &capture::ScanSummary,
+    dissectors: &Dissectors,
+    counts: &BTreeMap<String, [usize; Status::ALL.len()]>,
+    first: &BTreeMap<String, (u64, String)>,
+    totals: &Outcome,
+) -> String {
+    let Outcome {
+        problems,
+        undecoded,
+        encrypted,
+        ..
+    } = *totals;
     let mut s = String::new();
     use std::fmt::Write as _;
     let skipped: Vec<String> = summary
@@ -365,8 +414,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
     );
     let _ = writeln!(s, "decoders: {}", dissectors.describe());
     let _ = writeln!(s);
-    s.push_str(&table(&counts, &first, encrypted));
-    let damage = summary.damage.as_ref().map(ToString::to_string);
+    s.push_str(&table(counts, first, encrypted));
     let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
         s,
@@ -383,13 +431,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
             String::new()
         }
     );
-    out.write_all(s.as_bytes())?;
-    Ok(Outcome {
-        problems,
-        undecoded,
-        encrypted,
-        damage,
-    })
+    s
 }
 
 /// The counts per packet type and status, their totals, and the first problem of each kind:

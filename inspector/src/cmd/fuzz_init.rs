@@ -231,10 +231,8 @@ fn relative_to(path: &Path, from: &Path) -> PathBuf {
 fn bitlens_deps(opts: &Options) -> Result<String> {
     let Some(checkout) = &opts.bitlens else {
         let v = env!("CARGO_PKG_VERSION");
-        return Ok(format!(
-            "bitlens-codec = {{ version = \"{v}\", features = [\"arbitrary\"] }}\n\
-             bitlens-fuzz-guard = \"{v}\"\n"
-        ));
+        let codec = format!("bitlens-codec = {{ version = \"{v}\", features = [\"arbitrary\"] }}");
+        return Ok(format!("{codec}\nbitlens-fuzz-guard = \"{v}\"\n"));
     };
     if !checkout.join("codec/fuzz-guard/Cargo.toml").is_file() {
         bail!(
@@ -246,12 +244,47 @@ fn bitlens_deps(opts: &Options) -> Result<String> {
     let fuzz = canonical(&opts.crate_dir)?.join("fuzz");
     let root = relative_to(&canonical(checkout)?, &fuzz);
     let path = |sub: &str| root.join(sub).display().to_string().replace('\\', "/");
+    let codec = path("codec");
+    let guard = path("codec/fuzz-guard");
+    let codec = format!("bitlens-codec = {{ path = \"{codec}\", features = [\"arbitrary\"] }}");
     Ok(format!(
-        "bitlens-codec = {{ path = \"{}\", features = [\"arbitrary\"] }}\n\
-         bitlens-fuzz-guard = {{ path = \"{}\" }}\n",
-        path("codec"),
-        path("codec/fuzz-guard")
+        "{codec}\nbitlens-fuzz-guard = {{ path = \"{guard}\" }}\n"
     ))
+}
+
+/// `fuzz/Cargo.toml` up to its `[[bin]]` sections.
+const MANIFEST: &str = include_str!("fuzz_init/manifest.toml.in");
+/// `fuzz/fuzz_targets/<target>.rs`.
+const TARGET: &str = include_str!("fuzz_init/target.rs.in");
+/// `tests/fuzz_corpus.rs`.
+const FUZZ_CORPUS: &str = include_str!("fuzz_init/fuzz_corpus.rs.in");
+
+/// `template` with each `@key@` of `values` replaced by its value, in one pass: the values'
+/// own text is not looked at again.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(at) = rest.find('@') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let key = values.iter().find(|(k, _)| {
+            after
+                .strip_prefix(k)
+                .is_some_and(|tail| tail.starts_with('@'))
+        });
+        match key {
+            Some((k, v)) => {
+                out.push_str(v);
+                rest = &after[k.len() + 1..];
+            }
+            None => {
+                out.push('@');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The files `fuzz-init` writes for `opts`, without writing them.
@@ -263,30 +296,18 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
     let name = package_name(&opts.crate_dir)?;
     let packet = &opts.packet;
     let program = &opts.program;
-    let mut manifest = format!(
-        "# Written by `{program} fuzz-init --packet {packet}`: the fuzz targets of {name}'s packet set,\n\
-         # one line each over the harnesses of bitlens_codec::fuzzing.\n\
-         #   cargo +nightly fuzz run packet_read\n\
-         [package]\n\
-         name = \"{name}-fuzz\"\n\
-         version = \"0.0.0\"\n\
-         publish = false\n\
-         edition = \"2024\"\n\
-         \n\
-         [package.metadata]\n\
-         cargo-fuzz = true\n\
-         \n\
-         # Its own workspace: cargo-fuzz builds with nightly and sanitizer flags.\n\
-         [workspace]\n\
-         members = [\".\"]\n\
-         \n\
-         [dependencies]\n\
-         libfuzzer-sys = \"0.4\"\n\
-         {name} = {dependency}\n",
-        dependency = opts.crate_dependency()
+    let dependency = opts.crate_dependency();
+    let bitlens_deps = bitlens_deps(opts)?;
+    let mut manifest = fill(
+        MANIFEST,
+        &[
+            ("program", program),
+            ("packet", packet),
+            ("name", &name),
+            ("dependency", &dependency),
+            ("bitlens_deps", &bitlens_deps),
+        ],
     );
-    manifest.push_str(&bitlens_deps(opts)?);
-    manifest.push_str("\n[profile.release]\ndebug = 1\n");
     let mut out = Vec::new();
     for (target, what) in TARGETS {
         let _ = write!(
@@ -295,11 +316,9 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
         );
         out.push(File {
             path: PathBuf::from(format!("fuzz/fuzz_targets/{target}.rs")),
-            text: format!(
-                "// {what}.\n\
-                 #![no_main]\n\
-                 bitlens_fuzz_guard::guard_allocator!();\n\
-                 libfuzzer_sys::fuzz_target!(|data: &[u8]| bitlens_fuzz_guard::bounded(data, bitlens_codec::fuzzing::{target}::<{packet}>));\n"
+            text: fill(
+                TARGET,
+                &[("what", what), ("target", target), ("packet", packet)],
             ),
         });
     }
@@ -320,32 +339,9 @@ pub fn files(opts: &Options) -> Result<Vec<File>> {
     }
     out.push(File {
         path: PathBuf::from("tests/fuzz_corpus.rs"),
-        text: format!(
-            "//! Replays the fuzz corpus (`fuzz/corpus/<target>/`) through the harness of each fuzz\n\
-             //! target, on stable: the same code on the same bytes as `cargo fuzz run <target>`.\n\
-             //! Written by `{program} fuzz-init --packet {packet}`; seed a target's corpus with\n\
-             //! `{program} seeds CAPTURE --port PORT fuzz/corpus/<target>`.\n\
-             \n\
-             use bitlens_codec::fuzzing;\n\
-             use std::path::Path;\n\
-             \n\
-             type P = {packet};\n\
-             \n\
-             /// A harness, as a fuzz target calls it.\n\
-             type Harness = fn(&[u8]);\n\
-             \n\
-             const TARGETS: &[(&str, Harness)] = &[\n\
-             {table}\
-             ];\n\
-             \n\
-             #[test]\n\
-             fn fuzz_corpus_replays_through_the_harnesses() {{\n\
-             \x20   let corpus = Path::new(env!(\"CARGO_MANIFEST_DIR\")).join(\"fuzz/corpus\");\n\
-             \x20   for (target, harness) in TARGETS {{\n\
-             \x20       let n = fuzzing::replay_corpus(&corpus.join(target), harness);\n\
-             \x20       eprintln!(\"{{target}}: {{n}} corpus files replayed\");\n\
-             \x20   }}\n\
-             }}\n"
+        text: fill(
+            FUZZ_CORPUS,
+            &[("program", program), ("packet", packet), ("table", &table)],
         ),
     });
     Ok(out)
@@ -449,6 +445,15 @@ mod tests {
         )
         .unwrap();
         dir
+    }
+
+    #[test]
+    fn templates_are_filled_in_one_pass() {
+        let values = [("packet", "a@packet@b"), ("name", "n")];
+        assert_eq!(
+            fill("@name@: @packet@ @other@ x@y", &values),
+            "n: a@packet@b @other@ x@y"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `vectors FILE...`: runs conformance vector files through every stream.
 
 use super::common::{Context, Exit};
-use bitlens_testkit::vectors;
+use bitlens_demo::vectors;
 use clap::Parser;
 use std::path::PathBuf;
 

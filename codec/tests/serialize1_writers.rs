@@ -1,5 +1,7 @@
-//! Issue 21's reproductions: packets a writer following serialize 1.0 (or seed 000's
-//! smallest-three writer) sends, which bitlens once refused as `non_canonical`.
+//! What writers that follow serialize 1.0 (or seed 000's smallest-three writer) send, read as
+//! the standard says: compressed float codes between f32 values, near-tie quaternions and
+//! relative integers are accepted (issue 21's reproductions: bitlens once refused them as
+//! `non_canonical`); strings with a NUL or invalid UTF-8 are refused.
 
 use bitlens_codec::{read_packet, trace_packet, write_packet};
 use bitlens_schema::{DynStruct, DynValue, Schema};
