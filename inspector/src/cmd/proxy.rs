@@ -297,9 +297,10 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         crate::tui::live::run(proxy, outputs, stop, &summary)?
     } else {
         eprintln!(
-            "{me}: listening on {}, forwarding to {}; {summary}",
+            "{me}: listening on {}, forwarding to {}; {summary}; {}",
             proxy.local_addr(),
-            config.upstream
+            config.upstream,
+            proxy.buffers().describe()
         );
         let _ = std::io::stderr().flush();
         proxy.run(outputs, stop)?
