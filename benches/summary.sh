@@ -124,7 +124,7 @@ row "socat" "proxy --quiet, closed-loop round trip" "$(per_rt "$h")" "$(per_rt "
   "same rounds; socat $(rounds_of socat) round trips/s (aim: below 1)"
 row "bitlens proxy --quiet" "proxy decoding to NDJSON, closed-loop round trip" "$(per_rt "$dec")" "$(per_rt "$h")" \
   "same rounds; decoding $(rounds_of decoding) round trips/s (aim: at most 2)"
-burst_of() { [ -f "$pr" ] && awk -v r="$1" '$1 == r && $2 == "burst:" { print $3 " of " $5 " " $7 }' "$pr"; }
+burst_of() { [ -f "$pr" ] && awk -v r="$1" '$1 == r && $2 == "burst:" { sub(/,$/, "", $7); print $3 " of " $5 " " $7 }' "$pr"; }
 echo "| no relay (direct) | proxy --quiet, burst of ${BURST:-200000} datagrams | $(burst_of headless) | $(burst_of direct) | - | delivered to the server; socat $(burst_of socat), decoding $(burst_of decoding) (aim: 95% or more) |"
 instr_of() { [ -f "$pr" ] && awk -v r="$1:" '$1 == "instr" && $2 == r { for (i = 1; i <= NF; i++) if ($i == "per") print $(i - 1) }' "$pr" | tail -1; }
 ih=$(instr_of headless); is=$(instr_of socat); idec=$(instr_of decoding)
@@ -135,11 +135,19 @@ echo "| socat | proxy --quiet, instructions per forwarded datagram | ${ih:--} | 
 nj=target/bench-netcode/results.json
 ni=target/bench-netcode
 instr() { [ -f "$ni/callgrind.$1" ] && sed -n 's/^totals: *\([0-9]*\).*/\1/p; s/^summary: *\([0-9]*\).*/\1/p' "$ni/callgrind.$1" | head -1; }
+cpu_of() { # hyperfine JSON, command name -> user + system time in ns
+  local f="$1"; [ -f "$f" ] || { echo -; return; }
+  awk -v c="\"command\": \"$2\"," '
+    index($0, c) { on = 1; next }
+    on && /"user":/ { gsub(/[^0-9.e+-]/, "", $2); u = $2 }
+    on && /"system":/ { gsub(/[^0-9.e+-]/, "", $2); printf "%.0f\n", (u + $2) * 1e9; exit }' "$f"
+}
 for c in "decode --json" check; do
   k=${c%% *}; [ "$c" = check ] || k=json
   a=$(instr "netcode-$k"); b=$(instr "clear-$k")
-  row "bitlens, the same datagrams in the clear" "netcode \`$c\` with the key log" "$(mean_of "$nj" "netcode $c")" "$(mean_of "$nj" "clear $c")" \
-    "benches/netcode_cost.sh, hyperfine, 1M datagrams; callgrind (20k datagrams) ${a:--} / ${b:--} = $(ratio "${a:--}" "${b:--}") (aim: at most 1.5)"
+  n=$(mean_of "$nj" "netcode $c"); l=$(mean_of "$nj" "clear $c")
+  row "bitlens, the same datagrams in the clear" "netcode \`$c\` with the key log" "$n" "$l" \
+    "benches/netcode_cost.sh, hyperfine, 1M datagrams, wall; CPU (user + sys) $(fmt "$(cpu_of "$nj" "netcode $c")") / $(fmt "$(cpu_of "$nj" "clear $c")") = $(ratio "$(cpu_of "$nj" "netcode $c")" "$(cpu_of "$nj" "clear $c")"); callgrind (20k datagrams) ${a:--} / ${b:--} = $(ratio "${a:--}" "${b:--}") (aim: at most 1.5)"
 done
 
 echo
