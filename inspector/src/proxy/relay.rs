@@ -165,8 +165,9 @@ impl SocketBuffers {
         .filter_map(|(c, name)| c.then_some(name))
         .collect();
         if !capped.is_empty() {
+            let it = if capped.len() == 1 { "it" } else { "them" };
             s.push_str(&format!(
-                " (asked {} KiB; capped by {}: raise it with sysctl to absorb longer bursts)",
+                " (asked {} KiB; capped by {}: raise {it} with sysctl to absorb longer bursts)",
                 kib(self.asked),
                 capped.join(" and ")
             ));
@@ -933,6 +934,15 @@ mod tests {
             b.describe(),
             "socket buffers 208 KiB receive, 8192 KiB send (asked 8192 KiB; capped by \
              net.core.rmem_max: raise it with sysctl to absorb longer bursts)"
+        );
+        let both = SocketBuffers { send: 4 << 20, ..b };
+        assert!(
+            both.describe().ends_with(
+                "capped by net.core.rmem_max and net.core.wmem_max: raise them with sysctl \
+                 to absorb longer bursts)"
+            ),
+            "{}",
+            both.describe()
         );
         let full = SocketBuffers {
             receive: 8 << 20,
