@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every figure of BENCHMARKS.md from one command: the seven criterion benches of the codec, the
 # serialize.rs side-by-side (harness times, times over 16 code placements, callgrind counts), the captures against tshark
-# (idle, then with one core busy), the live proxy against socat, then the table of ratios
+# (idle, then with one core busy), the live proxy against socat and direct loopback (closed loop,
+# burst, instructions per datagram), netcode decryption against the clear, then the table of ratios
 # (benches/summary.sh). Logs and the table go to target/bench-all/; each step's log starts with
 # the time and the load average, so a disturbed step shows. Run it on an idle machine: about 30 minutes on 2 cores.
 #
@@ -43,5 +44,6 @@ if command -v socat >/dev/null; then
 else
   echo "no socat: the live proxy's rows are skipped" | tee "$out/proxy.log"
 fi
+{ stamp "netcode cost"; bash benches/netcode_cost.sh; } 2>&1 | tee "$out/netcode_cost.log"
 stamp done | tee "$out/done.txt"
 bash benches/summary.sh | tee "$out/table.md"

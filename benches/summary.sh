@@ -108,6 +108,48 @@ for s in "" -busy; do
   done
 done
 
+# The live proxy (benches/proxy.sh, issue 30 aim 5): closed-loop round trips as time per round
+# trip (summed over the rounds), the burst's delivered share, instructions per datagram.
+pr=target/bench-proxy/results.txt
+rate_of() { # relay -> the sum of its closed-loop round trips/s over the rounds
+  [ -f "$pr" ] || { echo -; return; }
+  awk -v r="$1" '$1 == "round" && $3 == r && $4 == "closed:" { s += $5; n++ } END { if (n) print s / n; else print "-" }' "$pr"
+}
+rounds_of() { [ -f "$pr" ] && awk -v r="$1" '$1 == "round" && $3 == r && $4 == "closed:" { printf "%s%d", sep, $5; sep = ", " }' "$pr"; }
+per_rt() { awk -v r="$1" 'BEGIN { if (r == "-" || r == 0) print "-"; else printf "%.0f", 1e9 / r }'; }
+d=$(rate_of direct); so=$(rate_of socat); h=$(rate_of headless); dec=$(rate_of decoding)
+row "no relay (direct)" "proxy --quiet, closed-loop round trip" "$(per_rt "$h")" "$(per_rt "$d")" \
+  "benches/proxy.sh; round trips/s by round: bitlens $(rounds_of headless), direct $(rounds_of direct) (aim: at most 2, i.e. 0.5x the round trips)"
+row "socat" "proxy --quiet, closed-loop round trip" "$(per_rt "$h")" "$(per_rt "$so")" \
+  "same rounds; socat $(rounds_of socat) round trips/s (aim: below 1)"
+row "bitlens proxy --quiet" "proxy decoding to NDJSON, closed-loop round trip" "$(per_rt "$dec")" "$(per_rt "$h")" \
+  "same rounds; decoding $(rounds_of decoding) round trips/s (aim: at most 2)"
+burst_of() { [ -f "$pr" ] && awk -v r="$1" '$1 == r && $2 == "burst:" { sub(/,$/, "", $7); print $3 " of " $5 " " $7 }' "$pr"; }
+echo "| no relay (direct) | proxy --quiet, burst of ${BURST:-200000} datagrams | $(burst_of headless) | $(burst_of direct) | - | delivered to the server; socat $(burst_of socat), decoding $(burst_of decoding) (aim: 95% or more) |"
+instr_of() { [ -f "$pr" ] && awk -v r="$1:" '$1 == "instr" && $2 == r { for (i = 1; i <= NF; i++) if ($i == "per") print $(i - 1) }' "$pr" | tail -1; }
+ih=$(instr_of headless); is=$(instr_of socat); idec=$(instr_of decoding)
+echo "| socat | proxy --quiet, instructions per forwarded datagram | ${ih:--} | ${is:--} | **$(ratio "${ih:--}" "${is:--}")** | callgrind, user space, all threads; decoding ${idec:--} (aim: at most 1) |"
+
+# What decrypting costs (benches/netcode_cost.sh, issue 26): the same inner datagrams, in the
+# clear and through netcode+demo with the key log.
+nj=target/bench-netcode/results.json
+ni=target/bench-netcode
+instr() { [ -f "$ni/callgrind.$1" ] && sed -n 's/^totals: *\([0-9]*\).*/\1/p; s/^summary: *\([0-9]*\).*/\1/p' "$ni/callgrind.$1" | head -1; }
+cpu_of() { # hyperfine JSON, command name -> user + system time in ns
+  local f="$1"; [ -f "$f" ] || { echo -; return; }
+  awk -v c="\"command\": \"$2\"," '
+    index($0, c) { on = 1; next }
+    on && /"user":/ { gsub(/[^0-9.e+-]/, "", $2); u = $2 }
+    on && /"system":/ { gsub(/[^0-9.e+-]/, "", $2); printf "%.0f\n", (u + $2) * 1e9; exit }' "$f"
+}
+for c in "decode --json" check; do
+  k=${c%% *}; [ "$c" = check ] || k=json
+  a=$(instr "netcode-$k"); b=$(instr "clear-$k")
+  n=$(mean_of "$nj" "netcode $c"); l=$(mean_of "$nj" "clear $c")
+  row "bitlens, the same datagrams in the clear" "netcode \`$c\` with the key log" "$n" "$l" \
+    "benches/netcode_cost.sh, hyperfine, 1M datagrams, wall; CPU (user + sys) $(fmt "$(cpu_of "$nj" "netcode $c")") / $(fmt "$(cpu_of "$nj" "clear $c")") = $(ratio "$(cpu_of "$nj" "netcode $c")" "$(cpu_of "$nj" "clear $c")"); callgrind (20k datagrams) ${a:--} / ${b:--} = $(ratio "${a:--}" "${b:--}") (aim: at most 1.5)"
+done
+
 echo
 echo "bitlens alone:"
 echo

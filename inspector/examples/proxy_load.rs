@@ -9,12 +9,21 @@
 //! cargo run --release -p bitlens --example proxy_load -- \
 //!     --server 127.0.0.1:47001 --target 127.0.0.1:47002 latency [--rate 1000] [--seconds 3]
 //! ... throughput [--rates 5000,10000,20000] [--seconds 2]
+//! ... closed [--seconds 3]
+//! ... burst [--count 200000]
 //! ```
 //!
 //! - `latency`: round trips at `--rate` per second; prints the round-trip time at p50, p90,
 //!   p99 and the maximum, in microseconds.
 //! - `throughput`: for each rate, `--seconds` of round trips sent at that rate (a burst every
 //!   millisecond); prints how many came back. A relay forwards two datagrams per round trip.
+//! - `closed`: one client, one datagram in flight: the next is sent when the echo of the last
+//!   is back (or after 20 ms without it); prints the round trips per second.
+//! - `burst`: `--count` datagrams sent back to back, as fast as one thread sends, to a server
+//!   that only counts them (its receive buffer set to 8 MiB, as far as
+//!   `/proc/sys/net/core/rmem_max` lets it); prints how many arrived, and the kernel's count of
+//!   datagrams dropped at full receive buffers on the host (`RcvbufErrors` of `/proc/net/snmp`)
+//!   during the run, which tells a relay's losses from the server's.
 
 use bitlens_codec::packet::{read_packet, write_packet};
 use bitlens_testkit::demo::{DemoPacket, PacketA};
@@ -115,6 +124,92 @@ fn run(target: SocketAddr, rate: u64, total: u32) -> (Vec<Instant>, Vec<Option<I
     (sent, received)
 }
 
+/// `RcvbufErrors` of the host's UDP counters: datagrams dropped at a full receive buffer.
+fn rcvbuf_errors() -> Option<u64> {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").ok()?;
+    let mut lines = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (lines.next()?, lines.next()?);
+    let at = names.split_whitespace().position(|n| n == "RcvbufErrors")?;
+    values.split_whitespace().nth(at)?.parse().ok()
+}
+
+/// Closed loop: one round trip in flight for `seconds`; returns the round trips completed and
+/// the datagrams given up on (20 ms without their echo).
+fn closed_loop(target: SocketAddr, seconds: f64) -> (u64, u64) {
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("client socket");
+    socket.connect(target).expect("connect");
+    socket
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .expect("timeout");
+    let end = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut buf = [0u8; 2048];
+    let (mut done, mut lost, mut seq) = (0u64, 0u64, 0u32);
+    let mut out = [0u8; 64];
+    while Instant::now() < end {
+        let mut p = DemoPacket::A(PacketA {
+            x: seq as i32,
+            y: 0,
+            z: 0,
+        });
+        let n = write_packet(&mut p, &mut out).expect("a PacketA fits");
+        let _ = socket.send(&out[..n]);
+        loop {
+            match socket.recv(&mut buf) {
+                Ok(n) if seq_of(&buf[..n]) == Some(seq) => {
+                    done += 1;
+                    break;
+                }
+                // A late echo of a datagram already given up on.
+                Ok(_) => {}
+                Err(_) => {
+                    lost += 1;
+                    break;
+                }
+            }
+        }
+        seq = seq.wrapping_add(1);
+    }
+    (done, lost)
+}
+
+/// Sends `count` datagrams back to back to `target` in front of a counting server at
+/// `server`; returns how many the server received and the host's receive-buffer drops.
+fn burst(server: SocketAddr, target: SocketAddr, count: u32) -> (u64, Option<u64>, usize) {
+    let sink = UdpSocket::bind(server).expect("bind the counting server");
+    let _ = nix::sys::socket::setsockopt(&sink, nix::sys::socket::sockopt::RcvBuf, &(8 << 20));
+    let granted =
+        nix::sys::socket::getsockopt(&sink, nix::sys::socket::sockopt::RcvBuf).unwrap_or(0);
+    sink.set_read_timeout(Some(Duration::from_millis(500)))
+        .expect("timeout");
+    let counter = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let mut got = 0u64;
+        // Until half a second passes without a datagram (the first may take a while).
+        let mut idle = 0;
+        while idle < 2 + 4 * u32::from(got == 0) {
+            match sink.recv(&mut buf) {
+                Ok(_) => {
+                    got += 1;
+                    idle = 0;
+                }
+                Err(_) => idle += 1,
+            }
+        }
+        got
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let before = rcvbuf_errors();
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("client socket");
+    socket.connect(target).expect("connect");
+    let packets: Vec<Vec<u8>> = (0..count.min(1 << 16)).map(packet).collect();
+    for i in 0..count {
+        let _ = socket.send(&packets[i as usize % packets.len()]);
+    }
+    let got = counter.join().expect("counter");
+    let drops = before.zip(rcvbuf_errors()).map(|(b, a)| a - b);
+    (got, drops, granted)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let server: SocketAddr = arg(&args, "--server")
@@ -126,9 +221,28 @@ fn main() {
         .parse()
         .expect("--target ADDR:PORT");
     let seconds: f64 = arg(&args, "--seconds").map_or(2.0, |s| s.parse().expect("--seconds"));
+    if args.iter().any(|a| a == "burst") {
+        let count: u32 = arg(&args, "--count").map_or(200_000, |s| s.parse().expect("--count"));
+        let start = Instant::now();
+        let (got, drops, granted) = burst(server, target, count);
+        let drops = drops.map_or("?".to_string(), |d| d.to_string());
+        println!(
+            "burst: {got} of {count} delivered ({:.1}%), lost {}; host receive-buffer drops {drops}; server SO_RCVBUF {granted}; {:.2} s",
+            got as f64 * 100.0 / f64::from(count),
+            u64::from(count) - got,
+            start.elapsed().as_secs_f64()
+        );
+        return;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let echo = echo_server(server, Arc::clone(&stop));
-    if args.iter().any(|a| a == "latency") {
+    if args.iter().any(|a| a == "closed") {
+        let (done, lost) = closed_loop(target, seconds);
+        println!(
+            "closed: {:.0} round trips/s ({done} in {seconds} s, {lost} given up after 20 ms)",
+            done as f64 / seconds
+        );
+    } else if args.iter().any(|a| a == "latency") {
         let rate: u64 = arg(&args, "--rate").map_or(1000, |s| s.parse().expect("--rate"));
         let total = (rate as f64 * seconds) as u32;
         let (sent, received) = run(target, rate, total);

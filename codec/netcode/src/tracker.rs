@@ -1,5 +1,12 @@
 //! The sequential pass: which address pairs are netcode connections, their keys (from the
 //! connection request's token, or the key log) and their replay windows.
+//!
+//! Connections are kept by their two addresses in a fixed order (the lower first), so that a
+//! datagram either way finds its connection with one hash of its addresses; the entry holds the
+//! connection whose client is the lower address and the one whose client is the higher (two
+//! peers can each have asked the other). The hasher is foldhash's, seeded at random per table:
+//! captures and live clients choose the addresses, and the table holds at most
+//! [`MAX_CONNECTIONS`].
 
 use crate::crypto::{Key, open_token, token_ad};
 use crate::keys::ClientKeys;
@@ -9,6 +16,7 @@ use crate::wire::{
     request_expire_timestamp, request_protocol_id,
 };
 use bitlens_codec::observe::{Observation, Tracker};
+use foldhash::fast::RandomState;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -86,11 +94,28 @@ struct Connection {
     windows: [Window; 2],
 }
 
+/// A connection's addresses in the tracker's order (the lower first), and which of the two
+/// slots of that key holds the connection whose client is `client`.
+fn key_of(client: SocketAddr, server: SocketAddr) -> ((SocketAddr, SocketAddr), usize) {
+    if client <= server {
+        ((client, server), 0)
+    } else {
+        ((server, client), 1)
+    }
+}
+
+/// The connections between two addresses: the one whose client is the lower address, and the
+/// one whose client is the higher.
+type Slots = [Option<Connection>; 2];
+
 /// The tracker of one stack's ports.
 pub struct NetcodeTracker {
     keys: Arc<Keyring>,
-    /// By (client, server).
-    connections: HashMap<(SocketAddr, SocketAddr), Connection>,
+    /// By the two addresses, lower first ([`key_of`]).
+    connections: HashMap<(SocketAddr, SocketAddr), Slots, RandomState>,
+    /// Connections remembered (slots filled).
+    len: usize,
+    /// (client, server), oldest first.
     order: VecDeque<(SocketAddr, SocketAddr)>,
 }
 
@@ -99,8 +124,22 @@ impl NetcodeTracker {
     pub fn new(keys: Arc<Keyring>) -> Self {
         NetcodeTracker {
             keys,
-            connections: HashMap::new(),
+            connections: HashMap::default(),
+            len: 0,
             order: VecDeque::new(),
+        }
+    }
+
+    /// Forgets the connection of `client` to `server`.
+    fn forget(&mut self, client: SocketAddr, server: SocketAddr) {
+        let (key, slot) = key_of(client, server);
+        if let Some(slots) = self.connections.get_mut(&key) {
+            if slots[slot].take().is_some() {
+                self.len -= 1;
+            }
+            if slots.iter().all(Option::is_none) {
+                self.connections.remove(&key);
+            }
         }
     }
 
@@ -110,7 +149,12 @@ impl NetcodeTracker {
         protocol_id: u64,
         keys: Option<(Key, Key)>,
     ) {
-        if let Some(c) = self.connections.get_mut(&pair) {
+        let (key, slot) = key_of(pair.0, pair.1);
+        if let Some(c) = self
+            .connections
+            .get_mut(&key)
+            .and_then(|slots| slots[slot].as_mut())
+        {
             if c.keys != keys || c.protocol_id != protocol_id {
                 // A new token for the same addresses: a new session, new sequences.
                 *c = Connection {
@@ -121,21 +165,19 @@ impl NetcodeTracker {
             }
             return;
         }
-        while self.connections.len() >= MAX_CONNECTIONS {
-            let Some(old) = self.order.pop_front() else {
+        while self.len >= MAX_CONNECTIONS {
+            let Some((client, server)) = self.order.pop_front() else {
                 break;
             };
-            self.connections.remove(&old);
+            self.forget(client, server);
         }
         self.order.push_back(pair);
-        self.connections.insert(
-            pair,
-            Connection {
-                protocol_id,
-                keys,
-                windows: [Window::new(), Window::new()],
-            },
-        );
+        self.connections.entry(key).or_default()[slot] = Some(Connection {
+            protocol_id,
+            keys,
+            windows: [Window::new(), Window::new()],
+        });
+        self.len += 1;
     }
 
     /// The keys a connection request reveals: its token's, with the private key; else the key
@@ -176,48 +218,135 @@ impl Tracker for NetcodeTracker {
                 replay: false,
             });
         }
-        let mut pair = if self.connections.contains_key(&(from, to)) {
-            Some(((from, to), true))
-        } else if self.connections.contains_key(&(to, from)) {
-            Some(((to, from), false))
-        } else {
-            None
-        };
-        if pair.is_none() {
-            // A connection whose request was not seen: the key log may know its client.
-            let logged = [(from, to, true), (to, from, false)]
-                .into_iter()
-                .find_map(|(c, s, dir)| Some((c, s, dir, *self.keys.keylog.get(&c)?)));
-            if let Some((c, s, dir, k)) = logged {
-                self.remember(
-                    (c, s),
-                    k.protocol_id,
-                    Some((k.client_to_server, k.server_to_client)),
-                );
-                pair = Some(((c, s), dir));
+        // One hash for both ways: the sender as the client first, then as the server.
+        let (key, slot) = key_of(from, to);
+        if let Some(slots) = self.connections.get_mut(&key) {
+            let from_client = slots[slot].is_some();
+            let at = if from_client { slot } else { 1 - slot };
+            if let Some(c) = slots[at].as_mut() {
+                return seen_by(c, from_client, h.packet_type, h.sequence);
             }
         }
-        let Some((pair, from_client)) = pair else {
+        // A connection whose request was not seen: the key log may know its client.
+        let logged = [(from, to, true), (to, from, false)]
+            .into_iter()
+            .find_map(|(c, s, dir)| Some((c, s, dir, *self.keys.keylog.get(&c)?)));
+        let Some((client, server, from_client, k)) = logged else {
             return Observation::new(Seen::default());
         };
-        let Some(c) = self.connections.get_mut(&pair) else {
-            return Observation::new(Seen::default());
-        };
-        let replay = h.packet_type.replay_protected()
-            && c.windows[usize::from(!from_client)].replayed(h.sequence);
-        let key = c.keys.map(|(c2s, s2c)| if from_client { c2s } else { s2c });
-        Observation::new(Seen {
-            from_client: Some(from_client),
-            key,
-            protocol_id: Some(c.protocol_id),
-            replay,
-        })
+        self.remember(
+            (client, server),
+            k.protocol_id,
+            Some((k.client_to_server, k.server_to_client)),
+        );
+        let (key, slot) = key_of(client, server);
+        match self
+            .connections
+            .get_mut(&key)
+            .and_then(|slots| slots[slot].as_mut())
+        {
+            Some(c) => seen_by(c, from_client, h.packet_type, h.sequence),
+            None => Observation::new(Seen::default()),
+        }
     }
+}
+
+/// What connection `c` knows of a datagram of its client (`from_client`) or its server: its
+/// key, and whether its sequence is a replay (recorded otherwise).
+fn seen_by(c: &mut Connection, from_client: bool, t: PacketType, sequence: u64) -> Observation {
+    let replay = t.replay_protected() && c.windows[usize::from(!from_client)].replayed(sequence);
+    let key = c.keys.map(|(c2s, s2c)| if from_client { c2s } else { s2c });
+    Observation::new(Seen {
+        from_client: Some(from_client),
+        key,
+        protocol_id: Some(c.protocol_id),
+        replay,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn addr(last: u8, port: u16) -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, last], port))
+    }
+
+    /// A payload packet with a one-byte sequence (and room for the MAC).
+    fn payload(seq: u8) -> Vec<u8> {
+        let mut d = vec![5 | 1 << 4, seq];
+        d.extend_from_slice(&[0; 20]);
+        d
+    }
+
+    fn keyring(clients: impl IntoIterator<Item = SocketAddr>) -> Arc<Keyring> {
+        let keylog = clients
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let k = ClientKeys {
+                    protocol_id: 7,
+                    client_to_server: [i as u8; 32],
+                    server_to_client: [0x80 | i as u8; 32],
+                };
+                (c, k)
+            })
+            .collect();
+        Arc::new(Keyring {
+            keylog,
+            ..Keyring::default()
+        })
+    }
+
+    fn seen(t: &mut NetcodeTracker, from: SocketAddr, to: SocketAddr, seq: u8) -> Seen {
+        t.observe(from, to, &payload(seq))
+            .get::<Seen>()
+            .cloned()
+            .expect("a netcode datagram")
+    }
+
+    #[test]
+    fn one_entry_serves_both_directions_with_their_keys_and_windows() {
+        let (client, server) = (addr(11, 50001), addr(1, 40000));
+        let mut t = NetcodeTracker::new(keyring([client]));
+        let up = seen(&mut t, client, server, 1);
+        assert_eq!(up.from_client, Some(true));
+        assert_eq!(up.key, Some([0; 32]));
+        assert!(!up.replay);
+        let down = seen(&mut t, server, client, 1);
+        assert_eq!(down.from_client, Some(false));
+        assert_eq!(down.key, Some([0x80; 32]));
+        assert!(!down.replay, "each direction has its own window");
+        assert!(seen(&mut t, client, server, 1).replay);
+        assert!(seen(&mut t, server, client, 1).replay);
+        // A client above its server in address order lands in the entry's other slot.
+        let high = addr(200, 60000);
+        let mut t = NetcodeTracker::new(keyring([high]));
+        assert_eq!(seen(&mut t, server, high, 3).from_client, Some(false));
+        assert_eq!(seen(&mut t, high, server, 3).key, Some([0; 32]));
+        assert_eq!((t.len, t.connections.len()), (1, 1));
+        // Not a known client either way.
+        let stranger = seen(&mut t, addr(9, 9), server, 1);
+        assert_eq!(stranger.from_client, None);
+    }
+
+    #[test]
+    fn the_oldest_connection_is_forgotten_beyond_the_limit() {
+        let server = addr(1, 40000);
+        let clients: Vec<SocketAddr> = (0..=MAX_CONNECTIONS as u32)
+            .map(|i| SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 50000)))
+            .collect();
+        let mut t = NetcodeTracker::new(keyring(clients.iter().copied()));
+        for &c in &clients {
+            assert!(!seen(&mut t, c, server, 9).replay);
+        }
+        assert_eq!(t.len, MAX_CONNECTIONS);
+        assert_eq!(t.connections.len(), MAX_CONNECTIONS);
+        // The first was forgotten: its window starts afresh; the second's still holds 9.
+        assert!(!seen(&mut t, clients[0], server, 9).replay);
+        assert!(seen(&mut t, clients[2], server, 9).replay);
+        assert_eq!(t.len, MAX_CONNECTIONS);
+    }
 
     #[test]
     fn a_window_refuses_repeats_and_the_too_old() {

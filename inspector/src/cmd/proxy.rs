@@ -308,9 +308,10 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         run_with_tui(proxy, outputs, stop, &summary, program)?
     } else {
         eprintln!(
-            "{me}: listening on {}, forwarding to {}; {summary}",
+            "{me}: listening on {}, forwarding to {}; {summary}; {}",
             proxy.local_addr(),
-            config.upstream
+            config.upstream,
+            proxy.buffers().describe()
         );
         let _ = std::io::stderr().flush();
         proxy.run(outputs, stop)?

@@ -4,6 +4,15 @@
 //! Sockets are edge-triggered in `mio`; a socket that was readable stays on a ready list until
 //! a read says it would block, and each turn reads at most [`BUDGET`] datagrams from each ready
 //! socket, so a flooding client cannot starve the others (or the server's replies).
+//!
+//! The system calls are batched: one `recvmmsg` reads what a socket holds (up to the budget;
+//! a read that returns fewer datagrams than it had room for has emptied the socket, so no
+//! second call is made to hear "would block"), and the datagrams to send wait in an outbox
+//! that goes out at the end of the turn's socket, one `sendmmsg` per run of datagrams leaving
+//! by the same socket (a lone datagram takes a plain `send`). The sockets' buffers are sized on
+//! purpose ([`LISTEN_BUFFER`], [`UPSTREAM_BUFFER`]; the kernel caps them at
+//! `net.core.rmem_max` and `net.core.wmem_max`, and [`Proxy::buffers`] says what it granted),
+//! so that a burst waits in the kernel instead of being dropped at the default ~200 KiB.
 
 use super::impair::{Impairment, PerImpairment, Scheduler};
 use super::mapping::Mappings;
@@ -13,9 +22,15 @@ use super::{CHANNEL, ClientDraws, Config, Direction, Fate, Seen, SessionDissecto
 use crate::capture::Timestamp;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
+use nix::errno::Errno;
+use nix::sys::socket::{
+    MsgFlags, MultiHeaders, SockaddrStorage, getsockopt, recvmmsg, send, sendmmsg, sendto,
+    setsockopt, sockopt,
+};
 use std::collections::HashSet;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, IoSlice, IoSliceMut};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
@@ -29,6 +44,15 @@ pub const QUEUE_BYTES: usize = 64 << 20;
 const LISTEN: Token = Token(0);
 /// The largest UDP payload (IPv6 without jumbograms), plus one to see a cut.
 const MAX_DATAGRAM: usize = 65_536;
+/// The receive and send buffers asked for the listen socket, which carries every client's
+/// datagrams: 8 MiB holds a burst of ~10,000 small datagrams while the relay catches up.
+pub const LISTEN_BUFFER: usize = 8 << 20;
+/// The buffers asked for each client's upstream socket (the server's replies to one client).
+pub const UPSTREAM_BUFFER: usize = 2 << 20;
+/// Datagrams per `sendmmsg`.
+const SEND_BATCH: usize = 64;
+/// The smallest read: slots made on the stack.
+const FEW: usize = 4;
 
 /// Counts of what the relay did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -103,6 +127,59 @@ pub struct Proxy {
     poll: Poll,
     listen: UdpSocket,
     local: SocketAddr,
+    buffers: SocketBuffers,
+}
+
+/// The listen socket's buffers: asked for and granted by the kernel, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketBuffers {
+    /// What the proxy asked for, each way ([`LISTEN_BUFFER`]).
+    pub asked: usize,
+    /// The receive buffer granted: half of what `SO_RCVBUF` reads back (the kernel doubles
+    /// the value it accepts, for its bookkeeping), at most `net.core.rmem_max`.
+    pub receive: usize,
+    /// The send buffer granted, the same way (at most `net.core.wmem_max`).
+    pub send: usize,
+}
+
+impl SocketBuffers {
+    /// One line for the start-up message: the sizes, and which system limit capped them.
+    pub fn describe(&self) -> String {
+        let kib = |n: usize| n / 1024;
+        let mut s = format!(
+            "socket buffers {} KiB receive, {} KiB send",
+            kib(self.receive),
+            kib(self.send)
+        );
+        let capped: Vec<&str> = [
+            (self.receive < self.asked, "net.core.rmem_max"),
+            (self.send < self.asked, "net.core.wmem_max"),
+        ]
+        .into_iter()
+        .filter_map(|(c, name)| c.then_some(name))
+        .collect();
+        if !capped.is_empty() {
+            let it = if capped.len() == 1 { "it" } else { "them" };
+            s.push_str(&format!(
+                " (asked {} KiB; capped by {}: raise {it} with sysctl to absorb longer bursts)",
+                kib(self.asked),
+                capped.join(" and ")
+            ));
+        }
+        s
+    }
+}
+
+/// Asks for `size` bytes of receive and send buffer on `socket`; returns what the kernel
+/// granted (the default, when it refuses the request altogether).
+fn size_buffers<S: AsFd>(socket: &S, size: usize) -> SocketBuffers {
+    let _ = setsockopt(socket, sockopt::RcvBuf, &size);
+    let _ = setsockopt(socket, sockopt::SndBuf, &size);
+    SocketBuffers {
+        asked: size,
+        receive: getsockopt(socket, sockopt::RcvBuf).unwrap_or(0) / 2,
+        send: getsockopt(socket, sockopt::SndBuf).unwrap_or(0) / 2,
+    }
 }
 
 impl Proxy {
@@ -113,6 +190,7 @@ impl Proxy {
     pub fn bind(config: Config, dis: SessionDissector) -> std::io::Result<Self> {
         let poll = Poll::new()?;
         let mut listen = UdpSocket::bind(config.listen)?;
+        let buffers = size_buffers(&listen, LISTEN_BUFFER);
         poll.registry()
             .register(&mut listen, LISTEN, Interest::READABLE)?;
         let local = listen.local_addr()?;
@@ -122,7 +200,13 @@ impl Proxy {
             poll,
             listen,
             local,
+            buffers,
         })
+    }
+
+    /// The listen socket's buffer sizes, as the kernel granted them.
+    pub fn buffers(&self) -> SocketBuffers {
+        self.buffers
     }
 
     /// The address clients send to (the port chosen when `--listen` said 0).
@@ -143,15 +227,29 @@ impl Proxy {
     /// Relays until `stop` is set (Ctrl-C) or an output fails, with the sink on a thread of
     /// its own; returns when the sink has written everything out.
     ///
+    /// With no output at all (`--quiet` and nothing recorded or logged) there is no sink: the
+    /// relay only forwards.
+    ///
     /// # Errors
     /// Polling itself failing (not a socket error: those are counted).
     pub fn run(self, outputs: Outputs, stop: Arc<AtomicBool>) -> std::io::Result<Report> {
-        let (tx, rx) = sync_channel::<Seen>(CHANNEL);
-        let sink = Sink::new(Arc::clone(&self.dis), outputs);
-        let sink_stop = Arc::clone(&stop);
-        let sink = std::thread::Builder::new()
-            .name("bitlens-sink".into())
-            .spawn(move || sink.run(rx, &sink_stop))?;
+        let nothing_out = outputs.json.is_none()
+            && outputs.recording.is_none()
+            && outputs.mutation_log.is_none()
+            && outputs.live.is_none();
+        let mut sink = None;
+        let mut tx = None;
+        if !nothing_out {
+            let (sender, rx) = sync_channel::<Seen>(CHANNEL);
+            let writer = Sink::new(Arc::clone(&self.dis), outputs);
+            let sink_stop = Arc::clone(&stop);
+            sink = Some(
+                std::thread::Builder::new()
+                    .name("bitlens-sink".into())
+                    .spawn(move || writer.run(rx, &sink_stop))?,
+            );
+            tx = Some(sender);
+        }
         let mut relay = Relay::new(self, tx);
         let result = relay.run(&stop);
         let Relay {
@@ -161,11 +259,14 @@ impl Proxy {
             ..
         } = relay;
         drop(events);
-        let sink = sink.join().unwrap_or_else(|_| SinkReport {
-            error: Some("the output thread panicked".into()),
-            recording_failed: true,
-            ..SinkReport::default()
-        });
+        let sink = match sink {
+            None => SinkReport::default(),
+            Some(sink) => sink.join().unwrap_or_else(|_| SinkReport {
+                error: Some("the output thread panicked".into()),
+                recording_failed: true,
+                ..SinkReport::default()
+            }),
+        };
         result.map(|()| Report {
             relay: stats,
             mutations: mutator.stats,
@@ -173,6 +274,83 @@ impl Proxy {
             sink,
         })
     }
+}
+
+/// One datagram of the outbox.
+#[derive(Debug, Clone, Copy)]
+struct Item {
+    /// To this client by the listen socket; `None`: to the server by mapping `id`'s socket.
+    to: Option<SocketAddr>,
+    /// The client's mapping.
+    id: usize,
+    /// The end of its bytes in [`Outbox::bytes`].
+    end: usize,
+}
+
+impl Item {
+    /// True when both leave by the same socket (so they can share a `sendmmsg`).
+    fn same_socket(&self, other: &Item) -> bool {
+        match (self.to, other.to) {
+            (Some(_), Some(_)) => true,
+            (None, None) => self.id == other.id,
+            _ => false,
+        }
+    }
+}
+
+/// The datagrams to send at the end of a socket's turn: their bytes one after the other.
+#[derive(Default)]
+struct Outbox {
+    bytes: Vec<u8>,
+    items: Vec<Item>,
+}
+
+impl Outbox {
+    /// The bytes of item `i`.
+    fn bytes_of(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.items[i - 1].end };
+        &self.bytes[start..self.items[i].end]
+    }
+}
+
+/// The preallocated headers of the batched calls, one set per kind of socket and way: the
+/// kernel writes each receive header's address length back, and a send header points at the
+/// addresses of its last call, so none is shared.
+struct Headers {
+    listen_in: MultiHeaders<SockaddrStorage>,
+    upstream_in: MultiHeaders<()>,
+    listen_out: MultiHeaders<SockaddrStorage>,
+    upstream_out: MultiHeaders<()>,
+}
+
+/// The buffers of batched reads: [`BUDGET`] slots of [`MAX_DATAGRAM`] bytes (allocated zeroed,
+/// so the kernel maps only the pages a datagram touches), and per datagram read its length
+/// and sender.
+struct Inbox {
+    slots: Vec<u8>,
+    got: Vec<(usize, Option<SocketAddr>)>,
+    /// Datagrams the next read of the listen socket, and of an upstream socket, makes room
+    /// for: doubled after a read that filled them, shrunk after one that did not, so a quiet
+    /// socket costs a small read and a flooded one reads [`BUDGET`] at once.
+    want: [usize; 2],
+}
+
+/// The std address of a `recvmmsg` sender.
+fn socket_addr(a: &SockaddrStorage) -> Option<SocketAddr> {
+    if let Some(v4) = a.as_sockaddr_in() {
+        return Some(SocketAddr::V4((*v4).into()));
+    }
+    a.as_sockaddr_in6().map(|v6| SocketAddr::V6((*v6).into()))
+}
+
+/// What a batched read ended with.
+enum ReadEnd {
+    /// The socket is empty.
+    Drained,
+    /// The read filled every slot: there may be more.
+    Full,
+    /// A read error (not "would block"): one datagram's worth (an ICMP error, ...).
+    Error(Errno),
 }
 
 struct Relay {
@@ -184,16 +362,21 @@ struct Relay {
     scheduler: Scheduler<(usize, Direction), Outgoing>,
     config: Config,
     mutator: Mutator,
-    events: SyncSender<Seen>,
+    /// The sink's channel; none when nothing is written (`--quiet` alone).
+    events: Option<SyncSender<Seen>>,
     frame: u64,
     stats: RelayStats,
-    buf: Vec<u8>,
+    inbox: Inbox,
+    outbox: Outbox,
+    headers: Headers,
+    /// The datagram being forwarded (mutations edit it in place).
+    scratch: Vec<u8>,
     ready: Vec<Token>,
-    in_ready: HashSet<Token>,
+    in_ready: HashSet<Token, foldhash::fast::RandomState>,
 }
 
 impl Relay {
-    fn new(p: Proxy, events: SyncSender<Seen>) -> Self {
+    fn new(p: Proxy, events: Option<SyncSender<Seen>>) -> Self {
         let c = &p.config;
         Relay {
             mappings: Mappings::new(c.max_clients, c.idle, 1),
@@ -207,9 +390,21 @@ impl Relay {
             events,
             frame: 0,
             stats: RelayStats::default(),
-            buf: vec![0; MAX_DATAGRAM],
+            inbox: Inbox {
+                slots: vec![0; BUDGET * MAX_DATAGRAM],
+                got: Vec::with_capacity(BUDGET),
+                want: [FEW, FEW],
+            },
+            outbox: Outbox::default(),
+            headers: Headers {
+                listen_in: MultiHeaders::preallocate(BUDGET, None),
+                upstream_in: MultiHeaders::preallocate(BUDGET, None),
+                listen_out: MultiHeaders::preallocate(SEND_BATCH, None),
+                upstream_out: MultiHeaders::preallocate(SEND_BATCH, None),
+            },
+            scratch: Vec::with_capacity(MAX_DATAGRAM),
             ready: Vec::new(),
-            in_ready: HashSet::new(),
+            in_ready: HashSet::default(),
         }
     }
 
@@ -224,6 +419,7 @@ impl Relay {
             while let Some(out) = self.scheduler.pop_due(now) {
                 self.send(out);
             }
+            self.flush();
             if now >= next_sweep {
                 for gone in self.mappings.expire(now) {
                     let mut s = gone.socket.socket;
@@ -253,7 +449,9 @@ impl Relay {
             }
             let ready = std::mem::take(&mut self.ready);
             for token in ready {
-                if self.service(token) {
+                let more = self.service(token);
+                self.flush();
+                if more {
                     self.ready.push(token);
                 } else {
                     self.in_ready.remove(&token);
@@ -264,39 +462,108 @@ impl Relay {
         Ok(())
     }
 
-    /// Reads up to [`BUDGET`] datagrams from one socket; true when it may have more.
+    /// Reads up to [`BUDGET`] datagrams from one socket and forwards them into the outbox;
+    /// true when the socket may have more.
     fn service(&mut self, token: Token) -> bool {
-        for _ in 0..BUDGET {
-            if token == LISTEN {
-                match self.listen.recv_from(&mut self.buf) {
-                    Ok((n, client)) => {
-                        let data = self.buf[..n].to_vec();
-                        self.received_from_client(client, data);
-                    }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    // Errors queued on the listen socket (an ICMP error for a reply to a client
-                    // that has gone) concern one datagram: read on.
-                    Err(_) => self.stats.send_errors += 1,
-                }
+        let mut budget = BUDGET;
+        while budget > 0 {
+            let kind = usize::from(token != LISTEN);
+            let room = self.inbox.want[kind].min(budget);
+            let fd = if token == LISTEN {
+                self.listen.as_raw_fd()
             } else {
-                let id = token.0;
-                let Some(m) = self.mappings.get(id) else {
-                    return false;
-                };
-                match m.socket.socket.recv(&mut self.buf) {
-                    Ok(n) => {
-                        let data = self.buf[..n].to_vec();
-                        self.received_from_server(id, data);
-                    }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => self.refused(id),
-                    Err(_) => self.stats.send_errors += 1,
+                match self.mappings.get(token.0) {
+                    Some(m) => m.socket.socket.as_raw_fd(),
+                    None => return false,
                 }
+            };
+            let end = self.read(token, fd, room);
+            let n = self.inbox.got.len();
+            self.inbox.want[kind] = match end {
+                ReadEnd::Full => (room * 2).min(BUDGET),
+                _ => (n * 2).clamp(FEW, BUDGET),
+            };
+            budget -= n.max(1).min(budget);
+            self.deliver(token);
+            match end {
+                ReadEnd::Drained => return false,
+                ReadEnd::Full => {}
+                ReadEnd::Error(Errno::EINTR) => {}
+                ReadEnd::Error(Errno::ECONNREFUSED) if token != LISTEN => self.refused(token.0),
+                // Errors queued on the listen socket (an ICMP error for a reply to a client
+                // that has gone) concern one datagram: read on.
+                ReadEnd::Error(_) => self.stats.send_errors += 1,
             }
         }
         true
+    }
+
+    /// One `recvmmsg` of at most `room` datagrams from `token`'s socket into the inbox.
+    fn read(&mut self, token: Token, fd: RawFd, room: usize) -> ReadEnd {
+        let Inbox { slots, got, .. } = &mut self.inbox;
+        got.clear();
+        let mut chunks = slots.chunks_mut(MAX_DATAGRAM);
+        // A few slots (a quiet socket's read) on the stack; more in a vector.
+        let mut few: [[IoSliceMut<'_>; 1]; FEW];
+        let mut many: Vec<[IoSliceMut<'_>; 1]>;
+        let iovs: &mut [[IoSliceMut<'_>; 1]] = if room <= FEW {
+            few = std::array::from_fn(|_| [IoSliceMut::new(chunks.next().unwrap_or_default())]);
+            &mut few[..room]
+        } else {
+            many = chunks
+                .take(room)
+                .map(|slot| [IoSliceMut::new(slot)])
+                .collect();
+            &mut many
+        };
+        let flags = MsgFlags::MSG_DONTWAIT;
+        let result = if token == LISTEN {
+            recvmmsg(
+                fd,
+                &mut self.headers.listen_in,
+                iovs.iter_mut(),
+                flags,
+                None,
+            )
+            .map(|msgs| {
+                got.extend(msgs.map(|m| (m.bytes, m.address.as_ref().and_then(socket_addr))));
+            })
+        } else {
+            recvmmsg(
+                fd,
+                &mut self.headers.upstream_in,
+                iovs.iter_mut(),
+                flags,
+                None,
+            )
+            .map(|msgs| got.extend(msgs.map(|m| (m.bytes, None))))
+        };
+        match result {
+            Ok(()) if got.len() == room => ReadEnd::Full,
+            Ok(()) | Err(Errno::EAGAIN) => ReadEnd::Drained,
+            Err(e) => ReadEnd::Error(e),
+        }
+    }
+
+    /// Forwards the datagrams of the last read from `token`'s socket.
+    fn deliver(&mut self, token: Token) {
+        let got = std::mem::take(&mut self.inbox.got);
+        let now = Instant::now();
+        for (i, &(len, from)) in got.iter().enumerate() {
+            let start = i * MAX_DATAGRAM;
+            self.scratch.clear();
+            self.scratch
+                .extend_from_slice(&self.inbox.slots[start..start + len.min(MAX_DATAGRAM)]);
+            if token == LISTEN {
+                // A sender the kernel did not name (not IPv4 or IPv6) cannot be answered.
+                if let Some(client) = from {
+                    self.received_from_client(client, now);
+                }
+            } else {
+                self.received_from_server(token.0, now);
+            }
+        }
+        self.inbox.got = got;
     }
 
     /// Counts an ICMP port unreachable; the first of the run is reported at once, the others
@@ -316,9 +583,9 @@ impl Relay {
         }
     }
 
-    fn received_from_client(&mut self, client: SocketAddr, data: Vec<u8>) {
+    /// Forwards the datagram in `scratch` from `client` to the server.
+    fn received_from_client(&mut self, client: SocketAddr, now: Instant) {
         self.stats.to_server += 1;
-        let now = Instant::now();
         let id = match self.mappings.touch_client(&client, now) {
             Some(id) => id,
             None => match self.map(client, now) {
@@ -326,16 +593,16 @@ impl Relay {
                 None => return,
             },
         };
-        self.forward(id, client, Direction::ToServer, data, now);
+        self.forward(id, client, Direction::ToServer, now);
     }
 
-    fn received_from_server(&mut self, id: usize, data: Vec<u8>) {
+    /// Forwards the datagram in `scratch` from the server to the client of mapping `id`.
+    fn received_from_server(&mut self, id: usize, now: Instant) {
         self.stats.to_client += 1;
-        let now = Instant::now();
         let Some(client) = self.mappings.touch_id(id, now).map(|m| m.client) else {
             return;
         };
-        self.forward(id, client, Direction::ToClient, data, now);
+        self.forward(id, client, Direction::ToClient, now);
     }
 
     /// Opens and registers a client's upstream socket.
@@ -345,6 +612,7 @@ impl Relay {
             IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
         };
         let opened = UdpSocket::bind(SocketAddr::new(any, 0)).and_then(|mut s| {
+            size_buffers(&s, UPSTREAM_BUFFER);
             s.connect(self.upstream)?;
             let token = Token(self.mappings.next_id());
             self.poll
@@ -378,20 +646,11 @@ impl Relay {
         Some(id)
     }
 
-    fn forward(
-        &mut self,
-        id: usize,
-        client: SocketAddr,
-        direction: Direction,
-        mut bytes: Vec<u8>,
-        now: Instant,
-    ) {
+    /// Mutates, impairs and sends (into the outbox) the datagram in `scratch`, and hands it to
+    /// the sink.
+    fn forward(&mut self, id: usize, client: SocketAddr, direction: Direction, now: Instant) {
         self.frame += 1;
-        let time = Timestamp::from_nanos(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as i128),
-        );
+        let mut bytes = std::mem::take(&mut self.scratch);
         // The transports' pass sees the datagram as it arrived, in arrival order (nothing
         // without a transport).
         let (src, dst) = match direction {
@@ -473,8 +732,10 @@ impl Relay {
                 } else {
                     self.send_bytes(id, client, direction, &bytes);
                     // A datagram held back for reordering goes right after the one that
-                    // overtook it.
-                    if let Some(held) = self.scheduler.release(&flow) {
+                    // overtook it (the scheduler's hash lookup only when something waits).
+                    if !self.scheduler.is_empty()
+                        && let Some(held) = self.scheduler.release(&flow)
+                    {
                         self.send(held);
                     }
                 }
@@ -483,6 +744,16 @@ impl Relay {
                 self.stats.queue_full += 1;
             }
         }
+        let Some(events) = &self.events else {
+            // No sink: the buffer serves the next datagram.
+            self.scratch = bytes;
+            return;
+        };
+        let time = Timestamp::from_nanos(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i128),
+        );
         let seen = Seen {
             frame: self.frame,
             time,
@@ -496,28 +767,198 @@ impl Relay {
         };
         // Blocks while the sink is behind: the bounded channel is the back-pressure. An error
         // means the sink has stopped (a failed output): the stop flag ends the loop.
-        let _ = self.events.send(seen);
+        let _ = events.send(seen);
     }
 
     fn send(&mut self, out: Outgoing) {
         self.send_bytes(out.mapping, out.client, out.direction, &out.bytes);
     }
 
+    /// Queues a datagram in the outbox (sent by [`Relay::flush`], in order).
     fn send_bytes(&mut self, id: usize, client: SocketAddr, direction: Direction, bytes: &[u8]) {
-        let result = match direction {
-            Direction::ToClient => self.listen.send_to(bytes, client),
-            Direction::ToServer => match self.mappings.get(id) {
-                Some(m) => m.socket.socket.send(bytes),
+        let to = match direction {
+            Direction::ToClient => Some(client),
+            Direction::ToServer => None,
+        };
+        self.outbox.bytes.extend_from_slice(bytes);
+        let end = self.outbox.bytes.len();
+        self.outbox.items.push(Item { to, id, end });
+    }
+
+    /// Sends the outbox, in order: one `sendmmsg` per run of datagrams that leave by the same
+    /// socket, a plain send for a lone one. Each datagram counts as sent or as an error, as
+    /// it would alone.
+    fn flush(&mut self) {
+        if self.outbox.items.is_empty() {
+            return;
+        }
+        let out = std::mem::take(&mut self.outbox);
+        let mut first = 0;
+        while first < out.items.len() {
+            let mut end = first + 1;
+            while end < out.items.len()
+                && end - first < SEND_BATCH
+                && out.items[first].same_socket(&out.items[end])
+            {
+                end += 1;
+            }
+            self.send_run(&out, first, end);
+            first = end;
+        }
+        self.outbox = out;
+        self.outbox.bytes.clear();
+        self.outbox.items.clear();
+    }
+
+    /// Sends the outbox's datagrams `first..end`, which leave by one socket.
+    fn send_run(&mut self, out: &Outbox, first: usize, end: usize) {
+        let head = out.items[first];
+        let fd = match head.to {
+            Some(_) => self.listen.as_raw_fd(),
+            None => match self.mappings.get(head.id) {
+                Some(m) => m.socket.socket.as_raw_fd(),
+                // Evicted since (a new client took its place in a full table).
                 None => {
-                    self.stats.unmapped += 1;
+                    self.stats.unmapped += (end - first) as u64;
                     return;
                 }
             },
         };
-        match result {
-            Ok(_) => self.stats.sent += 1,
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => self.refused(id),
-            Err(_) => self.stats.send_errors += 1,
+        let flags = MsgFlags::MSG_DONTWAIT;
+        let mut at = first;
+        while at < end {
+            let result = if end - at == 1 {
+                match out.items[at].to {
+                    Some(client) => {
+                        sendto(fd, out.bytes_of(at), &SockaddrStorage::from(client), flags)
+                    }
+                    None => send(fd, out.bytes_of(at), flags),
+                }
+                .map(|_| 1)
+            } else {
+                let iovs: Vec<[IoSlice<'_>; 1]> =
+                    (at..end).map(|i| [IoSlice::new(out.bytes_of(i))]).collect();
+                match head.to {
+                    Some(_) => {
+                        let addrs: Vec<Option<SockaddrStorage>> = (at..end)
+                            .map(|i| out.items[i].to.map(SockaddrStorage::from))
+                            .collect();
+                        let h = &mut self.headers.listen_out;
+                        sendmmsg(fd, h, &iovs, &addrs, [], flags).map(Iterator::count)
+                    }
+                    None => {
+                        let addrs = vec![None; end - at];
+                        let h = &mut self.headers.upstream_out;
+                        sendmmsg(fd, h, &iovs, &addrs, [], flags).map(Iterator::count)
+                    }
+                }
+            };
+            match result {
+                Ok(n) => {
+                    self.stats.sent += n as u64;
+                    at += n.max(1);
+                }
+                // The datagram at `at` failed (a full buffer, an ICMP error): counted, and the
+                // rest tried again.
+                Err(Errno::ECONNREFUSED) => {
+                    self.refused(out.items[at].id);
+                    at += 1;
+                }
+                Err(_) => {
+                    self.stats.send_errors += 1;
+                    at += 1;
+                }
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The system's cap on a socket buffer, as the kernel grants it (Linux).
+    fn cap(name: &str) -> Option<usize> {
+        std::fs::read_to_string(format!("/proc/sys/net/core/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    #[test]
+    fn socket_buffers_are_what_was_asked_or_the_system_cap() {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let got = size_buffers(&socket, LISTEN_BUFFER);
+        assert_eq!(got.asked, LISTEN_BUFFER);
+        if let (Some(rmem), Some(wmem)) = (cap("rmem_max"), cap("wmem_max")) {
+            assert_eq!(got.receive, LISTEN_BUFFER.min(rmem), "{got:?}");
+            assert_eq!(got.send, LISTEN_BUFFER.min(wmem), "{got:?}");
+            let said = got.describe();
+            assert_eq!(
+                said.contains("net.core.rmem_max"),
+                rmem < LISTEN_BUFFER,
+                "{said}"
+            );
+        }
+        // The default is far below: without the request a burst overflows it.
+        let plain = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let default = getsockopt(&plain, sockopt::RcvBuf).unwrap() / 2;
+        assert!(default < LISTEN_BUFFER, "{default}");
+    }
+
+    #[test]
+    fn a_capped_buffer_names_the_limit_to_raise() {
+        let b = SocketBuffers {
+            asked: 8 << 20,
+            receive: 208 << 10,
+            send: 8 << 20,
+        };
+        assert_eq!(
+            b.describe(),
+            "socket buffers 208 KiB receive, 8192 KiB send (asked 8192 KiB; capped by \
+             net.core.rmem_max: raise it with sysctl to absorb longer bursts)"
+        );
+        let both = SocketBuffers { send: 4 << 20, ..b };
+        assert!(
+            both.describe().ends_with(
+                "capped by net.core.rmem_max and net.core.wmem_max: raise them with sysctl \
+                 to absorb longer bursts)"
+            ),
+            "{}",
+            both.describe()
+        );
+        let full = SocketBuffers {
+            receive: 8 << 20,
+            ..b
+        };
+        assert_eq!(
+            full.describe(),
+            "socket buffers 8192 KiB receive, 8192 KiB send"
+        );
+    }
+
+    #[test]
+    fn runs_of_the_outbox_split_by_socket() {
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:2".parse().unwrap();
+        let item = |to, id| Item { to, id, end: 0 };
+        // Replies to different clients share the listen socket; requests share a mapping's.
+        assert!(item(Some(a), 1).same_socket(&item(Some(b), 2)));
+        assert!(item(None, 1).same_socket(&item(None, 1)));
+        assert!(!item(None, 1).same_socket(&item(None, 2)));
+        assert!(!item(None, 1).same_socket(&item(Some(a), 1)));
+        let mut out = Outbox::default();
+        for (i, bytes) in [&b"ab"[..], b"", b"cde"].into_iter().enumerate() {
+            out.bytes.extend_from_slice(bytes);
+            out.items.push(Item {
+                to: None,
+                id: i,
+                end: out.bytes.len(),
+            });
+        }
+        assert_eq!(out.bytes_of(0), b"ab");
+        assert_eq!(out.bytes_of(1), b"");
+        assert_eq!(out.bytes_of(2), b"cde");
     }
 }
