@@ -14,6 +14,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/bench-all
 mkdir -p "$out"
+# What the steps run besides cargo (Debian packages), installed when missing: socat (the proxy's
+# peer), hyperfine (captures, netcode cost), valgrind (instruction counts).
+need=()
+for tool in socat hyperfine valgrind; do command -v "$tool" >/dev/null || need+=("$tool"); done
+if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null; then
+  echo "installing: ${need[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
+    { $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; } ||
+    echo "could not install ${need[*]}: their rows are skipped and say so"
+fi
 stamp() { echo "== $1 $(date -u +%FT%H:%M:%SZ) load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
