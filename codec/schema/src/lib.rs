@@ -58,6 +58,7 @@ mod parse;
 mod source;
 mod value;
 pub mod wireshark;
+pub mod yojimbo;
 
 pub use source::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};
@@ -139,6 +140,8 @@ pub struct Schema {
     struct_ids: HashMap<String, usize>,
     /// The `[batch]` section: message batches with schema-described bodies.
     batch: Option<batch::BatchSchema>,
+    /// The `[yojimbo]` section: a yojimbo game's channels and message types.
+    yojimbo: Option<yojimbo::Section>,
     /// The TOML text it was parsed from.
     source: Arc<str>,
     /// What loaded but deserves a look.
@@ -177,6 +180,13 @@ impl Schema {
     /// them; reading and writing are unaffected.
     pub fn warnings(&self) -> &[SchemaWarning] {
         &self.warnings
+    }
+
+    /// Whether the schema has a `[protocol]` section, and so packets of bitlens's framing (a
+    /// schema of only a `[yojimbo]` section has none: its [`Schema::protocol`] has no packet
+    /// types and every packet read is refused).
+    pub fn has_protocol(&self) -> bool {
+        !self.packets.is_empty()
     }
 
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.
@@ -421,6 +431,10 @@ impl Schema {
         value: &DynValue,
         seen: &mut Option<u32>,
     ) -> Result<DynValue> {
+        if self.packets.is_empty() {
+            let why = "the schema has no [protocol] section: it describes no bitlens packets";
+            return Err(Error::new(ErrorKind::InvalidArgument(why.into()), 0, ""));
+        }
         let mut out = DynValue::Null;
         frame(s, &self.protocol, t, |s, t| {
             *seen = Some(t);

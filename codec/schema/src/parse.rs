@@ -251,11 +251,13 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let root_span = root.span();
     let root = root.get_ref();
     for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum", "union", "batch"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "union", "batch", "yojimbo"]
+            .contains(&k.get_ref().as_ref())
+        {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME] or [batch])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME], [batch] or [yojimbo])",
                     k.get_ref()
                 ),
             ));
@@ -392,8 +394,14 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let structs = r.structs;
     let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
-    let (protocol, packets) = protocol(&p, root, &root_span, &type_names, &map, &structs)?;
-    let struct_ids = raw
+    // A yojimbo game has no bitlens packet framing: its schema may leave [protocol] out.
+    let (protocol, packets) = match get(root, "yojimbo") {
+        Some(_) if get(root, "protocol").is_none() && get(root, "batch").is_none() => {
+            (crate::yojimbo::no_protocol(), Vec::new())
+        }
+        _ => protocol(&p, root, &root_span, &type_names, &map, &structs)?,
+    };
+    let struct_ids: HashMap<String, usize> = raw
         .iter()
         .enumerate()
         .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
@@ -401,7 +409,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let batch = get(root, "batch")
         .map(|v| crate::batch::parse(&p, v))
         .transpose()?;
+    let yojimbo = get(root, "yojimbo")
+        .map(|v| crate::yojimbo::parse(&p, v, &struct_ids, &structs))
+        .transpose()?;
     Ok(Schema {
+        yojimbo,
         source: text.into(),
         warnings: {
             // A struct used in several places is checked once, but be sure.
@@ -432,7 +444,7 @@ fn protocol(
     let proto_v = get(root, "protocol").ok_or_else(|| {
         p.err(
             root_span,
-            "no [protocol] section (add `[protocol]` with name, id, mtu and packets)",
+            "no [protocol] section (add `[protocol]` with name, id, mtu and packets; a schema of a yojimbo game has a [yojimbo] section instead)",
         )
     })?;
     let pt = p.table(proto_v, "[protocol]")?;
