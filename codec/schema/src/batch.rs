@@ -29,8 +29,9 @@
 //! schema a process loads.
 
 use crate::bounds::{Cost, MAX_DEPTH};
+use crate::error::SchemaError;
 use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
-use crate::{DynStruct, DynValue, SchemaError};
+use crate::value::{DynStruct, DynValue};
 use bitlens_batch::dissect::MessageSet;
 use bitlens_batch::message::{
     BatchWriter, MAX_MTU, MESSAGE_HEADER_LEN, RawMessage, UpdateStage, max_body,

@@ -41,7 +41,7 @@ use bitlens_yojimbo::{
 };
 use toml::de::{DeTable, DeValue};
 
-use crate::parse::StructDef;
+use crate::defs::StructDef;
 use crate::source::{Parser, Val, get, line_col};
 use crate::{DynValue, Schema, SchemaError};
 

@@ -58,7 +58,7 @@
 mod batch;
 mod packet;
 
-use super::Schema;
+use crate::schema::Schema;
 use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Write as _};
 

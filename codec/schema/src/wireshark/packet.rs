@@ -6,8 +6,8 @@
 //! `schema/mod.rs`.
 
 use super::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
-use crate::parse::{Field, Kind, Prev};
-use crate::{Schema, element_previous};
+use crate::defs::{Field, Kind, Prev, element_previous};
+use crate::schema::Schema;
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::checksum::{check_hash, packet_crc};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
