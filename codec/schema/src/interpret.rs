@@ -123,6 +123,9 @@ impl Schema {
                         Prev::Slot(p) => slot_value(p).as_i64().unwrap_or(0),
                     }
                 }
+                Kind::BitRun { by, ref table } => {
+                    crate::bit_run::index(slot_value(by), table.len())
+                }
                 _ => 0,
             };
             let v_src = match f.slot {
@@ -300,6 +303,7 @@ impl Schema {
                 s.string(name, &mut text, *max_len)?;
                 read(DynValue::Str(text))
             }
+            Kind::BitRun { table, .. } => crate::bit_run::serialize(s, name, table, prev, src)?,
             Kind::Bytes { len } => {
                 let mut b = match src {
                     DynValue::Bytes(b) if S::WRITING => b.clone(),

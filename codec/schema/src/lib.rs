@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+mod bit_run;
 mod bounds;
 mod defs;
 pub mod dissect;

@@ -81,6 +81,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     "u128",
     "fixed",
     "wstring",
+    "bit_run",
 ];
 
 const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
@@ -106,6 +107,7 @@ fn keys_of(ty: &str) -> &'static [&'static str] {
         "int_relative" => &["previous"],
         "check" => &["label"],
         "include" => &["struct"],
+        "bit_run" => &["by", "table"],
         _ => &[],
     }
 }
@@ -995,6 +997,13 @@ impl Resolver<'_, '_> {
                 (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
                     previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
+                (Kind::BitRun { table, .. }, _) => {
+                    let by = self
+                        .p
+                        .string(self.need(rf.table, &rf.span, ty, "by", "")?, "by")?;
+                    let by = b.sibling(self.p, &by, crate::bit_run::can_pick, "an integer")?;
+                    Kind::BitRun { by, table }
+                }
                 (k, _) => k,
             };
             let span = has_value.then(|| rf.name.as_ref().map_or(rf.span.clone(), |n| n.span()));
@@ -1149,7 +1158,8 @@ impl Resolver<'_, '_> {
                 }
                 | Kind::IntRelative {
                     previous: Prev::Slot(s),
-                } => *s += base,
+                }
+                | Kind::BitRun { by: s, .. } => *s += base,
                 _ => {}
             }
             // Its slot, `base` + its own, is the next one: `push` gives it.
@@ -1532,6 +1542,12 @@ impl Resolver<'_, '_> {
                         ));
                     }
                 };
+                if matches!(element, Kind::BitRun { .. }) {
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element cannot be a bit_run (its count comes from a field of the struct: make the element a struct holding that field and the run)",
+                    ));
+                }
                 if matches!(
                     element,
                     Kind::ObjectIndex {
@@ -1662,6 +1678,7 @@ impl Resolver<'_, '_> {
                 }
                 Ok(Kind::Check(label.into_inner()))
             }
+            "bit_run" => crate::bit_run::kind(p, t, span),
             "align" => Ok(Kind::Align),
             "end" => Ok(Kind::End),
             _ => match self.types.get(ty) {
@@ -1882,6 +1899,7 @@ pub(crate) fn cost(
         Kind::Str { .. } => flat(4),
         // A scope, its length, the `utf16` scope; per 32-bit code unit an `[i]` and its value.
         Kind::WStr { .. } => Cost::repeated(Cost::flat(1, 32), 32, 3),
+        Kind::BitRun { .. } => crate::bit_run::cost(),
         // A scope and three components.
         Kind::CompressedVector(_) => flat(4),
         // A scope, `largest` and three codes.
@@ -1927,6 +1945,7 @@ pub(crate) fn depth(kind: &Kind, structs: &[StructDef], unions: &[Option<UnionDe
                 .map_or(0, |d| d.depth)
         }
         Kind::Array { element, .. } => 1 + depth(element, structs, unions),
+        Kind::BitRun { .. } => 1,
         _ => 0,
     }
 }
@@ -1958,6 +1977,7 @@ pub(crate) fn min_bits_with(
             bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
         }
         Kind::Bytes { len } => len.saturating_mul(8),
+        Kind::BitRun { table, .. } => crate::bit_run::min_bits(table),
         Kind::Align | Kind::End => 0,
         Kind::Check(_) => 32,
         Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,

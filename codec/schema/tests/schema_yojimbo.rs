@@ -340,3 +340,242 @@ fn section_refusals_name_the_key() {
         assert!(!err.contains('\n'), "{err}");
     }
 }
+
+// ---- bit_run: a length chosen by a table on a field ----------------------------------------
+
+const RUNS: &str = r#"
+[protocol]
+name = "runs"
+id = 7
+mtu = 1200
+packets = ["P"]
+
+[struct.Head]
+fields = [{ name = "k", type = "int", min = -5, max = 100 }]
+
+[struct.P]
+fields = [
+  { type = "include", struct = "Head" },
+  { name = "pad", type = "bit_run", by = "k", table = [0, 3, 32, 70] },
+  { name = "tail", type = "bool" },
+]
+"#;
+
+fn runs() -> Schema {
+    Schema::from_toml(RUNS, "runs.toml").unwrap()
+}
+
+fn round_trip(schema: &Schema, json: serde_json::Value) -> (Vec<u8>, bitlens_codec::Trace) {
+    let value = schema.value_from_json("P", &json).unwrap();
+    let mut buf = [0u8; 64];
+    let n = schema.write("P", &value, &mut buf).unwrap();
+    let (t, back) = schema.read(&buf[..n]).unwrap();
+    assert_eq!((t, &back), (0, &value));
+    assert_eq!(back.to_string(), json.to_string());
+    (buf[..n].to_vec(), schema.trace(&buf[..n]).1)
+}
+
+#[test]
+fn a_bit_run_is_its_tables_count_in_32_bit_groups_then_the_rest() {
+    let schema = runs();
+    // k = 3 picks 70 bits: two groups of 32, then 6.
+    let json = serde_json::json!({"k": 3, "pad": [1, 4294967295u64, 63], "tail": true});
+    let (_, trace) = round_trip(&schema, json.clone());
+    assert!(trace.error.is_none());
+    let f = |p: &str| trace.get(p).unwrap_or_else(|| panic!("no {p}"));
+    assert_eq!(f("pad").bits, 70);
+    let groups: Vec<(usize, Value)> = (0..3)
+        .map(|i| {
+            (
+                f(&format!("pad[{i}]")).bits,
+                f(&format!("pad[{i}]")).value.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            (32, Value::Int(1)),
+            (32, Value::Int(4294967295)),
+            (6, Value::Int(63))
+        ]
+    );
+    assert!(trace.get("pad[3]").is_none());
+    let v = schema.value_from_json("P", &json).unwrap();
+    // CRC 32 + k 7 + 70 + tail 1 + the end check (32 after alignment: 110 -> 112).
+    assert_eq!(schema.count("P", &v).unwrap(), 32 + 7 + 70 + 1 + 2 + 32);
+    // The index is taken modulo the table, never negative: -1 -> 3 (70 bits), 5 -> 1 (3 bits),
+    // 0 -> no bits at all, 2 -> one whole group.
+    round_trip(
+        &schema,
+        serde_json::json!({"k": -1, "pad": [0, 0, 0], "tail": false}),
+    );
+    let (_, t) = round_trip(
+        &schema,
+        serde_json::json!({"k": 5, "pad": [7], "tail": false}),
+    );
+    assert_eq!(t.get("pad[0]").unwrap().bits, 3);
+    let (_, t) = round_trip(
+        &schema,
+        serde_json::json!({"k": 0, "pad": [], "tail": true}),
+    );
+    assert_eq!(t.get("pad").unwrap().bits, 0);
+    round_trip(
+        &schema,
+        serde_json::json!({"k": 2, "pad": [9], "tail": true}),
+    );
+}
+
+#[test]
+fn a_bit_run_refuses_a_wrong_value_and_stops_at_the_end_of_the_data() {
+    let schema = runs();
+    let mut buf = [0u8; 64];
+    let write = |json: serde_json::Value, buf: &mut [u8]| {
+        let v = schema.value_from_json("P", &json).unwrap();
+        schema.write("P", &v, buf).unwrap_err().to_string()
+    };
+    let e = write(
+        serde_json::json!({"k": 3, "pad": [1], "tail": true}),
+        &mut buf,
+    );
+    assert!(
+        e.contains("a run of 70 bits is 3 groups (32 bits each, then the rest), not 1"),
+        "{e}"
+    );
+    assert!(e.contains("pad"), "{e}");
+    let e = write(
+        serde_json::json!({"k": 1, "pad": [8], "tail": true}),
+        &mut buf,
+    );
+    assert!(e.contains("pad[0]"), "{e}");
+    let e = schema
+        .value_from_json("P", &serde_json::json!({"k": 1, "pad": 3, "tail": true}))
+        .unwrap_err();
+    assert!(e.contains("a list of bit groups"), "{e}");
+
+    // k = 3 (raw 8 in 7 bits) and 9 more bits: the first group is past the end; the read
+    // stops there, naming the group, without sizing anything by the run's length.
+    let data = [8u8, 0];
+    let mut s = bitlens_codec::read::ReadStream::new(&data);
+    let e = schema
+        .serialize_struct(&mut s, "P", &DynValue::Null)
+        .unwrap_err();
+    assert_eq!(e.bit(), 7);
+    assert_eq!(e.field().to_string(), "pad[0]");
+    assert!(
+        matches!(
+            e.kind(),
+            bitlens_codec::ErrorKind::PastEnd {
+                needed: 32,
+                remaining: 9
+            }
+        ),
+        "{e}"
+    );
+    let mut s = bitlens_codec::read::TraceStream::new(&data);
+    assert!(
+        schema
+            .serialize_struct(&mut s, "P", &DynValue::Null)
+            .is_err()
+    );
+}
+
+#[test]
+fn bit_run_refusals_name_the_key() {
+    let head = "[protocol]\nname = \"runs\"\nid = 7\nmtu = 1200\npackets = [\"P\"]\n[struct.P]\nfields = [\n{ name = \"k\", type = \"u8\" },\n{ name = \"b\", type = \"bool\" },\n";
+    let cases: &[(&str, &str)] = &[
+        (
+            "{ name = \"r\", type = \"bit_run\", table = [1] }",
+            "10:1: bit_run field without `by`",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\" }",
+            "bit_run field without `table`",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\", table = 3 }",
+            "`table` must be an array of bit counts",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\", table = [] }",
+            "`table` is empty",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\", table = [1, -1] }",
+            "bit count -1 is not within 0..=4294967295",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\", table = [4294967296] }",
+            "bit count 4294967296 is not within",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\", table = [\"1\"] }",
+            "a bit count must be an integer",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"z\", table = [1] }",
+            "no earlier field \"z\" in this struct",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"b\", table = [1] }",
+            "\"b\" is not an integer field that is always present",
+        ),
+        (
+            "{ name = \"g\", type = \"u8\", if = \"b\" },\n{ name = \"r\", type = \"bit_run\", by = \"g\", table = [1] }",
+            "\"g\" is not an integer field that is always present",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"r\", table = [1] }",
+            "no earlier field \"r\"",
+        ),
+        (
+            "{ name = \"r\", type = \"bit_run\", by = \"k\", table = [1], len = 3 }",
+            "unknown key \"len\" for a field of type bit_run (expected one of name, type, if, unless, doc, by, table)",
+        ),
+        (
+            "{ name = \"r\", type = \"array\", max_len = 3, element = { type = \"bit_run\", by = \"k\", table = [1] } }",
+            "an array element cannot be a bit_run",
+        ),
+    ];
+    for (field, want) in cases {
+        let text = format!("{head}{field}\n]\n");
+        let err = match Schema::from_toml(&text, "r.toml") {
+            Ok(_) => panic!("loaded: {text}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(want), "{field}\n got: {err}\nwant: {want}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}
+
+#[test]
+fn the_wireshark_export_takes_a_bit_run_and_refuses_what_lua_cannot_do() {
+    use bitlens_schema::WiresharkOptions;
+    let lua = runs().wireshark_lua(&WiresharkOptions::default()).unwrap();
+    assert!(lua.contains("local function bitrun(R, N, leaf, by, T)"));
+    assert!(lua.contains("bitrun(R, F[2], \"pad\", v[1], "), "{lua}");
+    // A length picked by a 64-bit field: Lua numbers cannot take it modulo the table exactly.
+    let wide = RUNS.replace(
+        "{ name = \"k\", type = \"int\", min = -5, max = 100 }",
+        "{ name = \"k\", type = \"u64\" }",
+    );
+    let wide = Schema::from_toml(&wide, "w.toml").unwrap();
+    let e = wide
+        .wireshark_lua(&WiresharkOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("bit_run \"pad\" takes its length from a field of more than 51 bits"),
+        "{e}"
+    );
+    // The yojimbo layer is inside netcode's encryption: a schema of only [yojimbo] exports nothing.
+    let e = game()
+        .wireshark_lua(&WiresharkOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no [protocol] section") && e.contains("cannot decrypt"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+}
