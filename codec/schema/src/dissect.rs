@@ -35,7 +35,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::batch::BatchSchema;
+use crate::batch::schema::BatchSchema;
 use crate::schema::Schema;
 use bitlens_batch::dissect::{BatchDissector, MessageSet};
 use bitlens_batch::message::RawMessage;

@@ -1,6 +1,6 @@
 //! JSON -> [`DynValue`], guided by the schema (the inverse of `DynValue`'s serde output).
 
-use crate::batch::{BKind, BStruct, BatchSchema, Prim};
+use crate::batch::schema::{BKind, BStruct, BatchSchema, Prim};
 use crate::defs::{Kind, StructDef, UnionDef};
 use crate::schema::Schema;
 use crate::value::{DynStruct, DynValue};

@@ -303,7 +303,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
         .collect();
     let batch = get(root, "batch")
-        .map(|v| crate::batch::parse(&p, v))
+        .map(|v| crate::batch::parse::parse(&p, v))
         .transpose()?;
     let yojimbo = get(root, "yojimbo")
         .map(|v| crate::yojimbo::parse(&p, v, &struct_ids, &structs))

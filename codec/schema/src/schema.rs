@@ -2,7 +2,7 @@
 //! count and measure (the interpreter is in `interpret.rs`, the loader in `parse.rs`, the JSON
 //! conversions in `json.rs`).
 
-use crate::batch::BatchSchema;
+use crate::batch::schema::BatchSchema;
 use crate::defs::{EnumDef, StructDef, UnionDef};
 use crate::error::SchemaWarning;
 use crate::value::{DynValue, NULL};

@@ -5,7 +5,7 @@
 //! [`Gen::call`] (the runtime call that reads it), beside the interpreter's own arm in
 //! `schema/mod.rs`.
 
-use super::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
+use super::lua::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
 use crate::defs::{Field, Kind, Prev, element_previous};
 use crate::schema::Schema;
 use bitlens_codec::bits::{bits_required, bits_required128};
