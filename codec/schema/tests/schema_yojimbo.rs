@@ -579,3 +579,34 @@ fn the_wireshark_export_takes_a_bit_run_and_refuses_what_lua_cannot_do() {
     );
     assert!(!e.contains('\n'));
 }
+
+/// SCHEMA.md's `[yojimbo]` example loads (with its body structs) and says what it claims.
+#[test]
+fn the_documented_example_loads() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../SCHEMA.md")).unwrap();
+    let from = doc.find("## yojimbo games").unwrap();
+    let start = from + doc[from..].find("```toml\n").unwrap() + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    let text = format!(
+        "{}\n[struct.TestMessage]\nfields = [{{ name = \"sequence\", type = \"bits\", bits = 16 }}]\n[struct.TestBlockMessage]\nfields = [{{ name = \"sequence\", type = \"bits\", bits = 16 }}]\n[struct.SomeStruct]\nfields = [{{ name = \"x\", type = \"bool\" }}]\n",
+        &doc[start..end]
+    );
+    let schema = Arc::new(Schema::from_toml(&text, "SCHEMA.md").unwrap());
+    let cfg = yojimbo::config(&schema).unwrap();
+    assert_eq!(cfg.reliable.max_fragments, 16);
+    assert_eq!(cfg.channels[0].kind, ChannelType::UnreliableUnordered);
+    assert_eq!(cfg.channels[1].max_block_size, 10240);
+    let section = yojimbo::section(&schema).unwrap();
+    let bodies: Vec<Option<&str>> = section.messages.iter().map(|m| m.body.as_deref()).collect();
+    assert_eq!(
+        bodies,
+        [
+            Some("TestMessage"),
+            Some("TestBlockMessage"),
+            None,
+            Some("SomeStruct")
+        ]
+    );
+    assert!(section.messages[1].block);
+}
