@@ -154,202 +154,79 @@ impl Schema {
         } else {
             ""
         };
-        let read = |v: DynValue| if S::READING { v } else { DynValue::Null };
-        Ok(match kind {
+        match kind {
             Kind::Bool => {
-                let mut b = if S::WRITING {
-                    want_bool(s, name, src)?
-                } else {
-                    false
-                };
-                s.bool(name, &mut b)?;
-                read(DynValue::Bool(b))
+                let call = |s: &mut S, b: &mut bool| s.bool(name, b);
+                scalar(s, name, src, want_bool, call, DynValue::Bool)
             }
             Kind::Int { min, max } => {
-                let mut x = if S::WRITING {
-                    want_i64(s, name, src)?
-                } else {
-                    0
-                };
-                s.int(name, &mut x, *min, *max)?;
-                read(DynValue::Int(x))
+                let call = |s: &mut S, x: &mut i64| s.int(name, x, *min, *max);
+                scalar(s, name, src, want_i64, call, DynValue::Int)
             }
-            Kind::Enum(e) => {
-                let def = &self.enums[*e];
-                let mut x = if S::WRITING {
-                    match src {
-                        DynValue::Enum(n) => enum_value(s, name, def, n)?,
-                        DynValue::Str(n) => enum_value(s, name, def, n)?,
-                        other => want_i64(s, name, other)?,
-                    }
-                } else {
-                    0
-                };
-                s.int(name, &mut x, def.min, def.max)?;
-                match def.name_of(x) {
-                    Some(n) if S::READING => {
-                        let n = n.clone();
-                        s.annotate(|| Value::Str(n.to_string()));
-                        DynValue::Enum(n)
-                    }
-                    _ => read(DynValue::Int(x)),
-                }
-            }
+            Kind::Enum(e) => self.enum_field(s, name, &self.enums[*e], src),
             Kind::Bits(n) => {
-                let mut x = if S::WRITING {
-                    want_u64(s, name, src)?
-                } else {
-                    0
-                };
-                s.bits(name, &mut x, *n)?;
-                read(DynValue::U64(x))
+                let call = |s: &mut S, x: &mut u64| s.bits(name, x, *n);
+                scalar(s, name, src, want_u64, call, DynValue::U64)
             }
-            Kind::U64 => {
-                let mut x = if S::WRITING {
-                    want_u64(s, name, src)?
-                } else {
-                    0
-                };
-                s.u64(name, &mut x)?;
-                read(DynValue::U64(x))
-            }
+            Kind::U64 => scalar(s, name, src, want_u64, |s, x| s.u64(name, x), DynValue::U64),
             Kind::Int128 { min, max } => {
-                let mut x = if S::WRITING {
-                    want_i128(s, name, src)?
-                } else {
-                    0
-                };
-                s.int128(name, &mut x, *min, *max)?;
-                read(DynValue::I128(x))
+                let call = |s: &mut S, x: &mut i128| s.int128(name, x, *min, *max);
+                scalar(s, name, src, want_i128, call, DynValue::I128)
             }
             Kind::U128 => {
-                let mut x = if S::WRITING {
-                    want_u128(s, name, src)?
-                } else {
-                    0
-                };
-                s.u128(name, &mut x)?;
-                read(DynValue::U128(x))
+                let call = |s: &mut S, x: &mut u128| s.u128(name, x);
+                scalar(s, name, src, want_u128, call, DynValue::U128)
             }
             Kind::Fixed(q) => {
-                let mut raw = if S::WRITING {
-                    want_fixed(s, name, src, q)?
-                } else {
-                    0
-                };
-                s.fixed(name, &mut raw, q)?;
-                read(DynValue::Fixed(Fixed::new(raw, q.fraction_bits())))
+                let want = |s: &S, n: &str, v: &DynValue| want_fixed(s, n, v, q);
+                let wrap = |raw| DynValue::Fixed(Fixed::new(raw, q.fraction_bits()));
+                scalar(s, name, src, want, |s, raw| s.fixed(name, raw, q), wrap)
             }
             Kind::WStr { max_len } => {
-                let mut text = match src {
-                    DynValue::Str(t) if S::WRITING => t.clone(),
-                    other if S::WRITING => return Err(wrong(s, name, "a string", other)),
-                    _ => String::new(),
-                };
-                s.wstring(name, &mut text, *max_len)?;
-                read(DynValue::Str(text))
+                let call = |s: &mut S, t: &mut String| s.wstring(name, t, *max_len);
+                scalar(s, name, src, want_str, call, DynValue::Str)
             }
-            Kind::F32 => {
-                let mut x = if S::WRITING {
-                    want_f32(s, name, src)?
-                } else {
-                    0.0
-                };
-                s.f32(name, &mut x)?;
-                read(DynValue::F32(x))
-            }
-            Kind::F64 => {
-                let mut x = match src {
-                    DynValue::F64(x) => *x,
-                    other if S::WRITING => f64::from(want_f32(s, name, other)?),
-                    _ => 0.0,
-                };
-                s.f64(name, &mut x)?;
-                read(DynValue::F64(x))
-            }
+            Kind::F32 => scalar(s, name, src, want_f32, |s, x| s.f32(name, x), DynValue::F32),
+            Kind::F64 => scalar(s, name, src, want_f64, |s, x| s.f64(name, x), DynValue::F64),
             Kind::CompressedFloat(spec) => {
-                let mut x = if S::WRITING {
-                    want_f32(s, name, src)?
-                } else {
-                    0.0
-                };
-                s.compressed_f32(name, &mut x, spec)?;
-                read(DynValue::F32(x))
+                let call = |s: &mut S, x: &mut f32| s.compressed_f32(name, x, spec);
+                scalar(s, name, src, want_f32, call, DynValue::F32)
             }
             Kind::CompressedVector(spec) => {
-                let mut v = if S::WRITING {
-                    want_floats::<3, S>(s, name, src)?
-                } else {
-                    [0.0; 3]
-                };
-                s.compressed_vec3(name, &mut v, spec)?;
-                read(DynValue::Vec3(v))
+                let call = |s: &mut S, v: &mut [f32; 3]| s.compressed_vec3(name, v, spec);
+                scalar(s, name, src, want_floats::<3, S>, call, DynValue::Vec3)
             }
             Kind::Quaternion(spec) => {
-                let mut q = if S::WRITING {
-                    want_floats::<4, S>(s, name, src)?
-                } else {
-                    [0.0; 4]
-                };
-                s.quaternion(name, &mut q, spec)?;
-                read(DynValue::Quat(q))
+                let call = |s: &mut S, q: &mut [f32; 4]| s.quaternion(name, q, spec);
+                scalar(s, name, src, want_floats::<4, S>, call, DynValue::Quat)
             }
             Kind::Str { max_len } => {
-                let mut text = match src {
-                    DynValue::Str(t) if S::WRITING => t.clone(),
-                    other if S::WRITING => return Err(wrong(s, name, "a string", other)),
-                    _ => String::new(),
-                };
-                s.string(name, &mut text, *max_len)?;
-                read(DynValue::Str(text))
+                let call = |s: &mut S, t: &mut String| s.string(name, t, *max_len);
+                scalar(s, name, src, want_str, call, DynValue::Str)
             }
-            Kind::BitRun { table, .. } => crate::bit_run::serialize(s, name, table, prev, src)?,
+            Kind::BitRun { table, .. } => crate::bit_run::serialize(s, name, table, prev, src),
             Kind::Bytes { len } => {
-                let mut b = match src {
-                    DynValue::Bytes(b) if S::WRITING => b.clone(),
-                    other if S::WRITING => return Err(wrong(s, name, "bytes", other)),
-                    _ => Vec::new(),
-                };
-                s.bytes_vec(name, &mut b, *len)?;
-                read(DynValue::Bytes(b))
+                let call = |s: &mut S, b: &mut Vec<u8>| s.bytes_vec(name, b, *len);
+                scalar(s, name, src, want_bytes, call, DynValue::Bytes)
             }
-            Kind::Align => {
-                s.align(name)?;
-                DynValue::Null
-            }
-            Kind::Check(label) => {
-                s.check(label)?;
-                DynValue::Null
-            }
-            Kind::End => {
-                s.end()?;
-                DynValue::Null
-            }
+            Kind::Align => s.align(name).map(|()| DynValue::Null),
+            Kind::Check(label) => s.check(label).map(|()| DynValue::Null),
+            Kind::End => s.end().map(|()| DynValue::Null),
             Kind::ObjectIndex { max_objects, .. } => {
-                let mut x = if S::WRITING {
-                    want_i64(s, name, src)?
-                } else {
-                    0
-                };
-                s.object_index(name, prev, &mut x, *max_objects)?;
-                read(DynValue::Int(x))
+                let call = |s: &mut S, x: &mut i64| s.object_index(name, prev, x, *max_objects);
+                scalar(s, name, src, want_i64, call, DynValue::Int)
             }
             Kind::IntRelative { .. } => {
-                let mut x = if S::WRITING {
-                    want_i64(s, name, src)?
-                } else {
-                    0
-                };
-                s.int_relative(name, prev, &mut x)?;
-                read(DynValue::Int(x))
+                let call = |s: &mut S, x: &mut i64| s.int_relative(name, prev, x);
+                scalar(s, name, src, want_i64, call, DynValue::Int)
             }
             Kind::Struct(sid) => {
                 let sd = &self.structs[*sid];
-                s.scope(name, |s| self.struct_value(s, sd, src, 0, None))?
+                s.scope(name, |s| self.struct_value(s, sd, src, 0, None))
             }
             Kind::Union(u) => {
                 let def = &self.unions[*u];
-                s.scope(name, |s| self.union_value(s, def, src))?
+                s.scope(name, |s| self.union_value(s, def, src))
             }
             Kind::Array {
                 max_len,
@@ -357,14 +234,44 @@ impl Schema {
                 element,
             } => s.scope(name, |s| {
                 self.array(s, f, *max_len, *min_element_bits, element, src)
-            })?,
+            }),
             Kind::Sparse {
                 max_objects,
                 element,
                 layout,
             } => s.scope(name, |s| {
                 self.sparse(s, *max_objects, &self.structs[*element], layout, src)
-            })?,
+            }),
+        }
+    }
+
+    /// An enum field: its number as `int(min, max)`, written from a name or a number, read
+    /// back as the name (shown over the number in the trace) when the number has one.
+    fn enum_field<S: Stream>(
+        &self,
+        s: &mut S,
+        name: &str,
+        def: &EnumDef,
+        src: &DynValue,
+    ) -> Result<DynValue> {
+        let mut x = if S::WRITING {
+            match src {
+                DynValue::Enum(n) => enum_value(s, name, def, n)?,
+                DynValue::Str(n) => enum_value(s, name, def, n)?,
+                other => want_i64(s, name, other)?,
+            }
+        } else {
+            0
+        };
+        s.int(name, &mut x, def.min, def.max)?;
+        Ok(match def.name_of(x) {
+            Some(n) if S::READING => {
+                let n = n.clone();
+                s.annotate(|| Value::Str(n.to_string()));
+                DynValue::Enum(n)
+            }
+            _ if S::READING => DynValue::Int(x),
+            _ => DynValue::Null,
         })
     }
 
@@ -561,6 +468,47 @@ fn canonical<'v>(
             .map(|n| st.get(n).cloned().unwrap_or_default())
             .collect(),
     ))
+}
+
+/// One value sent by a single primitive: on a write taken from `src` by `want`, on a read
+/// started from `T::default()`; `call` sends it, and a read returns it wrapped by `wrap` (a
+/// write returns `Null`).
+fn scalar<S: Stream, T: Default>(
+    s: &mut S,
+    name: &str,
+    src: &DynValue,
+    want: impl FnOnce(&S, &str, &DynValue) -> Result<T>,
+    call: impl FnOnce(&mut S, &mut T) -> Result<()>,
+    wrap: impl FnOnce(T) -> DynValue,
+) -> Result<DynValue> {
+    let mut x = if S::WRITING {
+        want(s, name, src)?
+    } else {
+        T::default()
+    };
+    call(s, &mut x)?;
+    Ok(if S::READING { wrap(x) } else { DynValue::Null })
+}
+
+fn want_f64<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<f64> {
+    match *v {
+        DynValue::F64(x) => Ok(x),
+        ref other => want_f32(s, name, other).map(f64::from),
+    }
+}
+
+fn want_str<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<String> {
+    match v {
+        DynValue::Str(t) => Ok(t.clone()),
+        other => Err(wrong(s, name, "a string", other)),
+    }
+}
+
+fn want_bytes<S: Stream>(s: &S, name: &str, v: &DynValue) -> Result<Vec<u8>> {
+    match v {
+        DynValue::Bytes(b) => Ok(b.clone()),
+        other => Err(wrong(s, name, "bytes", other)),
+    }
 }
 
 #[cold]

@@ -66,6 +66,7 @@ pub mod wireshark;
 pub mod yojimbo;
 
 pub use error::{SchemaError, SchemaWarning};
+pub use parse::BUILTINS;
 pub use schema::Schema;
 pub use source::{parse_i128, parse_u128};
 pub use value::{DynStruct, DynValue};

@@ -48,8 +48,10 @@ impl Schema {
     }
 }
 
-/// The built-in type names, for "unknown type" hints and shadowing checks.
-pub(crate) const BUILTINS: &[&str] = &[
+/// The built-in type names of a field in a struct (SCHEMA.md, "Fields"): what the loader accepts,
+/// lists in its "unknown type" hints and refuses as a name of the file's own types. Tools that
+/// generate schemas (the `schema_load` fuzzer) take the list from here.
+pub const BUILTINS: &[&str] = &[
     "bool",
     "int",
     "i8",
@@ -112,6 +114,17 @@ fn keys_of(ty: &str) -> &'static [&'static str] {
     }
 }
 
+/// The field a kind is made for: its keys, its span and its type name (what errors cite).
+#[derive(Clone, Copy)]
+struct Params<'a, 'i> {
+    t: &'a DeTable<'i>,
+    span: &'a Range<usize>,
+    ty: &'a str,
+}
+
+/// A struct as written: its name, and its fields before type names are resolved.
+type RawStruct<'i> = (Spanned<String>, Vec<RawField<'i>>);
+
 /// A field as written, before type names are resolved.
 struct RawField<'i> {
     span: Range<usize>,
@@ -128,68 +141,13 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         file,
         warnings: Default::default(),
     };
-    if text.len() > MAX_SCHEMA_BYTES {
-        return Err(p.err(
-            &(0..0),
-            format!(
-                "the schema is {} bytes, more than {MAX_SCHEMA_BYTES} (SCHEMA.md, \"Bounds\": split it up)",
-                text.len()
-            ),
-        ));
-    }
-    let root = DeTable::parse(text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        p.err(
-            &span,
-            format!("{} (fix the TOML syntax)", e.message().trim_end()),
-        )
-    })?;
+    let root = document(&p, text)?;
     let root_span = root.span();
     let root = root.get_ref();
-    for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum", "union", "batch", "yojimbo"]
-            .contains(&k.get_ref().as_ref())
-        {
-            return Err(p.err(
-                &k.span(),
-                format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME], [batch] or [yojimbo])",
-                    k.get_ref()
-                ),
-            ));
-        }
-    }
 
     // ---- enums ----
     let mut enums = Vec::new();
     let mut type_names: HashMap<String, (Range<usize>, TypeRef)> = HashMap::new();
-    let mut declare = |p: &Parser<'_>, name: &Spanned<toml::de::DeString<'_>>, r: TypeRef| {
-        let n = name.get_ref().to_string();
-        p.name(&name.span(), &n, "type name")?;
-        if BUILTINS.contains(&n.as_str()) {
-            return Err(p.err(
-                &name.span(),
-                format!("type name \"{n}\" is a built-in type (rename it)"),
-            ));
-        }
-        if let Some((other, _)) = type_names.get(&n) {
-            // Report at the later of the two, citing the earlier.
-            let (first, second) = if other.start < name.span().start {
-                (other.clone(), name.span())
-            } else {
-                (name.span(), other.clone())
-            };
-            let (l, c) = line_col(p.text, first.start);
-            return Err(p.err(
-                &second,
-                format!(
-                    "duplicate type name \"{n}\", first defined at {l}:{c} (rename one of them)"
-                ),
-            ));
-        }
-        type_names.insert(n, (name.span(), r));
-        Ok(())
-    };
     let mut definitions = 0usize;
     for key in ["enum", "struct", "union"] {
         if let Some(section) = get(root, key) {
@@ -199,64 +157,18 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     p.at_most(&root_span, definitions, "structs, enums and unions")?;
     if let Some(section) = get(root, "enum") {
         for (name, def) in p.table(section, "[enum]")?.iter() {
-            declare(&p, name, TypeRef::Enum(enums.len()))?;
+            declare(&p, &mut type_names, name, TypeRef::Enum(enums.len()))?;
             enums.push(parse_enum(&p, name.get_ref(), def)?);
         }
     }
 
     // ---- structs: collect raw fields, then resolve with cycle detection ----
-    let mut raw: Vec<(Spanned<String>, Vec<RawField<'_>>)> = Vec::new();
-    if let Some(section) = get(root, "struct") {
-        for (name, def) in p.table(section, "[struct]")?.iter() {
-            declare(&p, name, TypeRef::Struct(raw.len()))?;
-            let t = p.table(def, &format!("struct {}", name.get_ref()))?;
-            for (k, _) in t.iter() {
-                if k.get_ref() != "fields" && k.get_ref() != "doc" {
-                    return Err(p.err(
-                        &k.span(),
-                        format!(
-                            "unknown key \"{}\" in struct {} (a struct has `fields = [...]` and an optional `doc`)",
-                            k.get_ref(),
-                            name.get_ref()
-                        ),
-                    ));
-                }
-            }
-            let fields_v = get(t, "fields").ok_or_else(|| {
-                p.err(
-                    &name.span(),
-                    format!(
-                        "struct {} has no fields (add `fields = [ {{ name = \"x\", type = \"i32\" }} ]`)",
-                        name.get_ref()
-                    ),
-                )
-            })?;
-            let list = fields_v.get_ref().as_array().ok_or_else(|| {
-                p.err(
-                    &fields_v.span(),
-                    "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
-                )
-            })?;
-            p.at_most(
-                &fields_v.span(),
-                list.len(),
-                &format!("fields in struct {}", name.get_ref()),
-            )?;
-            let mut fields = Vec::with_capacity(list.len());
-            for f in list.iter() {
-                fields.push(raw_field(&p, f)?);
-            }
-            raw.push((
-                Spanned::new(name.span(), name.get_ref().to_string()),
-                fields,
-            ));
-        }
-    }
+    let raw = raw_structs(&p, root, &mut type_names)?;
 
     let mut raw_unions: Vec<RawUnion<'_>> = Vec::new();
     if let Some(section) = get(root, "union") {
         for (name, def) in p.table(section, "[union]")?.iter() {
-            declare(&p, name, TypeRef::Union(raw_unions.len()))?;
+            declare(&p, &mut type_names, name, TypeRef::Union(raw_unions.len()))?;
             raw_unions.push(raw_union(&p, name.get_ref(), def)?);
         }
     }
@@ -325,6 +237,98 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
         packets,
         struct_ids,
     })
+}
+
+/// The TOML document of a schema: refused when over [`MAX_SCHEMA_BYTES`], not TOML, or
+/// holding a section the language does not have.
+fn document<'t>(p: &Parser<'t>, text: &'t str) -> Result<Spanned<DeTable<'t>>, SchemaError> {
+    if text.len() > MAX_SCHEMA_BYTES {
+        return Err(p.err(
+            &(0..0),
+            format!(
+                "the schema is {} bytes, more than {MAX_SCHEMA_BYTES} (SCHEMA.md, \"Bounds\": split it up)",
+                text.len()
+            ),
+        ));
+    }
+    let document = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        p.err(
+            &span,
+            format!("{} (fix the TOML syntax)", e.message().trim_end()),
+        )
+    })?;
+    for (k, _) in document.get_ref().iter() {
+        if !["protocol", "struct", "enum", "union", "batch", "yojimbo"]
+            .contains(&k.get_ref().as_ref())
+        {
+            return Err(p.err(
+                &k.span(),
+                format!(
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME], [batch] or [yojimbo])",
+                    k.get_ref()
+                ),
+            ));
+        }
+    }
+    Ok(document)
+}
+
+/// The `[struct.NAME]` definitions with their fields as written, each name declared.
+fn raw_structs<'i>(
+    p: &Parser<'_>,
+    root: &'i DeTable<'i>,
+    type_names: &mut HashMap<String, (Range<usize>, TypeRef)>,
+) -> Result<Vec<RawStruct<'i>>, SchemaError> {
+    let mut raw: Vec<RawStruct<'i>> = Vec::new();
+    if let Some(section) = get(root, "struct") {
+        for (name, def) in p.table(section, "[struct]")?.iter() {
+            declare(p, type_names, name, TypeRef::Struct(raw.len()))?;
+            let list = p.struct_fields(name.get_ref(), &name.span(), def, "struct", "i32")?;
+            let mut fields = Vec::with_capacity(list.len());
+            for f in list.iter() {
+                fields.push(raw_field(p, f)?);
+            }
+            raw.push((
+                Spanned::new(name.span(), name.get_ref().to_string()),
+                fields,
+            ));
+        }
+    }
+    Ok(raw)
+}
+
+/// Declares a type name defined in the file (an enum, struct or union): refused when it is a
+/// built-in type's or another definition's.
+fn declare(
+    p: &Parser<'_>,
+    type_names: &mut HashMap<String, (Range<usize>, TypeRef)>,
+    name: &Spanned<toml::de::DeString<'_>>,
+    r: TypeRef,
+) -> Result<(), SchemaError> {
+    let n = name.get_ref().to_string();
+    p.name(&name.span(), &n, "type name")?;
+    if BUILTINS.contains(&n.as_str()) {
+        return Err(p.err(
+            &name.span(),
+            format!("type name \"{n}\" is a built-in type (rename it)"),
+        ));
+    }
+    if let Some((other, _)) = type_names.get(&n) {
+        // Report at the later of the two, citing the earlier.
+        let (first, second) = if other.start < name.span().start {
+            (other.clone(), name.span())
+        } else {
+            (name.span(), other.clone())
+        };
+        let (l, c) = line_col(p.text, first.start);
+        return Err(p.err(
+            &second,
+            format!("duplicate type name \"{n}\", first defined at {l}:{c} (rename one of them)"),
+        ));
+    }
+    type_names.insert(n, (name.span(), r));
+    Ok(())
 }
 
 /// The `[protocol]` section: the framing, and per packet type its body struct (`map`: the index
@@ -998,9 +1002,9 @@ impl Resolver<'_, '_> {
                     previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
                 (Kind::BitRun { table, .. }, _) => {
-                    let by = self
-                        .p
-                        .string(self.need(rf.table, &rf.span, ty, "by", "")?, "by")?;
+                    let by_v = get(rf.table, "by")
+                        .ok_or_else(|| self.p.err(&rf.span, "bit_run field without `by`"))?;
+                    let by = self.p.string(by_v, "by")?;
                     let by = b.sibling(self.p, &by, crate::bit_run::can_pick, "an integer")?;
                     Kind::BitRun { by, table }
                 }
@@ -1210,22 +1214,21 @@ impl Resolver<'_, '_> {
         Ok(())
     }
 
-    fn need<'v, 'i>(
+    /// The value of `key`, which a field of this type must have (`why`: how to add it).
+    fn need<'a, 'i>(
         &self,
-        t: &'v DeTable<'i>,
-        span: &Range<usize>,
-        ty: &str,
+        f: Params<'a, 'i>,
         key: &str,
         why: &str,
-    ) -> Result<&'v Val<'i>, SchemaError> {
-        get(t, key).ok_or_else(|| {
+    ) -> Result<&'a Val<'i>, SchemaError> {
+        get(f.t, key).ok_or_else(|| {
             self.p
-                .err(span, format!("{ty} field without `{key}` ({why})"))
+                .err(f.span, format!("{} field without `{key}` ({why})", f.ty))
         })
     }
 
     /// The kind of a field of type `ty`; `t` holds its parameters (`None` for an array element
-    /// given by a bare type name).
+    /// given by a bare type name). One method per family of types below.
     fn kind(
         &mut self,
         rf_span_src: &RawField<'_>,
@@ -1236,451 +1239,35 @@ impl Resolver<'_, '_> {
         if t.is_some() {
             self.check_keys(rf_span_src, ty)?;
         }
+        if let Some(kind) = plain_kind(ty) {
+            return Ok(kind);
+        }
         let empty = DeTable::new();
-        let t = t.unwrap_or(&empty);
-        let span = &rf_span_src.span;
-        let p = self.p;
-        let full = |lo: i64, hi: i64| Ok(Kind::Int { min: lo, max: hi });
+        let f = Params {
+            t: t.unwrap_or(&empty),
+            span: &rf_span_src.span,
+            ty,
+        };
         match ty {
-            "bool" => Ok(Kind::Bool),
-            "i8" => full(i8::MIN.into(), i8::MAX.into()),
-            "i16" => full(i16::MIN.into(), i16::MAX.into()),
-            "i32" => full(i32::MIN.into(), i32::MAX.into()),
-            "i64" => full(i64::MIN, i64::MAX),
-            "u8" => full(0, u8::MAX.into()),
-            "u16" => full(0, u16::MAX.into()),
-            "u32" => full(0, u32::MAX.into()),
-            "int128" => {
-                let min_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "min",
-                    "give the smallest value: `min = 0`, or a string of digits beyond 64 bits",
-                )?;
-                let max_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "max",
-                    "give the largest value: `max = 100`, or a string of digits beyond 64 bits",
-                )?;
-                let min = p.int128(min_v, "min")?;
-                let max = p.int128(max_v, "max")?;
-                if min > max {
-                    return Err(p.err(
-                        &min_v.span(),
-                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
-                    ));
-                }
-                Ok(Kind::Int128 { min, max })
-            }
-            "u128" => Ok(Kind::U128),
-            "fixed" => {
-                let ib_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "integer_bits",
-                    "give the Q format's integer bits, sign included: `integer_bits = 8` for Q8.8",
-                )?;
-                let fb_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "fraction_bits",
-                    "give the Q format's fraction bits: `fraction_bits = 8` for Q8.8",
-                )?;
-                let min_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "min",
-                    "give the smallest value in whole units: `min = -100`",
-                )?;
-                let max_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "max",
-                    "give the largest value in whole units: `max = 100`",
-                )?;
-                let unsigned = match get(t, "unsigned") {
-                    Some(v) => v
-                        .get_ref()
-                        .as_bool()
-                        .ok_or_else(|| p.err(&v.span(), "unsigned must be true or false"))?,
-                    None => false,
-                };
-                let ib = p.count(ib_v, "integer_bits")?;
-                let fb = p.count(fb_v, "fraction_bits")?;
-                let min = p.int(min_v, "min")?;
-                let max = p.int(max_v, "max")?;
-                let bits = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-                let spec = FixedPoint::new(bits(ib), bits(fb), !unsigned, min, max)
-                    .map_err(|e| p.err(&ib_v.span(), e))?;
-                Ok(Kind::Fixed(spec))
-            }
-            "wstring" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "max_len",
-                    "a wide string's length in UTF-16 units needs an upper bound (buffer_size - 1): add `max_len = 31`",
-                )?;
-                Ok(Kind::WStr {
-                    max_len: p.count(v, "max_len")?,
-                })
-            }
-            "int" | "int64" => {
-                let min_v = self.need(t, span, ty, "min", "give the smallest value: `min = 0`")?;
-                let max_v = self.need(t, span, ty, "max", "give the largest value: `max = 100`")?;
-                let min = p.int(min_v, "min")?;
-                let max = p.int(max_v, "max")?;
-                if min > max {
-                    return Err(p.err(
-                        &min_v.span(),
-                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
-                    ));
-                }
-                Ok(Kind::Int { min, max })
-            }
-            "u64" => Ok(Kind::U64),
-            "f32" => Ok(Kind::F32),
-            "f64" => Ok(Kind::F64),
-            "bits" => {
-                let v = self.need(t, span, ty, "bits", "give the width: `bits = 12`")?;
-                let n = p.int(v, "bits")?;
-                if !(1..=64).contains(&n) {
-                    return Err(p.err(&v.span(), format!("bits = {n} (use 1 to 64)")));
-                }
-                Ok(Kind::Bits(n as u32))
-            }
-            "compressed_float" | "compressed_vector" if get(t, "max_integer_value").is_some() => {
-                let spec = self.compressed_params(t, span, ty)?;
-                if !spec.is_stable() {
-                    let step = spec.delta() / spec.steps() as f32;
-                    p.warn(span, unstable_range(&spec, step));
-                }
-                Ok(if ty == "compressed_float" {
-                    Kind::CompressedFloat(spec)
-                } else {
-                    Kind::CompressedVector(spec)
-                })
-            }
+            "int" | "int64" => self.int_range(f),
+            "int128" => self.int128_range(f),
+            "fixed" => self.fixed_point(f),
+            "bits" => self.bits(f),
             "compressed_float" | "compressed_vector" => {
-                for key in ["delta", "bits"] {
-                    if let Some(v) = get(t, key) {
-                        return Err(p.err(
-                            &v.span(),
-                            format!("`{key}` is a precomputed constant: give it with `max_integer_value` (and `min`, `delta`), or use `max` and `resolution`"),
-                        ));
-                    }
-                }
-                let min_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "min",
-                    "give the smallest value: `min = -512.0`",
-                )?;
-                let max_v =
-                    self.need(t, span, ty, "max", "give the largest value: `max = 512.0`")?;
-                let res_v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "resolution",
-                    "give the step: `resolution = 0.01`",
-                )?;
-                let min = p.float(min_v, "min")?;
-                let max = p.float(max_v, "max")?;
-                let res = p.float(res_v, "resolution")?;
-                if min > max {
-                    return Err(p.err(
-                        &min_v.span(),
-                        format!("min {min} is greater than max {max} (swap them, or fix one)"),
-                    ));
-                }
-                // A resolution too fine for a 32-bit code first: said with one that fits (the
-                // constructor would refuse the infinite counts among them without it).
-                if let Some(coarsest) = too_fine(min, max, res) {
-                    return Err(p.err(
-                        &res_v.span(),
-                        format!(
-                            "resolution {} asks for {} steps of {}..={}, more than the {} a \
-                             compressed float's 32-bit code holds (use `resolution = \
-                             {coarsest}` or coarser)",
-                            short(res),
-                            match (max - min) / res {
-                                steps if steps.is_finite() => short(steps),
-                                _ => format!("over {}", short(f32::MAX)),
-                            },
-                            short(min),
-                            short(max),
-                            MAX_STEPS as u32
-                        ),
-                    ));
-                }
-                let spec = CompressedFloat::new(min, max, res).map_err(|e| {
-                    p.err(
-                        &min_v.span(),
-                        format!("{e} (use finite bounds, min < max, resolution > 0)"),
-                    )
-                })?;
-                if !spec.is_stable() {
-                    p.warn(&min_v.span(), unstable_range(&spec, res));
-                }
+                let spec = self.compressed_params(f)?;
                 Ok(if ty == "compressed_float" {
                     Kind::CompressedFloat(spec)
                 } else {
                     Kind::CompressedVector(spec)
                 })
             }
-            "quaternion" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "bits",
-                    "give the bits per component: `bits = 10`",
-                )?;
-                let n = p.int(v, "bits")?;
-                let spec = u32::try_from(n)
-                    .map_err(|_| n.to_string())
-                    .and_then(SmallestThree::new)
-                    .map_err(|e| {
-                        p.err(
-                            &v.span(),
-                            format!(
-                                "quaternion bits = {n}: {e} (use 2 to 16 bits; 9 to 12 is usual)"
-                            ),
-                        )
-                    })?;
-                Ok(Kind::Quaternion(spec))
-            }
-            "string" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "max_len",
-                    "a string's length needs an upper bound: add `max_len = 31`",
-                )?;
-                let max_len = p.count(v, "max_len")?;
-                Ok(Kind::Str { max_len })
-            }
-            "bytes" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "len",
-                    "give the fixed length in bytes: `len = 16`",
-                )?;
-                let len = p.count(v, "len")?;
-                if len > 1 << 24 {
-                    return Err(p.err(
-                        &v.span(),
-                        format!("bytes len {len} is beyond any packet (use at most 16777216)"),
-                    ));
-                }
-                Ok(Kind::Bytes { len })
-            }
-            "array" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "max_len",
-                    "an array count needs an upper bound: add `max_len = 32`",
-                )?;
-                let max_len = p.count(v, "max_len")?;
-                let ev = self.need(t, span, ty, "element", "give the element type: `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`")?;
-                let element = match ev.get_ref() {
-                    DeValue::String(_) => {
-                        let et = p.string(ev, "element")?;
-                        if matches!(et.get_ref().as_str(), "check" | "align" | "end" | "include") {
-                            return Err(p.err(
-                                &et.span(),
-                                format!(
-                                    "an array element cannot be {} (use a value type)",
-                                    et.get_ref()
-                                ),
-                            ));
-                        }
-                        let inner = RawField {
-                            span: ev.span(),
-                            table: rf_span_src.table,
-                            name: None,
-                            ty: et.clone(),
-                            guard: None,
-                        };
-                        self.kind(&inner, et.get_ref(), &et.span(), None)?
-                    }
-                    DeValue::Table(et) => {
-                        let inner = raw_field(p, ev)?;
-                        if inner.name.is_some() || inner.guard.is_some() {
-                            return Err(
-                                p.err(&ev.span(), "an array element takes no name, if or unless (remove them: elements are named `name[i]`)")
-                            );
-                        }
-                        let ty = inner.ty.get_ref().clone();
-                        if matches!(ty.as_str(), "check" | "align" | "end" | "include") {
-                            return Err(p.err(
-                                &inner.ty.span(),
-                                format!("an array element cannot be {ty} (use a value type)"),
-                            ));
-                        }
-                        self.kind(&inner, &ty, &inner.ty.span(), Some(et))?
-                    }
-                    _ => {
-                        return Err(p.err(
-                            &ev.span(),
-                            "element is neither a type name nor a table (write `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`)",
-                        ));
-                    }
-                };
-                if matches!(element, Kind::BitRun { .. }) {
-                    return Err(p.err(
-                        &ev.span(),
-                        "an array element cannot be a bit_run (its count comes from a field of the struct: make the element a struct holding that field and the run)",
-                    ));
-                }
-                if matches!(
-                    element,
-                    Kind::ObjectIndex {
-                        previous: Prev::Slot(_),
-                        ..
-                    } | Kind::IntRelative {
-                        previous: Prev::Slot(_)
-                    }
-                ) {
-                    return Err(p.err(
-                        &ev.span(),
-                        "an array element cannot take `previous` from a field (use a constant)",
-                    ));
-                }
-                let min_element_bits =
-                    min_bits_with(&element, &self.structs, self.enums, &self.unions);
-                if min_element_bits == 0 {
-                    return Err(p.err(
-                        &ev.span(),
-                        "an array element that can take no bits cannot be bounded by the packet's \
-                         size: a few bytes could claim max_len elements (give the element a field \
-                         that takes bits)",
-                    ));
-                }
-                Ok(Kind::Array {
-                    max_len,
-                    min_element_bits,
-                    element: Box::new(element),
-                })
-            }
-            "sparse_array" => {
-                let v = self.need(t, span, ty, "max_objects", "give the number of object slots (the end-of-list sentinel): `max_objects = 4096`")?;
-                let max_objects = p.int(v, "max_objects")?;
-                if !(1..=i64::from(i32::MAX)).contains(&max_objects) {
-                    return Err(p.err(
-                        &v.span(),
-                        format!("max_objects = {max_objects} (use 1 to 2147483647)"),
-                    ));
-                }
-                let ev = self.need(
-                    t,
-                    span,
-                    ty,
-                    "element",
-                    "give the element struct: `element = \"RigidBody\"`",
-                )?;
-                let en = p.string(ev, "element")?;
-                let j = match self.types.get(en.get_ref()) {
-                    Some((_, TypeRef::Struct(j))) => *j,
-                    _ => {
-                        return Err(p.err(&en.span(), format!("sparse_array element \"{}\" is not a struct defined in this file (define [struct.{}])", en.get_ref(), en.get_ref())));
-                    }
-                };
-                let k = self.resolve(j, Some(&en.span()))?;
-                let index_name: Arc<str> = match get(t, "index_name") {
-                    Some(v) => {
-                        let n = p.string(v, "index_name")?;
-                        p.name(&n.span(), n.get_ref(), "index_name")?;
-                        n.into_inner().into()
-                    }
-                    None => "index".into(),
-                };
-                self.copy(&en.span(), self.structs[k].layout.len())?;
-                let elem = &self.structs[k];
-                if elem.layout.contains(&index_name) {
-                    return Err(p.err(&en.span(), format!("struct {} has a field named \"{index_name}\", which the sparse array uses for the object index (set index_name = \"...\")", en.get_ref())));
-                }
-                let mut layout = vec![index_name];
-                layout.extend(elem.layout.iter().cloned());
-                Ok(Kind::Sparse {
-                    max_objects,
-                    element: k,
-                    layout: layout.into(),
-                })
-            }
-            "object_index" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "max_objects",
-                    "give the number of object slots: `max_objects = 4096`",
-                )?;
-                let max_objects = p.int(v, "max_objects")?;
-                if !(0..=i64::from(i32::MAX)).contains(&max_objects) {
-                    return Err(p.err(
-                        &v.span(),
-                        format!("max_objects = {max_objects} (use 0 to 2147483647)"),
-                    ));
-                }
-                Ok(Kind::ObjectIndex {
-                    max_objects,
-                    previous: self.previous(t)?,
-                })
-            }
-            "int_relative" => {
-                let previous = self.previous(t)?;
-                if let (Prev::Const(c), Some(v)) = (&previous, get(t, "previous"))
-                    && i32::try_from(*c).is_err()
-                {
-                    return Err(p.err(
-                        &v.span(),
-                        format!(
-                            "previous = {c} is not a 32-bit signed integer (int_relative is \
-                             serialize 1.0's: use -2147483648 to 2147483647)"
-                        ),
-                    ));
-                }
-                Ok(Kind::IntRelative { previous })
-            }
-            "check" => {
-                let v = self.need(
-                    t,
-                    span,
-                    ty,
-                    "label",
-                    "give the marker's label: `label = \"header\"`",
-                )?;
-                let label = p.string(v, "label")?;
-                if let Some(why) = crate::names::label(label.get_ref()) {
-                    return Err(p.err(
-                        &label.span(),
-                        format!(
-                            "check label {} {why} (write a short label on one line)",
-                            crate::names::shown(label.get_ref())
-                        ),
-                    ));
-                }
-                Ok(Kind::Check(label.into_inner()))
-            }
-            "bit_run" => crate::bit_run::kind(p, t, span),
-            "align" => Ok(Kind::Align),
-            "end" => Ok(Kind::End),
+            "quaternion" => self.quaternion(f),
+            "string" | "wstring" | "bytes" => self.text(f),
+            "array" => self.array(rf_span_src, f),
+            "sparse_array" => self.sparse_array(f),
+            "object_index" | "int_relative" => self.relative(f),
+            "check" => self.check_label(f),
+            "bit_run" => crate::bit_run::kind(self.p, f.t, f.span),
             _ => match self.types.get(ty) {
                 Some((_, TypeRef::Enum(e))) => Ok(Kind::Enum(*e)),
                 Some((_, TypeRef::Union(u))) => {
@@ -1696,38 +1283,465 @@ impl Resolver<'_, '_> {
         }
     }
 
-    /// A compressed float given by its precomputed wire constants (serialize 1.0's
-    /// precomputed entry point): `min`, `delta`, `max_integer_value` and, optionally, `bits`
-    /// (checked against `max_integer_value`).
-    fn compressed_params(
+    /// `min <= max`, else an error at `min`.
+    fn ordered<T: PartialOrd + std::fmt::Display>(
         &self,
-        t: &DeTable<'_>,
-        span: &Range<usize>,
-        ty: &str,
-    ) -> Result<CompressedFloat, SchemaError> {
+        min_v: &Val<'_>,
+        min: T,
+        max: T,
+    ) -> Result<(), SchemaError> {
+        if min > max {
+            return Err(self.p.err(
+                &min_v.span(),
+                format!("min {min} is greater than max {max} (swap them, or fix one)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `int` and `int64`: an integer in `min..=max` within 64 bits.
+    fn int_range(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
         let p = self.p;
-        for key in ["max", "resolution"] {
-            if let Some(v) = get(t, key) {
-                return Err(p.err(
+        let min_v = self.need(f, "min", "give the smallest value: `min = 0`")?;
+        let max_v = self.need(f, "max", "give the largest value: `max = 100`")?;
+        let min = p.int(min_v, "min")?;
+        let max = p.int(max_v, "max")?;
+        self.ordered(min_v, min, max)?;
+        Ok(Kind::Int { min, max })
+    }
+
+    /// `int128`: an integer in `min..=max` within 128 bits.
+    fn int128_range(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let p = self.p;
+        let min_v = self.need(
+            f,
+            "min",
+            "give the smallest value: `min = 0`, or a string of digits beyond 64 bits",
+        )?;
+        let max_v = self.need(
+            f,
+            "max",
+            "give the largest value: `max = 100`, or a string of digits beyond 64 bits",
+        )?;
+        let min = p.int128(min_v, "min")?;
+        let max = p.int128(max_v, "max")?;
+        self.ordered(min_v, min, max)?;
+        Ok(Kind::Int128 { min, max })
+    }
+
+    /// `fixed`: a Q-format number of `integer_bits` and `fraction_bits` in whole-unit bounds.
+    fn fixed_point(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let Params { t, .. } = f;
+        let p = self.p;
+        let ib_v = self.need(
+            f,
+            "integer_bits",
+            "give the Q format's integer bits, sign included: `integer_bits = 8` for Q8.8",
+        )?;
+        let fb_v = self.need(
+            f,
+            "fraction_bits",
+            "give the Q format's fraction bits: `fraction_bits = 8` for Q8.8",
+        )?;
+        let min_v = self.need(
+            f,
+            "min",
+            "give the smallest value in whole units: `min = -100`",
+        )?;
+        let max_v = self.need(
+            f,
+            "max",
+            "give the largest value in whole units: `max = 100`",
+        )?;
+        let unsigned = match get(t, "unsigned") {
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| p.err(&v.span(), "unsigned must be true or false"))?,
+            None => false,
+        };
+        let ib = p.count(ib_v, "integer_bits")?;
+        let fb = p.count(fb_v, "fraction_bits")?;
+        let min = p.int(min_v, "min")?;
+        let max = p.int(max_v, "max")?;
+        let bits = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let spec = FixedPoint::new(bits(ib), bits(fb), !unsigned, min, max)
+            .map_err(|e| p.err(&ib_v.span(), e))?;
+        Ok(Kind::Fixed(spec))
+    }
+
+    /// `bits`: an unsigned value of 1 to 64 bits.
+    fn bits(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let p = self.p;
+        let v = self.need(f, "bits", "give the width: `bits = 12`")?;
+        let n = p.int(v, "bits")?;
+        if !(1..=64).contains(&n) {
+            return Err(p.err(&v.span(), format!("bits = {n} (use 1 to 64)")));
+        }
+        Ok(Kind::Bits(n as u32))
+    }
+
+    /// `quaternion`: smallest-three with `bits` per component.
+    fn quaternion(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let p = self.p;
+        let v = self.need(f, "bits", "give the bits per component: `bits = 10`")?;
+        let n = p.int(v, "bits")?;
+        let spec = u32::try_from(n)
+            .map_err(|_| n.to_string())
+            .and_then(SmallestThree::new)
+            .map_err(|e| {
+                p.err(
                     &v.span(),
-                    format!("`{key}` with `max_integer_value`: give either the range (`max`, `resolution`) or its precomputed constants (`delta`, `max_integer_value`), not both"),
-                ));
+                    format!("quaternion bits = {n}: {e} (use 2 to 16 bits; 9 to 12 is usual)"),
+                )
+            })?;
+        Ok(Kind::Quaternion(spec))
+    }
+
+    /// `string`, `wstring` (bounded by `max_len`) and `bytes` (of a fixed `len`).
+    fn text(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let Params { ty, .. } = f;
+        let p = self.p;
+        match ty {
+            "string" => {
+                let v = self.need(
+                    f,
+                    "max_len",
+                    "a string's length needs an upper bound: add `max_len = 31`",
+                )?;
+                let max_len = p.count(v, "max_len")?;
+                Ok(Kind::Str { max_len })
+            }
+            "wstring" => {
+                let v = self.need(f, "max_len",
+                    "a wide string's length in UTF-16 units needs an upper bound (buffer_size - 1): add `max_len = 31`",
+                )?;
+                Ok(Kind::WStr {
+                    max_len: p.count(v, "max_len")?,
+                })
+            }
+            _ => {
+                let v = self.need(f, "len", "give the fixed length in bytes: `len = 16`")?;
+                let len = p.count(v, "len")?;
+                if len > 1 << 24 {
+                    return Err(p.err(
+                        &v.span(),
+                        format!("bytes len {len} is beyond any packet (use at most 16777216)"),
+                    ));
+                }
+                Ok(Kind::Bytes { len })
             }
         }
-        let min_v = self.need(
-            t,
-            span,
-            ty,
-            "min",
-            "give the smallest value: `min = -512.0`",
+    }
+
+    /// `array`: a count in `0..=max_len`, then that many elements of one kind.
+    fn array(
+        &mut self,
+        rf_span_src: &RawField<'_>,
+        f: Params<'_, '_>,
+    ) -> Result<Kind, SchemaError> {
+        let p = self.p;
+        let v = self.need(
+            f,
+            "max_len",
+            "an array count needs an upper bound: add `max_len = 32`",
         )?;
-        let delta_v = self.need(
-            t,
-            span,
-            ty,
-            "delta",
-            "give max - min as an f32: `delta = 1024.0`",
+        let max_len = p.count(v, "max_len")?;
+        let ev = self.need(f, "element", "give the element type: `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`")?;
+        let element = self.element(rf_span_src, ev)?;
+        if matches!(element, Kind::BitRun { .. }) {
+            return Err(p.err(
+                &ev.span(),
+                "an array element cannot be a bit_run (its count comes from a field of the struct: make the element a struct holding that field and the run)",
+            ));
+        }
+        if matches!(
+            element,
+            Kind::ObjectIndex {
+                previous: Prev::Slot(_),
+                ..
+            } | Kind::IntRelative {
+                previous: Prev::Slot(_)
+            }
+        ) {
+            return Err(p.err(
+                &ev.span(),
+                "an array element cannot take `previous` from a field (use a constant)",
+            ));
+        }
+        let min_element_bits = min_bits_with(&element, &self.structs, self.enums, &self.unions);
+        if min_element_bits == 0 {
+            return Err(p.err(
+                &ev.span(),
+                "an array element that can take no bits cannot be bounded by the packet's \
+                 size: a few bytes could claim max_len elements (give the element a field \
+                 that takes bits)",
+            ));
+        }
+        Ok(Kind::Array {
+            max_len,
+            min_element_bits,
+            element: Box::new(element),
+        })
+    }
+
+    /// An array's `element`: a type name, or an inline table of a type and its keys.
+    fn element(&mut self, rf_span_src: &RawField<'_>, ev: &Val<'_>) -> Result<Kind, SchemaError> {
+        let p = self.p;
+        match ev.get_ref() {
+            DeValue::String(_) => {
+                let et = p.string(ev, "element")?;
+                if matches!(et.get_ref().as_str(), "check" | "align" | "end" | "include") {
+                    return Err(p.err(
+                        &et.span(),
+                        format!(
+                            "an array element cannot be {} (use a value type)",
+                            et.get_ref()
+                        ),
+                    ));
+                }
+                let inner = RawField {
+                    span: ev.span(),
+                    table: rf_span_src.table,
+                    name: None,
+                    ty: et.clone(),
+                    guard: None,
+                };
+                self.kind(&inner, et.get_ref(), &et.span(), None)
+            }
+            DeValue::Table(et) => {
+                let inner = raw_field(p, ev)?;
+                if inner.name.is_some() || inner.guard.is_some() {
+                    return Err(
+                        p.err(&ev.span(), "an array element takes no name, if or unless (remove them: elements are named `name[i]`)")
+                    );
+                }
+                let ty = inner.ty.get_ref().clone();
+                if matches!(ty.as_str(), "check" | "align" | "end" | "include") {
+                    return Err(p.err(
+                        &inner.ty.span(),
+                        format!("an array element cannot be {ty} (use a value type)"),
+                    ));
+                }
+                self.kind(&inner, &ty, &inner.ty.span(), Some(et))
+            }
+            _ => Err(p.err(
+                &ev.span(),
+                "element is neither a type name nor a table (write `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`)",
+            )),
+        }
+    }
+
+    /// `sparse_array`: relative object indices and a struct's fields, up to a sentinel.
+    fn sparse_array(&mut self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let Params { t, .. } = f;
+        let p = self.p;
+        let v = self.need(
+            f,
+            "max_objects",
+            "give the number of object slots (the end-of-list sentinel): `max_objects = 4096`",
         )?;
+        let max_objects = p.int(v, "max_objects")?;
+        if !(1..=i64::from(i32::MAX)).contains(&max_objects) {
+            return Err(p.err(
+                &v.span(),
+                format!("max_objects = {max_objects} (use 1 to 2147483647)"),
+            ));
+        }
+        let ev = self.need(
+            f,
+            "element",
+            "give the element struct: `element = \"RigidBody\"`",
+        )?;
+        let en = p.string(ev, "element")?;
+        let j = match self.types.get(en.get_ref()) {
+            Some((_, TypeRef::Struct(j))) => *j,
+            _ => {
+                return Err(p.err(&en.span(), format!("sparse_array element \"{}\" is not a struct defined in this file (define [struct.{}])", en.get_ref(), en.get_ref())));
+            }
+        };
+        let k = self.resolve(j, Some(&en.span()))?;
+        let index_name: Arc<str> = match get(t, "index_name") {
+            Some(v) => {
+                let n = p.string(v, "index_name")?;
+                p.name(&n.span(), n.get_ref(), "index_name")?;
+                n.into_inner().into()
+            }
+            None => "index".into(),
+        };
+        self.copy(&en.span(), self.structs[k].layout.len())?;
+        let elem = &self.structs[k];
+        if elem.layout.contains(&index_name) {
+            return Err(p.err(&en.span(), format!("struct {} has a field named \"{index_name}\", which the sparse array uses for the object index (set index_name = \"...\")", en.get_ref())));
+        }
+        let mut layout = vec![index_name];
+        layout.extend(elem.layout.iter().cloned());
+        Ok(Kind::Sparse {
+            max_objects,
+            element: k,
+            layout: layout.into(),
+        })
+    }
+
+    /// `object_index` and `int_relative`: values sent relative to a `previous` one.
+    fn relative(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let Params { t, ty, .. } = f;
+        let p = self.p;
+        if ty == "object_index" {
+            let v = self.need(
+                f,
+                "max_objects",
+                "give the number of object slots: `max_objects = 4096`",
+            )?;
+            let max_objects = p.int(v, "max_objects")?;
+            if !(0..=i64::from(i32::MAX)).contains(&max_objects) {
+                return Err(p.err(
+                    &v.span(),
+                    format!("max_objects = {max_objects} (use 0 to 2147483647)"),
+                ));
+            }
+            return Ok(Kind::ObjectIndex {
+                max_objects,
+                previous: self.previous(t)?,
+            });
+        }
+        let previous = self.previous(t)?;
+        if let (Prev::Const(c), Some(v)) = (&previous, get(t, "previous"))
+            && i32::try_from(*c).is_err()
+        {
+            return Err(p.err(
+                &v.span(),
+                format!(
+                    "previous = {c} is not a 32-bit signed integer (int_relative is \
+                     serialize 1.0's: use -2147483648 to 2147483647)"
+                ),
+            ));
+        }
+        Ok(Kind::IntRelative { previous })
+    }
+
+    /// `check`: a marker with a short label.
+    fn check_label(&self, f: Params<'_, '_>) -> Result<Kind, SchemaError> {
+        let p = self.p;
+        let v = self.need(f, "label", "give the marker's label: `label = \"header\"`")?;
+        let label = p.string(v, "label")?;
+        if let Some(why) = crate::names::label(label.get_ref()) {
+            return Err(p.err(
+                &label.span(),
+                format!(
+                    "check label {} {why} (write a short label on one line)",
+                    crate::names::shown(label.get_ref())
+                ),
+            ));
+        }
+        Ok(Kind::Check(label.into_inner()))
+    }
+
+    /// Keys that one form of a compressed float takes and the other does not: an error at the
+    /// first of `keys` that `t` holds.
+    fn refuse_keys(
+        &self,
+        t: &DeTable<'_>,
+        keys: [&str; 2],
+        why: fn(&str) -> String,
+    ) -> Result<(), SchemaError> {
+        for key in keys {
+            if let Some(v) = get(t, key) {
+                return Err(self.p.err(&v.span(), why(key)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The parameters of every compressed form (`compressed_float`, `compressed_vector`):
+    /// either the range (`min`, `max`, `resolution`) or serialize 1.0's precomputed wire
+    /// constants (`min`, `delta`, `max_integer_value` and, optionally, `bits`, checked against
+    /// `max_integer_value`). A range that is not stable is a warning.
+    fn compressed_params(&self, f: Params<'_, '_>) -> Result<CompressedFloat, SchemaError> {
+        let Params { t, span, .. } = f;
+        let precomputed = get(t, "max_integer_value").is_some();
+        let (refused, other): ([&str; 2], fn(&str) -> String) = if precomputed {
+            (["max", "resolution"], |key: &str| {
+                format!(
+                    "`{key}` with `max_integer_value`: give either the range (`max`, `resolution`) or its precomputed constants (`delta`, `max_integer_value`), not both"
+                )
+            })
+        } else {
+            (["delta", "bits"], |key: &str| {
+                format!(
+                    "`{key}` is a precomputed constant: give it with `max_integer_value` (and `min`, `delta`), or use `max` and `resolution`"
+                )
+            })
+        };
+        self.refuse_keys(t, refused, other)?;
+        let min_v = self.need(f, "min", "give the smallest value: `min = -512.0`")?;
+        let (spec, at, res) = if precomputed {
+            let spec = self.compressed_constants(f, min_v)?;
+            let step = spec.delta() / spec.steps() as f32;
+            (spec, span.clone(), step)
+        } else {
+            let (spec, res) = self.compressed_range(f, min_v)?;
+            (spec, min_v.span(), res)
+        };
+        if !spec.is_stable() {
+            self.p.warn(&at, unstable_range(&spec, res));
+        }
+        Ok(spec)
+    }
+
+    /// A compressed float's range form: `max` and `resolution` after `min`; the spec and its
+    /// resolution.
+    fn compressed_range(
+        &self,
+        f: Params<'_, '_>,
+        min_v: &Val<'_>,
+    ) -> Result<(CompressedFloat, f32), SchemaError> {
+        let p = self.p;
+        let max_v = self.need(f, "max", "give the largest value: `max = 512.0`")?;
+        let res_v = self.need(f, "resolution", "give the step: `resolution = 0.01`")?;
+        let min = p.float(min_v, "min")?;
+        let max = p.float(max_v, "max")?;
+        let res = p.float(res_v, "resolution")?;
+        self.ordered(min_v, min, max)?;
+        // A resolution too fine for a 32-bit code first: said with one that fits (the
+        // constructor would refuse the infinite counts among them without it).
+        if let Some(coarsest) = too_fine(min, max, res) {
+            return Err(p.err(
+                &res_v.span(),
+                format!(
+                    "resolution {} asks for {} steps of {}..={}, more than the {} a \
+                     compressed float's 32-bit code holds (use `resolution = \
+                     {coarsest}` or coarser)",
+                    short(res),
+                    match (max - min) / res {
+                        steps if steps.is_finite() => short(steps),
+                        _ => format!("over {}", short(f32::MAX)),
+                    },
+                    short(min),
+                    short(max),
+                    MAX_STEPS as u32
+                ),
+            ));
+        }
+        let spec = CompressedFloat::new(min, max, res).map_err(|e| {
+            p.err(
+                &min_v.span(),
+                format!("{e} (use finite bounds, min < max, resolution > 0)"),
+            )
+        })?;
+        Ok((spec, res))
+    }
+
+    /// A compressed float's precomputed form: `delta`, `max_integer_value` and `bits` after
+    /// `min` (serialize 1.0's precomputed entry point).
+    fn compressed_constants(
+        &self,
+        f: Params<'_, '_>,
+        min_v: &Val<'_>,
+    ) -> Result<CompressedFloat, SchemaError> {
+        let Params { t, .. } = f;
+        let p = self.p;
+        let delta_v = self.need(f, "delta", "give max - min as an f32: `delta = 1024.0`")?;
         let m_v = get(t, "max_integer_value").unwrap_or(min_v);
         let min = p.float(min_v, "min")?;
         let delta = p.float(delta_v, "delta")?;
@@ -1764,6 +1778,28 @@ impl Resolver<'_, '_> {
             Some(v) => Ok(Prev::Const(self.p.int(v, "previous")?)),
         }
     }
+}
+
+/// The kind of a built-in type that takes no parameters, `None` for every other type.
+fn plain_kind(ty: &str) -> Option<Kind> {
+    let full = |min: i64, max: i64| Kind::Int { min, max };
+    Some(match ty {
+        "bool" => Kind::Bool,
+        "i8" => full(i8::MIN.into(), i8::MAX.into()),
+        "i16" => full(i16::MIN.into(), i16::MAX.into()),
+        "i32" => full(i32::MIN.into(), i32::MAX.into()),
+        "i64" => full(i64::MIN, i64::MAX),
+        "u8" => full(0, u8::MAX.into()),
+        "u16" => full(0, u16::MAX.into()),
+        "u32" => full(0, u32::MAX.into()),
+        "u64" => Kind::U64,
+        "u128" => Kind::U128,
+        "f32" => Kind::F32,
+        "f64" => Kind::F64,
+        "align" => Kind::Align,
+        "end" => Kind::End,
+        _ => return None,
+    })
 }
 
 /// The warning for a compressed float range that is not stable, with a resolution that is.

@@ -5,7 +5,7 @@
 use crate::error::{SchemaError, SchemaWarning};
 use std::ops::Range;
 use toml::Spanned;
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeArray, DeTable, DeValue};
 
 pub(crate) type Val<'i> = Spanned<DeValue<'i>>;
 
@@ -103,6 +103,51 @@ impl<'t> Parser<'t> {
                     format!("{what} must be a table (write it as `[name]` with keys below, or `{{ key = value }}`)"),
                 )
             })
+    }
+
+    /// The `fields` array of the struct `name` (at `name_span`) that `def` defines (`what`:
+    /// "struct" or "batch struct"; `example`: a field type for the hint): a table of `fields`
+    /// and an optional `doc`, holding at most [`MAX_COUNT`](crate::bounds::MAX_COUNT) fields.
+    pub(crate) fn struct_fields<'a, 'i>(
+        &self,
+        name: &str,
+        name_span: &Range<usize>,
+        def: &'a Val<'i>,
+        what: &str,
+        example: &str,
+    ) -> Result<&'a DeArray<'i>, SchemaError> {
+        let t = self.table(def, &format!("{what} {name}"))?;
+        for (k, _) in t.iter() {
+            if k.get_ref() != "fields" && k.get_ref() != "doc" {
+                return Err(self.err(
+                    &k.span(),
+                    format!(
+                        "unknown key \"{}\" in {what} {name} (a struct has `fields = [...]` and an optional `doc`)",
+                        k.get_ref()
+                    ),
+                ));
+            }
+        }
+        let fields = get(t, "fields").ok_or_else(|| {
+            self.err(
+                name_span,
+                format!(
+                    "{what} {name} has no fields (add `fields = [ {{ name = \"x\", type = \"{example}\" }} ]`)"
+                ),
+            )
+        })?;
+        let list = fields.get_ref().as_array().ok_or_else(|| {
+            self.err(
+                &fields.span(),
+                "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
+            )
+        })?;
+        self.at_most(
+            &fields.span(),
+            list.len(),
+            &format!("fields in {what} {name}"),
+        )?;
+        Ok(list)
     }
 
     pub(crate) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {

@@ -68,53 +68,14 @@ impl BatchSchema {
     ) -> Result<()> {
         let at = s.base() + s.position();
         match kind {
-            BKind::Prim(p, check) => {
-                if S::WRITING {
-                    check_value(*check, v, at, err)?;
-                }
-                trace_range(s, *check);
-                prim(s, *p, name, v)?;
-                if S::READING {
-                    check_value(*check, v, at, err)?;
-                }
-                Ok(())
-            }
+            BKind::Prim(p, check) => checked(s, *check, v, at, err, |s, v| prim(s, *p, name, v)),
             BKind::Packed {
                 signed,
                 wide,
                 check,
-            } => {
-                if S::WRITING {
-                    check_value(*check, v, at, err)?;
-                }
-                trace_range(s, *check);
-                match (signed, wide) {
-                    (false, false) => {
-                        let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
-                        s.packed_u32(name, &mut x)?;
-                        *v = DynValue::Int(x.into());
-                    }
-                    (false, true) => {
-                        let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
-                        s.varint(name, &mut x)?;
-                        *v = DynValue::U64(x);
-                    }
-                    (true, false) => {
-                        let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
-                        s.packed_i32(name, &mut x)?;
-                        *v = DynValue::Int(x.into());
-                    }
-                    (true, true) => {
-                        let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
-                        s.packed_i64(name, &mut x)?;
-                        *v = DynValue::Int(x);
-                    }
-                }
-                if S::READING {
-                    check_value(*check, v, at, err)?;
-                }
-                Ok(())
-            }
+            } => checked(s, *check, v, at, err, |s, v| {
+                packed(s, *signed, *wide, name, v, at)
+            }),
             BKind::Str { max_len } => {
                 let mut text = match std::mem::take(v) {
                     DynValue::Str(t) if S::WRITING => t,
@@ -144,30 +105,7 @@ impl BatchSchema {
                 element,
                 len,
                 check,
-            } => {
-                let mut bytes = vec![0u8; element.size() * len];
-                if S::WRITING {
-                    let items = want_array(v, at, name, Some(*len))?;
-                    worst(*check, items, at, err)?;
-                    let mut w = ByteWriter::with_base(&mut bytes, at);
-                    for item in items {
-                        prim(&mut w, *element, name, &mut item.clone())?;
-                    }
-                }
-                s.slice(name, &mut bytes, bitlens_batch::SliceKind::Bytes)?;
-                if S::READING {
-                    // The bytes were read and traced as one field; their elements are read
-                    // again, untraced, by the same primitives.
-                    let mut r = ByteReader::with_tracer(&bytes, at, bitlens_codec::trace::NoTrace);
-                    let mut items = vec![DynValue::Null; *len];
-                    for item in &mut items {
-                        prim(&mut r, *element, name, item)?;
-                    }
-                    worst(*check, &items, at, err)?;
-                    *v = DynValue::Array(items);
-                }
-                Ok(())
-            }
+            } => pod(s, *element, *len, *check, name, err, v),
             BKind::PodStruct { sid, size } => {
                 let mut bytes = vec![0u8; *size];
                 if S::WRITING {
@@ -186,36 +124,140 @@ impl BatchSchema {
                 max_len,
                 unit,
                 element,
-            } => {
-                let mut items = if S::READING {
-                    Vec::new()
-                } else {
-                    match std::mem::take(v) {
-                        DynValue::Array(items) => items,
-                        other => {
-                            *v = other;
-                            return Err(invalid(at, name, "expected an array"));
-                        }
-                    }
-                };
-                let mut n = items.len();
-                let r = s.length(name, &mut n, *max_len, *unit).and_then(|()| {
-                    if S::READING {
-                        // `length` checked n against max_len and the bytes that remain.
-                        items.resize(n, DynValue::Null);
-                    }
-                    s.scope(name, |s| {
-                        for (i, item) in items.iter_mut().enumerate() {
-                            s.index(i, |s| self.value(s, element, "", name, item))?;
-                        }
-                        Ok(())
-                    })
-                });
-                *v = DynValue::Array(items);
-                r
-            }
+            } => self.array(s, *max_len, *unit, element, name, v),
         }
     }
+
+    /// An array: a packed count checked against `max_len` and the bytes that remain (`unit`
+    /// each at least), then the elements as `name[i]`.
+    fn array<S: ByteStream>(
+        &self,
+        s: &mut S,
+        max_len: usize,
+        unit: usize,
+        element: &BKind,
+        name: &'static str,
+        v: &mut DynValue,
+    ) -> Result<()> {
+        let at = s.base() + s.position();
+        let mut items = if S::READING {
+            Vec::new()
+        } else {
+            match std::mem::take(v) {
+                DynValue::Array(items) => items,
+                other => {
+                    *v = other;
+                    return Err(invalid(at, name, "expected an array"));
+                }
+            }
+        };
+        let mut n = items.len();
+        let r = s.length(name, &mut n, max_len, unit).and_then(|()| {
+            if S::READING {
+                // `length` checked n against max_len and the bytes that remain.
+                items.resize(n, DynValue::Null);
+            }
+            s.scope(name, |s| {
+                for (i, item) in items.iter_mut().enumerate() {
+                    s.index(i, |s| self.value(s, element, "", name, item))?;
+                }
+                Ok(())
+            })
+        });
+        *v = DynValue::Array(items);
+        r
+    }
+}
+
+/// A value under a range check: checked before it is written and after it is read, its range
+/// traced before it (as compiled code does).
+fn checked<S: ByteStream>(
+    s: &mut S,
+    check: Check,
+    v: &mut DynValue,
+    at: usize,
+    err: &'static str,
+    send: impl FnOnce(&mut S, &mut DynValue) -> Result<()>,
+) -> Result<()> {
+    if S::WRITING {
+        check_value(check, v, at, err)?;
+    }
+    trace_range(s, check);
+    send(s, v)?;
+    if S::READING {
+        check_value(check, v, at, err)?;
+    }
+    Ok(())
+}
+
+/// A varint: `wide` = 64 bits, `signed` = zig-zag first.
+fn packed<S: ByteStream>(
+    s: &mut S,
+    signed: bool,
+    wide: bool,
+    name: &'static str,
+    v: &mut DynValue,
+    at: usize,
+) -> Result<()> {
+    match (signed, wide) {
+        (false, false) => {
+            let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
+            s.packed_u32(name, &mut x)?;
+            *v = DynValue::Int(x.into());
+        }
+        (false, true) => {
+            let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
+            s.varint(name, &mut x)?;
+            *v = DynValue::U64(x);
+        }
+        (true, false) => {
+            let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
+            s.packed_i32(name, &mut x)?;
+            *v = DynValue::Int(x.into());
+        }
+        (true, true) => {
+            let mut x = if S::WRITING { want(v, at, name)? } else { 0 };
+            s.packed_i64(name, &mut x)?;
+            *v = DynValue::Int(x);
+        }
+    }
+    Ok(())
+}
+
+/// `len` primitives in one copy of their bytes: traced as one field of bytes, range-checked
+/// as a whole ([`worst`]).
+fn pod<S: ByteStream>(
+    s: &mut S,
+    element: Prim,
+    len: usize,
+    check: Check,
+    name: &'static str,
+    err: &'static str,
+    v: &mut DynValue,
+) -> Result<()> {
+    let at = s.base() + s.position();
+    let mut bytes = vec![0u8; element.size() * len];
+    if S::WRITING {
+        let items = want_array(v, at, name, Some(len))?;
+        worst(check, items, at, err)?;
+        let mut w = ByteWriter::with_base(&mut bytes, at);
+        for item in items {
+            prim(&mut w, element, name, &mut item.clone())?;
+        }
+    }
+    s.slice(name, &mut bytes, bitlens_batch::SliceKind::Bytes)?;
+    if S::READING {
+        // The bytes were read and traced as one field; their elements are read
+        // again, untraced, by the same primitives.
+        let mut r = ByteReader::with_tracer(&bytes, at, bitlens_codec::trace::NoTrace);
+        let mut items = vec![DynValue::Null; len];
+        for item in &mut items {
+            prim(&mut r, element, name, item)?;
+        }
+        worst(check, &items, at, err)?;
+        *v = DynValue::Array(items);
+    }
+    Ok(())
 }
 
 /// A schema's `[batch]` section as the batch layer's message set: what the inspector's

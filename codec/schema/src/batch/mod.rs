@@ -35,4 +35,5 @@ mod interpret;
 pub(crate) mod parse;
 pub(crate) mod schema;
 
-pub use schema::BatchSchema;
+pub use parse::BATCH_TYPES;
+pub use schema::{BatchSchema, is_fixed_width};

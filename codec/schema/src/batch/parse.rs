@@ -14,7 +14,10 @@ use toml::de::DeValue;
 
 const BATCH_KEYS: &[&str] = &["messages", "stages", "struct", "doc"];
 
-const BATCH_TYPES: &[&str] = &[
+/// The built-in type names of a field in a `[batch.struct.NAME]` (SCHEMA.md, "Message batches"): what
+/// the loader accepts and refuses as a batch struct's name. The fixed-width ones among them
+/// are those [`is_fixed_width`](super::is_fixed_width) names.
+pub const BATCH_TYPES: &[&str] = &[
     "bool",
     "u8",
     "u16",
@@ -94,59 +97,31 @@ pub(crate) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
         active: Vec::new(),
     };
     if let Some(section) = get(t, "struct") {
-        let table = p.table(section, "[batch.struct]")?;
-        p.at_most(&section.span(), table.len(), "batch structs")?;
-        for (name, def) in table.iter() {
-            p.name(&name.span(), name.get_ref(), "batch struct name")?;
-            let st = p.table(def, &format!("batch struct {}", name.get_ref()))?;
-            for (k, _) in st.iter() {
-                if k.get_ref() != "fields" && k.get_ref() != "doc" {
-                    return Err(p.err(
-                        &k.span(),
-                        format!(
-                            "unknown key \"{}\" in batch struct {} (a struct has `fields = [...]` and an optional `doc`)",
-                            k.get_ref(),
-                            name.get_ref()
-                        ),
-                    ));
-                }
-            }
-            let fields = get(st, "fields").ok_or_else(|| {
-                p.err(
-                    &name.span(),
-                    format!(
-                        "batch struct {} has no fields (add `fields = [ {{ name = \"x\", type = \"u32\" }} ]`)",
-                        name.get_ref()
-                    ),
-                )
-            })?;
-            let list = fields.get_ref().as_array().ok_or_else(|| {
-                p.err(
-                    &fields.span(),
-                    "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
-                )
-            })?;
-            p.at_most(
-                &fields.span(),
-                list.len(),
-                &format!("fields in batch struct {}", name.get_ref()),
-            )?;
-            let n = name.get_ref().to_string();
-            if BATCH_TYPES.contains(&n.as_str()) {
-                return Err(p.err(
-                    &name.span(),
-                    format!("type name \"{n}\" is a built-in type (rename it)"),
-                ));
-            }
-            cx.ids.insert(n.clone(), cx.raw.len());
-            cx.raw.push((Spanned::new(name.span(), n), list));
-        }
+        cx.collect(section)?;
     }
     cx.structs = vec![None; cx.raw.len()];
     for i in 0..cx.raw.len() {
         cx.resolve(i, None)?;
     }
+    let (messages, by_type) = messages(p, v, t, &cx.ids)?;
+    let stages = stages(p, t)?;
+    let structs = cx.structs.into_iter().flatten().collect();
+    Ok(BatchSchema {
+        messages,
+        by_type,
+        structs,
+        stages,
+    })
+}
 
+/// The `messages` list of a `[batch]` section `t` (at `v`): each type's definition, and by
+/// type number its index among them.
+fn messages(
+    p: &Parser<'_>,
+    v: &Val<'_>,
+    t: &toml::de::DeTable<'_>,
+    ids: &HashMap<String, usize>,
+) -> Result<(Vec<MessageDef>, Vec<Option<usize>>), SchemaError> {
     let messages_v = get(t, "messages").ok_or_else(|| {
         p.err(
             &v.span(),
@@ -227,7 +202,7 @@ pub(crate) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
                 ),
             ));
         }
-        let sid = *cx.ids.get(body.get_ref()).ok_or_else(|| {
+        let sid = *ids.get(body.get_ref()).ok_or_else(|| {
             p.err(
                 &body.span(),
                 format!(
@@ -245,7 +220,15 @@ pub(crate) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
         });
     }
 
-    let stages = match get(t, "stages") {
+    Ok((messages, by_type))
+}
+
+/// The optional `stages` names of a `[batch]` section `t`.
+fn stages(
+    p: &Parser<'_>,
+    t: &toml::de::DeTable<'_>,
+) -> Result<Option<Vec<Option<&'static str>>>, SchemaError> {
+    Ok(match get(t, "stages") {
         None => None,
         Some(sv) => {
             let list = sv.get_ref().as_array().ok_or_else(|| {
@@ -268,14 +251,30 @@ pub(crate) fn parse<'a>(p: &Parser<'_>, v: &'a Val<'a>) -> Result<BatchSchema, S
             }
             Some(names)
         }
-    };
-    let structs = cx.structs.into_iter().flatten().collect();
-    Ok(BatchSchema {
-        messages,
-        by_type,
-        structs,
-        stages,
     })
+}
+
+impl<'a> Ctx<'a, '_> {
+    /// Collects the `[batch.struct.NAME]` definitions of `section`, unresolved.
+    fn collect(&mut self, section: &'a Val<'a>) -> Result<(), SchemaError> {
+        let p = self.p;
+        let table = p.table(section, "[batch.struct]")?;
+        p.at_most(&section.span(), table.len(), "batch structs")?;
+        for (name, def) in table.iter() {
+            p.name(&name.span(), name.get_ref(), "batch struct name")?;
+            let list = p.struct_fields(name.get_ref(), &name.span(), def, "batch struct", "u32")?;
+            let n = name.get_ref().to_string();
+            if BATCH_TYPES.contains(&n.as_str()) {
+                return Err(p.err(
+                    &name.span(),
+                    format!("type name \"{n}\" is a built-in type (rename it)"),
+                ));
+            }
+            self.ids.insert(n.clone(), self.raw.len());
+            self.raw.push((Spanned::new(name.span(), n), list));
+        }
+        Ok(())
+    }
 }
 
 impl<'a> Ctx<'a, '_> {
@@ -480,6 +479,42 @@ impl<'a> Ctx<'a, '_> {
         }
     }
 
+    /// A length key `key` of a field of type `name` (at `span`), at most [`MAX_LEN`]; `None`
+    /// when absent and not `required`.
+    fn length(
+        &self,
+        t: &toml::de::DeTable<'_>,
+        span: &Range<usize>,
+        name: &str,
+        key: &str,
+        required: bool,
+    ) -> Result<Option<usize>, SchemaError> {
+        let p = self.p;
+        match get(t, key) {
+            Some(v) => {
+                let n = p.count(v, key)?;
+                if n > MAX_LEN {
+                    return Err(p.err(
+                        &v.span(),
+                        format!(
+                            "{key} {n} exceeds the largest message body, {MAX_LEN} bytes (use less)"
+                        ),
+                    ));
+                }
+                Ok(Some(n))
+            }
+            None if required => Err(p.err(
+                span,
+                format!(
+                    "{name} field without `{key}` (add `{key} = 32`: a length needs an upper bound)"
+                ),
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// The kind of a field of type `ty`; `t` holds its keys. One method per family of types
+    /// below.
     fn kind(
         &mut self,
         ty: &Spanned<String>,
@@ -488,25 +523,6 @@ impl<'a> Ctx<'a, '_> {
     ) -> Result<BKind, SchemaError> {
         let p = self.p;
         let name = ty.get_ref().as_str();
-        let count = |key: &str, required: bool| -> Result<Option<usize>, SchemaError> {
-            match get(t, key) {
-                Some(v) => {
-                    let n = p.count(v, key)?;
-                    if n > MAX_LEN {
-                        return Err(p.err(
-                            &v.span(),
-                            format!("{key} {n} exceeds the largest message body, {MAX_LEN} bytes (use less)"),
-                        ));
-                    }
-                    Ok(Some(n))
-                }
-                None if required => Err(p.err(
-                    span,
-                    format!("{name} field without `{key}` (add `{key} = 32`: a length needs an upper bound)"),
-                )),
-                None => Ok(None),
-            }
-        };
         if let Some(prim) = Prim::from_name(name) {
             return Ok(BKind::Prim(prim, self.check(prim, t)?));
         }
@@ -525,9 +541,12 @@ impl<'a> Ctx<'a, '_> {
                 }
             }
             "string" => BKind::Str {
-                max_len: count("max_len", true)?.unwrap_or(0),
+                max_len: self.length(t, span, name, "max_len", true)?.unwrap_or(0),
             },
-            "bytes" => match (count("len", false)?, count("max_len", false)?) {
+            "bytes" => match (
+                self.length(t, span, name, "len", false)?,
+                self.length(t, span, name, "max_len", false)?,
+            ) {
                 (Some(len), None) => BKind::Bytes { len },
                 (None, Some(max_len)) => BKind::ByteVec { max_len },
                 _ => {
@@ -537,120 +556,138 @@ impl<'a> Ctx<'a, '_> {
                     ));
                 }
             },
-            "pod" => {
-                let ev = get(t, "element").ok_or_else(|| {
-                    p.err(
-                        span,
-                        "pod field without `element` (add `element = \"f32\", len = 3`, or a batch struct of fixed-width fields)",
-                    )
-                })?;
+            "pod" => self.pod(t, span, name)?,
+            "array" => self.array(t, span, name)?,
+            _ => BKind::Struct(self.struct_ref(ty)?),
+        })
+    }
+
+    /// `pod`: `len` primitives, or one struct of fixed-width fields, in one copy of bytes.
+    fn pod(
+        &mut self,
+        t: &toml::de::DeTable<'_>,
+        span: &Range<usize>,
+        name: &str,
+    ) -> Result<BKind, SchemaError> {
+        let p = self.p;
+        let ev = get(t, "element").ok_or_else(|| {
+            p.err(
+                span,
+                "pod field without `element` (add `element = \"f32\", len = 3`, or a batch struct of fixed-width fields)",
+            )
+        })?;
+        let e = p.string(ev, "element")?;
+        let Some(element) = Prim::from_name(e.get_ref()) else {
+            for key in ["len", "min", "max", "abs_max"] {
+                if let Some(v) = get(t, key) {
+                    return Err(p.err(
+                        &v.span(),
+                        format!("`{key}` applies to pod arrays of a primitive element, not to a pod struct (remove it)"),
+                    ));
+                }
+            }
+            let sid = self.struct_ref(&e)?;
+            let size = self.pod_size(sid, &e)?;
+            return Ok(BKind::PodStruct { sid, size });
+        };
+        let len = self.length(t, span, name, "len", true)?.unwrap_or(0);
+        let bytes = element.size() * len;
+        if bytes > MAX_LEN {
+            let at = get(t, "len").map_or(span.clone(), |v| v.span());
+            return Err(p.err(
+                &at,
+                format!(
+                    "pod of {len} {} takes {bytes} bytes, more than the largest \
+                     message body, {MAX_LEN} bytes (use len = {} at most)",
+                    e.get_ref(),
+                    MAX_LEN / element.size()
+                ),
+            ));
+        }
+        Ok(BKind::Pod {
+            element,
+            len,
+            check: self.check(element, t)?,
+        })
+    }
+
+    /// `array`: a packed count in `0..=max_len`, then the elements.
+    fn array(
+        &mut self,
+        t: &toml::de::DeTable<'_>,
+        span: &Range<usize>,
+        name: &str,
+    ) -> Result<BKind, SchemaError> {
+        let p = self.p;
+        let max_len = self.length(t, span, name, "max_len", true)?.unwrap_or(0);
+        let ev = get(t, "element").ok_or_else(|| {
+            p.err(
+                span,
+                "array field without `element` (add `element = \"u16\"` or `element = { type = \"u16\", max = 4095 }`)",
+            )
+        })?;
+        let element = self.element(ev)?;
+        // The reader bounds a count by `count x fewest bytes <= what remains`: an
+        // element that can take no bytes would let a 3-byte body claim max_len of them
+        // (the bit-packed loader refuses the same shape).
+        let unit = self.min_size(&element);
+        if unit == 0 {
+            return Err(p.err(
+                &ev.span(),
+                "an array element that can take no bytes cannot be bounded by the \
+                 message's size: a few bytes could claim max_len elements (give the \
+                 element a field that takes bytes)",
+            ));
+        }
+        Ok(BKind::Array {
+            max_len,
+            unit,
+            element: Box::new(element),
+        })
+    }
+
+    /// An array's `element`: a type name, or an inline table of a type and its keys.
+    fn element(&mut self, ev: &Val<'_>) -> Result<BKind, SchemaError> {
+        let p = self.p;
+        match ev.get_ref() {
+            DeValue::String(_) => {
                 let e = p.string(ev, "element")?;
-                if let Some(element) = Prim::from_name(e.get_ref()) {
-                    let len = count("len", true)?.unwrap_or(0);
-                    let bytes = element.size() * len;
-                    if bytes > MAX_LEN {
-                        let at = get(t, "len").map_or(span.clone(), |v| v.span());
+                self.kind(&e, &toml::de::DeTable::new(), &ev.span())
+            }
+            DeValue::Table(et) => {
+                for (k, _) in et.iter() {
+                    if k.get_ref() == "name" || k.get_ref() == "if" || k.get_ref() == "unless" {
                         return Err(p.err(
-                            &at,
+                            &k.span(),
+                            format!("an array element takes no `{}` (elements are named `name[i]`)", k.get_ref()),
+                        ));
+                    }
+                }
+                let ety = get(et, "type").ok_or_else(|| {
+                    p.err(&ev.span(), "element has no type (add `type = \"u16\"`)")
+                })?;
+                let ety = p.string(ety, "type")?;
+                let allowed = keys_of(ety.get_ref());
+                for (k, _) in et.iter() {
+                    let k_ref: &str = k.get_ref();
+                    if k_ref != "type" && k_ref != "doc" && !allowed.contains(&k_ref) {
+                        return Err(p.err(
+                            &k.span(),
                             format!(
-                                "pod of {len} {} takes {bytes} bytes, more than the largest \
-                                 message body, {MAX_LEN} bytes (use len = {} at most)",
-                                e.get_ref(),
-                                MAX_LEN / element.size()
+                                "unknown key \"{k_ref}\" for an element of type {} (expected one of type, {})",
+                                ety.get_ref(),
+                                allowed.join(", ")
                             ),
                         ));
                     }
-                    BKind::Pod {
-                        element,
-                        len,
-                        check: self.check(element, t)?,
-                    }
-                } else {
-                    for key in ["len", "min", "max", "abs_max"] {
-                        if let Some(v) = get(t, key) {
-                            return Err(p.err(
-                                &v.span(),
-                                format!("`{key}` applies to pod arrays of a primitive element, not to a pod struct (remove it)"),
-                            ));
-                        }
-                    }
-                    let sid = self.struct_ref(&e)?;
-                    let size = self.pod_size(sid, &e)?;
-                    BKind::PodStruct { sid, size }
                 }
+                self.kind(&ety, et, &ev.span())
             }
-            "array" => {
-                let max_len = count("max_len", true)?.unwrap_or(0);
-                let ev = get(t, "element").ok_or_else(|| {
-                    p.err(
-                        span,
-                        "array field without `element` (add `element = \"u16\"` or `element = { type = \"u16\", max = 4095 }`)",
-                    )
-                })?;
-                let element = match ev.get_ref() {
-                    DeValue::String(_) => {
-                        let e = p.string(ev, "element")?;
-                        self.kind(&e, &toml::de::DeTable::new(), &ev.span())?
-                    }
-                    DeValue::Table(et) => {
-                        for (k, _) in et.iter() {
-                            if k.get_ref() == "name"
-                                || k.get_ref() == "if"
-                                || k.get_ref() == "unless"
-                            {
-                                return Err(p.err(
-                                    &k.span(),
-                                    format!("an array element takes no `{}` (elements are named `name[i]`)", k.get_ref()),
-                                ));
-                            }
-                        }
-                        let ety = get(et, "type").ok_or_else(|| {
-                            p.err(&ev.span(), "element has no type (add `type = \"u16\"`)")
-                        })?;
-                        let ety = p.string(ety, "type")?;
-                        let allowed = keys_of(ety.get_ref());
-                        for (k, _) in et.iter() {
-                            let k_ref: &str = k.get_ref();
-                            if k_ref != "type" && k_ref != "doc" && !allowed.contains(&k_ref) {
-                                return Err(p.err(
-                                    &k.span(),
-                                    format!(
-                                        "unknown key \"{k_ref}\" for an element of type {} (expected one of type, {})",
-                                        ety.get_ref(),
-                                        allowed.join(", ")
-                                    ),
-                                ));
-                            }
-                        }
-                        self.kind(&ety, et, &ev.span())?
-                    }
-                    _ => {
-                        return Err(p.err(
-                            &ev.span(),
-                            "element is neither a type name nor a table (write `element = \"u16\"` or `element = { type = \"u16\", max = 4095 }`)",
-                        ));
-                    }
-                };
-                // The reader bounds a count by `count x fewest bytes <= what remains`: an
-                // element that can take no bytes would let a 3-byte body claim max_len of them
-                // (the bit-packed loader refuses the same shape).
-                let unit = self.min_size(&element);
-                if unit == 0 {
-                    return Err(p.err(
-                        &ev.span(),
-                        "an array element that can take no bytes cannot be bounded by the \
-                         message's size: a few bytes could claim max_len elements (give the \
-                         element a field that takes bytes)",
-                    ));
-                }
-                BKind::Array {
-                    max_len,
-                    unit,
-                    element: Box::new(element),
-                }
-            }
-            _ => BKind::Struct(self.struct_ref(ty)?),
-        })
+            _ => Err(p.err(
+                &ev.span(),
+                "element is neither a type name nor a table (write `element = \"u16\"` or `element = { type = \"u16\", max = 4095 }`)",
+            )),
+        }
     }
 
     fn struct_ref(&mut self, ty: &Spanned<String>) -> Result<usize, SchemaError> {

@@ -22,6 +22,12 @@ pub(crate) fn intern(s: &str) -> &'static str {
     n
 }
 
+/// Whether `name` is a fixed-width batch type (`bool`, `u8` to `u64`, `i8` to `i64`, `f32`,
+/// `f64`): what a `pod` may hold.
+pub fn is_fixed_width(name: &str) -> bool {
+    Prim::from_name(name).is_some()
+}
+
 /// A fixed-width primitive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Prim {

@@ -109,9 +109,18 @@ fn packet_type_keys(
 ) -> arbitrary::Result<Vec<(String, String)>> {
     let mut e = vec![entry("type", quoted(ty))];
     match ty {
-        "int" => {
+        "int" | "int64" | "int128" => {
             e.push(entry("min", int(u)?));
             e.push(entry("max", int(u)?));
+        }
+        "fixed" => {
+            e.push(entry("integer_bits", u.int_in_range(0..=70)?.to_string()));
+            e.push(entry("fraction_bits", u.int_in_range(0..=70)?.to_string()));
+            e.push(entry("min", int(u)?));
+            e.push(entry("max", int(u)?));
+            if u.ratio(1, 3)? {
+                e.push(entry("unsigned", u.arbitrary::<bool>()?.to_string()));
+            }
         }
         "bits" => e.push(entry("bits", u.int_in_range(0..=65)?.to_string())),
         "quaternion" => e.push(entry("bits", u.int_in_range(1..=17)?.to_string())),
@@ -120,7 +129,7 @@ fn packet_type_keys(
             e.push(entry("max", float(u)?));
             e.push(entry("resolution", float(u)?));
         }
-        "string" => e.push(entry("max_len", int(u)?)),
+        "string" | "wstring" => e.push(entry("max_len", int(u)?)),
         "bytes" => e.push(entry("len", int(u)?)),
         "array" => {
             e.push(entry("max_len", int(u)?));
@@ -153,42 +162,14 @@ fn packet_type_keys(
     Ok(e)
 }
 
-const PACKET_TYPES: [&str; 26] = [
-    "bool",
-    "int",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "bits",
-    "f32",
-    "f64",
-    "compressed_float",
-    "compressed_vector",
-    "quaternion",
-    "string",
-    "bytes",
-    "array",
-    "sparse_array",
-    "object_index",
-    "int_relative",
-    "check",
-    "align",
-    "end",
-    "include",
-];
-
 fn packet_type(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
     Ok(match u.int_in_range(0..=10)? {
         0 | 1 => pick(u, &STRUCTS)?.to_owned(),
         2 => pick(u, &ENUMS)?.to_owned(),
         3 => pick(u, &UNIONS)?.to_owned(),
         4 if broken(u)? => pick(u, &["i33", "S9", "U9", "packed_u32", ""])?.to_owned(),
-        _ => pick(u, &PACKET_TYPES)?.to_owned(),
+        // The loader's own list: every built-in type, the ones added later included.
+        _ => pick(u, bitlens_schema::BUILTINS)?.to_owned(),
     })
 }
 
@@ -335,7 +316,7 @@ fn batch_type_keys(
         }
         "pod" => {
             if u.arbitrary()? {
-                let prim = pick(u, &BATCH_PRIMS)?;
+                let prim = pick(u, &batch_types(true))?;
                 e.push(entry("element", quoted(prim)));
                 e.push(entry("len", int(u)?));
                 ranged(u, &mut e, prim.starts_with('i'))?;
@@ -358,27 +339,21 @@ fn batch_type_keys(
     Ok(e)
 }
 
-const BATCH_PRIMS: [&str; 11] = [
-    "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64",
-];
-
-const BATCH_TYPES: [&str; 8] = [
-    "packed_u32",
-    "packed_u64",
-    "packed_i32",
-    "packed_i64",
-    "string",
-    "bytes",
-    "pod",
-    "array",
-];
+/// The batch loader's fixed-width types (what a `pod` holds), or its other built-in types.
+fn batch_types(fixed_width: bool) -> Vec<&'static str> {
+    bitlens_schema::batch::BATCH_TYPES
+        .iter()
+        .copied()
+        .filter(|t| bitlens_schema::batch::is_fixed_width(t) == fixed_width)
+        .collect()
+}
 
 fn batch_type(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
     Ok(match u.int_in_range(0..=9)? {
         0 | 1 => pick(u, &BATCH_STRUCTS)?.to_owned(),
         2 if broken(u)? => pick(u, &["int", "S0", "u128"])?.to_owned(),
-        3..=5 => pick(u, &BATCH_PRIMS)?.to_owned(),
-        _ => pick(u, &BATCH_TYPES)?.to_owned(),
+        3..=5 => pick(u, &batch_types(true))?.to_owned(),
+        _ => pick(u, &batch_types(false))?.to_owned(),
     })
 }
 
