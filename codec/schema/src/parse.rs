@@ -1002,8 +1002,12 @@ impl Resolver<'_, '_> {
                     previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
                 (Kind::BitRun { table, .. }, _) => {
-                    let by_v = get(rf.table, "by")
-                        .ok_or_else(|| self.p.err(&rf.span, "bit_run field without `by`"))?;
+                    let by_v = get(rf.table, "by").ok_or_else(|| {
+                        self.p.err(
+                            &rf.span,
+                            "bit_run field without `by` (add `by = \"field\"`)",
+                        )
+                    })?;
                     let by = self.p.string(by_v, "by")?;
                     let by = b.sibling(self.p, &by, crate::bit_run::can_pick, "an integer")?;
                     Kind::BitRun { by, table }

@@ -209,10 +209,12 @@ fn ranged(
 fn boolean(p: &Parser<'_>, t: &DeTable<'_>, key: &str, what: &str) -> Result<bool, SchemaError> {
     match get(t, key) {
         None => Ok(false),
-        Some(v) => v
-            .get_ref()
-            .as_bool()
-            .ok_or_else(|| p.err(&v.span(), format!("{what} must be true or false"))),
+        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
+            p.err(
+                &v.span(),
+                format!("{what} must be true or false (write `true` or `false`, without quotes)"),
+            )
+        }),
     }
 }
 

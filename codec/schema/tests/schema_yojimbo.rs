@@ -333,7 +333,11 @@ fn section_refusals_name_the_key() {
         let text = format!("{text}{body}");
         let err = match Schema::from_toml(&text, "y.toml") {
             Ok(_) => panic!("loaded: {text}"),
-            Err(e) => e.to_string(),
+            Err(e) => {
+                // As every schema error: what to change, in parentheses at the end.
+                assert!(e.message.ends_with(')') && e.message.contains(" ("), "{e}");
+                e.to_string()
+            }
         };
         assert!(err.starts_with("y.toml:"), "{err}");
         assert!(err.contains(want), "{text}\n got: {err}\nwant: {want}");
@@ -541,7 +545,10 @@ fn bit_run_refusals_name_the_key() {
         let text = format!("{head}{field}\n]\n");
         let err = match Schema::from_toml(&text, "r.toml") {
             Ok(_) => panic!("loaded: {text}"),
-            Err(e) => e.to_string(),
+            Err(e) => {
+                assert!(e.message.ends_with(')') && e.message.contains(" ("), "{e}");
+                e.to_string()
+            }
         };
         assert!(err.contains(want), "{field}\n got: {err}\nwant: {want}");
         assert!(!err.contains('\n'), "{err}");
