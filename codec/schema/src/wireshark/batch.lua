@@ -1,6 +1,6 @@
 -- ---- bitlens runtime: message batches (WIRE.md section 3) ---------------------------------------
 -- [u16 LE batch length][u8 type][u8 stage][u16 LE body length][body]...: byte-aligned, little-
--- endian bodies read as codec/src/batch/fast.rs (FastReader) and schema/batch.rs read them, with
+-- endian bodies read as codec/src/batch/fast.rs (FastReader) and schema/src/batch/interpret.rs read them, with
 -- the same fields, errors (byte offset, field name, message) and statuses.
 --
 -- The reader `B` holds the datagram (B.s, B.len), the position B.pos and the end of the current
@@ -9,30 +9,18 @@
 
 local BFAIL = {}
 
-local function bjoin(path, leaf)
-  if leaf == "" then return path end
-  if path == "" then return leaf end
-  return path .. "." .. leaf
-end
-
 local function braise(kind, at, field, text)
   error(setmetatable({ kind = kind, at = at, field = field, text = text }, BFAIL), 0)
 end
 
-local function bname(B, leaf)
-  if leaf == "" then return B.idx end
-  return leaf
-end
-
 -- Adds a field item "name: text [byte B, N bytes, extra]" (a failed one is marked).
-local BSTOP = "  <- read stopped here"
 local function bput(B, pf, name, at, n, value, text, extra, failed)
   if not B.vis and not failed then
     if value == nil then B.tree:add(pf, B.tvb(at, n)) else B.tree:add(pf, value) end
     return
   end
   local label = label_of(name, text or nil, " [byte " .. at .. ", " .. n .. " bytes" .. (extra or "") .. "]"
-    .. (failed and BSTOP or ""))
+    .. (failed and STOP or ""))
   local ti
   if value == nil then
     ti = B.tree:add(pf, B.tvb(at, n))
@@ -48,7 +36,7 @@ local function btake(B, name, n)
   local at = B.pos
   local rem = B.limit - at
   if n > rem then
-    bput(B, B.X.missing, bname(B, name), at, rem, nil, nil, nil, true)
+    bput(B, B.X.missing, name_of(B, name), at, rem, nil, nil, nil, true)
     braise("past_end", at, name, "read past end: needs " .. n .. " bytes, " .. rem .. " remain")
   end
   B.pos = at + n
@@ -88,7 +76,7 @@ end
 local function varint_error(B, pf, name, why, rem, err)
   local at = B.pos
   err = err or name
-  bput(B, B.X.missing, bname(B, name), at, 0, nil, nil, nil, true)
+  bput(B, B.X.missing, name_of(B, name), at, 0, nil, nil, nil, true)
   if why == "past_end" then
     braise("past_end", at, err, "read past end: needs " .. (rem + 1) .. " bytes, " .. rem .. " remain")
   end
@@ -100,7 +88,7 @@ local function bigger(a, b)
   return UInt64(a) > UInt64(b)
 end
 
--- The range check made after a value is read (schema/batch.rs check_value): `K` is
+-- The range check made after a value is read (schema batch/interpret.rs check_value): `K` is
 -- { abs = true, max, maxt } (|v| <= max) or { min, max, mint, maxt }; 64-bit bounds are UInt64.
 local function magnitude(v)
   if type(v) == "number" then return v < 0 and -v or v end
@@ -162,11 +150,11 @@ local function bprim(B, pf, name, P, K, err)
   local v = prim_value(B, P, at)
   if P == "bool" then
     local text = v == 0 and "false" or v == 1 and "true" or sfmt("%d", v) -- a bad byte shows
-    bput(B, pf, bname(B, name), at, 1, v ~= 0, text)
+    bput(B, pf, name_of(B, name), at, 1, v ~= 0, text)
     if v > 1 then braise("out_of_range", at, name, v .. " out of range 0..=1") end
     return v == 1
   end
-  bput(B, pf, bname(B, name), at, SIZE[P], ival(pf, v), B.vis and prim_text(B, P, v, at), krange(K))
+  bput(B, pf, name_of(B, name), at, SIZE[P], ival(pf, v), B.vis and prim_text(B, P, v, at), krange(K))
   bcheck(K, v, at, err)
   return v
 end
@@ -191,7 +179,7 @@ local function bpacked(B, pf, name, kind, K, err)
   B.pos = at + why
   local v = x
   if kind == "i32" or kind == "i64" then v = unzigzag(x) end
-  bput(B, pf, bname(B, name), at, why, ival(pf, v), B.vis and dec(v), krange(K))
+  bput(B, pf, name_of(B, name), at, why, ival(pf, v), B.vis and dec(v), krange(K))
   if kind == "u32" and bigger(x, 4294967295) then
     braise("out_of_range", at, name, dec(x) .. " out of range 0..=4294967295")
   end
@@ -206,7 +194,7 @@ end
 -- Shown as `shown` (a string's length is `name.len`, its bytes `name`); errors name `name`.
 local function blength(B, pf, name, max, unit, shown)
   local at = B.pos
-  local label = bname(B, shown or name)
+  local label = name_of(B, shown or name)
   local x, why, rem = varint(B)
   if not x then varint_error(B, pf, shown or name, why, rem, name) end
   B.pos = at + why
@@ -237,13 +225,13 @@ local function bslice(B, pf, name, n, utf8)
   if utf8 then
     if utf8_ok(B.s, at + 1, at + n) then
       local text = B.s:sub(at + 1, at + n)
-      bput(B, pf, bname(B, name), at, n, text, B.vis and quote(text))
+      bput(B, pf, name_of(B, name), at, n, text, B.vis and quote(text))
       return text
     end
-    bput(B, B.X.missing, bname(B, name), at, n, nil, hex(B.s, at + 1, at + n), nil, true)
+    bput(B, B.X.missing, name_of(B, name), at, n, nil, hex(B.s, at + 1, at + n), nil, true)
     braise("invalid_utf8", at, name, "string is not valid UTF-8")
   end
-  bput(B, pf, bname(B, name), at, n, nil, B.vis and hex(B.s, at + 1, at + n))
+  bput(B, pf, name_of(B, name), at, n, nil, B.vis and hex(B.s, at + 1, at + n))
 end
 
 local function bstring(B, N, name, max)
@@ -332,7 +320,7 @@ local function bclose(B)
 end
 
 local function bstruct(B, N, name, body)
-  bopen(B, N.pf, bname(B, name), bjoin(B.path, name))
+  bopen(B, N.pf, name_of(B, name), join(B.path, name))
   body(B, N.f)
   bclose(B)
 end
@@ -340,7 +328,7 @@ end
 -- An array: its count (a field named like the array), then the elements under [i] in a scope.
 local function barray(B, N, name, max, unit, E)
   local n = blength(B, N.len, name, max, unit)
-  bopen(B, N.pf, bname(B, name), bjoin(B.path, name))
+  bopen(B, N.pf, name_of(B, name), join(B.path, name))
   local path = B.path
   for i = 0, n - 1 do
     B.idx = "[" .. i .. "]"
@@ -361,26 +349,12 @@ local function bmessage_text(e, index, offset, mtype)
   return t .. ": " .. e.text
 end
 
-local function bmeta(tree, pf, tvb, value, label)
-  tree:add(pf, tvb(0, 0), value):set_text(label)
-end
-
 local function dissect_batch(tvb, pinfo, tree)
   pinfo.cols.protocol = BATCH.label
   local root = tree:add(BPROTO, tvb())
   local X = BX
+  if unread(tvb, pinfo, root, X.status) then return end
   local status
-  if pinfo.fragmented then
-    status = "fragment"
-  elseif tvb:len() < tvb:reported_len() then
-    status = "truncated"
-  end
-  if status then
-    bmeta(root, X.status, tvb, status, "status: " .. status .. " (not decoded)")
-    root:append_text(": " .. status)
-    pinfo.cols.info = status
-    return
-  end
   local s, len = tvb:raw(), tvb:len()
   local B = {
     s = s, len = len, tvb = tvb, X = X, depth = 0, idx = "", vis = root.visible,
@@ -448,9 +422,9 @@ local function dissect_batch(tvb, pinfo, tree)
         merr = bmessage_text(e, index, pos, mtype)
       end
     end
-    bmeta(mi, X.status, tvb, mstatus, "status: " .. mstatus)
+    meta(mi, X.status, tvb, mstatus, "status: " .. mstatus)
     if merr then
-      bmeta(mi, X.error, tvb, merr, "error: " .. merr)
+      meta(mi, X.error, tvb, merr, "error: " .. merr)
       ;(mitem or mi):add_proto_expert_info(BEXPERT[mkind], merr)
       bad = bad + 1
       first_err = first_err or merr
@@ -464,8 +438,8 @@ local function dissect_batch(tvb, pinfo, tree)
   if framing then
     status = "error"
     local message = framing.message or bmessage_text(framing)
-    bmeta(root, X.status, tvb, status, "status: " .. status)
-    bmeta(root, X.error, tvb, message, "error: " .. message)
+    meta(root, X.status, tvb, status, "status: " .. status)
+    meta(root, X.error, tvb, message, "error: " .. message)
     if not framing.shown then root:add_proto_expert_info(BEXPERT[framing.kind], message) end
     summary = "error: " .. message
     root:append_text(": error (" .. framing.kind .. " at byte " .. framing.at .. ")")
@@ -473,8 +447,8 @@ local function dissect_batch(tvb, pinfo, tree)
     -- One status per datagram, as bitlens gives it: a corrupt message makes the batch an
     -- error, with the first corrupt message's error.
     status = bad > 0 and "error" or "ok"
-    bmeta(root, X.status, tvb, status, "status: " .. status)
-    if first_err then bmeta(root, X.error, tvb, first_err, "error: " .. first_err) end
+    meta(root, X.status, tvb, status, "status: " .. status)
+    if first_err then meta(root, X.error, tvb, first_err, "error: " .. first_err) end
     local count = #names .. (#names == 1 and " message" or " messages")
     if bad > 0 then count = count .. ", " .. bad .. " corrupt" end
     summary = count .. " (" .. table.concat(names, ", ") .. ")"

@@ -2,17 +2,11 @@
 //! message batches, with one Lua function per batch struct calling `batch.lua`'s primitives.
 //!
 //! Each batch field kind is one arm of [`Gen::node_of`] and one arm of [`Gen::call`], beside the
-//! interpreter's arm in `schema/batch.rs`.
+//! interpreter's arm in `batch/interpret.rs`.
 
-use super::lua::{Registry, Spec, Tables, WiresharkError, lua_str, segment};
+use super::lua::{Layer, Names, Output, Spec, WiresharkError, join, lua_str, register, statement};
 use crate::batch::schema::{BKind, BatchSchema, Check, Prim};
-use std::collections::HashMap;
 use std::fmt::Write as _;
-
-pub(super) struct Output {
-    pub prelude: String,
-    pub code: String,
-}
 
 const EXPERTS: &[(&str, &str, &str)] = &[
     ("past_end", "MALFORMED", "read past the end of the message"),
@@ -48,11 +42,7 @@ pub(super) fn generate(
     let proto = format!("{name}_batch");
     let mut g = Gen {
         b,
-        reg: Registry::new(&proto, "BF"),
-        tables: Tables::new("B"),
-        field_lists: HashMap::new(),
-        functions: HashMap::new(),
-        code: Vec::new(),
+        l: Layer::new(&proto, "BF", "B"),
     };
     // The dissector's own fields (key in BX, filter name, display name, constructor).
     let metas = [
@@ -104,7 +94,7 @@ pub(super) fn generate(
     ];
     let mut meta = Vec::new();
     for (key, path, label, ctor) in metas {
-        meta.push((key, g.reg.field(path, label, Spec::Meta(ctor))?));
+        meta.push((key, g.l.reg.field(path, label, Spec::Meta(ctor))?));
     }
     let mut messages = Vec::new();
     for m in &b.messages {
@@ -123,32 +113,14 @@ pub(super) fn generate(
         lua_str(&proto),
         lua_str(&format!("{name} message batches (bitlens schema)"))
     );
+    let names = Names {
+        proto: "BPROTO",
+        own: "BX",
+        experts: "BEXPERT",
+        abbr: &proto,
+    };
     let mut code = String::from("\n-- ---- batch fields ----\n");
-    code.push_str(&g.reg.emit("BPROTO", "WIDE"));
-    for (key, id) in &meta {
-        let _ = writeln!(code, "BX.{key} = {}", g.reg.expr(*id));
-    }
-    let mut experts = Vec::new();
-    for (kind, group, summary) in EXPERTS {
-        let _ = writeln!(
-            code,
-            "BEXPERT.{kind} = ProtoExpert.new({}, {}, expert.group.{group}, expert.severity.ERROR)",
-            lua_str(&format!("{proto}.expert.{kind}")),
-            lua_str(summary)
-        );
-        experts.push(format!("BEXPERT.{kind}"));
-    }
-    let _ = writeln!(code, "BPROTO.experts = {{ {} }}", experts.join(", "));
-    code.push_str("\nlocal BC, BN, BS = {}, {}, {}\n");
-    for (i, c) in g.tables.consts.iter().enumerate() {
-        let _ = writeln!(code, "BC[{}] = {c}", i + 1);
-    }
-    for (i, n) in g.tables.nodes.iter().enumerate() {
-        let _ = writeln!(code, "BN[{}] = {n}", i + 1);
-    }
-    for (i, f) in g.code.iter().enumerate() {
-        let _ = writeln!(code, "BS[{}] = {f}", i + 1);
-    }
+    code.push_str(&g.l.definitions(&names, &meta, EXPERTS, ["\n", "", ""]));
     let stages: Vec<String> = (0..=255u8)
         .filter_map(|s| b.stage_name(s).map(|n| format!("[{s}] = {}", lua_str(n))))
         .collect();
@@ -159,34 +131,13 @@ pub(super) fn generate(
         stages.join(", "),
         messages.join(",\n  ")
     );
-    code.push_str("\nDissectorTable.get(\"udp.port\"):add_for_decode_as(BPROTO)\nBPROTO.dissector = dissect_batch\n");
-    if ports.is_empty() {
-        code.push_str("BPROTO:register_heuristic(\"udp\", heuristic_batch)\n");
-    } else {
-        for port in ports {
-            let _ = writeln!(code, "DissectorTable.get(\"udp.port\"):add({port}, BPROTO)");
-        }
-    }
+    register(&mut code, "BPROTO", "batch", ports);
     Ok(Output { prelude, code })
 }
 
 struct Gen<'b> {
     b: &'b BatchSchema,
-    reg: Registry,
-    tables: Tables,
-    field_lists: HashMap<(usize, String), String>,
-    functions: HashMap<usize, usize>,
-    code: Vec<String>,
-}
-
-fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        segment(name)
-    } else if name.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path}.{}", segment(name))
-    }
+    l: Layer,
 }
 
 fn prim_name(p: Prim) -> &'static str {
@@ -244,81 +195,65 @@ fn bound(v: u64) -> String {
 }
 
 impl Gen<'_> {
-    fn node(&mut self, lua: String) -> String {
-        self.tables.node(lua)
-    }
-
-    fn pf(&mut self, path: &str, name: &str, spec: Spec) -> Result<String, WiresharkError> {
-        let id = self.reg.field(path, name, spec)?;
-        Ok(self.reg.expr(id))
-    }
-
-    fn constant(&mut self, lua: String) -> String {
-        self.tables.constant(lua)
-    }
-
     fn fields(&mut self, sid: usize, path: &str) -> Result<String, WiresharkError> {
-        if let Some(n) = self.field_lists.get(&(sid, path.to_owned())) {
-            return Ok(n.clone());
+        if let Some(n) = self.l.field_list(sid, path) {
+            return Ok(n);
         }
         let b = self.b;
         let mut items = Vec::new();
         for f in &b.structs[sid].fields {
             items.push(self.node_of(&f.kind, &join(path, f.name), f.name)?);
         }
-        let n = self.node(format!("{{ {} }}", items.join(", ")));
-        self.field_lists.insert((sid, path.to_owned()), n.clone());
-        Ok(n)
+        Ok(self.l.put_field_list(sid, path, &items))
     }
 
     /// The ProtoFields of one batch field of `kind` at `path`.
     fn node_of(&mut self, kind: &BKind, path: &str, name: &str) -> Result<String, WiresharkError> {
         let at = |part: &str| format!("{path}.{part}");
         Ok(match kind {
-            BKind::Prim(p, _) => self.pf(path, name, prim_spec(*p))?,
+            BKind::Prim(p, _) => self.l.pf(path, name, prim_spec(*p))?,
             // A signed varint's field holds the value it codes, which a packed_i32 reader may
             // find outside i32 (then refuses).
-            BKind::Packed { signed: true, .. } => self.pf(path, name, prim_spec(Prim::I64))?,
-            BKind::Packed { wide: true, .. } => self.pf(path, name, Spec::U64)?,
+            BKind::Packed { signed: true, .. } => self.l.pf(path, name, prim_spec(Prim::I64))?,
+            BKind::Packed { wide: true, .. } => self.l.pf(path, name, Spec::U64)?,
             BKind::Packed { wide: false, .. } => {
-                self.pf(path, name, count_spec(u32::MAX as usize))?
+                self.l.pf(path, name, count_spec(u32::MAX as usize))?
             }
             BKind::Str { max_len } => {
-                let pf = self.pf(path, name, Spec::Str)?;
-                let len = self.pf(&at("len"), name, count_spec(*max_len))?;
-                self.node(format!("{{ pf = {pf}, len = {len} }}"))
+                let pf = self.l.pf(path, name, Spec::Str)?;
+                let len = self.l.pf(&at("len"), name, count_spec(*max_len))?;
+                self.l.node(format!("{{ pf = {pf}, len = {len} }}"))
             }
             BKind::ByteVec { max_len } => {
-                let pf = self.pf(path, name, Spec::Bytes)?;
-                let len = self.pf(&at("len"), name, count_spec(*max_len))?;
-                self.node(format!("{{ pf = {pf}, len = {len} }}"))
+                let pf = self.l.pf(path, name, Spec::Bytes)?;
+                let len = self.l.pf(&at("len"), name, count_spec(*max_len))?;
+                self.l.node(format!("{{ pf = {pf}, len = {len} }}"))
             }
             BKind::Bytes { .. } | BKind::Pod { .. } | BKind::PodStruct { .. } => {
-                self.pf(path, name, Spec::Bytes)?
+                self.l.pf(path, name, Spec::Bytes)?
             }
             BKind::Struct(sid) => {
                 let f = self.fields(*sid, path)?;
-                let pf = self.pf(path, name, Spec::Scope)?;
-                self.node(format!("{{ pf = {pf}, f = {f} }}"))
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                self.l.node(format!("{{ pf = {pf}, f = {f} }}"))
             }
             BKind::Array {
                 max_len, element, ..
             } => {
                 let e = self.node_of(element, path, name)?;
-                let pf = self.pf(path, name, Spec::Scope)?;
-                let len = self.pf(&at("len"), name, count_spec(*max_len))?;
-                self.node(format!("{{ pf = {pf}, len = {len}, e = {e} }}"))
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                let len = self.l.pf(&at("len"), name, count_spec(*max_len))?;
+                self.l
+                    .node(format!("{{ pf = {pf}, len = {len}, e = {e} }}"))
             }
         })
     }
 
     fn function(&mut self, sid: usize) -> usize {
-        if let Some(&i) = self.functions.get(&sid) {
-            return i;
-        }
-        let i = self.code.len();
-        self.functions.insert(sid, i);
-        self.code.push(String::new());
+        let i = match self.l.function_slot(sid) {
+            Ok(i) => return i,
+            Err(i) => i,
+        };
         let b = self.b;
         let fields = &b.structs[sid].fields;
         let guarded: Vec<usize> = fields.iter().filter_map(|f| f.guard.map(|g| g.0)).collect();
@@ -334,17 +269,10 @@ impl Gen<'_> {
             } else {
                 call
             };
-            match f.guard {
-                Some((g, when)) => {
-                    let _ = writeln!(body, "  if v[{}] == {when} then {stmt} end", g + 1);
-                }
-                None => {
-                    let _ = writeln!(body, "  {stmt}");
-                }
-            }
+            statement(&mut body, &stmt, f.guard);
         }
         body.push_str("end");
-        self.code[i] = body;
+        self.l.set_function(i, body);
         i
     }
 
@@ -352,12 +280,12 @@ impl Gen<'_> {
     fn check(&mut self, check: Check) -> String {
         match check {
             Check::None => "nil".into(),
-            Check::Range { min, max } => self.constant(format!(
+            Check::Range { min, max } => self.l.constant(format!(
                 "{{ min = {}, max = {}, mint = \"{min}\", maxt = \"{max}\" }}",
                 bound(min),
                 bound(max)
             )),
-            Check::Abs(max) => self.constant(format!(
+            Check::Abs(max) => self.l.constant(format!(
                 "{{ abs = true, max = {}, maxt = \"{max}\" }}",
                 bound(max)
             )),
@@ -392,7 +320,7 @@ impl Gen<'_> {
                 _ => "{ kind = \"bytes\", size = 0 }".into(),
             });
         }
-        self.constant(format!("{{ {} }}", items.join(", ")))
+        self.l.constant(format!("{{ {} }}", items.join(", ")))
     }
 
     /// The runtime call reading one batch value of `kind` with ProtoFields `node`, named
@@ -448,9 +376,11 @@ impl Gen<'_> {
                 element,
             } => {
                 // Elements read with an empty name (label "[i]"); their range errors name the
-                // array (schema/batch.rs passes the array's name as `err`).
+                // array (batch/interpret.rs passes the array's name as `err`).
                 let read = self.call(element, "N", "\"\"", "err");
-                let e = self.constant(format!("function(B, N, err) return {read} end"));
+                let e = self
+                    .l
+                    .constant(format!("function(B, N, err) return {read} end"));
                 format!("barray(B, {node}, {name}, {max_len}, {unit}, {e})")
             }
         }

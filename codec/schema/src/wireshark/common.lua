@@ -304,3 +304,42 @@ local function to_u64(v)
   if typeof(v) == "UInt64" then return v end
   return UInt64.fromhex(v:tohex())
 end
+
+-- ---- shared by both readers ------------------------------------------------------------------
+
+-- Path of `leaf` inside the current scope, as the trace and the error path spell it.
+local function join(path, leaf)
+  if leaf == "" then return path end
+  if path == "" then return leaf end
+  return path .. "." .. leaf
+end
+
+-- The name a field is shown under: its own, or an array element's label "[i]" (reader.idx).
+local function name_of(reader, leaf)
+  if leaf == "" then return reader.idx end
+  return leaf
+end
+
+-- Marks the field where a read stopped.
+local STOP = "  <- read stopped here"
+
+-- A dissector's own field (status, error, ...), shown with its label.
+local function meta(tree, pf, tvb, value, label)
+  tree:add(pf, tvb(0, 0), value):set_text(label)
+end
+
+-- A datagram Wireshark did not capture whole (a fragment, or cut short) is not decoded: its
+-- status is shown, and true returned.
+local function unread(tvb, pinfo, root, status_pf)
+  local status
+  if pinfo.fragmented then
+    status = "fragment"
+  elseif tvb:len() < tvb:reported_len() then
+    status = "truncated"
+  end
+  if not status then return false end
+  meta(root, status_pf, tvb, status, "status: " .. status .. " (not decoded)")
+  root:append_text(": " .. status)
+  pinfo.cols.info = status
+  return true
+end

@@ -53,6 +53,18 @@ pub(super) fn segment(name: &str) -> String {
     s
 }
 
+/// The filter path of field `name` inside `path`: its segment appended (the path itself for a
+/// field without a name, which shows no `ProtoField`).
+pub(super) fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        segment(name)
+    } else if name.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}.{}", segment(name))
+    }
+}
+
 /// A Lua string literal holding exactly the bytes of `s`.
 pub(super) fn lua_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -383,6 +395,174 @@ impl Registry {
         }
         let _ = writeln!(out, "{proto}.fields = {}", self.table);
         out
+    }
+}
+
+/// The generated Lua of one layer: `prelude` goes before the runtime, `code` after it.
+pub(super) struct Output {
+    pub prelude: String,
+    pub code: String,
+}
+
+/// The Lua names of one layer's dissector: its `Proto` (`PROTO`, `BPROTO`), the table of its
+/// own fields (`X`, `BX`), its experts' table (`EXPERT`, `BEXPERT`) and their filter prefix.
+pub(super) struct Names<'a> {
+    pub proto: &'a str,
+    pub own: &'a str,
+    pub experts: &'a str,
+    pub abbr: &'a str,
+}
+
+/// What the generator of one layer builds up as it walks the schema: the `ProtoField`
+/// registry, the constant and field-tree tables, the field list node of each (struct, path),
+/// and each struct's function (its index in the functions table, `S` or `BS`).
+pub(super) struct Layer {
+    pub(super) reg: Registry,
+    pub(super) tables: Tables,
+    field_lists: HashMap<(usize, String), String>,
+    functions: HashMap<usize, usize>,
+    code: Vec<String>,
+}
+
+impl Layer {
+    /// A layer whose fields are named `proto.…` and stored in the Lua table `fields`, and whose
+    /// tables are prefixed `prefix`.
+    pub(super) fn new(proto: &str, fields: &'static str, prefix: &'static str) -> Self {
+        Layer {
+            reg: Registry::new(proto, fields),
+            tables: Tables::new(prefix),
+            field_lists: HashMap::new(),
+            functions: HashMap::new(),
+            code: Vec::new(),
+        }
+    }
+
+    /// Adds a field tree; the Lua expression that names it.
+    pub(super) fn node(&mut self, lua: String) -> String {
+        self.tables.node(lua)
+    }
+
+    /// The Lua expression of the `ProtoField` for `path` showing `name`.
+    pub(super) fn pf(
+        &mut self,
+        path: &str,
+        name: &str,
+        spec: Spec,
+    ) -> Result<String, WiresharkError> {
+        let id = self.reg.field(path, name, spec)?;
+        Ok(self.reg.expr(id))
+    }
+
+    /// The Lua expression naming constant `lua`, added on its first use.
+    pub(super) fn constant(&mut self, lua: String) -> String {
+        self.tables.constant(lua)
+    }
+
+    /// The field list node of struct `sid` at `path`, when it was made before.
+    pub(super) fn field_list(&self, sid: usize, path: &str) -> Option<String> {
+        self.field_lists.get(&(sid, path.to_owned())).cloned()
+    }
+
+    /// Makes the field list node of struct `sid` at `path` from its fields' nodes.
+    pub(super) fn put_field_list(&mut self, sid: usize, path: &str, items: &[String]) -> String {
+        let n = self.node(format!("{{ {} }}", items.join(", ")));
+        self.field_lists.insert((sid, path.to_owned()), n.clone());
+        n
+    }
+
+    /// The index of struct `sid`'s function: `Ok` when it is made (or being made) already,
+    /// else `Err` of the index reserved for it, which the caller fills with [`Layer::set_function`].
+    pub(super) fn function_slot(&mut self, sid: usize) -> Result<usize, usize> {
+        if let Some(&i) = self.functions.get(&sid) {
+            return Ok(i);
+        }
+        let i = self.code.len();
+        self.functions.insert(sid, i);
+        self.code.push(String::new());
+        Err(i)
+    }
+
+    /// The body of the function reserved at `i`.
+    pub(super) fn set_function(&mut self, i: usize, body: String) {
+        self.code[i] = body;
+    }
+
+    /// The definitions that follow the runtime: the `ProtoField`s, the keys of the
+    /// dissector's own fields (`own`: key and field id, in order), the experts (kind, group,
+    /// summary), then the tables of constants, field trees and struct functions, each after its
+    /// heading in `headings`.
+    pub(super) fn definitions(
+        &self,
+        names: &Names<'_>,
+        own: &[(&str, usize)],
+        experts: &[(&str, &str, &str)],
+        headings: [&str; 3],
+    ) -> String {
+        let mut code = self.reg.emit(names.proto, "WIDE");
+        for (key, id) in own {
+            let _ = writeln!(code, "{}.{key} = {}", names.own, self.reg.expr(*id));
+        }
+        let mut list = Vec::new();
+        for (kind, group, summary) in experts {
+            let _ = writeln!(
+                code,
+                "{}.{kind} = ProtoExpert.new({}, {}, expert.group.{group}, expert.severity.ERROR)",
+                names.experts,
+                lua_str(&format!("{}.expert.{kind}", names.abbr)),
+                lua_str(summary)
+            );
+            list.push(format!("{}.{kind}", names.experts));
+        }
+        let _ = writeln!(code, "{}.experts = {{ {} }}", names.proto, list.join(", "));
+        let p = self.tables.prefix;
+        code.push_str(headings[0]);
+        let _ = writeln!(code, "local {p}C, {p}N, {p}S = {{}}, {{}}, {{}}");
+        for (i, c) in self.tables.consts.iter().enumerate() {
+            let _ = writeln!(code, "{p}C[{}] = {c}", i + 1);
+        }
+        code.push_str(headings[1]);
+        for (i, n) in self.tables.nodes.iter().enumerate() {
+            let _ = writeln!(code, "{p}N[{}] = {n}", i + 1);
+        }
+        code.push_str(headings[2]);
+        for (i, f) in self.code.iter().enumerate() {
+            let _ = writeln!(code, "{p}S[{}] = {f}", i + 1);
+        }
+        code
+    }
+}
+
+/// One statement of a struct's function, under its field's guard (`if v[FLAG] == WHEN`) when
+/// it has one.
+pub(super) fn statement(body: &mut String, stmt: &str, guard: Option<(usize, bool)>) {
+    match guard {
+        Some((g, when)) => {
+            let _ = writeln!(body, "  if v[{}] == {when} then {stmt} end", g + 1);
+        }
+        None => {
+            let _ = writeln!(body, "  {stmt}");
+        }
+    }
+}
+
+/// The dissector's registration: for Decode As, then on `ports`, or with none as a heuristic
+/// dissector (`dissect_KIND`, `heuristic_KIND` of the runtime).
+pub(super) fn register(code: &mut String, proto: &str, kind: &str, ports: &[u16]) {
+    let _ = writeln!(
+        code,
+        "\nDissectorTable.get(\"udp.port\"):add_for_decode_as({proto})\n{proto}.dissector = dissect_{kind}"
+    );
+    if ports.is_empty() {
+        let _ = writeln!(
+            code,
+            "{proto}:register_heuristic(\"udp\", heuristic_{kind})"
+        );
+    }
+    for port in ports {
+        let _ = writeln!(
+            code,
+            "DissectorTable.get(\"udp.port\"):add({port}, {proto})"
+        );
     }
 }
 

@@ -12,13 +12,6 @@
 
 local FAIL = {}
 
--- Path of `leaf` inside the current scope, as the trace and the error path spell it.
-local function join(path, leaf)
-  if leaf == "" then return path end
-  if path == "" then return leaf end
-  return path .. "." .. leaf
-end
-
 local function raise(R, kind, bit, leaf, text)
   error(setmetatable({ kind = kind, bit = bit, field = join(R.path, leaf), text = text }, FAIL), 0)
 end
@@ -59,7 +52,6 @@ end
 -- Adds a field item "name: text [bit B, N bits, extra]" (a failed one is marked). When the tree
 -- is not shown (R.vis false: Wireshark's packet list, tshark without -V or -T), only the value
 -- is added, for filters and columns; callers then pass no text.
-local STOP = "  <- read stopped here"
 local function put(R, pf, name, bit, bits, value, text, extra, failed)
   if R.dry then return end
   if pf ~= X.pad then R.vend = bit + bits end
@@ -86,11 +78,6 @@ local function ival(pf, v)
   if conv then return conv(v) end
   if type(v) ~= "number" then return v:tonumber() end
   return v
-end
-
-local function name_of(R, leaf)
-  if leaf == "" then return R.idx end
-  return leaf
 end
 
 -- Scopes (structs, arrays, elements, vectors, quaternions, strings, relative indices): the item is
@@ -514,7 +501,7 @@ local function struct(R, N, leaf, body)
   close(R)
 end
 
--- A tagged union (schema lib.rs union_value): the tag as int(0, last) named by its variant, then
+-- A tagged union (schema interpret.rs union_value): the tag as int(0, last) named by its variant, then
 -- the variant's body fields in the same scope. `U` = { tag (its name), last, w, names, bodies
 -- (per variant, from 1: the index of its body's function in `S`, or false) }.
 local function union(R, N, leaf, U, S)
@@ -933,25 +920,11 @@ local function desync_text(R, D)
     amount, unit, dir, between, found, bit)
 end
 
-local function meta(tree, pf, tvb, value, label)
-  tree:add(pf, tvb(0, 0), value):set_text(label)
-end
-
 local function dissect_packet(tvb, pinfo, tree)
   pinfo.cols.protocol = FRAME.label
   local root = tree:add(PROTO, tvb())
+  if unread(tvb, pinfo, root, X.status) then return end
   local status
-  if pinfo.fragmented then
-    status = "fragment"
-  elseif tvb:len() < tvb:reported_len() then
-    status = "truncated"
-  end
-  if status then
-    meta(root, X.status, tvb, status, "status: " .. status .. " (not decoded)")
-    root:append_text(": " .. status)
-    pinfo.cols.info = status
-    return
-  end
   local R = {
     s = tvb:raw(), len = tvb:len(), tvb = tvb, tree = root, path = "", idx = "", pos = 0, depth = 0,
     vend = 0, s_ti = {}, s_start = {}, s_name = {}, s_tree = {}, s_path = {}, vis = root.visible,

@@ -3,22 +3,19 @@
 //!
 //! Each field kind is one arm of [`Gen::node_of`] (the `ProtoField`s it shows) and one arm of
 //! [`Gen::call`] (the runtime call that reads it), beside the interpreter's own arm in
-//! `schema/mod.rs`.
+//! `interpret.rs`.
 
-use super::lua::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
+use super::lua::{
+    Layer, Names, Output, Spec, WiresharkError, join, lua_num, lua_str, register, segment,
+    statement,
+};
 use crate::defs::{Field, Kind, Prev, element_previous};
 use crate::schema::Schema;
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::checksum::{check_hash, packet_crc};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
-
-/// The generated Lua: `prelude` goes before the runtime, `code` after it.
-pub(super) struct Output {
-    pub prelude: String,
-    pub code: String,
-}
 
 /// The error kinds of the bit-packed reader, with the expert group and summary of each.
 const EXPERTS: &[(&str, &str, &str)] = &[
@@ -62,11 +59,7 @@ pub(super) fn generate(
 ) -> Result<Output, WiresharkError> {
     let mut g = Gen {
         schema,
-        reg: Registry::new(name, "PF"),
-        tables: Tables::new(""),
-        field_lists: HashMap::new(),
-        functions: HashMap::new(),
-        code: Vec::new(),
+        l: Layer::new(name, "PF", ""),
     };
     // The dissector's own fields first: they keep their names.
     let metas = [
@@ -85,7 +78,7 @@ pub(super) fn generate(
     ];
     let mut meta_ids = Vec::new();
     for (path, label, ctor) in metas {
-        meta_ids.push(g.reg.field(path, label, Spec::Meta(ctor))?);
+        meta_ids.push(g.l.reg.field(path, label, Spec::Meta(ctor))?);
     }
     let p = &schema.protocol;
     let types = p.packet_types.len();
@@ -101,7 +94,7 @@ pub(super) fn generate(
             max: types as i128 - 1,
             names: Some(names),
         };
-        Some(g.reg.field("packet_type", "packet_type", spec)?)
+        Some(g.l.reg.field("packet_type", "packet_type", spec)?)
     } else {
         None
     };
@@ -128,43 +121,30 @@ pub(super) fn generate(
         lua_num(f64::from(2.0f32 * std::f32::consts::FRAC_1_SQRT_2)),
     );
 
-    let mut code = String::from("\n-- ---- fields ----\n");
-    code.push_str(&g.reg.emit("PROTO", "WIDE"));
-    for (key, id) in [
+    let own: Vec<(&str, usize)> = [
         "pad", "check", "crc", "partial", "status", "packet", "error", "desync",
     ]
-    .iter()
+    .into_iter()
     .zip([6, 4, 5, 7, 0, 1, 2, 3])
-    {
-        let _ = writeln!(code, "X.{key} = {}", g.reg.expr(meta_ids[id]));
-    }
-    let mut experts = Vec::new();
-    for (kind, group, summary) in EXPERTS {
-        let _ = writeln!(
-            code,
-            "EXPERT.{kind} = ProtoExpert.new({}, {}, expert.group.{group}, expert.severity.ERROR)",
-            lua_str(&format!("{name}.expert.{kind}")),
-            lua_str(summary)
-        );
-        experts.push(format!("EXPERT.{kind}"));
-    }
-    let _ = writeln!(code, "PROTO.experts = {{ {} }}", experts.join(", "));
-
-    code.push_str(
-        "\n-- ---- constants: compressed floats, quaternions, enums, wide ints, readers ----\n",
-    );
-    code.push_str("local C, N, S = {}, {}, {}\n");
-    for (i, c) in g.tables.consts.iter().enumerate() {
-        let _ = writeln!(code, "C[{}] = {c}", i + 1);
-    }
-    code.push_str("\n-- ---- field trees: the ProtoFields of each field, by path ----\n");
-    for (i, n) in g.tables.nodes.iter().enumerate() {
-        let _ = writeln!(code, "N[{}] = {n}", i + 1);
-    }
-    code.push_str("\n-- ---- structs: one function each, reading its fields in order ----\n");
-    for (i, f) in g.code.iter().enumerate() {
-        let _ = writeln!(code, "S[{}] = {f}", i + 1);
-    }
+    .map(|(key, i)| (key, meta_ids[i]))
+    .collect();
+    let names = Names {
+        proto: "PROTO",
+        own: "X",
+        experts: "EXPERT",
+        abbr: name,
+    };
+    let mut code = String::from("\n-- ---- fields ----\n");
+    code.push_str(&g.l.definitions(
+        &names,
+        &own,
+        EXPERTS,
+        [
+            "\n-- ---- constants: compressed floats, quaternions, enums, wide ints, readers ----\n",
+            "\n-- ---- field trees: the ProtoFields of each field, by path ----\n",
+            "\n-- ---- structs: one function each, reading its fields in order ----\n",
+        ],
+    ));
 
     // The CRC of the id and a zeroed CRC field: the dissector continues it over the rest.
     let crc0 = packet_crc(p.id, &[0; 4]);
@@ -184,7 +164,7 @@ pub(super) fn generate(
         p.mtu,
         bits_required(0, types as i64 - 1),
         names.join(", "),
-        ptype.map_or("false".into(), |id| g.reg.expr(id)),
+        ptype.map_or("false".into(), |id| g.l.reg.expr(id)),
         bodies
             .iter()
             .map(|b| format!("S[{}]", b + 1))
@@ -192,39 +172,13 @@ pub(super) fn generate(
             .join(", "),
         roots.join(", "),
     );
-    code.push_str("\nDissectorTable.get(\"udp.port\"):add_for_decode_as(PROTO)\n");
-    if ports.is_empty() {
-        let _ = writeln!(
-            code,
-            "PROTO.dissector = dissect_packet\n\
-             PROTO:register_heuristic(\"udp\", heuristic_packet)"
-        );
-    } else {
-        code.push_str("PROTO.dissector = dissect_packet\n");
-        for port in ports {
-            let _ = writeln!(code, "DissectorTable.get(\"udp.port\"):add({port}, PROTO)");
-        }
-    }
+    register(&mut code, "PROTO", "packet", ports);
     Ok(Output { prelude, code })
 }
 
 struct Gen<'s> {
     schema: &'s Schema,
-    reg: Registry,
-    tables: Tables,
-    /// The field list node of each (struct, path).
-    field_lists: HashMap<(usize, String), String>,
-    /// The `S[i]` function of each struct.
-    functions: HashMap<usize, usize>,
-    code: Vec<String>,
-}
-
-fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        segment(name)
-    } else {
-        format!("{path}.{}", segment(name))
-    }
+    l: Layer,
 }
 
 fn int_spec(min: i64, max: i64) -> Spec {
@@ -266,23 +220,10 @@ fn relative_min(prev: Prev, fields: &[Field]) -> i64 {
 }
 
 impl Gen<'_> {
-    fn node(&mut self, lua: String) -> String {
-        self.tables.node(lua)
-    }
-
-    fn pf(&mut self, path: &str, name: &str, spec: Spec) -> Result<String, WiresharkError> {
-        let id = self.reg.field(path, name, spec)?;
-        Ok(self.reg.expr(id))
-    }
-
-    fn constant(&mut self, lua: String) -> String {
-        self.tables.constant(lua)
-    }
-
     /// The field list node (`F` of the struct's function) of struct `sid` at `path`.
     fn fields(&mut self, sid: usize, path: &str) -> Result<String, WiresharkError> {
-        if let Some(n) = self.field_lists.get(&(sid, path.to_owned())) {
-            return Ok(n.clone());
+        if let Some(n) = self.l.field_list(sid, path) {
+            return Ok(n);
         }
         let schema = self.schema;
         let sd = &schema.structs[sid];
@@ -297,9 +238,7 @@ impl Gen<'_> {
             };
             items.push(self.node_of(&f.kind, &join(path, &f.name), &f.name, prev_min)?);
         }
-        let n = self.node(format!("{{ {} }}", items.join(", ")));
-        self.field_lists.insert((sid, path.to_owned()), n.clone());
-        Ok(n)
+        Ok(self.l.put_field_list(sid, path, &items))
     }
 
     /// The ProtoFields of one field of `kind` at `path`, as a Lua expression: a field, a table
@@ -314,37 +253,9 @@ impl Gen<'_> {
         let schema = self.schema;
         let at = |part: &str| format!("{path}.{}", segment(part));
         Ok(match kind {
-            // A tagged union: its tag (named by the variants), then each variant's body fields,
-            // all at the union's path (a variant has no scope of its own).
-            Kind::Union(u) => {
-                let def = &schema.unions[*u];
-                let names = def
-                    .variants
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (i as i64, v.name.to_string()))
-                    .collect();
-                let spec = Spec::Int {
-                    min: 0,
-                    max: def.variants.len() as i128 - 1,
-                    names: Some(names),
-                };
-                let tag = self.pf(&at(&def.tag), &def.tag, spec)?;
-                let mut bodies = Vec::with_capacity(def.variants.len());
-                for v in &def.variants {
-                    bodies.push(match v.body {
-                        Some(sid) => self.fields(sid, path)?,
-                        None => "false".into(),
-                    });
-                }
-                let pf = self.pf(path, name, Spec::Scope)?;
-                self.node(format!(
-                    "{{ pf = {pf}, tag = {tag}, v = {{ {} }} }}",
-                    bodies.join(", ")
-                ))
-            }
-            Kind::Bool => self.pf(path, name, Spec::Bool)?,
-            Kind::Int { min, max } => self.pf(path, name, int_spec(*min, *max))?,
+            Kind::Union(u) => self.union_node(*u, path, name)?,
+            Kind::Bool => self.l.pf(path, name, Spec::Bool)?,
+            Kind::Int { min, max } => self.l.pf(path, name, int_spec(*min, *max))?,
             Kind::Enum(e) => {
                 let def = &schema.enums[*e];
                 let names = def
@@ -357,59 +268,67 @@ impl Gen<'_> {
                     max: def.max.into(),
                     names: Some(names),
                 };
-                self.pf(path, name, spec)?
+                self.l.pf(path, name, spec)?
             }
             // Within i64 an int128 is an int; wider, its value is decimal text.
             Kind::Int128 { min, max } => match (i64::try_from(*min), i64::try_from(*max)) {
-                (Ok(min), Ok(max)) => self.pf(path, name, int_spec(min, max))?,
-                _ => self.pf(path, name, Spec::Str)?,
+                (Ok(min), Ok(max)) => self.l.pf(path, name, int_spec(min, max))?,
+                _ => self.l.pf(path, name, Spec::Str)?,
             },
-            Kind::U128 => self.pf(path, name, Spec::Str)?,
-            Kind::Fixed(_) => self.pf(path, name, Spec::F64)?,
+            Kind::U128 => self.l.pf(path, name, Spec::Str)?,
+            Kind::Fixed(_) => self.l.pf(path, name, Spec::F64)?,
             Kind::WStr { max_len } => {
                 // The code units first: they keep the name `NAME.utf16` (their scope does not).
-                let unit = self.pf(&at("utf16"), "utf16", int_spec(0, i64::from(u16::MAX)))?;
-                let utf16 = self.pf(&at("utf16"), "utf16", Spec::Scope)?;
-                let pf = self.pf(path, name, Spec::Str)?;
-                let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
-                self.node(format!(
+                let unit = self
+                    .l
+                    .pf(&at("utf16"), "utf16", int_spec(0, i64::from(u16::MAX)))?;
+                let utf16 = self.l.pf(&at("utf16"), "utf16", Spec::Scope)?;
+                let pf = self.l.pf(path, name, Spec::Str)?;
+                let len = self
+                    .l
+                    .pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
+                self.l.node(format!(
                     "{{ pf = {pf}, len = {len}, utf16 = {utf16}, unit = {unit} }}"
                 ))
             }
-            Kind::Bits(64) | Kind::U64 => self.pf(path, name, Spec::U64)?,
-            Kind::Bits(n) => self.pf(path, name, int_spec(0, (1i64 << n) - 1))?,
-            Kind::F32 | Kind::CompressedFloat(_) => self.pf(path, name, Spec::F32)?,
-            Kind::F64 => self.pf(path, name, Spec::F64)?,
+            Kind::Bits(64) | Kind::U64 => self.l.pf(path, name, Spec::U64)?,
+            Kind::Bits(n) => self.l.pf(path, name, int_spec(0, (1i64 << n) - 1))?,
+            Kind::F32 | Kind::CompressedFloat(_) => self.l.pf(path, name, Spec::F32)?,
+            Kind::F64 => self.l.pf(path, name, Spec::F64)?,
             Kind::CompressedVector(_) => {
-                let pf = self.pf(path, name, Spec::Scope)?;
-                let x = self.pf(&at("x"), "x", Spec::F32)?;
-                let y = self.pf(&at("y"), "y", Spec::F32)?;
-                let z = self.pf(&at("z"), "z", Spec::F32)?;
-                self.node(format!("{{ pf = {pf}, x = {x}, y = {y}, z = {z} }}"))
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                let x = self.l.pf(&at("x"), "x", Spec::F32)?;
+                let y = self.l.pf(&at("y"), "y", Spec::F32)?;
+                let z = self.l.pf(&at("z"), "z", Spec::F32)?;
+                self.l
+                    .node(format!("{{ pf = {pf}, x = {x}, y = {y}, z = {z} }}"))
             }
             Kind::Quaternion(q) => {
-                let pf = self.pf(path, name, Spec::Scope)?;
-                let largest = self.pf(&at("largest"), "largest", int_spec(0, 3))?;
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                let largest = self.l.pf(&at("largest"), "largest", int_spec(0, 3))?;
                 let max = i64::from(q.max_code());
-                let a = self.pf(&at("a"), "a", int_spec(0, max))?;
-                let b = self.pf(&at("b"), "b", int_spec(0, max))?;
-                let c = self.pf(&at("c"), "c", int_spec(0, max))?;
-                self.node(format!(
+                let a = self.l.pf(&at("a"), "a", int_spec(0, max))?;
+                let b = self.l.pf(&at("b"), "b", int_spec(0, max))?;
+                let c = self.l.pf(&at("c"), "c", int_spec(0, max))?;
+                self.l.node(format!(
                     "{{ pf = {pf}, largest = {largest}, a = {a}, b = {b}, c = {c} }}"
                 ))
             }
             Kind::Str { max_len } => {
-                let pf = self.pf(path, name, Spec::Str)?;
-                let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
-                let utf8 = self.pf(&at("utf8"), "utf8", Spec::Bytes)?;
-                self.node(format!("{{ pf = {pf}, len = {len}, utf8 = {utf8} }}"))
+                let pf = self.l.pf(path, name, Spec::Str)?;
+                let len = self
+                    .l
+                    .pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
+                let utf8 = self.l.pf(&at("utf8"), "utf8", Spec::Bytes)?;
+                self.l
+                    .node(format!("{{ pf = {pf}, len = {len}, utf8 = {utf8} }}"))
             }
-            Kind::Bytes { .. } => self.pf(path, name, Spec::Bytes)?,
+            Kind::Bytes { .. } => self.l.pf(path, name, Spec::Bytes)?,
             Kind::BitRun { .. } => {
                 // The groups first: they keep the field's name, as an array's elements do.
-                let e = self.pf(path, name, int_spec(0, i64::from(u32::MAX)))?;
-                let pf = self.pf(path, name, Spec::Scope)?;
-                self.node(format!("{{ pf = {pf}, e = {e} }}"))
+                let e = self.l.pf(path, name, int_spec(0, i64::from(u32::MAX)))?;
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                self.l.node(format!("{{ pf = {pf}, e = {e} }}"))
             }
             Kind::Align | Kind::Check(_) | Kind::End => "false".into(),
             Kind::ObjectIndex { max_objects, .. } => {
@@ -420,8 +339,8 @@ impl Gen<'_> {
             }
             Kind::Struct(sid) => {
                 let f = self.fields(*sid, path)?;
-                let pf = self.pf(path, name, Spec::Scope)?;
-                self.node(format!("{{ pf = {pf}, f = {f} }}"))
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                self.l.node(format!("{{ pf = {pf}, f = {f} }}"))
             }
             Kind::Array {
                 max_len, element, ..
@@ -429,9 +348,12 @@ impl Gen<'_> {
                 // The elements first: they keep the array's name when the two kinds differ.
                 let prev_min = relative_min(Prev::Const(element_previous(element)), &[]);
                 let e = self.node_of(element, path, name, prev_min)?;
-                let pf = self.pf(path, name, Spec::Scope)?;
-                let len = self.pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
-                self.node(format!("{{ pf = {pf}, len = {len}, e = {e} }}"))
+                let pf = self.l.pf(path, name, Spec::Scope)?;
+                let len = self
+                    .l
+                    .pf(&at("len"), "len", int_spec(0, count_max(*max_len)))?;
+                self.l
+                    .node(format!("{{ pf = {pf}, len = {len}, e = {e} }}"))
             }
             Kind::Sparse {
                 max_objects,
@@ -439,12 +361,45 @@ impl Gen<'_> {
                 layout,
             } => {
                 let f = self.fields(*element, path)?;
-                let pf = self.pf(path, name, Spec::Scope)?;
+                let pf = self.l.pf(path, name, Spec::Scope)?;
                 let index =
                     self.relative_node(&at(&layout[0]), &layout[0], 0, *max_objects, false)?;
-                self.node(format!("{{ pf = {pf}, index = {index}, f = {f} }}"))
+                self.l
+                    .node(format!("{{ pf = {pf}, index = {index}, f = {f} }}"))
             }
         })
+    }
+
+    /// A tagged union: its tag (named by the variants), then each variant's body fields, all at
+    /// the union's path (a variant has no scope of its own).
+    fn union_node(&mut self, u: usize, path: &str, name: &str) -> Result<String, WiresharkError> {
+        let at = |part: &str| format!("{path}.{}", segment(part));
+        let schema = self.schema;
+        let def = &schema.unions[u];
+        let names = def
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as i64, v.name.to_string()))
+            .collect();
+        let spec = Spec::Int {
+            min: 0,
+            max: def.variants.len() as i128 - 1,
+            names: Some(names),
+        };
+        let tag = self.l.pf(&at(&def.tag), &def.tag, spec)?;
+        let mut bodies = Vec::with_capacity(def.variants.len());
+        for v in &def.variants {
+            bodies.push(match v.body {
+                Some(sid) => self.fields(sid, path)?,
+                None => "false".into(),
+            });
+        }
+        let pf = self.l.pf(path, name, Spec::Scope)?;
+        Ok(self.l.node(format!(
+            "{{ pf = {pf}, tag = {tag}, v = {{ {} }} }}",
+            bodies.join(", ")
+        )))
     }
 
     /// A relative object index (`max` = max_objects) or relative integer: the value and its
@@ -458,8 +413,8 @@ impl Gen<'_> {
         integer: bool,
     ) -> Result<String, WiresharkError> {
         let at = |part: &str| format!("{path}.{}", segment(part));
-        let pf = self.pf(path, name, int_spec(min, max))?;
-        let d1 = self.pf(&at("d=1"), "d=1", Spec::Bool)?;
+        let pf = self.l.pf(path, name, int_spec(min, max))?;
+        let d1 = self.l.pf(&at("d=1"), "d=1", Spec::Bool)?;
         let tiers: &[i64] = if integer {
             &[6, 23, 280, 4377, 69914]
         } else {
@@ -468,21 +423,23 @@ impl Gen<'_> {
         let mut t = Vec::new();
         for hi in tiers {
             let flag = format!("d<={hi}");
-            t.push(self.pf(&at(&flag), &flag, Spec::Bool)?);
+            t.push(self.l.pf(&at(&flag), &flag, Spec::Bool)?);
         }
         let d_max = if integer {
             69914
         } else {
             max.saturating_add(1).max(125)
         };
-        let d = self.pf(&at("d"), "d", int_spec(2, d_max))?;
+        let d = self.l.pf(&at("d"), "d", int_spec(2, d_max))?;
         let value = if integer {
-            let v = self.pf(&at("value"), "value", int_spec(0, i64::from(u32::MAX)))?;
+            let v = self
+                .l
+                .pf(&at("value"), "value", int_spec(0, i64::from(u32::MAX)))?;
             format!(", value = {v}")
         } else {
             String::new()
         };
-        Ok(self.node(format!(
+        Ok(self.l.node(format!(
             "{{ pf = {pf}, d1 = {d1}, t = {{ {} }}, d = {d}{value} }}",
             t.join(", ")
         )))
@@ -490,12 +447,10 @@ impl Gen<'_> {
 
     /// The index of struct `sid`'s function in `S`, generating it (and those it calls) once.
     fn function(&mut self, sid: usize) -> usize {
-        if let Some(&i) = self.functions.get(&sid) {
-            return i;
-        }
-        let i = self.code.len();
-        self.functions.insert(sid, i);
-        self.code.push(String::new());
+        let i = match self.l.function_slot(sid) {
+            Ok(i) => return i,
+            Err(i) => i,
+        };
         let schema = self.schema;
         let sd = &schema.structs[sid];
         // Slots that a guard or a `previous` reads back.
@@ -540,17 +495,10 @@ impl Gen<'_> {
                 Some(s) if refs.contains(&s) => format!("v[{}] = {call}", s + 1),
                 _ => call,
             };
-            match f.guard {
-                Some((g, when)) => {
-                    let _ = writeln!(body, "  if v[{}] == {when} then {stmt} end", g + 1);
-                }
-                None => {
-                    let _ = writeln!(body, "  {stmt}");
-                }
-            }
+            statement(&mut body, &stmt, f.guard);
         }
         body.push_str("end");
-        self.code[i] = body;
+        self.l.set_function(i, body);
         i
     }
 
@@ -568,7 +516,7 @@ impl Gen<'_> {
                     .enumerate()
                     .map(|(i, v)| format!("[{i}] = {}", lua_str(&v.name)))
                     .collect();
-                let names = self.constant(format!("{{ {} }}", names.join(", ")));
+                let names = self.l.constant(format!("{{ {} }}", names.join(", ")));
                 // The variants' bodies by index into `S` (defined after the constants).
                 let bodies: Vec<String> = def
                     .variants
@@ -578,7 +526,7 @@ impl Gen<'_> {
                         None => "false".into(),
                     })
                     .collect();
-                let c = self.constant(format!(
+                let c = self.l.constant(format!(
                     "{{ tag = {}, last = {last}, w = {}, names = {names}, bodies = {{ {} }} }}",
                     lua_str(&def.tag),
                     bits_required(0, last),
@@ -595,7 +543,7 @@ impl Gen<'_> {
                     .iter()
                     .map(|(v, n)| format!("[{v}] = {}", lua_str(n)))
                     .collect();
-                let names = self.constant(format!("{{ {} }}", names.join(", ")));
+                let names = self.l.constant(format!("{{ {} }}", names.join(", ")));
                 self.int_call(node, name, def.min, def.max, Some(&names))
             }
             Kind::Bits(n) => {
@@ -614,7 +562,9 @@ impl Gen<'_> {
             Kind::U128 => format!("ru128(R, {node}, {name})"),
             Kind::Fixed(q) => {
                 let w = self.wide(q.raw_min(), q.raw_max());
-                let q = self.constant(format!("{{ f = {}, W = {w} }}", q.fraction_bits()));
+                let q = self
+                    .l
+                    .constant(format!("{{ f = {}, W = {w} }}", q.fraction_bits()));
                 format!("fixed(R, {node}, {name}, {q})")
             }
             Kind::WStr { max_len } => {
@@ -642,7 +592,7 @@ impl Gen<'_> {
             Kind::Bytes { len } => format!("rbytes(R, {node}, {name}, {len})"),
             Kind::BitRun { by, table } => {
                 let counts: Vec<String> = table.iter().map(u32::to_string).collect();
-                let t = self.constant(format!("{{ {} }}", counts.join(", ")));
+                let t = self.l.constant(format!("{{ {} }}", counts.join(", ")));
                 format!("bitrun(R, {node}, {name}, v[{}], {t})", by + 1)
             }
             Kind::Align => format!("padding(R, {name})"),
@@ -668,7 +618,7 @@ impl Gen<'_> {
                 // `element` does.
                 let prev = element_previous(element).to_string();
                 let read = self.call(element, "N", "\"\"", &prev);
-                let e = self.constant(format!("function(R, N) return {read} end"));
+                let e = self.l.constant(format!("function(R, N) return {read} end"));
                 let min_bits = (*min_element_bits).max(1);
                 let min_bits = if min_bits < 1 << 50 {
                     min_bits.to_string()
@@ -715,7 +665,7 @@ impl Gen<'_> {
     fn big(&mut self, min: i64, max: i64) -> String {
         let u = min as u64;
         let span = (max as u64).wrapping_sub(min as u64);
-        self.constant(format!(
+        self.l.constant(format!(
             "{{ umin = UInt64({}, {}), span = UInt64({}, {}), min = \"{min}\", max = \"{max}\" }}",
             u & 0xFFFF_FFFF,
             u >> 32,
@@ -734,7 +684,7 @@ impl Gen<'_> {
                 .collect();
             format!("{{ {}, 0 }}", l.join(", "))
         };
-        self.constant(format!(
+        self.l.constant(format!(
             "{{ w = {}, span = {}, min = {}, neg = {}, mag = {}, mint = \"{min}\", maxt = \"{max}\" }}",
             bits_required128(min, max),
             limbs((max as u128).wrapping_sub(min as u128)),
@@ -747,12 +697,13 @@ impl Gen<'_> {
     /// A reader of a count (`len`) in 0..=max: `function(R, pf, leaf)`.
     fn count_reader(&mut self, max: usize) -> String {
         let call = self.int_call("pf", "leaf", 0, count_max(max), None);
-        self.constant(format!("function(R, pf, leaf) return {call} end"))
+        self.l
+            .constant(format!("function(R, pf, leaf) return {call} end"))
     }
 
     fn compressed(&mut self, c: &CompressedFloat) -> String {
         let m = c.steps();
-        self.constant(format!(
+        self.l.constant(format!(
             "{{ M = {m}, Mf = {}, w = {}, min = {}, delta = {}, rng = \", 0..={m}\" }}",
             lua_num(f64::from(m as f32)),
             c.width(),
@@ -763,7 +714,7 @@ impl Gen<'_> {
 
     fn quaternion(&mut self, q: &SmallestThree) -> String {
         let max = q.max_code();
-        self.constant(format!(
+        self.l.constant(format!(
             "{{ bits = {}, max = {max}, maxf = {} }}",
             q.bits(),
             lua_num(f64::from(max as f32))
