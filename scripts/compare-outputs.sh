@@ -36,7 +36,8 @@ compare() { # NAME ARGS...
     differ=1
     printf 'DIFFERENT  %-48s %s lines differ\n' "$name" \
       "$(diff "$out/$name.before" "$out/$name.after" | grep -c '^[<>]' || true)"
-    diff "$out/$name.before" "$out/$name.after" | head -6 | cut -c1-300
+    # diff exits 1 on a difference: under pipefail that would end the script at the first one.
+    { diff "$out/$name.before" "$out/$name.after" || true; } | head -6 | cut -c1-300
   fi
 }
 

@@ -421,6 +421,19 @@ pub fn seen_at(seen: &[Observation], i: usize) -> &Observation {
     seen.get(i).unwrap_or(&Observation::NONE)
 }
 
+/// A datagram that has just arrived in a live session (the proxy's, shown by the TUI): the
+/// datagram, its own bytes, and what the transports' sequential pass observed of it, which its
+/// verdict and dissection need ([`Dissectors::verdict_seen`]).
+#[derive(Debug, Clone)]
+pub struct Arrival {
+    /// The datagram (its payload is [`Arrival::payload`], not in a capture's data).
+    pub datagram: Datagram,
+    /// Its UDP payload.
+    pub payload: Vec<u8>,
+    /// What the transports observed of it ([`Observation::NONE`] without a transport).
+    pub observed: Observation,
+}
+
 /// The sequential pass of the transports on a capture's ports ([`Dissectors::observer`]): one
 /// [`Tracker`] per stacked dissector, fed the datagrams in capture order.
 pub struct Observer {

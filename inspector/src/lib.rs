@@ -64,11 +64,14 @@
 //! Each imports only those below it:
 //!
 //! - [`capture`]: pcap/pcapng files to UDP datagrams (with their capture status);
-//! - [`faults`]: labelled faults, for test captures of any protocol;
+//! - [`faults`]: labelled faults, for test captures of any protocol; [`files`]: reading the
+//!   files given on the command line, with one-line errors;
 //! - [`dissectors`]: UDP port -> [`codec::dissect::Dissector`], the only knowledge of
 //!   protocols; a verdict or a dissection per datagram;
-//! - [`output`] (text and JSON lines), [`tui`] (the terminal UI), [`pipeline`] (work over the
-//!   cores);
+//! - [`output`] (text and JSON lines), [`profile`] (where the bits go), [`pipeline`] (work
+//!   over the cores);
+//! - [`tui`] (the terminal UI, on a capture or on datagrams that arrive over a channel),
+//!   [`proxy`] (the live proxy, whose sink feeds that channel: neither imports the other);
 //! - [`cmd`]: one module per subcommand; [`cli`]: the command line that registers protocols
 //!   and subcommands and dispatches.
 //!
@@ -82,6 +85,7 @@ pub mod cli;
 pub mod cmd;
 pub mod dissectors;
 pub mod faults;
+pub mod files;
 #[cfg(feature = "demo")]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -451,13 +451,11 @@ impl<'a> Json<'a> {
             },
             Value::Str(s) => self.str(s),
             Value::Bytes(bytes) => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                self.out.reserve(bytes.len() * 2 + 2);
                 self.out.push(b'"');
-                for &b in bytes {
-                    self.out.push(HEX[usize::from(b >> 4)]);
-                    self.out.push(HEX[usize::from(b & 15)]);
-                }
+                let at = self.out.len();
+                self.out.resize(at + bytes.len() * 2, 0);
+                // The slice is exactly twice the bytes: encoding into it cannot fail.
+                let _ = hex::encode_to_slice(bytes, &mut self.out[at..]);
                 self.out.push(b'"');
             }
             // Floats as `Value` serializes them (NaN and infinities as strings).
@@ -560,7 +558,7 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
         d.src,
         d.dst,
         d.declared_len(),
-        captured_note(d),
+        d.captured_note(),
         decoder,
         dissection.packet_type.unwrap_or("-"),
         dissection.status
@@ -572,15 +570,6 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
         let _ = write!(s, "; {}", ds.message());
     }
     s
-}
-
-/// ` (54 captured)` after the length of a datagram the capture holds only part of, else empty.
-pub fn captured_note(d: &Datagram) -> String {
-    if d.payload_len() == d.declared_len() {
-        String::new()
-    } else {
-        format!(" ({} captured)", d.payload_len())
-    }
 }
 
 /// The field tree of a dissected datagram, indented, one field per line.

@@ -56,13 +56,6 @@ fn run(cmd: &mut Command) {
     );
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 fn udp4(eth: bool, src: [u8; 4], dst: [u8; 4], ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
     let mut v = Vec::new();
     if eth {
@@ -249,7 +242,7 @@ fn our_rows(file: &Path) -> (Capture, BTreeMap<u64, Row>) {
                 time: d.time.to_string(),
                 src: d.src.to_string(),
                 dst: d.dst.to_string(),
-                payload: hex(c.payload(d)),
+                payload: hex::encode(c.payload(d)),
             };
             (d.frame, row)
         })

@@ -1,8 +1,10 @@
 //! In a real terminal (tmux): `P` in `bitlens inspect` opens the profile of the filter in
 //! force (the table and the bits-per-second chart) and Esc closes it; long work draws a
-//! progress bar on a terminal's stderr. Skipped without tmux, except under CI, where it fails
-//! (`scripts/install-test-deps.sh` installs it).
+//! progress bar on a terminal's stderr; the live `proxy --tui` lists datagrams as they pass,
+//! takes the mouse as `inspect` does, and gives the terminal back when it quits. Skipped
+//! without tmux, except under CI, where it fails (`scripts/install-test-deps.sh` installs it).
 
+use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::thread::sleep;
@@ -143,4 +145,53 @@ fn long_work_shows_a_progress_bar_on_a_terminal() {
         expect(socket, &["synth [", "/400000"]);
     });
     let _ = std::fs::remove_file(out);
+}
+
+/// A mouse event as an xterm SGR sequence (1-based cell), typed into the pane as the terminal
+/// would send it.
+fn mouse(socket: &str, button: u8, column: u16, row: u16) {
+    let press = format!("\x1b[<{button};{column};{row}M");
+    tmux(socket, &["send-keys", "-t", "t", "-l", &press]);
+    if button < 64 {
+        let release = format!("\x1b[<{button};{column};{row}m");
+        tmux(socket, &["send-keys", "-t", "t", "-l", &release]);
+    }
+}
+
+#[test]
+fn the_live_proxy_tui_lists_datagrams_takes_the_mouse_and_restores_the_terminal() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // A free port for the proxy to listen on (it binds it again at once).
+    let listen = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    // The pane stays open after the proxy, to show what it printed once the terminal was back.
+    let command = format!(
+        "{} proxy --listen {listen} --upstream {} --tui; sleep 60",
+        env!("CARGO_BIN_EXE_bitlens"),
+        server.local_addr().unwrap()
+    );
+    in_tmux("live", &command, |socket| {
+        expect(socket, &["Packets 0/0", "has no dissector"]);
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for payload in [&b"one"[..], b"two", b"three"] {
+            client.send_to(payload, listen).unwrap();
+        }
+        // Following: the cursor is on the last datagram.
+        expect(socket, &["Packets 3/3"]);
+        // A click on the first row of the list selects it; the wheel moves down one.
+        mouse(socket, 0, 10, 3);
+        expect(socket, &["Packets 1/3"]);
+        mouse(socket, 65, 10, 5);
+        expect(socket, &["Packets 2/3"]);
+        tmux(socket, &["send-keys", "-t", "t", "q"]);
+        // The proxy's closing summary is on the normal screen: the terminal was given back.
+        expect(socket, &["3 datagrams (3 to the server, 0 to clients)"]);
+        let screen = wait_for(socket, &[]);
+        assert!(!screen.contains("Packets 2/3"), "{screen}");
+    });
 }

@@ -836,7 +836,7 @@ action = "truncate"
                 assert_eq!(m["packet_type"], packet_type);
                 assert_eq!(
                     m["sent"].as_str().unwrap(),
-                    hex(&r.bytes),
+                    hex::encode(&r.bytes),
                     "the server got the logged bytes"
                 );
                 // The proxy's own decode of what it sent agrees with the server.
@@ -890,7 +890,10 @@ action = "truncate"
     assert_eq!(fresh.wait_for(15), 15);
     let replayed = fresh.take();
     for (r, l) in replayed.iter().zip(&logged) {
-        assert_eq!(hex(&r.bytes), l["mutation"]["sent"].as_str().unwrap());
+        assert_eq!(
+            hex::encode(&r.bytes),
+            l["mutation"]["sent"].as_str().unwrap()
+        );
     }
     let kinds: Vec<_> = replayed
         .iter()
@@ -913,7 +916,7 @@ action = "truncate"
     assert!(out.status.success());
     assert_eq!(fresh.wait_for(1), 1);
     assert_eq!(
-        hex(&fresh.take()[0].bytes),
+        hex::encode(&fresh.take()[0].bytes),
         logged[4]["mutation"]["sent"].as_str().unwrap()
     );
     // A log whose edits do not fit its bytes is refused.
@@ -1047,7 +1050,7 @@ fn a_schema_protocol_is_mutated_at_its_rate_and_fuzzed() {
         let sent = l["mutation"]["sent"].as_str().unwrap();
         let r = received
             .iter()
-            .find(|r| hex(&r.bytes) == sent)
+            .find(|r| hex::encode(&r.bytes) == sent)
             .expect("the server got it");
         let server_says = r.verdict.as_ref().map(|v| v.0.as_str());
         let proxy_says = l["error"]["kind"].as_str();
@@ -1071,10 +1074,6 @@ fn x_of(l: &Value) -> i32 {
         .find(|f| f["path"] == "x")
         .unwrap_or_else(|| panic!("{l}"));
     x["value"].as_i64().unwrap() as i32
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 // ---- robustness ----

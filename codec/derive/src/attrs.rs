@@ -1,64 +1,23 @@
-//! Parsing of `#[bitlens(...)]` attributes: what the user wrote, with spans, before it is checked
-//! against the field's type.
+//! The one parser of field attributes, `#[bitlens(...)]` and `#[batch(...)]` alike: what the
+//! user wrote, with spans, before it is checked against the field's type. The keys each
+//! namespace takes, and their roles, are the table in `forms.rs`; the container's and the
+//! variant's own attributes follow.
 
+use crate::forms::{CompressedParams, FixedParams, Form, Key, Ns, Prev, Relative, Spec};
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitBool, LitStr, Token};
 
-/// A value given either as parameters or as a path to a constant of the spec's type.
-pub enum Spec<P> {
-    Params(P),
-    Path(Expr),
-}
-
-pub struct CompressedParams {
-    pub min: Option<Expr>,
-    pub max: Option<Expr>,
-    pub resolution: Option<Expr>,
-    pub delta: Option<Expr>,
-    pub max_integer_value: Option<Expr>,
-    pub span: Span,
-}
-
-pub struct FixedParams {
-    pub integer_bits: Option<Expr>,
-    pub fraction_bits: Option<Expr>,
-    pub min: Option<Expr>,
-    pub max: Option<Expr>,
-    pub unsigned: bool,
-    pub span: Span,
-}
-
-/// Where a relative index or integer finds its previous value.
-#[derive(Clone)]
-pub enum Prev {
-    Field(Ident),
-    Const(Expr),
-}
-
-pub struct Relative {
-    pub max_objects: Option<Expr>,
-    pub previous: Option<Prev>,
-    pub span: Span,
-}
-
-/// The attributes of one field (or of an array's element).
+/// The attributes of one field (or of an array's element), in either namespace.
 #[derive(Default)]
 pub struct FieldAttrs {
     pub name: Option<LitStr>,
-    pub range: Option<(Expr, Expr, Span)>,
-    pub bits: Option<(Expr, Span)>,
-    pub compressed: Option<Spec<CompressedParams>>,
-    pub quaternion: Option<(Spec<Expr>, Span)>,
-    pub fixed: Option<Spec<FixedParams>>,
+    /// The wire forms given (one, once `kind_of` has checked), each with the span its errors
+    /// point at.
+    pub forms: Vec<(Form, Span)>,
     pub max_len: Option<(Expr, Span)>,
-    pub len: Option<(Expr, Span)>,
-    pub wstring: Option<Span>,
     pub element: Option<(Box<FieldAttrs>, Span)>,
-    pub object_index: Option<Relative>,
-    pub int_relative: Option<Relative>,
-    pub sparse: Option<(Expr, Span)>,
     pub sparse_index: Option<Span>,
     pub align: Option<Span>,
     pub align_after: Option<Span>,
@@ -69,13 +28,17 @@ pub struct FieldAttrs {
     pub flag: Option<LitStr>,
     pub flatten: Option<Span>,
     pub skip: Option<Span>,
-    /// Spans of every key given, for "conflicts with" errors.
-    pub keys: Vec<(String, Span)>,
+    /// `#[batch(packed)]`: a varint integer.
+    pub packed: Option<Span>,
+    /// `#[batch(abs_max = N)]`: the range check of a signed integer.
+    pub abs_max: Option<(Expr, Span)>,
+    /// `#[batch(max_id = N)]`: the largest network id.
+    pub max_id: Option<(Expr, Span)>,
+    /// `#[batch(pod)]`: one unchecked copy.
+    pub pod: Option<Span>,
+    /// Every key given, with its span, for "conflicts with" errors.
+    pub keys: Vec<(Key, Span)>,
 }
-
-const FIELD_KEYS: &str = "name, range, bits, compressed, quaternion, fixed, max_len, len, wstring, \
-    element, object_index, int_relative, sparse, sparse_index, align, align_after, check, \
-    check_after, if, unless, flag, flatten, skip";
 
 pub fn ident_of(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
@@ -109,245 +72,311 @@ fn field_ref(meta: &ParseNestedMeta<'_>) -> syn::Result<Ident> {
     input.parse::<Ident>()
 }
 
+/// `= value`, with the value's span.
+fn value_of(meta: &ParseNestedMeta<'_>) -> syn::Result<(Expr, Span)> {
+    let e: Expr = meta.value()?.parse()?;
+    let span = e.span();
+    Ok((e, span))
+}
+
+/// The message for a key `ns` does not take.
+fn unknown_key(ns: Ns, key: &str) -> String {
+    let list = Key::list(ns);
+    match ns {
+        Ns::Bitlens => format!("unknown bitlens attribute `{key}` (expected one of {list})"),
+        Ns::Batch => format!("unknown batch attribute `{key}` (expected one of: {list})"),
+    }
+}
+
 impl FieldAttrs {
-    pub fn parse(attrs: &[syn::Attribute]) -> syn::Result<FieldAttrs> {
+    /// The field attributes of namespace `ns` among `attrs`.
+    pub fn parse(attrs: &[syn::Attribute], ns: Ns) -> syn::Result<FieldAttrs> {
         let mut out = FieldAttrs::default();
-        for attr in attrs.iter().filter(|a| a.path().is_ident("bitlens")) {
-            attr.parse_nested_meta(|meta| out.item(meta))?;
+        for attr in attrs.iter().filter(|a| a.path().is_ident(ns.attribute())) {
+            attr.parse_nested_meta(|meta| out.item(ns, meta))?;
         }
         Ok(out)
     }
 
-    fn item(&mut self, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
-        let key = ident_of(&meta);
+    fn item(&mut self, ns: Ns, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        let written = ident_of(&meta);
+        let Some(key) = Key::parse(ns, &written) else {
+            return Err(meta.error(unknown_key(ns, &written)));
+        };
         let span = meta.path.span();
-        self.keys.push((key.clone(), span));
-        match key.as_str() {
-            "name" => once(&mut self.name, meta.value()?.parse()?, &meta, "name"),
-            "range" => {
+        self.keys.push((key, span));
+        let name = key.name();
+        match key {
+            Key::Name => once(&mut self.name, meta.value()?.parse()?, &meta, name),
+            Key::Range => {
                 let e: Expr = meta.value()?.parse()?;
                 let (lo, hi) = range_bounds(&e)?;
-                once(&mut self.range, (lo, hi, e.span()), &meta, "range")
+                self.form(Form::Range(lo, hi), e.span(), &meta)
             }
-            "bits" => {
-                let e: Expr = meta.value()?.parse()?;
-                let sp = e.span();
-                once(&mut self.bits, (e, sp), &meta, "bits")
+            Key::Bits => {
+                let (e, sp) = value_of(&meta)?;
+                self.form(Form::Bits(e), sp, &meta)
             }
-            "compressed" => {
-                let spec = if meta.input.peek(Token![=]) {
-                    Spec::Path(meta.value()?.parse()?)
-                } else {
-                    let mut p = CompressedParams {
-                        min: None,
-                        max: None,
-                        resolution: None,
-                        delta: None,
-                        max_integer_value: None,
-                        span,
-                    };
-                    meta.parse_nested_meta(|m| {
-                        let k = ident_of(&m);
-                        let slot = match k.as_str() {
-                            "min" => &mut p.min,
-                            "max" => &mut p.max,
-                            "resolution" => &mut p.resolution,
-                            "delta" => &mut p.delta,
-                            "max_integer_value" => &mut p.max_integer_value,
-                            _ => {
-                                return Err(m.error(
-                                    "expected `min`, `max`, `resolution` (or the precomputed \
-                                     `min`, `delta`, `max_integer_value`)",
-                                ));
-                            }
-                        };
-                        let e: Expr = m.value()?.parse()?;
-                        once(slot, e, &m, &k)
-                    })?;
-                    Spec::Params(p)
+            Key::Compressed => {
+                let spec = compressed(&meta, span)?;
+                let sp = match &spec {
+                    Spec::Params(p) => p.span,
+                    Spec::Path(e) => e.span(),
                 };
-                once(&mut self.compressed, spec, &meta, "compressed")
+                self.form(Form::Compressed(spec), sp, &meta)
             }
-            "quaternion" => {
-                let spec = if meta.input.peek(Token![=]) {
-                    Spec::Path(meta.value()?.parse()?)
-                } else {
-                    let mut bits = None;
-                    meta.parse_nested_meta(|m| {
-                        if m.path.is_ident("bits") {
-                            let e: Expr = m.value()?.parse()?;
-                            once(&mut bits, e, &m, "bits")
-                        } else {
-                            Err(m.error("expected `bits = N` (bits per component, 2 to 16)"))
-                        }
-                    })?;
-                    let bits = bits.ok_or_else(|| {
-                        syn::Error::new(
-                            span,
-                            "a quaternion needs its bits per component: `quaternion(bits = 10)`",
-                        )
-                    })?;
-                    Spec::Params(bits)
+            Key::Quaternion => {
+                let spec = quaternion(&meta, span)?;
+                self.form(Form::Quaternion(spec), span, &meta)
+            }
+            Key::Fixed => {
+                let spec = fixed(&meta, span)?;
+                let sp = match &spec {
+                    Spec::Params(p) => p.span,
+                    Spec::Path(e) => e.span(),
                 };
-                once(&mut self.quaternion, (spec, span), &meta, "quaternion")
+                self.form(Form::Fixed(spec), sp, &meta)
             }
-            "fixed" => {
-                let spec = if meta.input.peek(Token![=]) {
-                    Spec::Path(meta.value()?.parse()?)
-                } else {
-                    let mut p = FixedParams {
-                        integer_bits: None,
-                        fraction_bits: None,
-                        min: None,
-                        max: None,
-                        unsigned: false,
-                        span,
-                    };
-                    meta.parse_nested_meta(|m| {
-                        let k = ident_of(&m);
-                        let slot = match k.as_str() {
-                            "integer_bits" => &mut p.integer_bits,
-                            "fraction_bits" => &mut p.fraction_bits,
-                            "min" => &mut p.min,
-                            "max" => &mut p.max,
-                            "unsigned" => {
-                                p.unsigned = if m.input.peek(Token![=]) {
-                                    m.value()?.parse::<LitBool>()?.value
-                                } else {
-                                    true
-                                };
-                                return Ok(());
-                            }
-                            _ => {
-                                return Err(m.error(
-                                    "expected `integer_bits`, `fraction_bits`, `min`, `max` or \
-                                     `unsigned`",
-                                ));
-                            }
-                        };
-                        let e: Expr = m.value()?.parse()?;
-                        once(slot, e, &m, &k)
-                    })?;
-                    Spec::Params(p)
-                };
-                once(&mut self.fixed, spec, &meta, "fixed")
+            Key::Len => {
+                let (e, sp) = value_of(&meta)?;
+                self.form(Form::Len(e), sp, &meta)
             }
-            "max_len" => {
-                let e: Expr = meta.value()?.parse()?;
-                let sp = e.span();
-                once(&mut self.max_len, (e, sp), &meta, "max_len")
+            Key::WString => self.form(Form::WString, span, &meta),
+            Key::ObjectIndex => {
+                let r = relative(&meta, span, true)?;
+                self.form(Form::ObjectIndex(r), span, &meta)
             }
-            "len" => {
-                let e: Expr = meta.value()?.parse()?;
-                let sp = e.span();
-                once(&mut self.len, (e, sp), &meta, "len")
+            Key::IntRelative => {
+                let r = relative(&meta, span, false)?;
+                self.form(Form::IntRelative(r), span, &meta)
             }
-            "wstring" => once(&mut self.wstring, span, &meta, "wstring"),
-            "element" => {
+            Key::Sparse => {
+                let max = sparse(&meta, span)?;
+                self.form(Form::Sparse(max), span, &meta)
+            }
+            Key::MaxLen => once(&mut self.max_len, value_of(&meta)?, &meta, name),
+            Key::Element => {
                 let mut inner = FieldAttrs::default();
-                meta.parse_nested_meta(|m| inner.item(m))?;
-                once(&mut self.element, (Box::new(inner), span), &meta, "element")
+                meta.parse_nested_meta(|m| inner.item(ns, m))?;
+                once(&mut self.element, (Box::new(inner), span), &meta, name)
             }
-            "object_index" | "int_relative" => {
-                let mut r = Relative {
-                    max_objects: None,
-                    previous: None,
-                    span,
-                };
-                let is_index = key == "object_index";
-                if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
-                    meta.parse_nested_meta(|m| {
-                        if m.path.is_ident("max_objects") && is_index {
-                            let e: Expr = m.value()?.parse()?;
-                            once(&mut r.max_objects, e, &m, "max_objects")
-                        } else if m.path.is_ident("previous") {
-                            let e: Expr = m.value()?.parse()?;
-                            let prev = match &e {
-                                Expr::Path(p) if p.path.get_ident().is_some_and(is_field_like) => {
-                                    Prev::Field(
-                                        p.path
-                                            .get_ident()
-                                            .cloned()
-                                            .unwrap_or_else(|| Ident::new("_", Span::call_site())),
-                                    )
-                                }
-                                Expr::Lit(syn::ExprLit {
-                                    lit: syn::Lit::Str(s),
-                                    ..
-                                }) => Prev::Field(s.parse()?),
-                                _ => Prev::Const(e),
-                            };
-                            once(&mut r.previous, prev, &m, "previous")
-                        } else if is_index {
-                            Err(m.error("expected `max_objects = N` or `previous = ...`"))
-                        } else {
-                            Err(m.error(
-                                "expected `previous = ...` (a constant or an earlier field)",
-                            ))
-                        }
-                    })?;
-                }
-                let slot = if is_index {
-                    &mut self.object_index
-                } else {
-                    &mut self.int_relative
-                };
-                once(slot, r, &meta, &key)
-            }
-            "sparse" => {
-                let mut max = None;
-                meta.parse_nested_meta(|m| {
-                    if m.path.is_ident("max_objects") {
-                        let e: Expr = m.value()?.parse()?;
-                        once(&mut max, e, &m, "max_objects")
-                    } else {
-                        Err(m.error("expected `max_objects = N` (the end-of-list sentinel)"))
-                    }
-                })?;
-                let max = max.ok_or_else(|| {
-                    syn::Error::new(
-                        span,
-                        "a sparse array needs its object slots: `sparse(max_objects = 4096)`",
-                    )
-                })?;
-                once(&mut self.sparse, (max, span), &meta, "sparse")
-            }
-            "sparse_index" => once(&mut self.sparse_index, span, &meta, "sparse_index"),
-            "align" => once(&mut self.align, span, &meta, "align"),
-            "align_after" => once(&mut self.align_after, span, &meta, "align_after"),
-            "check" => {
+            Key::SparseIndex => once(&mut self.sparse_index, span, &meta, name),
+            Key::Align => once(&mut self.align, span, &meta, name),
+            Key::AlignAfter => once(&mut self.align_after, span, &meta, name),
+            Key::Check => {
                 self.check.push(meta.value()?.parse()?);
                 Ok(())
             }
-            "check_after" => {
+            Key::CheckAfter => {
                 self.check_after.push(meta.value()?.parse()?);
                 Ok(())
             }
-            "if" | "unless" => {
+            Key::If | Key::Unless => {
                 let flag = field_ref(&meta)?;
-                once(
-                    &mut self.guard,
-                    (flag, key == "if", span),
-                    &meta,
-                    "if/unless",
-                )
+                if self.guard.is_some() {
+                    return Err(meta.error("give one guard: `if = flag` or `unless = flag`"));
+                }
+                self.guard = Some((flag, key == Key::If, span));
+                Ok(())
             }
-            "flag" => once(&mut self.flag, meta.value()?.parse()?, &meta, "flag"),
-            "flatten" => once(&mut self.flatten, span, &meta, "flatten"),
-            "skip" => once(&mut self.skip, span, &meta, "skip"),
-            _ => Err(meta.error(format!(
-                "unknown bitlens attribute `{key}` (expected one of {FIELD_KEYS})"
-            ))),
+            Key::Flag => once(&mut self.flag, meta.value()?.parse()?, &meta, name),
+            Key::Flatten => once(&mut self.flatten, span, &meta, name),
+            Key::Skip => once(&mut self.skip, span, &meta, name),
+            Key::Packed => once(&mut self.packed, span, &meta, name),
+            Key::AbsMax => once(
+                &mut self.abs_max,
+                (meta.value()?.parse()?, span),
+                &meta,
+                name,
+            ),
+            Key::MaxId => once(
+                &mut self.max_id,
+                (meta.value()?.parse()?, span),
+                &meta,
+                name,
+            ),
+            Key::Pod => once(&mut self.pod, span, &meta, name),
         }
     }
 
-    /// The first key of `keys` given, with its span.
-    pub fn first_of(&self, keys: &[&str]) -> Option<(&str, Span)> {
-        self.keys
-            .iter()
-            .find(|(k, _)| keys.contains(&k.as_str()))
-            .map(|(k, s)| (k.as_str(), *s))
+    /// Records a wire form (each key once).
+    fn form(&mut self, form: Form, span: Span, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let key = form.key();
+        if self.forms.iter().any(|(f, _)| f.key() == key) {
+            return Err(meta.error(format!("`{}` is given twice (keep one)", key.name())));
+        }
+        self.forms.push((form, span));
+        Ok(())
     }
+
+    /// `range = MIN..=MAX`: its bounds and span.
+    pub fn range(&self) -> Option<(&Expr, &Expr, Span)> {
+        self.forms.iter().find_map(|(f, s)| {
+            let Form::Range(lo, hi) = f else { return None };
+            Some((lo, hi, *s))
+        })
+    }
+
+    /// The first key given that `keep` refuses, with its span.
+    pub fn first_refused(&self, keep: impl Fn(Key) -> bool) -> Option<(Key, Span)> {
+        self.keys.iter().find(|(k, _)| !keep(*k)).copied()
+    }
+}
+
+/// `compressed(min = A, max = B, resolution = R)`, its precomputed form, or `compressed = CONST`.
+fn compressed(meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<Spec<CompressedParams>> {
+    if meta.input.peek(Token![=]) {
+        return Ok(Spec::Path(meta.value()?.parse()?));
+    }
+    let mut p = CompressedParams {
+        min: None,
+        max: None,
+        resolution: None,
+        delta: None,
+        max_integer_value: None,
+        span,
+    };
+    meta.parse_nested_meta(|m| {
+        let k = ident_of(&m);
+        let slot = match k.as_str() {
+            "min" => &mut p.min,
+            "max" => &mut p.max,
+            "resolution" => &mut p.resolution,
+            "delta" => &mut p.delta,
+            "max_integer_value" => &mut p.max_integer_value,
+            _ => {
+                return Err(m.error(
+                    "expected `min`, `max`, `resolution` (or the precomputed \
+                     `min`, `delta`, `max_integer_value`)",
+                ));
+            }
+        };
+        let e: Expr = m.value()?.parse()?;
+        once(slot, e, &m, &k)
+    })?;
+    Ok(Spec::Params(p))
+}
+
+/// `quaternion(bits = N)` or `quaternion = CONST`.
+fn quaternion(meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<Spec<Expr>> {
+    if meta.input.peek(Token![=]) {
+        return Ok(Spec::Path(meta.value()?.parse()?));
+    }
+    let mut bits = None;
+    meta.parse_nested_meta(|m| {
+        if m.path.is_ident("bits") {
+            let e: Expr = m.value()?.parse()?;
+            once(&mut bits, e, &m, "bits")
+        } else {
+            Err(m.error("expected `bits = N` (bits per component, 2 to 16)"))
+        }
+    })?;
+    let bits = bits.ok_or_else(|| {
+        syn::Error::new(
+            span,
+            "a quaternion needs its bits per component: `quaternion(bits = 10)`",
+        )
+    })?;
+    Ok(Spec::Params(bits))
+}
+
+/// `fixed(integer_bits = I, fraction_bits = F, min = A, max = B, unsigned)` or `fixed = CONST`.
+fn fixed(meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<Spec<FixedParams>> {
+    if meta.input.peek(Token![=]) {
+        return Ok(Spec::Path(meta.value()?.parse()?));
+    }
+    let mut p = FixedParams {
+        integer_bits: None,
+        fraction_bits: None,
+        min: None,
+        max: None,
+        unsigned: false,
+        span,
+    };
+    meta.parse_nested_meta(|m| {
+        let k = ident_of(&m);
+        let slot = match k.as_str() {
+            "integer_bits" => &mut p.integer_bits,
+            "fraction_bits" => &mut p.fraction_bits,
+            "min" => &mut p.min,
+            "max" => &mut p.max,
+            "unsigned" => {
+                p.unsigned = if m.input.peek(Token![=]) {
+                    m.value()?.parse::<LitBool>()?.value
+                } else {
+                    true
+                };
+                return Ok(());
+            }
+            _ => {
+                return Err(m.error(
+                    "expected `integer_bits`, `fraction_bits`, `min`, `max` or \
+                     `unsigned`",
+                ));
+            }
+        };
+        let e: Expr = m.value()?.parse()?;
+        once(slot, e, &m, &k)
+    })?;
+    Ok(Spec::Params(p))
+}
+
+/// `object_index(max_objects = N, previous = P)` (`is_index`) or `int_relative(previous = P)`.
+fn relative(meta: &ParseNestedMeta<'_>, span: Span, is_index: bool) -> syn::Result<Relative> {
+    let mut r = Relative {
+        max_objects: None,
+        previous: None,
+        span,
+    };
+    if meta.input.is_empty() || meta.input.peek(Token![,]) {
+        return Ok(r);
+    }
+    meta.parse_nested_meta(|m| {
+        if m.path.is_ident("max_objects") && is_index {
+            let e: Expr = m.value()?.parse()?;
+            once(&mut r.max_objects, e, &m, "max_objects")
+        } else if m.path.is_ident("previous") {
+            let e: Expr = m.value()?.parse()?;
+            let prev = match &e {
+                Expr::Path(p) if p.path.get_ident().is_some_and(is_field_like) => Prev::Field(
+                    p.path
+                        .get_ident()
+                        .cloned()
+                        .unwrap_or_else(|| Ident::new("_", Span::call_site())),
+                ),
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Prev::Field(s.parse()?),
+                _ => Prev::Const(e),
+            };
+            once(&mut r.previous, prev, &m, "previous")
+        } else if is_index {
+            Err(m.error("expected `max_objects = N` or `previous = ...`"))
+        } else {
+            Err(m.error("expected `previous = ...` (a constant or an earlier field)"))
+        }
+    })?;
+    Ok(r)
+}
+
+/// `sparse(max_objects = N)`: `N`.
+fn sparse(meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<Expr> {
+    let mut max = None;
+    meta.parse_nested_meta(|m| {
+        if m.path.is_ident("max_objects") {
+            let e: Expr = m.value()?.parse()?;
+            once(&mut max, e, &m, "max_objects")
+        } else {
+            Err(m.error("expected `max_objects = N` (the end-of-list sentinel)"))
+        }
+    })?;
+    max.ok_or_else(|| {
+        syn::Error::new(
+            span,
+            "a sparse array needs its object slots: `sparse(max_objects = 4096)`",
+        )
+    })
 }
 
 /// A lower-case identifier: a field name rather than a constant.

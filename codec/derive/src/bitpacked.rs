@@ -325,7 +325,7 @@ pub fn variant_body(
     let plain_newtype = match &v.fields {
         Fields::Unnamed(f) if f.unnamed.len() == 1 => {
             let field = &f.unnamed[0];
-            let fa = crate::attrs::FieldAttrs::parse(&field.attrs)?;
+            let fa = crate::attrs::FieldAttrs::parse(&field.attrs, crate::forms::Ns::Bitlens)?;
             fa.keys.is_empty().then(|| field.ty.clone())
         }
         _ => None,
@@ -441,16 +441,7 @@ fn union_impl(
     let mut wires = Vec::new();
     for v in &e.variants {
         let va = VariantAttrs::parse(&v.attrs)?;
-        let wire = va
-            .name
-            .as_ref()
-            .map_or_else(|| v.ident.to_string(), |n| n.value());
-        if wires.contains(&wire) {
-            return Err(syn::Error::new(
-                v.span(),
-                format!("two variants are named \"{wire}\" (rename one)"),
-            ));
-        }
+        let wire = variant_wire(v, &va, &wires, "variants")?;
         let body = variant_body(ctx, name, v, &va, &format!("{base}{wire}"))?;
         wires.push(wire);
         bodies.push(body);
@@ -462,18 +453,7 @@ fn union_impl(
     let serializes: Vec<&TokenStream> = bodies.iter().map(|b| &b.serialize).collect();
     let min_terms: Vec<&TokenStream> = bodies.iter().map(|b| &b.min_bits).collect();
     let schema_bodies: Vec<&TokenStream> = bodies.iter().map(|b| &b.schema_body).collect();
-    let wild: Vec<TokenStream> = e
-        .variants
-        .iter()
-        .map(|v| {
-            let id = &v.ident;
-            match &v.fields {
-                Fields::Unit => quote!(#name::#id),
-                Fields::Unnamed(_) => quote!(#name::#id(..)),
-                Fields::Named(_) => quote!(#name::#id { .. }),
-            }
-        })
-        .collect();
+    let wild = wildcards(name, e);
     let tag_value = if tag == "variant" {
         String::new()
     } else {
@@ -548,6 +528,42 @@ fn union_impl(
     })
 }
 
+/// A variant's wire name (`name = "..."`, else its identifier), refused when an earlier variant
+/// (of `taken`) has it; `what` names the variants in the error.
+pub fn variant_wire(
+    v: &syn::Variant,
+    va: &VariantAttrs,
+    taken: &[String],
+    what: &str,
+) -> syn::Result<String> {
+    let wire = va
+        .name
+        .as_ref()
+        .map_or_else(|| v.ident.to_string(), |n| n.value());
+    if taken.contains(&wire) {
+        return Err(syn::Error::new(
+            v.span(),
+            format!("two {what} are named \"{wire}\" (rename one)"),
+        ));
+    }
+    Ok(wire)
+}
+
+/// A pattern for each variant that matches it whatever its fields.
+pub fn wildcards(name: &syn::Ident, e: &syn::DataEnum) -> Vec<TokenStream> {
+    e.variants
+        .iter()
+        .map(|v| {
+            let id = &v.ident;
+            match &v.fields {
+                Fields::Unit => quote!(#name::#id),
+                Fields::Unnamed(_) => quote!(#name::#id(..)),
+                Fields::Named(_) => quote!(#name::#id { .. }),
+            }
+        })
+        .collect()
+}
+
 /// A TOML basic string (as `bitlens_codec::packed::toml_str`, at expansion time).
 pub fn toml_str(s: &str) -> String {
     let mut out = String::from("\"");
@@ -572,4 +588,42 @@ pub fn toml_key(s: &str) -> String {
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if bare { s.to_owned() } else { toml_str(s) }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The derive writes names into the schema text at expansion time with its own copies of
+    /// the codec's `toml_str`/`toml_key` (a proc-macro crate cannot call the codec, which
+    /// depends on it): the two copies must quote every name alike.
+    #[test]
+    fn toml_str_and_toml_key_are_the_codecs() {
+        let names = [
+            "plain",
+            "",
+            "with space",
+            "kebab-case_9",
+            "quote\"inside",
+            "back\\slash",
+            "new\nline",
+            "tab\there",
+            "cr\r",
+            "bell\u{7}",
+            "del\u{7f}",
+            "\u{85}next-line",
+            "é ü 漢字",
+            "emoji 🎮",
+        ];
+        for s in names {
+            assert_eq!(
+                super::toml_str(s),
+                bitlens_codec::packed::toml_str(s),
+                "{s:?}"
+            );
+            assert_eq!(
+                super::toml_key(s),
+                bitlens_codec::packed::toml_key(s),
+                "{s:?}"
+            );
+        }
+    }
 }

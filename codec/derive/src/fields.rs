@@ -1,8 +1,11 @@
-//! Fields: the wire form a field's type and attributes say ([`Kind`]), checked with errors at the
-//! attribute's span, and the three things generated from it: the serialize statements, the
-//! fewest bits, and the schema keys.
+//! Fields: the wire form a field's type and attributes say, checked against the type with errors
+//! at the attribute's span: each [`Form`] of the table (`forms.rs`) becomes a [`Kind`] here, or
+//! the type's own form when no attribute gives one.
 
-use crate::attrs::{CompressedParams, FieldAttrs, FixedParams, Prev, Relative, Spec};
+use crate::attrs::FieldAttrs;
+use crate::forms::{
+    CfSchema, CompressedParams, FixedParams, Form, Key, Kind, Prev, PrevCode, Relative, Role, Spec,
+};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -43,72 +46,6 @@ impl<'a> Ctx<'a> {
             const _: () = ::core::assert!(#cond, #msg);
         });
     }
-}
-
-/// What a field is on the wire.
-pub enum Kind {
-    /// Through the type's own [`BitPacked`] impl.
-    Plain(Type),
-    /// `int_as` over a range (integers up to 32 bits, and `i64`).
-    Int {
-        min: Expr,
-        max: Expr,
-    },
-    /// `int128` over a range (`u64`, `i128`, `u128`).
-    Int128 {
-        min: Expr,
-        max: Expr,
-    },
-    Bits(Expr),
-    Compressed {
-        spec: Ident,
-        vector: bool,
-        params: CfSchema,
-    },
-    Quaternion {
-        spec: Ident,
-    },
-    Fixed {
-        spec: Ident,
-    },
-    Str {
-        max_len: Expr,
-    },
-    WStr {
-        max_len: Expr,
-    },
-    BytesVec {
-        len: Expr,
-    },
-    Array {
-        max_len: Expr,
-        element: Box<Kind>,
-    },
-    Sparse {
-        max_objects: Expr,
-        element: Type,
-    },
-    ObjectIndex {
-        max_objects: Expr,
-        previous: PrevCode,
-    },
-    IntRelative {
-        previous: PrevCode,
-    },
-}
-
-/// How the schema writes a compressed float: its range and resolution, or its precomputed
-/// constants (taken from the spec at run time).
-pub enum CfSchema {
-    Range(Box<(Expr, Expr, Expr)>),
-    Precomputed,
-}
-
-/// A previous value resolved: a constant, or a sibling field's place and wire name.
-#[derive(Clone)]
-pub enum PrevCode {
-    Const(Expr),
-    Field { place: TokenStream, wire: String },
 }
 
 /// The shape of a Rust type, as far as the derive needs it.
@@ -261,33 +198,108 @@ pub fn kind_of(
     span: Span,
     sib: &dyn Siblings,
 ) -> syn::Result<Kind> {
-    let value_keys = [
-        "range",
-        "bits",
-        "compressed",
-        "quaternion",
-        "fixed",
-        "max_len",
-        "len",
-        "wstring",
-        "object_index",
-        "int_relative",
-        "sparse",
-    ];
-    let given: Vec<(&str, Span)> = a
+    one_form(a)?;
+    if let Some((_, s)) = &a.element
+        && !matches!(shape(ty), Shape::Vec(_))
+    {
+        return err(*s, "`element(...)` describes the elements of a Vec");
+    }
+    let sh = shape(ty);
+    let Some((form, fs)) = a.forms.first() else {
+        return own_kind(ctx, ty, sh, a, span, sib);
+    };
+    let fs = *fs;
+    match form {
+        Form::Range(lo, hi) => range_kind(ctx, ty, &sh, lo, hi, fs),
+        Form::Bits(n) => bits_kind(ctx, &sh, n, fs),
+        Form::Compressed(c) => {
+            let vector = match sh {
+                Shape::F32 => false,
+                Shape::Array(e, len) if is_f32(e) && int_lit(len) == Some(3) => true,
+                _ => {
+                    return err(
+                        fs,
+                        "`compressed` takes an f32 (a compressed float) or [f32; 3] (a compressed vector)",
+                    );
+                }
+            };
+            compressed_kind(ctx, c, fs, vector)
+        }
+        Form::Quaternion(q) => quaternion_kind(ctx, &sh, q, fs),
+        Form::Fixed(f) => fixed_kind(ctx, ty, &sh, f, fs),
+        Form::Len(len) => {
+            if !matches!(sh, Shape::Vec(e) if is_u8(e)) {
+                return err(
+                    fs,
+                    "`len` gives the fixed length of a Vec<u8> of raw bytes ([u8; N] needs none)",
+                );
+            }
+            Ok(Kind::BytesVec { len: num(len) })
+        }
+        Form::WString => {
+            if !matches!(sh, Shape::String) {
+                return err(fs, "`wstring` takes a String field");
+            }
+            let Some((max_len, _)) = &a.max_len else {
+                return err(
+                    fs,
+                    "a wide string needs its longest length in UTF-16 units: add `max_len = 31`",
+                );
+            };
+            Ok(Kind::WStr {
+                max_len: num(max_len),
+            })
+        }
+        Form::ObjectIndex(r) => object_index_kind(&sh, r, sib),
+        Form::IntRelative(r) => {
+            let ok = matches!(
+                sh,
+                Shape::SmallInt("u32" | "i64") | Shape::WideInt("u64" | "i128" | "u128")
+            );
+            if !ok {
+                return err(
+                    r.span,
+                    "`int_relative` reads values up to u32::MAX: use a u32, i64 or u64 field",
+                );
+            }
+            let previous = prev_code(r, sib)?;
+            Ok(Kind::IntRelative { previous })
+        }
+        Form::Sparse(m) => {
+            let Shape::Vec(element) = sh else {
+                return err(
+                    fs,
+                    "`sparse` describes a Vec of elements with a `sparse_index` field",
+                );
+            };
+            if let Some(v) = int_lit(m)
+                && !(1..=i128::from(i32::MAX)).contains(&v)
+            {
+                return err(m.span(), format!("max_objects = {v} (use 1 to 2147483647)"));
+            }
+            Ok(Kind::Sparse {
+                max_objects: num(m),
+                element: element.clone(),
+            })
+        }
+    }
+}
+
+/// A field has one wire form: the keys of forms and bounds given, but a bound with the form it
+/// goes with (`max_len` with `wstring`), are at most one.
+fn one_form(a: &FieldAttrs) -> syn::Result<()> {
+    let given: Vec<(Key, Span)> = a
         .keys
         .iter()
-        .filter(|(k, _)| value_keys.contains(&k.as_str()))
-        .map(|(k, s)| (k.as_str(), *s))
+        .filter(|(k, _)| matches!(k.role(), Role::Form | Role::Bound))
+        .copied()
         .collect();
-    // max_len goes with wstring; everything else stands alone.
-    let conflicting: Vec<&(&str, Span)> = given
+    let conflicting: Vec<&(Key, Span)> = given
         .iter()
-        .filter(|(k, _)| !(*k == "max_len" && a.wstring.is_some()))
+        .filter(|(k, _)| !given.iter().any(|(o, _)| k.joins(*o)))
         .collect();
-    if conflicting.len() > 1 {
-        let (k2, s2) = conflicting[1];
-        let (k1, _) = conflicting[0];
+    if let [(k1, _), (k2, s2), ..] = conflicting[..] {
+        let (k1, k2) = (k1.name(), k2.name());
         return err(
             *s2,
             format!(
@@ -295,189 +307,19 @@ pub fn kind_of(
             ),
         );
     }
-    if let Some((_, s)) = &a.element
-        && !matches!(shape(ty), Shape::Vec(_))
-    {
-        return err(*s, "`element(...)` describes the elements of a Vec");
-    }
-    let sh = shape(ty);
-    if let Some((lo, hi, rs)) = &a.range {
-        return range_kind(ctx, ty, &sh, lo, hi, *rs);
-    }
-    if let Some((n, bs)) = &a.bits {
-        let (tname, width) = match sh {
-            Shape::SmallInt(t) | Shape::WideInt(t) => (t, type_bounds(t)),
-            Shape::Bool => ("bool", (0, 1)),
-            _ => return err(*bs, "`bits` sends an integer (or bool) field as raw bits"),
-        };
-        if matches!(tname, "i128" | "u128" | "usize" | "isize") {
-            return err(
-                *bs,
-                format!("`bits` takes integers up to 64 bits, not {tname}"),
-            );
-        }
-        let type_width = if tname == "bool" {
-            1
-        } else {
-            128 - (width.1 - width.0).leading_zeros()
-        };
-        if let Some(v) = int_lit(n) {
-            if !(1..=64).contains(&v) {
-                return err(*bs, format!("bits = {v}: raw bits are 1 to 64 wide"));
-            }
-            if v as u32 > type_width {
-                return err(
-                    *bs,
-                    format!(
-                        "bits = {v} is wider than the field's {tname} ({type_width} bits): use a wider type or fewer bits"
-                    ),
-                );
-            }
-        } else {
-            ctx.check(
-                *bs,
-                quote!((#n) >= 1 && (#n) <= 64),
-                "raw bits are 1 to 64 wide",
-                false,
-            );
-        }
-        return Ok(Kind::Bits(num(n)));
-    }
-    if let Some(c) = &a.compressed {
-        let vector = match sh {
-            Shape::F32 => false,
-            Shape::Array(e, len) if is_f32(e) && int_lit(len) == Some(3) => true,
-            _ => {
-                return err(
-                    compressed_span(c),
-                    "`compressed` takes an f32 (a compressed float) or [f32; 3] (a compressed vector)",
-                );
-            }
-        };
-        return compressed_kind(ctx, c, vector);
-    }
-    if let Some((q, qs)) = &a.quaternion {
-        let ok = matches!(sh, Shape::Array(e, len) if is_f32(e) && int_lit(len) == Some(4));
-        if !ok {
-            return err(*qs, "`quaternion` takes a rotation [f32; 4] ([x, y, z, w])");
-        }
-        let k = ctx.krate;
-        let spec = ctx.fresh("QUAT");
-        match q {
-            Spec::Params(bits) => {
-                if let Some(b) = int_lit(bits)
-                    && !(2..=16).contains(&b)
-                {
-                    return err(
-                        bits.span(),
-                        format!(
-                            "quaternion bits = {b}: use 2 to 16 bits per component (9 to 12 is usual)"
-                        ),
-                    );
-                }
-                ctx.items.push(quote_spanned! {bits.span()=>
-                    const #spec: #k::SmallestThree = match #k::SmallestThree::new_const(#bits) {
-                        ::core::option::Option::Some(q) => q,
-                        ::core::option::Option::None => ::core::panic!("quaternion bits must be 2 to 16"),
-                    };
-                });
-            }
-            Spec::Path(p) => ctx.items.push(quote! {
-                const #spec: #k::SmallestThree = #p;
-            }),
-        }
-        return Ok(Kind::Quaternion { spec });
-    }
-    if let Some(f) = &a.fixed {
-        return fixed_kind(ctx, ty, &sh, f);
-    }
-    if let Some(r) = &a.object_index {
-        let (Shape::SmallInt(t) | Shape::WideInt(t)) = sh else {
-            return err(r.span, "`object_index` takes an integer field");
-        };
-        let Some(max_objects) = r.max_objects.clone() else {
-            return err(
-                r.span,
-                "an object index needs its object slots: `object_index(max_objects = 4096)`",
-            );
-        };
-        if let Some(m) = int_lit(&max_objects) {
-            if !(0..=i128::from(i32::MAX)).contains(&m) {
-                return err(
-                    max_objects.span(),
-                    format!("max_objects = {m} (use 0 to 2147483647)"),
-                );
-            }
-            if m > type_bounds(t).1 {
-                return err(
-                    max_objects.span(),
-                    format!(
-                        "max_objects = {m} does not fit the field's {t} (the end-of-list index is read too): use a wider type"
-                    ),
-                );
-            }
-        }
-        let previous = prev_code(ctx, r, sib)?;
-        return Ok(Kind::ObjectIndex {
-            max_objects: num(&max_objects),
-            previous,
-        });
-    }
-    if let Some(r) = &a.int_relative {
-        let ok = matches!(
-            sh,
-            Shape::SmallInt("u32" | "i64") | Shape::WideInt("u64" | "i128" | "u128")
-        );
-        if !ok {
-            return err(
-                r.span,
-                "`int_relative` reads values up to u32::MAX: use a u32, i64 or u64 field",
-            );
-        }
-        let previous = prev_code(ctx, r, sib)?;
-        return Ok(Kind::IntRelative { previous });
-    }
-    if let Some((m, ms)) = &a.sparse {
-        let Shape::Vec(element) = sh else {
-            return err(
-                *ms,
-                "`sparse` describes a Vec of elements with a `sparse_index` field",
-            );
-        };
-        if let Some(v) = int_lit(m)
-            && !(1..=i128::from(i32::MAX)).contains(&v)
-        {
-            return err(m.span(), format!("max_objects = {v} (use 1 to 2147483647)"));
-        }
-        return Ok(Kind::Sparse {
-            max_objects: num(m),
-            element: element.clone(),
-        });
-    }
-    if let Some(ws) = a.wstring {
-        if !matches!(sh, Shape::String) {
-            return err(ws, "`wstring` takes a String field");
-        }
-        let Some((max_len, _)) = &a.max_len else {
-            return err(
-                ws,
-                "a wide string needs its longest length in UTF-16 units: add `max_len = 31`",
-            );
-        };
-        return Ok(Kind::WStr {
-            max_len: num(max_len),
-        });
-    }
-    if let Some((len, ls)) = &a.len {
-        let ok = matches!(sh, Shape::Vec(e) if is_u8(e));
-        if !ok {
-            return err(
-                *ls,
-                "`len` gives the fixed length of a Vec<u8> of raw bytes ([u8; N] needs none)",
-            );
-        }
-        return Ok(Kind::BytesVec { len: num(len) });
-    }
+    Ok(())
+}
+
+/// The form of a type without a form attribute: a String or Vec bounded by `max_len`, else the
+/// type's own `BitPacked`.
+fn own_kind(
+    ctx: &mut Ctx<'_>,
+    ty: &Type,
+    sh: Shape<'_>,
+    a: &FieldAttrs,
+    span: Span,
+    sib: &dyn Siblings,
+) -> syn::Result<Kind> {
     match sh {
         Shape::String => match &a.max_len {
             Some((max_len, _)) => Ok(Kind::Str {
@@ -488,41 +330,7 @@ pub fn kind_of(
                 "a String needs its longest length: add `#[bitlens(max_len = 31)]` (a reader refuses longer ones)",
             ),
         },
-        Shape::Vec(element) => {
-            let Some((max_len, _)) = &a.max_len else {
-                return err(
-                    span,
-                    "a Vec needs its largest count: add `#[bitlens(max_len = 32)]` (a reader refuses larger counts before it allocates)",
-                );
-            };
-            let none = FieldAttrs::default();
-            let inner = a.element.as_ref().map_or(&none, |(e, _)| &**e);
-            if ctx.concrete {
-                // Stream::array needs `Default` elements: said at the element type, with the fix.
-                let k = ctx.krate;
-                ctx.items.push(quote::quote_spanned! {element.span()=>
-                    const _: () = #k::packed::vec_element::<#element>();
-                });
-            }
-            let element = kind_of(ctx, element, inner, element.span(), sib)?;
-            if let Kind::ObjectIndex {
-                previous: PrevCode::Field { .. },
-                ..
-            }
-            | Kind::IntRelative {
-                previous: PrevCode::Field { .. },
-            } = element
-            {
-                return err(
-                    span,
-                    "an array element cannot take `previous` from a field (use a constant)",
-                );
-            }
-            Ok(Kind::Array {
-                max_len: num(max_len),
-                element: Box::new(element),
-            })
-        }
+        Shape::Vec(element) => vec_kind(ctx, element, a, span, sib),
         _ => {
             if let Some((_, ms)) = &a.max_len {
                 return err(*ms, "`max_len` bounds a String or a Vec");
@@ -532,11 +340,161 @@ pub fn kind_of(
     }
 }
 
-fn compressed_span(c: &Spec<CompressedParams>) -> Span {
-    match c {
-        Spec::Params(p) => p.span,
-        Spec::Path(e) => e.span(),
+/// A `Vec<T>` with `max_len`, each element of the form `element(...)` says.
+fn vec_kind(
+    ctx: &mut Ctx<'_>,
+    element: &Type,
+    a: &FieldAttrs,
+    span: Span,
+    sib: &dyn Siblings,
+) -> syn::Result<Kind> {
+    let Some((max_len, _)) = &a.max_len else {
+        return err(
+            span,
+            "a Vec needs its largest count: add `#[bitlens(max_len = 32)]` (a reader refuses larger counts before it allocates)",
+        );
+    };
+    let none = FieldAttrs::default();
+    let inner = a.element.as_ref().map_or(&none, |(e, _)| &**e);
+    if ctx.concrete {
+        // Stream::array needs `Default` elements: said at the element type, with the fix.
+        let k = ctx.krate;
+        ctx.items.push(quote::quote_spanned! {element.span()=>
+            const _: () = #k::packed::vec_element::<#element>();
+        });
     }
+    let element = kind_of(ctx, element, inner, element.span(), sib)?;
+    if let Kind::ObjectIndex {
+        previous: PrevCode::Field { .. },
+        ..
+    }
+    | Kind::IntRelative {
+        previous: PrevCode::Field { .. },
+    } = element
+    {
+        return err(
+            span,
+            "an array element cannot take `previous` from a field (use a constant)",
+        );
+    }
+    Ok(Kind::Array {
+        max_len: num(max_len),
+        element: Box::new(element),
+    })
+}
+
+/// `bits = N`: raw bits of an integer up to 64 bits or a bool.
+fn bits_kind(ctx: &mut Ctx<'_>, sh: &Shape<'_>, n: &Expr, bs: Span) -> syn::Result<Kind> {
+    let (tname, width) = match *sh {
+        Shape::SmallInt(t) | Shape::WideInt(t) => (t, type_bounds(t)),
+        Shape::Bool => ("bool", (0, 1)),
+        _ => return err(bs, "`bits` sends an integer (or bool) field as raw bits"),
+    };
+    if matches!(tname, "i128" | "u128" | "usize" | "isize") {
+        return err(
+            bs,
+            format!("`bits` takes integers up to 64 bits, not {tname}"),
+        );
+    }
+    let type_width = if tname == "bool" {
+        1
+    } else {
+        128 - (width.1 - width.0).leading_zeros()
+    };
+    if let Some(v) = int_lit(n) {
+        if !(1..=64).contains(&v) {
+            return err(bs, format!("bits = {v}: raw bits are 1 to 64 wide"));
+        }
+        if v as u32 > type_width {
+            return err(
+                bs,
+                format!(
+                    "bits = {v} is wider than the field's {tname} ({type_width} bits): use a wider type or fewer bits"
+                ),
+            );
+        }
+    } else {
+        ctx.check(
+            bs,
+            quote!((#n) >= 1 && (#n) <= 64),
+            "raw bits are 1 to 64 wide",
+            false,
+        );
+    }
+    Ok(Kind::Bits(num(n)))
+}
+
+/// `quaternion(bits = N)` or `quaternion = CONST` on a `[f32; 4]`.
+fn quaternion_kind(
+    ctx: &mut Ctx<'_>,
+    sh: &Shape<'_>,
+    q: &Spec<Expr>,
+    qs: Span,
+) -> syn::Result<Kind> {
+    let ok = matches!(sh, Shape::Array(e, len) if is_f32(e) && int_lit(len) == Some(4));
+    if !ok {
+        return err(qs, "`quaternion` takes a rotation [f32; 4] ([x, y, z, w])");
+    }
+    let k = ctx.krate;
+    let spec = ctx.fresh("QUAT");
+    match q {
+        Spec::Params(bits) => {
+            if let Some(b) = int_lit(bits)
+                && !(2..=16).contains(&b)
+            {
+                return err(
+                    bits.span(),
+                    format!(
+                        "quaternion bits = {b}: use 2 to 16 bits per component (9 to 12 is usual)"
+                    ),
+                );
+            }
+            ctx.items.push(quote_spanned! {bits.span()=>
+                const #spec: #k::SmallestThree = match #k::SmallestThree::new_const(#bits) {
+                    ::core::option::Option::Some(q) => q,
+                    ::core::option::Option::None => ::core::panic!("quaternion bits must be 2 to 16"),
+                };
+            });
+        }
+        Spec::Path(p) => ctx.items.push(quote! {
+            const #spec: #k::SmallestThree = #p;
+        }),
+    }
+    Ok(Kind::Quaternion { spec })
+}
+
+/// `object_index(max_objects = N, previous = P)` on an integer that holds `N`.
+fn object_index_kind(sh: &Shape<'_>, r: &Relative, sib: &dyn Siblings) -> syn::Result<Kind> {
+    let (Shape::SmallInt(t) | Shape::WideInt(t)) = *sh else {
+        return err(r.span, "`object_index` takes an integer field");
+    };
+    let Some(max_objects) = r.max_objects.clone() else {
+        return err(
+            r.span,
+            "an object index needs its object slots: `object_index(max_objects = 4096)`",
+        );
+    };
+    if let Some(m) = int_lit(&max_objects) {
+        if !(0..=i128::from(i32::MAX)).contains(&m) {
+            return err(
+                max_objects.span(),
+                format!("max_objects = {m} (use 0 to 2147483647)"),
+            );
+        }
+        if m > type_bounds(t).1 {
+            return err(
+                max_objects.span(),
+                format!(
+                    "max_objects = {m} does not fit the field's {t} (the end-of-list index is read too): use a wider type"
+                ),
+            );
+        }
+    }
+    let previous = prev_code(r, sib)?;
+    Ok(Kind::ObjectIndex {
+        max_objects: num(&max_objects),
+        previous,
+    })
 }
 
 fn range_kind(
@@ -613,9 +571,11 @@ fn range_kind(
     })
 }
 
+/// `compressed(...)` or `compressed = CONST` (`span` its attribute's), a float or a vector.
 fn compressed_kind(
     ctx: &mut Ctx<'_>,
     c: &Spec<CompressedParams>,
+    span: Span,
     vector: bool,
 ) -> syn::Result<Kind> {
     let k = ctx.krate.clone();
@@ -624,7 +584,6 @@ fn compressed_kind(
     // stable (or too large to decide), as bitlens-schema warns when it loads the range.
     // The call is spanned at the attribute, paths and all (rustc drops a deprecation warning
     // whose span comes from the derive's own tokens).
-    let span = compressed_span(c);
     let check = quote_spanned! {span=>
         const _: () = __BitlensStableRange::<{ __bitlens_range_stability(&#spec) }>::check();
     };
@@ -738,18 +697,16 @@ fn compressed_kind(
     }
 }
 
+/// `fixed(...)` or `fixed = CONST` (`span` its attribute's) on the Q format's storage integer.
 fn fixed_kind(
     ctx: &mut Ctx<'_>,
     ty: &Type,
     sh: &Shape<'_>,
     f: &Spec<FixedParams>,
+    span: Span,
 ) -> syn::Result<Kind> {
     let k = ctx.krate;
     let spec = ctx.fresh("FIXED");
-    let span = match f {
-        Spec::Params(p) => p.span,
-        Spec::Path(e) => e.span(),
-    };
     let tname = match sh {
         Shape::SmallInt(t) | Shape::WideInt(t) if !matches!(*t, "usize" | "isize") => *t,
         _ => {
@@ -819,8 +776,7 @@ fn fixed_kind(
     Ok(Kind::Fixed { spec })
 }
 
-fn prev_code(ctx: &mut Ctx<'_>, r: &Relative, sib: &dyn Siblings) -> syn::Result<PrevCode> {
-    let _ = ctx;
+fn prev_code(r: &Relative, sib: &dyn Siblings) -> syn::Result<PrevCode> {
     match &r.previous {
         None => Ok(PrevCode::Const(syn::parse_quote!(-1))),
         Some(Prev::Const(e)) => Ok(PrevCode::Const(num(e))),
@@ -844,256 +800,6 @@ fn prev_code(ctx: &mut Ctx<'_>, r: &Relative, sib: &dyn Siblings) -> syn::Result
             }
             Ok(PrevCode::Field { place, wire })
         }
-    }
-}
-
-// ---- generation ---------------------------------------------------------------------------------
-
-fn prev_tokens(p: &PrevCode) -> TokenStream {
-    match p {
-        PrevCode::Const(e) => quote!((#e) as i64),
-        PrevCode::Field { place, .. } => quote!((#place) as i64),
-    }
-}
-
-impl Kind {
-    /// Statements serializing the value at `place` (an lvalue) under the wire name `name` (an
-    /// expression of type `&str`) on the stream `s`; each ends with `?;`.
-    pub fn serialize(&self, k: &syn::Path, place: &TokenStream, name: &TokenStream) -> TokenStream {
-        match self {
-            Kind::Plain(ty) => quote! {
-                <#ty as #k::BitPacked>::serialize_field(&mut #place, s, #name)?;
-            },
-            Kind::Int { min, max } => quote! {
-                s.int_as(#name, &mut #place, (#min) as _, (#max) as _)?;
-            },
-            Kind::Int128 { min, max } => quote! {
-                #k::packed::int128_as(s, #name, &mut #place, (#min) as i128, (#max) as i128)?;
-            },
-            Kind::Bits(n) => quote! {
-                #k::packed::bits_as(s, #name, &mut #place, (#n) as u32)?;
-            },
-            Kind::Compressed { spec, vector, .. } => {
-                if *vector {
-                    quote! { s.compressed_vec3(#name, &mut #place, &#spec)?; }
-                } else {
-                    quote! { s.compressed_f32(#name, &mut #place, &#spec)?; }
-                }
-            }
-            Kind::Quaternion { spec } => quote! {
-                s.quaternion(#name, &mut #place, &#spec)?;
-            },
-            Kind::Fixed { spec } => quote! {
-                s.fixed_as(#name, &mut #place, &#spec)?;
-            },
-            Kind::Str { max_len } => quote! {
-                s.string(#name, &mut #place, (#max_len) as usize)?;
-            },
-            Kind::WStr { max_len } => quote! {
-                s.wstring(#name, &mut #place, (#max_len) as usize)?;
-            },
-            Kind::BytesVec { len } => quote! {
-                s.bytes_vec(#name, &mut #place, (#len) as usize)?;
-            },
-            Kind::Array { max_len, element } => {
-                let min = element.min_bits(k);
-                let elem = element.serialize_element(k);
-                quote! {
-                    s.array(#name, &mut #place, (#max_len) as usize, #min, |s, __e| {
-                        #elem
-                        ::core::result::Result::Ok(())
-                    })?;
-                }
-            }
-            Kind::Sparse { max_objects, .. } => quote! {
-                #k::packed::sparse_array(s, #name, &mut #place, (#max_objects) as i64)?;
-            },
-            Kind::ObjectIndex {
-                max_objects,
-                previous,
-            } => {
-                let prev = prev_tokens(previous);
-                quote! {
-                    {
-                        let mut __x = (#place) as i64;
-                        s.object_index(#name, #prev, &mut __x, (#max_objects) as i64)?;
-                        if S::READING {
-                            #place = __x as _;
-                        }
-                    }
-                }
-            }
-            Kind::IntRelative { previous } => {
-                let prev = prev_tokens(previous);
-                quote! {
-                    {
-                        let mut __x = (#place) as i64;
-                        s.int_relative(#name, #prev, &mut __x)?;
-                        if S::READING {
-                            #place = __x as _;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Statements serializing an array element `__e: &mut T` (name `""`; a struct's fields
-    /// straight into the element's scope).
-    fn serialize_element(&self, k: &syn::Path) -> TokenStream {
-        match self {
-            Kind::Plain(ty) => quote! {
-                <#ty as #k::BitPacked>::serialize(__e, s)?;
-            },
-            other => other.serialize(k, &quote!(*__e), &quote!("")),
-        }
-    }
-
-    /// The fewest bits a value takes (a `usize` constant expression).
-    pub fn min_bits(&self, k: &syn::Path) -> TokenStream {
-        match self {
-            Kind::Plain(ty) => quote!(<#ty as #k::BitPacked>::MIN_BITS),
-            Kind::Int { min, max } => {
-                quote!(#k::bits_required((#min) as i64, (#max) as i64) as usize)
-            }
-            Kind::Int128 { min, max } => {
-                quote!(#k::packed::int128_bits((#min) as i128, (#max) as i128))
-            }
-            Kind::Bits(n) => quote!((#n) as usize),
-            Kind::Compressed { spec, vector, .. } => {
-                let n = if *vector { 3usize } else { 1 };
-                quote!(#n * #spec.width() as usize)
-            }
-            Kind::Quaternion { spec } | Kind::Fixed { spec } => quote!(#spec.width() as usize),
-            Kind::Str { max_len } | Kind::WStr { max_len } | Kind::Array { max_len, .. } => {
-                quote!(#k::packed::count_bits((#max_len) as usize))
-            }
-            Kind::BytesVec { len } => quote!((#len) as usize * 8),
-            Kind::Sparse { .. } | Kind::ObjectIndex { .. } | Kind::IntRelative { .. } => quote!(1),
-        }
-    }
-
-    /// An expression of type `String`: the field's schema keys (`type = ...` and its
-    /// parameters), with the schema writer `w` in scope.
-    pub fn schema(&self, k: &syn::Path) -> TokenStream {
-        let p = quote!(#k::packed);
-        match self {
-            Kind::Plain(ty) => quote!(<#ty as #k::BitPacked>::schema_type(w)),
-            Kind::Int { min, max } => quote! {
-                ::std::format!("type = \"int\", min = {}, max = {}", (#min) as i64, (#max) as i64)
-            },
-            Kind::Int128 { min, max } => quote! {
-                ::std::format!(
-                    "type = \"int128\", min = {}, max = {}",
-                    #p::toml_int((#min) as i128),
-                    #p::toml_int((#max) as i128)
-                )
-            },
-            Kind::Bits(n) => quote!(::std::format!("type = \"bits\", bits = {}", #n)),
-            Kind::Compressed {
-                spec,
-                vector,
-                params,
-            } => {
-                let t = if *vector {
-                    "compressed_vector"
-                } else {
-                    "compressed_float"
-                };
-                match params {
-                    CfSchema::Range(range) => {
-                        let (min, max, res) = &**range;
-                        quote! {
-                            ::std::format!(
-                                "type = \"{}\", min = {}, max = {}, resolution = {}",
-                                #t,
-                                #p::toml_f32({ let v: f32 = #min; v }),
-                                #p::toml_f32({ let v: f32 = #max; v }),
-                                #p::toml_f32({ let v: f32 = #res; v })
-                            )
-                        }
-                    }
-                    CfSchema::Precomputed => quote! {
-                        ::std::format!(
-                            "type = \"{}\", min = {}, delta = {}, max_integer_value = {}",
-                            #t,
-                            #p::toml_f32(#spec.min()),
-                            #p::toml_f32(#spec.params().delta),
-                            #spec.params().max_integer_value
-                        )
-                    },
-                }
-            }
-            Kind::Quaternion { spec } => {
-                quote!(::std::format!("type = \"quaternion\", bits = {}", #spec.bits()))
-            }
-            Kind::Fixed { spec } => quote! {
-                ::std::format!(
-                    "type = \"fixed\", integer_bits = {}, fraction_bits = {}, min = {}, max = {}{}",
-                    #spec.integer_bits(),
-                    #spec.fraction_bits(),
-                    #spec.min(),
-                    #spec.max(),
-                    if #spec.signed() { "" } else { ", unsigned = true" }
-                )
-            },
-            Kind::Str { max_len } => {
-                quote!(::std::format!("type = \"string\", max_len = {}", #max_len))
-            }
-            Kind::WStr { max_len } => {
-                quote!(::std::format!("type = \"wstring\", max_len = {}", #max_len))
-            }
-            Kind::BytesVec { len } => quote!(::std::format!("type = \"bytes\", len = {}", #len)),
-            Kind::Array { max_len, element } => {
-                let e = element.schema(k);
-                quote!(::std::format!(
-                    "type = \"array\", max_len = {}, element = {{ {} }}",
-                    #max_len,
-                    #e
-                ))
-            }
-            Kind::Sparse {
-                max_objects,
-                element,
-            } => quote! {
-                {
-                    let keys = <#element as #k::BitPacked>::schema_type(w);
-                    let index = <#element as #k::packed::SparseElement>::INDEX_NAME;
-                    ::std::format!(
-                        "type = \"sparse_array\", max_objects = {}, element = {}{}",
-                        #max_objects,
-                        #p::toml_str(#p::named_type(&keys)),
-                        if index == "index" {
-                            ::std::string::String::new()
-                        } else {
-                            ::std::format!(", index_name = {}", #p::toml_str(index))
-                        }
-                    )
-                }
-            },
-            Kind::ObjectIndex {
-                max_objects,
-                previous,
-            } => {
-                let prev = prev_schema(k, previous);
-                quote!(::std::format!(
-                    "type = \"object_index\", max_objects = {}, previous = {}",
-                    #max_objects,
-                    #prev
-                ))
-            }
-            Kind::IntRelative { previous } => {
-                let prev = prev_schema(k, previous);
-                quote!(::std::format!("type = \"int_relative\", previous = {}", #prev))
-            }
-        }
-    }
-}
-
-fn prev_schema(k: &syn::Path, p: &PrevCode) -> TokenStream {
-    match p {
-        PrevCode::Const(e) => quote!(((#e) as i64).to_string()),
-        PrevCode::Field { wire, .. } => quote!(#k::packed::toml_str(#wire)),
     }
 }
 

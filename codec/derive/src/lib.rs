@@ -97,6 +97,35 @@
 //!   `::bitlens_tagged`), for code inside that crate itself.
 //!
 //! See the `bitlens_tagged` module documentation for a runnable example.
+//!
+//! # For contributors: where the derives are, and adding a wire primitive
+//!
+//! Both attribute namespaces go through one table and one parser: `forms.rs` is the table
+//! (every key of `#[bitlens(...)]` and `#[batch(...)]`: its name, its namespace, its role, which
+//! keys it combines with; the bit-packed wire forms as written, `Form`, and as resolved, `Kind`,
+//! with the `Stream` call, the fewest bits and the schema keys of each), `attrs.rs` the one
+//! parser of field attributes (and the container's and the variant's), `fields.rs` the check
+//! of each form against the field's type, `body.rs` a list of fields (guards, flags, markers,
+//! wire names), `bitpacked.rs` and `packet_set.rs` the impls. The batch derive is split the
+//! same way under `batch/` (`attrs.rs`, `fields.rs`, `body.rs`, `expand.rs`), with its own
+//! byte-aligned forms (`batch::fields::Kind`).
+//!
+//! A new bit-packed primitive (say `foo(bits = N)`) touches:
+//!
+//! 1. the codec: the `Stream` method that reads, writes, measures and traces it (`stream.rs`,
+//!    whose default body the reader and writer share, and the streams that override it in
+//!    `read.rs`, `write.rs`, `measure.rs` and `generate.rs`, which draws a value within the
+//!    attribute), with WIRE.md saying its bits;
+//! 2. this crate's table, `forms.rs`: a `Key` (its row: name, role, namespace), a `Form` (what
+//!    the attribute holds) and a `Kind` (what is sent); the compiler then stops at each `match`
+//!    that must learn it: the parser in `attrs.rs` (`FieldAttrs::item`, the parameters), the
+//!    check against the field's type in `fields.rs` (`kind_of`), and in `forms.rs` the serialize
+//!    call, the fewest bits and the schema keys (`Kind::serialize`, `min_bits`, `schema`);
+//! 3. the schema crate's table of types (`bitlens-schema`: its name, keys and interpreter), and
+//!    the Wireshark dissector's Lua beside it;
+//! 4. the docs: the attribute table above, SCHEMA.md's type, a `tests/errors/` case for each
+//!    new compile error, and the differential tests (`bitlens-testkit`'s showcase) that hold the
+//!    derived code to the schema interpreter.
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -106,6 +135,7 @@ mod batch;
 mod bitpacked;
 mod body;
 mod fields;
+mod forms;
 mod packet_set;
 mod tagged;
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bitlens_codec::error::{Error, ErrorKind, Result};
 use bitlens_codec::stream::Stream;
-use toml::de::{DeTable, DeValue};
+use toml::de::DeTable;
 
 use crate::bounds::{Cost, MAX_COUNT};
 use crate::defs::Kind;
@@ -55,15 +55,10 @@ pub(crate) fn kind(
             "bit_run field without `table` (give the bit counts, picked by `by` modulo their number: `table = [1, 320, 120]`)",
         )
     })?;
-    let list = match tv.get_ref() {
-        DeValue::Array(a) => a,
-        _ => {
-            return Err(p.err(
-                &tv.span(),
-                "`table` must be an array of bit counts (`table = [1, 320, 120]`)",
-            ));
-        }
-    };
+    let list = p.array(
+        tv,
+        "`table` must be an array of bit counts (`table = [1, 320, 120]`)",
+    )?;
     if list.is_empty() {
         return Err(p.err(&tv.span(), "`table` is empty (give at least one bit count)"));
     }

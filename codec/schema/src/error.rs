@@ -5,7 +5,8 @@ use std::fmt;
 /// A problem in a schema file, placed at a line and column, with what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaError {
-    /// The file name as given to [`Schema::from_toml`] or [`Schema::load`].
+    /// The file name as given to [`Schema::from_toml`](crate::Schema::from_toml) or
+    /// [`Schema::load`](crate::Schema::load).
     pub file: String,
     /// Line, from 1.
     pub line: usize,
@@ -31,7 +32,8 @@ impl std::error::Error for SchemaError {}
 /// not stable, ...), placed at a line and column like a [`SchemaError`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaWarning {
-    /// The file name as given to [`Schema::from_toml`] or [`Schema::load`].
+    /// The file name as given to [`Schema::from_toml`](crate::Schema::from_toml) or
+    /// [`Schema::load`](crate::Schema::load).
     pub file: String,
     /// Line, from 1.
     pub line: usize,

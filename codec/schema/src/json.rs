@@ -432,7 +432,7 @@ impl Schema {
     }
 
     /// Converts JSON into the body of the `[batch]` message type named `message` (or given by
-    /// its number), for [`batch::BatchSchema::push`]: an object of the body's fields, bytes as
+    /// its number), for [`BatchSchema::push`]: an object of the body's fields, bytes as
     /// hex strings, floats as numbers or `"nan"`/`"inf"`, a guarded field absent or `null` when
     /// its guard leaves it out. Returns the message type and the body.
     ///

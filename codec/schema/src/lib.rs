@@ -46,6 +46,8 @@
 //! assert!(err.to_string().starts_with("bad.toml:2:32: unknown type \"i33\""));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [`Stream`]: bitlens_codec::stream::Stream
 
 #![forbid(unsafe_code)]
 

@@ -429,12 +429,10 @@ fn packet_list(
     map: &[usize],
     structs: &[StructDef],
 ) -> Result<(Vec<String>, Vec<usize>), SchemaError> {
-    let list = packets_v.get_ref().as_array().ok_or_else(|| {
-        p.err(
-            &packets_v.span(),
-            "`packets` must be an array of struct names (type 0 first)",
-        )
-    })?;
+    let list = p.array(
+        packets_v,
+        "`packets` must be an array of struct names (type 0 first)",
+    )?;
     if list.is_empty() {
         return Err(p.err(
             &packets_v.span(),
@@ -571,12 +569,10 @@ fn raw_union<'i>(
             ),
         )
     })?;
-    let list = vv.get_ref().as_array().ok_or_else(|| {
-        p.err(
-            &vv.span(),
-            "`variants` is not an array (write `variants = [\"Body\", { name = \"None\" }]`)",
-        )
-    })?;
+    let list = p.array(
+        vv,
+        "`variants` is not an array (write `variants = [\"Body\", { name = \"None\" }]`)",
+    )?;
     if list.is_empty() {
         return Err(p.err(
             &vv.span(),

@@ -70,7 +70,7 @@ impl Schema {
     }
 
     /// The `[batch]` section, when the schema has one: message types and their byte-aligned
-    /// bodies, interpreted through the batch layer's `ByteStream` (see [`batch`]).
+    /// bodies, interpreted through the batch layer's `ByteStream` (see [`batch`](crate::batch)).
     pub fn batch(&self) -> Option<&BatchSchema> {
         self.batch.as_ref()
     }

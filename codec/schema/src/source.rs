@@ -105,6 +105,17 @@ impl<'t> Parser<'t> {
             })
     }
 
+    /// `v` as an array, else `why` at `v`.
+    pub(crate) fn array<'a, 'i>(
+        &self,
+        v: &'a Val<'i>,
+        why: &str,
+    ) -> Result<&'a DeArray<'i>, SchemaError> {
+        v.get_ref()
+            .as_array()
+            .ok_or_else(|| self.err(&v.span(), why))
+    }
+
     /// The `fields` array of the struct `name` (at `name_span`) that `def` defines (`what`:
     /// "struct" or "batch struct"; `example`: a field type for the hint): a table of `fields`
     /// and an optional `doc`, holding at most [`MAX_COUNT`](crate::bounds::MAX_COUNT) fields.
@@ -136,12 +147,10 @@ impl<'t> Parser<'t> {
                 ),
             )
         })?;
-        let list = fields.get_ref().as_array().ok_or_else(|| {
-            self.err(
-                &fields.span(),
-                "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
-            )
-        })?;
+        let list = self.array(
+            fields,
+            "`fields` must be an array of tables (`[{ name = ..., type = ... }, ...]`)",
+        )?;
         self.at_most(
             &fields.span(),
             list.len(),

@@ -304,12 +304,10 @@ fn reliable(
 /// The `channels` list: per channel its type and limits, with yojimbo's `ChannelConfig`
 /// defaults.
 fn channel_list(p: &Parser<'_>, list_v: &Val<'_>) -> Result<Vec<ChannelConfig>, SchemaError> {
-    let list = list_v.get_ref().as_array().ok_or_else(|| {
-        p.err(
-            &list_v.span(),
-            "[yojimbo] channels must be an array of tables (`channels = [{ type = \"reliable_ordered\" }]`)",
-        )
-    })?;
+    let list = p.array(
+        list_v,
+        "[yojimbo] channels must be an array of tables (`channels = [{ type = \"reliable_ordered\" }]`)",
+    )?;
     if list.is_empty() || list.len() > MAX_CHANNELS {
         return Err(p.err(
             &list_v.span(),
@@ -388,12 +386,10 @@ fn message_list(
     struct_ids: &HashMap<String, usize>,
     structs: &[StructDef],
 ) -> Result<Vec<MessageDef>, SchemaError> {
-    let list = list_v.get_ref().as_array().ok_or_else(|| {
-        p.err(
-            &list_v.span(),
-            "[yojimbo] messages must be an array of struct names or tables (type 0 first)",
-        )
-    })?;
+    let list = p.array(
+        list_v,
+        "[yojimbo] messages must be an array of struct names or tables (type 0 first)",
+    )?;
     if list.is_empty() || list.len() > MAX_MESSAGE_TYPES {
         return Err(p.err(
             &list_v.span(),

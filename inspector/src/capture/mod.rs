@@ -469,6 +469,16 @@ impl Datagram {
         }
     }
 
+    /// ` (54 captured)` after the length of a datagram the capture holds only part of, else
+    /// empty: how `decode` and the inspector show a datagram cut short.
+    pub fn captured_note(&self) -> String {
+        if self.payload_len() == self.declared_len() {
+            String::new()
+        } else {
+            format!(" ({} captured)", self.payload_len())
+        }
+    }
+
     /// Bytes of the headers in front of the UDP payload above the link layer: the IP header
     /// (options and IPv6 extension headers included) and the 8-byte UDP header; 0 for a
     /// datagram seen outside any capture ([`Datagram::detached`]), and only the IP header for a

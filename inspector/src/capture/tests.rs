@@ -1,6 +1,6 @@
 //! Tests of the capture reader and writer over whole files.
 
-use super::write::{PcapngResolution, SynthDatagram, WriteFormat, to_bytes};
+use super::write::{CaptureWriter, PcapngResolution, SynthDatagram, WriteFormat, to_bytes};
 use super::*;
 
 const T0: i128 = 1_700_000_000_123_456_789;
@@ -115,6 +115,50 @@ fn pcap_big_endian_micro_and_nano() {
             }
         );
     }
+}
+
+/// One writer for every file: a named interface and a comment per datagram (the live
+/// proxy's recording) read back as the plain writer's file does, and an output that fails is
+/// an I/O error, not a datagram that cannot be written.
+#[test]
+fn the_writer_names_its_interface_comments_frames_and_reports_io_errors_as_such() {
+    let format = WriteFormat::PcapngEthernet {
+        resolution: PcapngResolution::Nano,
+        ts_offset_secs: 0,
+    };
+    let mut w = CaptureWriter::with_interface(Vec::new(), format, "bitlens-proxy").unwrap();
+    for (i, d) in sample().iter().enumerate() {
+        let comment = format!("bitlens note {i}");
+        w.write_commented(d, (i != 1).then_some(comment.as_str()))
+            .unwrap();
+        w.flush().unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let count = |needle: &[u8]| bytes.windows(needle.len()).filter(|w| *w == needle).count();
+    assert_eq!(count(b"bitlens note 0"), 1);
+    assert_eq!(count(b"bitlens note 1"), 0);
+    assert_eq!(count(b"bitlens note 2"), 1);
+    let c = check_sample(bytes, 1, LinkType::ETHERNET);
+    assert_eq!(c.interfaces()[0].name.as_deref(), Some("bitlens-proxy"));
+
+    /// Takes the file's headers, then fails.
+    struct Full(usize);
+    impl std::io::Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0 < buf.len() {
+                return Err(std::io::ErrorKind::StorageFull.into());
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let header_len = to_bytes(format, &[]).unwrap().len();
+    let mut w = CaptureWriter::new(Full(header_len), format).unwrap();
+    let e = w.write(&sample()[0]).unwrap_err();
+    assert!(matches!(e, CaptureError::Io { .. }), "{e:?}");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Writing UDP datagrams as capture files: for `bitlens synth` and for tests.
+//! Writing UDP datagrams as capture files: for `bitlens synth`, the live proxy's recording
+//! (a comment on each frame) and tests.
 //!
 //! Headers come from `etherparse` (with correct IP and UDP checksums) and files from `pcap-file`'s
 //! writers. Besides whole datagrams, a datagram can be written cut to a snap length
@@ -15,12 +16,12 @@ use std::time::Duration;
 
 use etherparse::{IpFragOffset, IpNumber, Ipv4Header, PacketBuilder, UdpHeader};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapTsResolution, PcapWriter};
-use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption, InterfaceTsResolution,
 };
 use pcap_file::pcapng::blocks::opt_common::CommonOption;
+use pcap_file::pcapng::{PcapNgWriteError, PcapNgWriter};
 use pcap_file::{DataLink, Endianness};
 
 use super::link::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
@@ -36,6 +37,9 @@ const DST_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x02];
 const ARPHRD_LOOPBACK: u16 = 772;
 /// TTL / hop limit of synthesized packets.
 const TTL: u8 = 64;
+
+/// The pcapng interface name of files written without one of their own.
+const IF_NAME: &str = "bitlens0";
 
 /// Timestamp resolution of a pcapng interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,10 +165,29 @@ impl<W: Write> CaptureWriter<W> {
     /// [`CaptureError::Io`] when `out` fails; [`CaptureError::Unwritable`] for a pcapng
     /// resolution of more than 2^-29.
     pub fn new(out: W, format: WriteFormat) -> Result<Self, CaptureError> {
-        Self::named(out, format, "output".into())
+        Self::named(out, format, "output".into(), IF_NAME)
     }
 
-    fn named(out: W, format: WriteFormat, name: String) -> Result<Self, CaptureError> {
+    /// [`CaptureWriter::new`] with the pcapng interface named `if_name` (`if_name`, what
+    /// Wireshark shows as the interface; the live proxy's recording is `bitlens-proxy`). A
+    /// pcap file has no interface names: there it is left out.
+    ///
+    /// # Errors
+    /// As [`CaptureWriter::new`].
+    pub fn with_interface(
+        out: W,
+        format: WriteFormat,
+        if_name: &str,
+    ) -> Result<Self, CaptureError> {
+        Self::named(out, format, "output".into(), if_name)
+    }
+
+    fn named(
+        out: W,
+        format: WriteFormat,
+        name: String,
+        if_name: &str,
+    ) -> Result<Self, CaptureError> {
         let io = |e: &dyn std::fmt::Display| CaptureError::Io {
             file: name.clone(),
             error: std::io::Error::other(e.to_string()),
@@ -186,7 +209,7 @@ impl<W: Write> CaptureWriter<W> {
                         })?,
                 };
                 let mut options = vec![
-                    InterfaceDescriptionOption::IfName("bitlens0".into()),
+                    InterfaceDescriptionOption::IfName(if_name.to_owned().into()),
                     InterfaceDescriptionOption::IfTsResol(ts_resol),
                 ];
                 if ts_offset_secs != 0 {
@@ -230,8 +253,31 @@ impl<W: Write> CaptureWriter<W> {
     /// the epoch or the interface offset, after 2106 for pcap), whose payload is too large for
     /// UDP, or fragments of an IPv6 datagram; [`CaptureError::Io`] when the output fails.
     pub fn write(&mut self, d: &SynthDatagram<'_>) -> Result<(), CaptureError> {
+        self.write_commented(d, None)
+    }
+
+    /// [`CaptureWriter::write`] with `comment` on each frame of the datagram (pcapng's
+    /// `opt_comment`, `frame.comment` in tshark); a pcap file has no comments: there it is
+    /// left out. Every frame is whole in `W` once this returns, so a file cut after any of
+    /// them reads back whole up to it; `W` decides when bytes reach the disk (wrap a file in a
+    /// `BufWriter` and call [`CaptureWriter::flush`]).
+    ///
+    /// # Errors
+    /// As [`CaptureWriter::write`]: nothing of a datagram that is
+    /// [`CaptureError::Unwritable`] is written.
+    pub fn write_commented(
+        &mut self,
+        d: &SynthDatagram<'_>,
+        comment: Option<&str>,
+    ) -> Result<(), CaptureError> {
         let index = self.written;
         let time = duration(index, d.time)?;
+        let options = match comment {
+            Some(c) => vec![EnhancedPacketOption::Common(CommonOption::Comment(
+                c.into(),
+            ))],
+            None => vec![],
+        };
         for (frame, original_len) in frames(index, self.format, d)? {
             match &mut self.out {
                 Out::Pcapng(writer) => {
@@ -240,11 +286,14 @@ impl<W: Write> CaptureWriter<W> {
                         timestamp: time,
                         original_len,
                         data: Cow::Borrowed(&frame),
-                        options: vec![],
+                        options: options.clone(),
                     };
-                    writer
-                        .write_pcapng_block(epb)
-                        .map_err(|e| CaptureError::Unwritable {
+                    writer.write_pcapng_block(epb).map_err(|e| match e {
+                        PcapNgWriteError::Io(error) => CaptureError::Io {
+                            file: self.name.clone(),
+                            error,
+                        },
+                        e => CaptureError::Unwritable {
                             index,
                             detail: format!(
                                 "{e}: {}",
@@ -252,7 +301,8 @@ impl<W: Write> CaptureWriter<W> {
                                     .map(|s| s.to_string())
                                     .unwrap_or_default()
                             ),
-                        })?;
+                        },
+                    })?;
                 }
                 Out::Pcap(writer) => {
                     let packet =
@@ -271,6 +321,23 @@ impl<W: Write> CaptureWriter<W> {
         }
         self.written += 1;
         Ok(())
+    }
+
+    /// Writes out what `W` buffers.
+    ///
+    /// # Errors
+    /// [`CaptureError::Io`] when the output fails.
+    pub fn flush(&mut self) -> Result<(), CaptureError> {
+        let flushed = match &mut self.out {
+            Out::Pcap(writer) => writer
+                .flush()
+                .map_err(|e| std::io::Error::other(e.to_string())),
+            Out::Pcapng(writer) => writer.get_mut().flush(),
+        };
+        flushed.map_err(|error| CaptureError::Io {
+            file: self.name.clone(),
+            error,
+        })
     }
 
     /// Flushes the output and gives it back.
@@ -302,7 +369,7 @@ impl CaptureWriter<BufWriter<File>> {
             file: name.clone(),
             error,
         })?;
-        Self::named(BufWriter::new(file), format, name)
+        Self::named(BufWriter::new(file), format, name, IF_NAME)
     }
 }
 
@@ -320,108 +387,6 @@ pub fn write_capture<W: Write>(
         writer.write(d)?;
     }
     writer.finish().map(drop)
-}
-
-/// A pcapng file written one datagram at a time, as the datagrams happen (the live proxy's
-/// recording): one Ethernet interface named `if_name` with nanosecond timestamps
-/// (`if_tsresol` 9), each datagram one Enhanced Packet Block with synthesized Ethernet, IP and UDP
-/// headers (correct checksums) and an optional comment (`frame.comment` in tshark).
-///
-/// Every block is complete once [`UdpPcapngWriter::write`] returns, so a file cut after any
-/// block reads back whole up to it; `W` decides when bytes reach the disk (wrap a file in a
-/// `BufWriter` and call [`UdpPcapngWriter::flush`]).
-pub struct UdpPcapngWriter<W: Write> {
-    writer: PcapNgWriter<W>,
-    written: usize,
-}
-
-impl<W: Write> UdpPcapngWriter<W> {
-    /// Writes the section header and the interface description to `out`.
-    ///
-    /// # Errors
-    /// [`CaptureError::Io`] when `out` fails.
-    pub fn new(out: W, if_name: &str) -> Result<Self, CaptureError> {
-        let mut writer =
-            PcapNgWriter::with_endianness(out, Endianness::Little).map_err(io_error)?;
-        let mut idb = InterfaceDescriptionBlock::new(DataLink::ETHERNET, SNAPLEN);
-        idb.options = vec![
-            InterfaceDescriptionOption::IfName(if_name.to_owned().into()),
-            InterfaceDescriptionOption::IfTsResol(InterfaceTsResolution::NANO),
-        ];
-        writer.write_pcapng_block(idb).map_err(io_error)?;
-        Ok(Self { writer, written: 0 })
-    }
-
-    /// Appends one datagram (whole, or cut or fragmented as `d` says), with `comment` on each of
-    /// its frames.
-    ///
-    /// # Errors
-    /// As [`write_capture`]: [`CaptureError::Unwritable`] for a datagram the format cannot hold
-    /// (nothing of it is written), [`CaptureError::Io`] when the output fails.
-    pub fn write(
-        &mut self,
-        d: &SynthDatagram<'_>,
-        comment: Option<&str>,
-    ) -> Result<(), CaptureError> {
-        let index = self.written;
-        let time = duration(index, d.time)?;
-        let options = match comment {
-            Some(c) => vec![EnhancedPacketOption::Common(CommonOption::Comment(
-                c.into(),
-            ))],
-            None => vec![],
-        };
-        for (frame, original_len) in frames(index, WriteFormat::NANO_PCAPNG, d)? {
-            let epb = EnhancedPacketBlock {
-                interface_id: 0,
-                timestamp: time,
-                original_len,
-                data: Cow::Borrowed(&frame),
-                options: options.clone(),
-            };
-            self.writer.write_pcapng_block(epb).map_err(io_error)?;
-        }
-        self.written += 1;
-        Ok(())
-    }
-
-    /// Flushes the output.
-    ///
-    /// # Errors
-    /// [`CaptureError::Io`] when the output fails.
-    pub fn flush(&mut self) -> Result<(), CaptureError> {
-        self.writer
-            .get_mut()
-            .flush()
-            .map_err(|error| CaptureError::Io {
-                file: "output".into(),
-                error,
-            })
-    }
-
-    /// The output, flushed.
-    ///
-    /// # Errors
-    /// [`CaptureError::Io`] when the flush fails.
-    pub fn into_inner(mut self) -> Result<W, CaptureError> {
-        self.flush()?;
-        Ok(self.writer.into_inner())
-    }
-}
-
-impl WriteFormat {
-    /// The format [`UdpPcapngWriter`] writes.
-    const NANO_PCAPNG: Self = Self::PcapngEthernet {
-        resolution: PcapngResolution::Nano,
-        ts_offset_secs: 0,
-    };
-}
-
-fn io_error(e: impl std::fmt::Display) -> CaptureError {
-    CaptureError::Io {
-        file: "output".into(),
-        error: std::io::Error::other(e.to_string()),
-    }
 }
 
 /// Writes `datagrams` as a capture file in memory.

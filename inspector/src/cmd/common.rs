@@ -10,9 +10,10 @@ use bitlens_netcode::{Netcode, parse_key, parse_keylog};
 use bitlens_schema::Schema;
 use clap::Args;
 use std::fmt;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+pub use crate::files::{must_exist, read_input, read_text};
 
 /// How a subcommand ended, when it did not fail with an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,47 +216,6 @@ pub fn parse_protocol_id(s: &str) -> Result<ProtocolId> {
         Ok(ProtocolId::U64(v))
     } else {
         Ok(ProtocolId::U32(v as u32))
-    }
-}
-
-/// The one-line error for a path that does not exist or is a folder (the OS's own messages,
-/// "Is a directory (os error 21)", are less clear), for the paths that a library reads itself
-/// (captures, schemas); files the commands read themselves go through [`read_input`].
-///
-/// # Errors
-/// `FILE: no such file`, `FILE: is a folder, not a file`.
-pub fn must_exist(path: &Path) -> Result<()> {
-    if !path.exists() {
-        return Err(unreadable(path, &ErrorKind::NotFound.into()));
-    }
-    if path.is_dir() {
-        return Err(unreadable(path, &ErrorKind::IsADirectory.into()));
-    }
-    Ok(())
-}
-
-/// Reads a file given on the command line, with the one-line errors of [`must_exist`] (or
-/// `FILE: cannot read: REASON`).
-///
-/// # Errors
-/// The file cannot be read.
-pub fn read_input(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| unreadable(path, &e))
-}
-
-/// [`read_input`] for a text file.
-///
-/// # Errors
-/// The file cannot be read or is not UTF-8 (`FILE: not UTF-8 text`).
-pub fn read_text(path: &Path) -> Result<String> {
-    String::from_utf8(read_input(path)?).map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
-}
-
-fn unreadable(path: &Path, e: &std::io::Error) -> anyhow::Error {
-    match e.kind() {
-        ErrorKind::NotFound => anyhow!("{}: no such file", path.display()),
-        ErrorKind::IsADirectory => anyhow!("{}: is a folder, not a file", path.display()),
-        _ => anyhow!("{}: cannot read: {e}", path.display()),
     }
 }
 

@@ -3,20 +3,24 @@
 
 use super::common::{Context as CmdContext, Exit, Rejected};
 use super::common::{DecodeOpts, read_text};
-use crate::dissectors::Dissectors;
-use crate::proxy::impair::Impairments;
-use crate::proxy::mutate::{Fuzz, Rule};
+use crate::dissectors::{Arrival, Dissectors};
+use crate::proxy::impair::{Impairment, Impairments};
 use crate::proxy::output::Outputs;
 use crate::proxy::record::Recording;
+use crate::proxy::relay::Report;
+use crate::proxy::rules::{Fuzz, Rule};
 use crate::proxy::spec::{RulesFile, Spec, number_text};
-use crate::proxy::{Config, Direction, Directions, MAX_IDLE_SECS, Proxy, SessionDissector, replay};
+use crate::proxy::{
+    CHANNEL, Config, Direction, Directions, MAX_IDLE_SECS, Proxy, SessionDissector, replay,
+};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use std::io::{BufWriter, Write};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::sync_channel;
 use std::time::Duration;
 
 /// Run a live UDP proxy between a game client and its server: one NDJSON line per datagram
@@ -177,6 +181,16 @@ fn loops_back(listen: SocketAddr, upstream: SocketAddr) -> bool {
 impl ProxyArgs {
     /// The proxy's configuration; `program` is the name its messages begin with.
     ///
+    /// The option that sets `kind` (`--drop SPEC`, ...), if given.
+    fn impairment(&self, kind: Impairment) -> Option<&String> {
+        match kind {
+            Impairment::Drop => self.drop.as_ref(),
+            Impairment::Duplicate => self.duplicate.as_ref(),
+            Impairment::Delay => self.delay.as_ref(),
+            Impairment::Reorder => self.reorder.as_ref(),
+        }
+    }
+
     /// # Errors
     /// A bad address, spec, rules file or number, with the option's name.
     pub fn config(&self, program: &str) -> Result<Config> {
@@ -213,16 +227,13 @@ impl ProxyArgs {
                 rules.push(Rule::from_spec(spec, rules.len() + 1).map_err(anyhow::Error::msg)?);
             }
         }
-        for (kind, text) in [
-            ("drop", &self.drop),
-            ("duplicate", &self.duplicate),
-            ("delay", &self.delay),
-            ("reorder", &self.reorder),
-        ] {
-            if let Some(text) = text {
-                let spec = Spec::from_cli(&format!("--{kind}"), text, Some("p"))
+        for kind in Impairment::ALL {
+            if let Some(text) = self.impairment(kind) {
+                let spec = Spec::from_cli(&format!("--{}", kind.name()), text, Some("p"))
                     .map_err(anyhow::Error::msg)?;
-                impairments.set(kind, spec).map_err(anyhow::Error::msg)?;
+                impairments
+                    .set(kind.name(), spec)
+                    .map_err(anyhow::Error::msg)?;
             }
         }
         for text in &self.mutate {
@@ -294,7 +305,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         signal_hook::flag::register(signal, Arc::clone(&stop)).context("cannot catch Ctrl-C")?;
     }
     let report = if args.tui {
-        crate::tui::live::run(proxy, outputs, stop, &summary)?
+        run_with_tui(proxy, outputs, stop, &summary, program)?
     } else {
         eprintln!(
             "{me}: listening on {}, forwarding to {}; {summary}",
@@ -305,9 +316,13 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         proxy.run(outputs, stop)?
     };
     let r = &report.relay;
+    let impaired: String = Impairment::ALL
+        .iter()
+        .map(|&kind| format!("{} {}, ", kind.done(), r.impaired[kind]))
+        .collect();
     eprintln!(
         "{me}: {} datagrams ({} to the server, {} to clients) from {} clients; \
-         sent {}; dropped {}, duplicated {}, delayed {}, reordered {}, mutated {}; \
+         sent {}; {impaired}mutated {}; \
          not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
          {} refused by the server; {} mappings idled out, {} evicted",
         r.to_server + r.to_client,
@@ -315,10 +330,6 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         r.to_client,
         r.clients,
         r.sent,
-        r.dropped,
-        r.duplicated,
-        r.delayed,
-        r.reordered,
         report.mutations.mutated,
         r.queue_full,
         r.unmapped,
@@ -345,6 +356,38 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         Some(e) => Err(anyhow!(e)),
         None => Ok(()),
     }
+}
+
+/// `--tui`: the relay on a thread of its own, the inspector on this one, fed each datagram by
+/// the sink over a bounded channel, until the user quits (or SIGINT); the recording and the
+/// mutation log are written as in the headless mode.
+///
+/// # Errors
+/// Terminal I/O errors; polling errors of the relay.
+fn run_with_tui(
+    proxy: Proxy,
+    mut outputs: Outputs,
+    stop: Arc<AtomicBool>,
+    summary: &str,
+    program: &str,
+) -> Result<Report> {
+    let (tx, rx) = sync_channel::<Arrival>(CHANNEL);
+    outputs.live = Some(tx);
+    let dissectors = proxy.dissector().dissectors().clone();
+    let name = format!("proxy {} → {}", proxy.local_addr(), proxy.upstream());
+    let relay_stop = Arc::clone(&stop);
+    let relay = std::thread::Builder::new()
+        .name("bitlens-relay".into())
+        .spawn(move || proxy.run(outputs, relay_stop))?;
+    let result = crate::tui::live::run(name, dissectors, program, summary, &rx, &stop);
+    stop.store(true, Ordering::Relaxed);
+    // The sink may be blocked handing a datagram to the list: let it finish.
+    let drain = std::thread::spawn(move || while rx.recv().is_ok() {});
+    let report = relay
+        .join()
+        .map_err(|_| anyhow!("the relay thread panicked"))??;
+    let _ = drain.join();
+    result.map(|()| report)
 }
 
 /// Refuses a rule whose `packet=` can never match: a name that is not a packet type of the

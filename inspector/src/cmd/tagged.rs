@@ -165,7 +165,6 @@ struct Hex<'b>(&'b [u8], &'static str);
 
 impl fmt::Display for Hex<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         // 64 bytes a piece: two digits and a separator each.
         let mut buf = [0u8; 192];
         for (i, chunk) in self.0.chunks(64).enumerate() {
@@ -175,8 +174,8 @@ impl fmt::Display for Hex<'_> {
                     buf[n..n + self.1.len()].copy_from_slice(self.1.as_bytes());
                     n += self.1.len();
                 }
-                buf[n] = DIGITS[usize::from(b >> 4)];
-                buf[n + 1] = DIGITS[usize::from(b & 15)];
+                // Two digits into two bytes: encoding cannot fail.
+                let _ = hex::encode_to_slice([b], &mut buf[n..n + 2]);
                 n += 2;
             }
             // Hex digits and the separators used here are ASCII.
@@ -262,7 +261,7 @@ mod tests {
                 Value::from(x.to_string())
             }
         };
-        let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let hex = |b: &[u8]| hex::encode(b);
         Value::Array(
             fields
                 .map(|field| {

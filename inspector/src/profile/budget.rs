@@ -101,7 +101,7 @@ impl Budget {
     /// # Errors
     /// The file cannot be read, or is not a budget (the message names the file).
     pub fn load(path: &Path) -> Result<Budget> {
-        let text = crate::cmd::common::read_text(path)?;
+        let text = crate::files::read_text(path)?;
         Budget::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 

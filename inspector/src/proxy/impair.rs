@@ -21,6 +21,7 @@ use rand::Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::Hash;
+use std::ops::{Index, IndexMut};
 use std::time::{Duration, Instant};
 
 /// A probability and the directions it applies to.
@@ -41,50 +42,104 @@ impl Chance {
     }
 }
 
-/// Delay with jitter: uniform in `ms - jitter_ms ..= ms + jitter_ms` (never below 0).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Delay {
-    /// Which datagrams.
-    pub chance: Chance,
-    /// Mean delay in milliseconds.
-    pub ms: f64,
-    /// Half-width of the uniform jitter in milliseconds.
-    pub jitter_ms: f64,
+/// An impairment: what may happen to a datagram on its way. Adding one is a variant here and
+/// its place in [`Impairment::ALL`]; the compiler then points at each match that must learn it
+/// (its spec, its draw, its description, its command-line option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Impairment {
+    /// Not forwarded.
+    Drop,
+    /// Forwarded twice.
+    Duplicate,
+    /// Forwarded late.
+    Delay,
+    /// Held back behind the next datagram of its flow.
+    Reorder,
 }
 
-/// Reordering: a datagram held back until the next one of its flow has been sent.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reorder {
-    /// Which datagrams.
-    pub chance: Chance,
-    /// The longest a datagram is held when no other follows it.
-    pub hold: Duration,
+impl Impairment {
+    /// Every impairment, in the order they are drawn and applied (a variant's place here is
+    /// its index in a [`PerImpairment`]).
+    pub const ALL: [Impairment; 4] = [
+        Impairment::Drop,
+        Impairment::Duplicate,
+        Impairment::Delay,
+        Impairment::Reorder,
+    ];
+
+    /// Its name: the option (`--drop`), the key in a rules file's `[impair]`, the NDJSON
+    /// lines' `impairments`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Impairment::Drop => "drop",
+            Impairment::Duplicate => "duplicate",
+            Impairment::Delay => "delay",
+            Impairment::Reorder => "reorder",
+        }
+    }
+
+    /// What happened to the datagrams it took, as the closing summary counts them.
+    pub fn done(self) -> &'static str {
+        match self {
+            Impairment::Drop => "dropped",
+            Impairment::Duplicate => "duplicated",
+            Impairment::Delay => "delayed",
+            Impairment::Reorder => "reordered",
+        }
+    }
+
+    /// The impairment named `name` ([`Impairment::name`]).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|i| i.name() == name)
+    }
+}
+
+/// One value per [`Impairment`], indexed by it: the draws of a [`Decision`], the chances in
+/// force of [`Impairments`], the relay's counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PerImpairment<T>([T; Impairment::ALL.len()]);
+
+impl<T> Index<Impairment> for PerImpairment<T> {
+    type Output = T;
+    fn index(&self, i: Impairment) -> &T {
+        &self.0[i as usize]
+    }
+}
+
+impl<T> IndexMut<Impairment> for PerImpairment<T> {
+    fn index_mut(&mut self, i: Impairment) -> &mut T {
+        &mut self.0[i as usize]
+    }
 }
 
 /// The impairments in force.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Impairments {
-    /// Datagrams not forwarded.
-    pub drop: Option<Chance>,
-    /// Datagrams forwarded twice.
-    pub duplicate: Option<Chance>,
-    /// Datagrams forwarded late.
-    pub delay: Option<Delay>,
-    /// Datagrams swapped with the next of their flow.
-    pub reorder: Option<Reorder>,
+    /// Which datagrams each impairment takes; `None` for one not in force.
+    pub chances: PerImpairment<Option<Chance>>,
+    /// The delay's mean, in milliseconds: uniform in `delay_ms - jitter_ms ..= delay_ms +
+    /// jitter_ms` (never below 0).
+    pub delay_ms: f64,
+    /// Half-width of the delay's uniform jitter, in milliseconds.
+    pub jitter_ms: f64,
+    /// The longest a reordered datagram is held when no other of its flow follows it.
+    pub hold: Duration,
 }
 
 /// What happens to one datagram.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Decision {
-    /// Not forwarded.
-    pub drop: bool,
-    /// Forwarded twice.
-    pub duplicate: bool,
-    /// Forwarded after this long.
+    /// The impairments drawn for it (a dropped datagram: drop alone).
+    pub drawn: PerImpairment<bool>,
+    /// How long it waits when delayed.
     pub delay: Option<Duration>,
-    /// Held back behind the next datagram of its flow.
-    pub reorder: bool,
+}
+
+impl Decision {
+    /// True when `kind` was drawn for the datagram.
+    pub fn has(&self, kind: Impairment) -> bool {
+        self.drawn[kind]
+    }
 }
 
 const CHANCE_KEYS: &str = "p (or probability), dir (or direction)";
@@ -129,16 +184,20 @@ impl Impairments {
     /// # Errors
     /// An unknown kind, a missing probability, an unknown key, a bad value.
     pub fn set(&mut self, kind: &str, mut spec: Spec) -> Result<(), String> {
-        match kind {
-            "drop" => {
-                self.drop = Some(chance(&mut spec, Directions::Both, None)?);
-                spec.finish(CHANCE_KEYS)
+        let Some(kind) = Impairment::parse(kind) else {
+            let known: Vec<_> = Impairment::ALL.iter().map(|i| i.name()).collect();
+            return Err(format!(
+                "{}: unknown impairment (known: {})",
+                spec.origin(),
+                known.join(", ")
+            ));
+        };
+        let keys = match kind {
+            Impairment::Drop | Impairment::Duplicate => {
+                self.chances[kind] = Some(chance(&mut spec, Directions::Both, None)?);
+                CHANCE_KEYS.to_owned()
             }
-            "duplicate" => {
-                self.duplicate = Some(chance(&mut spec, Directions::Both, None)?);
-                spec.finish(CHANCE_KEYS)
-            }
-            "delay" => {
+            Impairment::Delay => {
                 let ms = spec.number_at_most(&["ms"], MAX_WAIT_MS, MAX_WAIT_TEXT)?;
                 let jitter_ms = spec
                     .number_at_most(&["jitter_ms", "jitter"], MAX_WAIT_MS, MAX_WAIT_TEXT)?
@@ -147,98 +206,84 @@ impl Impairments {
                 let Some(ms) = ms else {
                     return Err(format!("{}: needs ms=MILLISECONDS", spec.origin()));
                 };
-                self.delay = Some(Delay {
-                    chance: c,
-                    ms,
-                    jitter_ms,
-                });
-                spec.finish(&format!("ms, jitter_ms, {CHANCE_KEYS}"))
+                self.chances[kind] = Some(c);
+                self.delay_ms = ms;
+                self.jitter_ms = jitter_ms;
+                format!("ms, jitter_ms, {CHANCE_KEYS}")
             }
-            "reorder" => {
+            Impairment::Reorder => {
                 let hold_ms = spec
                     .number_at_most(&["hold_ms", "hold"], MAX_WAIT_MS, MAX_WAIT_TEXT)?
                     .unwrap_or(50.0);
-                let c = chance(&mut spec, Directions::Both, None)?;
-                self.reorder = Some(Reorder {
-                    chance: c,
-                    hold: millis(hold_ms),
-                });
-                spec.finish(&format!("hold_ms, {CHANCE_KEYS}"))
+                self.chances[kind] = Some(chance(&mut spec, Directions::Both, None)?);
+                self.hold = millis(hold_ms);
+                format!("hold_ms, {CHANCE_KEYS}")
             }
-            _ => Err(format!(
-                "{}: unknown impairment (known: drop, duplicate, delay, reorder)",
-                spec.origin()
-            )),
-        }
+        };
+        spec.finish(&keys)
     }
 
     /// True when nothing is impaired.
     pub fn is_empty(&self) -> bool {
-        *self == Impairments::default()
+        Impairment::ALL.iter().all(|&i| self.chances[i].is_none())
     }
 
-    /// Decides the fate of one datagram of direction `dir`.
+    /// Decides the fate of one datagram of direction `dir`: each impairment in force whose
+    /// directions hold `dir` draws, in the order of [`Impairment::ALL`].
     pub fn decide(&self, dir: Direction, rng: &mut impl Rng) -> Decision {
-        let drop = self.drop.and_then(|c| c.roll(dir, rng)).unwrap_or(false);
-        let duplicate = self
-            .duplicate
-            .and_then(|c| c.roll(dir, rng))
-            .unwrap_or(false);
-        let delay = self.delay.and_then(|d| {
-            let hit = d.chance.roll(dir, rng)?;
-            // Bounded again here (a spec bounds them already): a jitter range wider than
-            // f64 can hold would make the draw fail.
-            let j = d.jitter_ms.min(MAX_WAIT_MS);
-            let jitter = if j > 0.0 {
-                rng.random_range(-j..=j)
-            } else {
-                0.0
+        let mut d = Decision::default();
+        for kind in Impairment::ALL {
+            let Some(hit) = self.chances[kind].and_then(|c| c.roll(dir, rng)) else {
+                continue;
             };
-            hit.then(|| millis(d.ms + jitter))
-        });
-        let reorder = self
-            .reorder
-            .and_then(|r| r.chance.roll(dir, rng))
-            .unwrap_or(false);
-        if drop {
-            return Decision {
-                drop,
-                ..Decision::default()
-            };
+            match kind {
+                Impairment::Delay => {
+                    // Bounded again here (a spec bounds them already): a jitter range wider
+                    // than f64 can hold would make the draw fail.
+                    let j = self.jitter_ms.min(MAX_WAIT_MS);
+                    let jitter = if j > 0.0 {
+                        rng.random_range(-j..=j)
+                    } else {
+                        0.0
+                    };
+                    d.delay = hit.then(|| millis(self.delay_ms + jitter));
+                }
+                Impairment::Drop | Impairment::Duplicate | Impairment::Reorder => {}
+            }
+            d.drawn[kind] = hit;
         }
-        Decision {
-            drop,
-            duplicate,
-            delay,
-            reorder,
+        if d.has(Impairment::Drop) {
+            // Nothing else happens to a dropped datagram.
+            let mut drawn = PerImpairment::default();
+            drawn[Impairment::Drop] = true;
+            return Decision { drawn, delay: None };
         }
+        d
     }
 
     /// A one-line description for the start-up message.
     pub fn describe(&self) -> String {
         let c = |c: &Chance| format!("{}% {}", c.p * 100.0, c.directions.name());
-        let mut parts = Vec::new();
-        if let Some(d) = &self.drop {
-            parts.push(format!("drop {}", c(d)));
-        }
-        if let Some(d) = &self.duplicate {
-            parts.push(format!("duplicate {}", c(d)));
-        }
-        if let Some(d) = &self.delay {
-            parts.push(format!(
-                "delay {}±{} ms {}",
-                d.ms,
-                d.jitter_ms,
-                c(&d.chance)
-            ));
-        }
-        if let Some(r) = &self.reorder {
-            parts.push(format!(
-                "reorder {} (hold {} ms)",
-                c(&r.chance),
-                r.hold.as_millis()
-            ));
-        }
+        let parts: Vec<String> = Impairment::ALL
+            .into_iter()
+            .filter_map(|kind| {
+                let chance = self.chances[kind]?;
+                Some(match kind {
+                    Impairment::Drop | Impairment::Duplicate => {
+                        format!("{} {}", kind.name(), c(&chance))
+                    }
+                    Impairment::Delay => format!(
+                        "delay {}±{} ms {}",
+                        self.delay_ms,
+                        self.jitter_ms,
+                        c(&chance)
+                    ),
+                    Impairment::Reorder => {
+                        format!("reorder {} (hold {} ms)", c(&chance), self.hold.as_millis())
+                    }
+                })
+            })
+            .collect();
         parts.join(", ")
     }
 }
@@ -405,9 +450,12 @@ mod tests {
         i.set("drop", spec("10%,dir=to_server")).unwrap();
         i.set("delay", spec("ms=40,jitter_ms=10")).unwrap();
         i.set("reorder", spec("p=0.5,hold_ms=20")).unwrap();
-        assert_eq!(i.drop.unwrap().directions, Directions::ToServer);
-        assert_eq!(i.delay.unwrap().chance.p, 1.0);
-        assert_eq!(i.reorder.unwrap().hold, Duration::from_millis(20));
+        assert_eq!(
+            i.chances[Impairment::Drop].unwrap().directions,
+            Directions::ToServer
+        );
+        assert_eq!(i.chances[Impairment::Delay].unwrap().p, 1.0);
+        assert_eq!(i.hold, Duration::from_millis(20));
         assert!(
             i.set("delay", spec("jitter_ms=3"))
                 .unwrap_err()
@@ -449,7 +497,7 @@ mod tests {
         i.set("delay", spec("ms=3600000,jitter_ms=3600000"))
             .unwrap();
         i.set("reorder", spec("p=1,hold_ms=3600000")).unwrap();
-        assert_eq!(i.reorder.unwrap().hold, Duration::from_secs(3600));
+        assert_eq!(i.hold, Duration::from_secs(3600));
         // Values no spec lets through, set directly: the draw clamps instead of panicking.
         for (ms, jitter_ms) in [
             (1e300, 0.0),
@@ -458,14 +506,11 @@ mod tests {
             (f64::NAN, f64::NAN),
             (-1e300, 1e300),
         ] {
-            i.delay = Some(Delay {
-                chance: Chance {
-                    p: 1.0,
-                    directions: Directions::Both,
-                },
-                ms,
-                jitter_ms,
+            i.chances[Impairment::Delay] = Some(Chance {
+                p: 1.0,
+                directions: Directions::Both,
             });
+            (i.delay_ms, i.jitter_ms) = (ms, jitter_ms);
             let mut rng = ChaCha8Rng::seed_from_u64(1);
             let d = i.decide(Direction::ToServer, &mut rng).delay.unwrap();
             assert!(d <= Duration::from_secs(7200), "{ms} {jitter_ms}: {d:?}");
@@ -495,8 +540,9 @@ mod tests {
         let a = run(9);
         assert_eq!(a, run(9));
         assert_ne!(a, run(10));
-        let dropped_server = a.iter().step_by(2).filter(|d| d.drop).count();
-        let dropped_client = a.iter().skip(1).step_by(2).filter(|d| d.drop).count();
+        let dropped = |d: &&Decision| d.has(Impairment::Drop);
+        let dropped_server = a.iter().step_by(2).filter(dropped).count();
+        let dropped_client = a.iter().skip(1).step_by(2).filter(dropped).count();
         assert!((900..1100).contains(&dropped_server), "{dropped_server}");
         assert_eq!(dropped_client, 0);
         for d in a.iter().filter_map(|d| d.delay) {
@@ -505,6 +551,29 @@ mod tests {
                 "{d:?}"
             );
         }
+    }
+
+    #[test]
+    fn impairments_are_indexed_in_the_order_of_all_and_named_once() {
+        for (k, i) in Impairment::ALL.into_iter().enumerate() {
+            assert_eq!(i as usize, k, "{i:?}");
+            assert_eq!(Impairment::parse(i.name()), Some(i));
+        }
+        assert_eq!(Impairment::parse("warp"), None);
+        // A dropped datagram has nothing else drawn, whatever else is in force.
+        let mut i = Impairments::default();
+        for (kind, text) in [
+            ("drop", "p=1"),
+            ("duplicate", "p=1"),
+            ("delay", "ms=5,p=1"),
+            ("reorder", "p=1"),
+        ] {
+            i.set(kind, spec(text)).unwrap();
+        }
+        let d = i.decide(Direction::ToClient, &mut ChaCha8Rng::seed_from_u64(3));
+        let drawn: Vec<_> = Impairment::ALL.into_iter().filter(|&k| d.has(k)).collect();
+        assert_eq!(drawn, [Impairment::Drop]);
+        assert_eq!(d.delay, None);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //!   per client ([`mapping`]: a bounded table whose mappings idle out). A datagram from a client
 //!   goes out of its upstream socket; a reply comes back through the listen socket to that
 //!   client. Each datagram gets a frame number (1, 2, ... in the order received, both
-//!   directions), may be mutated ([`mutate`]) and impaired ([`impair`]), and is handed to the
+//!   directions), may be mutated ([`mutate`], by the [`rules`]) and impaired ([`impair`]), and is handed to the
 //!   sink as a [`Seen`].
 //! - **Sink** ([`output`]): decodes each datagram through the one adapter to decoding
 //!   ([`dissect`]) and writes its NDJSON line, its pcapng frame ([`record`]) and its mutation.
@@ -47,9 +47,10 @@ pub mod output;
 pub mod record;
 pub mod relay;
 pub mod replay;
+pub mod rules;
 pub mod spec;
 
-use crate::capture::Timestamp;
+use crate::capture::{Datagram, Timestamp};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::net::SocketAddr;
@@ -206,9 +207,9 @@ pub struct Config {
     /// Drop, duplicate, delay, reorder.
     pub impairments: impair::Impairments,
     /// Mutation rules, in order.
-    pub rules: Vec<mutate::Rule>,
+    pub rules: Vec<rules::Rule>,
     /// `--fuzz`.
-    pub fuzz: Option<mutate::Fuzz>,
+    pub fuzz: Option<rules::Fuzz>,
 }
 
 /// What happened to a datagram on its way.
@@ -221,23 +222,20 @@ pub struct Fate {
 }
 
 impl Fate {
-    /// The names of what happened: `drop`, `duplicate`, `delay`, `reorder`, `queue_full`.
+    /// The names of what happened: the impairments drawn ([`impair::Impairment::name`], in
+    /// their order), then `queue_full`.
     pub fn names(&self) -> impl Iterator<Item = &'static str> {
-        let d = &self.decision;
-        [
-            (d.drop, "drop"),
-            (d.duplicate, "duplicate"),
-            (d.delay.is_some(), "delay"),
-            (d.reorder, "reorder"),
-            (self.queue_full, "queue_full"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
+        let decision = self.decision;
+        impair::Impairment::ALL
+            .into_iter()
+            .filter(move |&kind| decision.has(kind))
+            .map(impair::Impairment::name)
+            .chain(self.queue_full.then_some("queue_full"))
     }
 
     /// True when the datagram reached its destination (at least once).
     pub fn forwarded(&self) -> bool {
-        !self.decision.drop && !self.queue_full
+        !self.decision.has(impair::Impairment::Drop) && !self.queue_full
     }
 }
 
@@ -273,6 +271,12 @@ impl Seen {
             Direction::ToServer => (self.client, self.server),
             Direction::ToClient => (self.server, self.client),
         }
+    }
+
+    /// The datagram as a capture would hold it: its frame, time, endpoints and length.
+    pub fn datagram(&self) -> Datagram {
+        let (src, dst) = self.endpoints();
+        Datagram::detached(self.frame, self.time, src, dst, self.bytes.len())
     }
 }
 

@@ -1,64 +1,23 @@
-//! Field-level mutation through the decoder's field map: a datagram that is almost right, with
-//! its CRC re-signed so that it reaches the server's parser (or deliberately left stale).
-//!
-//! Actions (a rule's `action`):
-//!
-//! | action | what it writes |
-//! |---|---|
-//! | `set` (`value = V`) | the wire integer `V` raw into the field's bits: `V - min` for a ranged field, in range or not, as long as it fits the field's width |
-//! | `out_of_range` | a value above the field's range that still fits its width (`health` is 0..=100 in 7 bits: 101..=127), drawn from the seed |
-//! | `flip` (`bits = N`, default 1) | N distinct bits of the field inverted |
-//! | `overclaim` | a length or count (`name.len`, `mice.len`) set to the smallest claim whose elements need more bits than remain after it (the largest the range allows, if that is smaller) |
-//! | `truncate` (`value = BYTES`) | the datagram cut to BYTES bytes; with a field and no value, cut at the field's first byte; with neither, at a length drawn from the seed |
-//! | `desync` | one bit of a check marker flipped: the reader finds another hash and reports check_mismatch |
-//!
-//! `crc = "resign"` (the default) computes the CRC again with the protocol id
-//! (`SessionDissector::seal`); `crc = "stale"` leaves the old one, so the reader rejects the
-//! datagram at the CRC.
+//! Applying mutations: the [`Mutator`] draws which rule ([`super::rules`]) fires on a datagram,
+//! finds its field through the decoder's field map and writes the datagram that is almost
+//! right, with its CRC re-signed so that it reaches the server's parser (or deliberately left
+//! stale); `--fuzz` draws mutations from each datagram's own fields.
 //!
 //! Every mutation is a list of [`Op`]s: bit windows with their old and new bits (a string of
 //! `bits` binary digits, most significant first: value bit k is stream bit `bit + k`), and
 //! truncations. [`apply_ops`] plays them on the original bytes: replay uses it, and it
 //! reproduces the sent bytes exactly, without any decoder.
 
+use super::Direction;
 use super::dissect::{Field, FieldMap, Role, SessionDissector};
-use super::spec::Spec;
-use super::{Direction, Directions};
+use super::rules::{Action, Crc, Fuzz, Rule};
 use bitlens_codec::observe::Observation;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-/// What a rule does to its field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Write this wire integer.
-    Set(i128),
-    /// Write a value above the range that fits the width.
-    OutOfRange,
-    /// Invert this many distinct bits.
-    Flip(u32),
-    /// Claim more elements than remain.
-    Overclaim,
-    /// Cut the datagram (to this many bytes).
-    Truncate(Option<usize>),
-    /// Flip a bit of a check marker.
-    Desync,
-}
-
 impl Action {
-    fn name(self) -> &'static str {
-        match self {
-            Action::Set(_) => "set",
-            Action::OutOfRange => "out_of_range",
-            Action::Flip(_) => "flip",
-            Action::Overclaim => "overclaim",
-            Action::Truncate(_) => "truncate",
-            Action::Desync => "desync",
-        }
-    }
-
-    /// Whether this action can work on `f`.
+    /// Whether this action can work on `f`, a field of a datagram of `total_bits` bits.
     fn fits(self, f: &Field, total_bits: usize) -> bool {
         match self {
             Action::Set(_) => f.bits > 0 && f.bits <= 64,
@@ -68,125 +27,6 @@ impl Action {
             Action::Truncate(_) => f.bit / 8 < total_bits / 8,
             Action::Desync => matches!(f.role, Role::Check | Role::Crc),
         }
-    }
-}
-
-/// What happens to the CRC after a mutation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Crc {
-    /// Computed again with the protocol id: the datagram reaches the parser.
-    Resign,
-    /// Left as it was: the reader rejects the datagram at the CRC.
-    Stale,
-}
-
-/// One mutation rule.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rule {
-    /// Its name in the logs.
-    pub name: String,
-    /// Only datagrams of this packet type.
-    pub packet: Option<String>,
-    /// Only datagrams of these directions.
-    pub directions: Directions,
-    /// Probability per matching datagram.
-    pub p: f64,
-    /// The field's path (`*` wildcards); several matches: one drawn from the seed.
-    pub field: Option<String>,
-    /// What to do.
-    pub action: Action,
-    /// The CRC afterwards.
-    pub crc: Crc,
-}
-
-const RULE_KEYS: &str =
-    "name, packet, dir (or direction), p (or probability), field, action, value, bits, crc";
-
-impl Rule {
-    /// A rule from its spec (`--mutate` or a `[[mutate]]` table); `index` names unnamed rules.
-    ///
-    /// # Errors
-    /// A missing or unknown action, a missing field or value, an unknown key, a bad value.
-    pub fn from_spec(mut spec: Spec, index: usize) -> Result<Self, String> {
-        let name = spec
-            .string(&["name"])?
-            .unwrap_or_else(|| format!("rule{index}"));
-        let packet = spec.string(&["packet", "type"])?;
-        let directions = spec
-            .direction(&["dir", "direction"])?
-            .unwrap_or(Directions::ToServer);
-        let p = spec.probability(&["p", "probability"])?.unwrap_or(1.0);
-        let field = spec.string(&["field"])?;
-        let value = spec.integer(&["value"])?;
-        let bits = spec.integer(&["bits"])?;
-        let crc = match spec.string(&["crc"])?.as_deref() {
-            None | Some("resign") => Crc::Resign,
-            Some("stale") => Crc::Stale,
-            Some(other) => {
-                return Err(format!(
-                    "{}: crc must be resign or stale (found {other:?})",
-                    spec.origin()
-                ));
-            }
-        };
-        let origin = spec.origin().to_owned();
-        let need_field = |what: &str| {
-            if field.is_none() {
-                Err(format!("{origin}: action {what} needs field=PATH"))
-            } else {
-                Ok(())
-            }
-        };
-        let action = match spec.string(&["action"])?.as_deref() {
-            Some("set") => {
-                need_field("set")?;
-                Action::Set(value.ok_or_else(|| format!("{origin}: action set needs value=V"))?)
-            }
-            Some("out_of_range") => {
-                need_field("out_of_range")?;
-                Action::OutOfRange
-            }
-            Some("flip") => {
-                need_field("flip")?;
-                let n = bits.unwrap_or(1);
-                let n = u32::try_from(n)
-                    .ok()
-                    .filter(|&n| (1..=64).contains(&n))
-                    .ok_or_else(|| format!("{origin}: bits must be 1..=64 (found {n})"))?;
-                Action::Flip(n)
-            }
-            Some("overclaim") => Action::Overclaim,
-            Some("truncate") => Action::Truncate(
-                value
-                    .map(|v| {
-                        usize::try_from(v).map_err(|_| {
-                            format!("{origin}: truncate value must be a byte count >= 0")
-                        })
-                    })
-                    .transpose()?,
-            ),
-            Some("desync") => Action::Desync,
-            Some(other) => {
-                return Err(format!(
-                    "{origin}: unknown action {other:?} (known: set, out_of_range, flip, overclaim, truncate, desync)"
-                ));
-            }
-            None => {
-                return Err(format!(
-                    "{origin}: needs action=ACTION (set, out_of_range, flip, overclaim, truncate, desync)"
-                ));
-            }
-        };
-        spec.finish(RULE_KEYS)?;
-        Ok(Rule {
-            name,
-            packet,
-            directions,
-            p,
-            field,
-            action,
-            crc,
-        })
     }
 }
 
@@ -233,15 +73,6 @@ pub struct Mutation {
     pub sent: String,
 }
 
-/// `--fuzz`: mutations drawn from each datagram's own fields.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fuzz {
-    /// Probability per datagram.
-    pub rate: f64,
-    /// Which directions.
-    pub directions: Directions,
-}
-
 /// Counts of what the mutator did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MutationStats {
@@ -268,6 +99,8 @@ struct Sealing<'a> {
     crc: Crc,
     opened: bool,
     seen: &'a Observation,
+    /// The datagram as received.
+    original: Vec<u8>,
 }
 
 impl Mutator {
@@ -388,16 +221,13 @@ impl Mutator {
             match apply(action, field.as_ref(), map, bytes, rng) {
                 Some(ops) => {
                     let name = rule.name.clone();
-                    let sealing = Sealing { crc, opened, seen };
-                    return Some(self.finish(
-                        name,
-                        map.packet_type.clone(),
-                        ops,
-                        sealing,
+                    let sealing = Sealing {
+                        crc,
+                        opened,
+                        seen,
                         original,
-                        bytes,
-                        dis,
-                    ));
+                    };
+                    return Some(self.finish(name, map, ops, sealing, bytes, dis));
                 }
                 None => {
                     bytes.clone_from(&original);
@@ -421,30 +251,29 @@ impl Mutator {
             crc: Crc::Resign,
             opened,
             seen,
-        };
-        Some(self.finish(
-            "fuzz".into(),
-            map.packet_type.clone(),
-            ops,
-            sealing,
             original,
-            bytes,
-            dis,
-        ))
+        };
+        Some(self.finish("fuzz".into(), map, ops, sealing, bytes, dis))
     }
 
-    #[allow(clippy::too_many_arguments, reason = "the pieces of one log entry")]
+    /// The log entry of a datagram `rule` mutated with `ops` (its packet type from `map`),
+    /// once its CRC and transport are seen to as `sealing` says.
     fn finish(
         &mut self,
         rule: String,
-        packet_type: Option<String>,
+        map: &FieldMap,
         mut ops: Vec<Op>,
         sealing: Sealing<'_>,
-        original: Vec<u8>,
         bytes: &mut [u8],
         dis: &SessionDissector,
     ) -> Mutation {
-        let Sealing { crc, opened, seen } = sealing;
+        let Sealing {
+            crc,
+            opened,
+            seen,
+            original,
+        } = sealing;
+        let packet_type = map.packet_type.clone();
         let crc = match crc {
             Crc::Stale => "stale",
             Crc::Resign => {
@@ -478,8 +307,8 @@ impl Mutator {
             packet_type,
             crc: crc.into(),
             ops,
-            original: hex(&original),
-            sent: hex(bytes),
+            original: hex::encode(&original),
+            sent: hex::encode(&*bytes),
         }
     }
 }
@@ -787,35 +616,6 @@ fn parse_bit_string(s: &str, bits: usize) -> Option<u64> {
     u64::from_str_radix(s, 2).ok()
 }
 
-/// Lower-case hex.
-pub fn hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(HEX[usize::from(b >> 4)] as char);
-        s.push(HEX[usize::from(b & 15)] as char);
-    }
-    s
-}
-
-/// Bytes from hex.
-///
-/// # Errors
-/// An odd length or a character that is not a hex digit.
-pub fn unhex(s: &str) -> Result<Vec<u8>, String> {
-    if !s.len().is_multiple_of(2) {
-        return Err("hex of odd length".into());
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| {
-            s.get(i..i + 2)
-                .and_then(|d| u8::from_str_radix(d, 16).ok())
-                .ok_or_else(|| format!("not hex at character {i}"))
-        })
-        .collect()
-}
-
 /// Plays logged ops on the original bytes: the bytes the proxy sent. Every bit window is
 /// checked to hold its `old` bits first, so a log that does not belong to these bytes is refused.
 ///
@@ -874,6 +674,8 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
 mod tests {
     use super::*;
     use crate::dissectors::shipped;
+    use crate::proxy::Directions;
+    use crate::proxy::spec::Spec;
     use bitlens_codec::ErrorKind;
     use bitlens_codec::packet::{read_packet, write_packet};
     use bitlens_testkit::demo::{self, DemoPacket};
@@ -926,7 +728,6 @@ mod tests {
         assert_eq!(read_bits(&b, 3, 9), 0b1_0110_0101);
         assert_eq!(bit_string(5, 4), "0101");
         assert_eq!(parse_bit_string("0101", 4), Some(5));
-        assert_eq!(unhex(&hex(&[0, 0xab, 0xff])).unwrap(), [0, 0xab, 0xff]);
     }
 
     #[test]
@@ -952,10 +753,10 @@ mod tests {
         );
         assert_eq!(e.field(), "health");
         assert_eq!(
-            apply_ops(&unhex(&m.original).unwrap(), &m.ops).unwrap(),
+            apply_ops(&hex::decode(&m.original).unwrap(), &m.ops).unwrap(),
             bytes
         );
-        assert_eq!(hex(&bytes), m.sent);
+        assert_eq!(hex::encode(&bytes), m.sent);
     }
 
     #[test]
@@ -979,7 +780,7 @@ mod tests {
                 .map_or("none".into(), |e| e.kind().name().to_owned());
             assert_eq!(got, kind, "{spec}: {m:?}");
             assert_eq!(
-                apply_ops(&unhex(&m.original).unwrap(), &m.ops).unwrap(),
+                apply_ops(&hex::decode(&m.original).unwrap(), &m.ops).unwrap(),
                 bytes,
                 "{spec}"
             );
@@ -1121,7 +922,7 @@ mod tests {
                     );
                     if let Some(mu) = &mu {
                         assert_eq!(
-                            apply_ops(&unhex(&mu.original).unwrap(), &mu.ops).unwrap(),
+                            apply_ops(&hex::decode(&mu.original).unwrap(), &mu.ops).unwrap(),
                             b
                         );
                     }
@@ -1192,23 +993,6 @@ mod tests {
         assert_eq!(
             apply_ops(&bytes, &[op("truncate", 8, 24, "", "")]).unwrap(),
             [0]
-        );
-    }
-
-    #[test]
-    fn rule_specs_are_checked() {
-        let e =
-            |t: &str| Rule::from_spec(Spec::from_cli("--mutate", t, None).unwrap(), 1).unwrap_err();
-        assert!(e("field=a").contains("needs action"));
-        assert!(e("action=set,field=a").contains("needs value"));
-        assert!(e("action=flip").contains("needs field"));
-        assert!(e("action=explode").contains("unknown action"));
-        assert!(e("action=desync,crc=maybe").contains("crc must be"));
-        assert!(e("action=desync,colour=1").contains("unknown key"));
-        let r = rule("name=x,packet=PlayerInput,p=1%,field=aim.x,action=out_of_range,dir=both");
-        assert_eq!(
-            (r.p, r.directions, r.action),
-            (0.01, Directions::Both, Action::OutOfRange)
         );
     }
 }

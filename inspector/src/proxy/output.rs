@@ -1,5 +1,6 @@
 //! The sink: each [`Seen`] datagram becomes its NDJSON line, its recorded frame, its mutation
-//! log line and an entry of the live TUI's list.
+//! log line and an entry of a live view's list (the TUI's, over a channel of
+//! [`Arrival`]s).
 //!
 //! A line is the `bitlens decode --json` object of the datagram (README, "JSON"; addresses are
 //! the client's and the server's, the bytes those forwarded), followed by the proxy's keys:
@@ -18,7 +19,7 @@
 
 use super::record::Recording;
 use super::{Seen, SessionDissector};
-use crate::capture::Datagram;
+use crate::dissectors::Arrival;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::Arc;
@@ -28,9 +29,7 @@ use std::time::Duration;
 
 /// Appends the NDJSON line of a datagram (without the newline).
 pub fn write_line(buf: &mut Vec<u8>, dis: &SessionDissector, seen: &Seen) {
-    let (src, dst) = seen.endpoints();
-    let d = Datagram::detached(seen.frame, seen.time, src, dst, seen.bytes.len());
-    dis.write_json(buf, &d, &seen.bytes, &seen.observed);
+    dis.write_json(buf, &seen.datagram(), &seen.bytes, &seen.observed);
     // A decode --json object ends with its closing brace: the proxy's keys go before it.
     if buf.last() == Some(&b'}') {
         buf.pop();
@@ -68,8 +67,8 @@ pub struct Outputs {
     pub recording: Option<Recording>,
     /// `--mutation-log`: its name and file.
     pub mutation_log: Option<(String, BufWriter<File>)>,
-    /// The live TUI's feed.
-    pub live: Option<SyncSender<Seen>>,
+    /// A live view's feed (the TUI of `proxy --tui`): each datagram with its bytes.
+    pub live: Option<SyncSender<Arrival>>,
 }
 
 /// What the sink did.
@@ -143,6 +142,18 @@ impl Sink {
         stop.store(true, Ordering::Relaxed);
     }
 
+    /// The lines' output failed: a reader that went away (a closed pipe) stops the proxy
+    /// quietly, any other error is the run's error.
+    fn json_failed(&mut self, stop: &AtomicBool, e: &std::io::Error) {
+        self.out.json = None;
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            self.report.output_closed = true;
+            stop.store(true, Ordering::Relaxed);
+        } else {
+            self.fail(stop, format!("standard output: {e}"));
+        }
+    }
+
     fn take(&mut self, seen: Seen, stop: &AtomicBool) {
         let wants_line =
             self.out.json.is_some() || (seen.mutation.is_some() && self.out.mutation_log.is_some());
@@ -154,15 +165,7 @@ impl Sink {
         if let Some(json) = &mut self.out.json {
             match json.write_all(&self.line) {
                 Ok(()) => self.report.lines += 1,
-                Err(e) => {
-                    self.out.json = None;
-                    if e.kind() == std::io::ErrorKind::BrokenPipe {
-                        self.report.output_closed = true;
-                        stop.store(true, Ordering::Relaxed);
-                    } else {
-                        self.fail(stop, format!("standard output: {e}"));
-                    }
-                }
+                Err(e) => self.json_failed(stop, &e),
             }
         }
         if seen.mutation.is_some()
@@ -188,11 +191,16 @@ impl Sink {
                 }
             }
         }
-        if let Some(live) = &self.out.live
-            && live.send(seen).is_err()
-        {
-            // The TUI closed: it stops the proxy itself.
-            self.out.live = None;
+        if let Some(live) = &self.out.live {
+            let arrival = Arrival {
+                datagram: seen.datagram(),
+                payload: seen.bytes,
+                observed: seen.observed,
+            };
+            if live.send(arrival).is_err() {
+                // The live view closed: it stops the proxy itself.
+                self.out.live = None;
+            }
         }
     }
 
@@ -200,13 +208,7 @@ impl Sink {
         if let Some(json) = &mut self.out.json
             && let Err(e) = json.flush()
         {
-            self.out.json = None;
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                self.report.output_closed = true;
-                stop.store(true, Ordering::Relaxed);
-            } else {
-                self.fail(stop, format!("standard output: {e}"));
-            }
+            self.json_failed(stop, &e);
         }
         if let Some((name, log)) = &mut self.out.mutation_log
             && let Err(e) = log.flush()

@@ -11,16 +11,22 @@
 
 use super::Seen;
 use crate::capture::CaptureError;
-use crate::capture::write::{SynthDatagram, UdpPcapngWriter};
+use crate::capture::write::{CaptureWriter, PcapngResolution, SynthDatagram, WriteFormat};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::BufWriter;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
+/// pcapng, one Ethernet interface with nanosecond timestamps.
+const FORMAT: WriteFormat = WriteFormat::PcapngEthernet {
+    resolution: PcapngResolution::Nano,
+    ts_offset_secs: 0,
+};
+
 /// A recording being written.
 pub struct Recording {
-    writer: UdpPcapngWriter<BufWriter<File>>,
+    writer: CaptureWriter<BufWriter<File>>,
     name: String,
 }
 
@@ -32,7 +38,8 @@ impl Recording {
     pub fn create(path: &Path) -> Result<Self, String> {
         let name = path.display().to_string();
         let file = File::create(path).map_err(|e| format!("{name}: cannot create: {e}"))?;
-        let writer = UdpPcapngWriter::new(BufWriter::with_capacity(1 << 16, file), "bitlens-proxy")
+        let out = BufWriter::with_capacity(1 << 16, file);
+        let writer = CaptureWriter::with_interface(out, FORMAT, "bitlens-proxy")
             .map_err(|e| format!("{name}: {e}"))?;
         Ok(Recording { writer, name })
     }
@@ -52,7 +59,7 @@ impl Recording {
             let _ = write!(comment, "; mutation {}", m.rule);
         }
         let d = SynthDatagram::new(seen.time, src, dst, &seen.bytes[..]);
-        match self.writer.write(&d, Some(&comment)) {
+        match self.writer.write_commented(&d, Some(&comment)) {
             Ok(()) => Ok(true),
             // A datagram the format cannot hold is skipped, not the end of the recording.
             Err(CaptureError::Unwritable { .. }) => Ok(false),

@@ -5,7 +5,7 @@
 //! a read says it would block, and each turn reads at most [`BUDGET`] datagrams from each ready
 //! socket, so a flooding client cannot starve the others (or the server's replies).
 
-use super::impair::Scheduler;
+use super::impair::{Impairment, PerImpairment, Scheduler};
 use super::mapping::Mappings;
 use super::mutate::Mutator;
 use super::output::{Outputs, Sink, SinkReport};
@@ -45,14 +45,8 @@ pub struct RelayStats {
     pub idled_out: u64,
     /// Mappings evicted to make room for a new client.
     pub evicted: u64,
-    /// Datagrams dropped by `--drop`.
-    pub dropped: u64,
-    /// Datagrams duplicated.
-    pub duplicated: u64,
-    /// Datagrams delayed.
-    pub delayed: u64,
-    /// Datagrams held back to reorder.
-    pub reordered: u64,
+    /// Datagrams each impairment took (dropped, duplicated, delayed, held back to reorder).
+    pub impaired: PerImpairment<u64>,
     /// Datagrams not forwarded because the delay queue was full.
     pub queue_full: u64,
     /// Delayed datagrams whose client's mapping was gone when they fell due.
@@ -435,21 +429,15 @@ impl Relay {
             queue_full: false,
         };
         let flow = (id, direction);
-        if decision.drop {
-            self.stats.dropped += 1;
-        } else {
-            let copies = if decision.duplicate {
-                self.stats.duplicated += 1;
+        for kind in Impairment::ALL.into_iter().filter(|&k| decision.has(k)) {
+            self.stats.impaired[kind] += 1;
+        }
+        if !decision.has(Impairment::Drop) {
+            let copies = if decision.has(Impairment::Duplicate) {
                 2
             } else {
                 1
             };
-            if decision.delay.is_some() {
-                self.stats.delayed += 1;
-            }
-            if decision.reorder {
-                self.stats.reordered += 1;
-            }
             for _ in 0..copies {
                 let out = Outgoing {
                     mapping: id,
@@ -469,12 +457,8 @@ impl Relay {
                     {
                         fate.queue_full = true;
                     }
-                } else if decision.reorder && !self.scheduler.is_holding(&flow) {
-                    let hold = self
-                        .config
-                        .impairments
-                        .reorder
-                        .map_or(Duration::ZERO, |r| r.hold);
+                } else if decision.has(Impairment::Reorder) && !self.scheduler.is_holding(&flow) {
+                    let hold = self.config.impairments.hold;
                     let out = Outgoing {
                         bytes: bytes.clone(),
                         ..out

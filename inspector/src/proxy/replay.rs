@@ -8,7 +8,7 @@
 //! its own, so the server sees as many peers as there were.
 
 use super::Direction;
-use super::mutate::{Mutation, apply_ops, unhex};
+use super::mutate::{Mutation, apply_ops};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::Write;
@@ -179,9 +179,29 @@ pub fn send(
     Ok(sent)
 }
 
+/// The bytes a log's hex stands for, with the log's own words for what is wrong with it.
+fn unhex(s: &str) -> Result<Vec<u8>, String> {
+    hex::decode(s).map_err(|e| match e {
+        hex::FromHexError::OddLength => "hex of odd length".to_owned(),
+        hex::FromHexError::InvalidHexCharacter { index, .. } => {
+            format!("not hex at character {}", index / 2 * 2)
+        }
+        other => other.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_s_hex_reads_back_and_its_faults_are_named() {
+        assert_eq!(unhex("00abff"), Ok(vec![0, 0xab, 0xff]));
+        assert_eq!(unhex(&hex::encode([7, 0x80])), Ok(vec![7, 0x80]));
+        assert_eq!(unhex("0ab").unwrap_err(), "hex of odd length");
+        assert_eq!(unhex("00zz").unwrap_err(), "not hex at character 2");
+        assert_eq!(unhex("000z").unwrap_err(), "not hex at character 2");
+    }
 
     #[test]
     fn a_log_line_is_rebuilt_and_checked() {

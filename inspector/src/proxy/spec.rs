@@ -287,7 +287,7 @@ impl RulesFile {
     /// An unreadable file, TOML syntax errors (with line and column), unknown top-level keys.
     pub fn load(path: &Path) -> Result<Self, String> {
         let name = path.display().to_string();
-        let text = crate::cmd::common::read_text(path).map_err(|e| format!("{e:#}"))?;
+        let text = crate::files::read_text(path).map_err(|e| format!("{e:#}"))?;
         Self::parse(&name, &text)
     }
 

@@ -6,12 +6,13 @@
 //! - [`handler`]: what keys, clicks and resizes do to the state (no terminal access);
 //! - [`layout`]: every pane's rectangle from the terminal size ([`Areas`]);
 //! - [`ui`]: the drawing, a pure function of the state;
-//! - [`live`]: the loop of a live session (`proxy --tui`), whose list grows as datagrams
-//!   arrive ([`App::push_live`]).
+//! - [`live`]: a live session (`proxy --tui`), whose list grows as datagrams arrive over a
+//!   channel ([`App::push_live`]); the TUI knows nothing of where they come from.
 //!
-//! This module owns the terminal: it restores it on every exit path, panics included, and
-//! feeds the app the verdicts a background thread computes (the list is usable at once, the
-//! status counts fill in with a progress gauge).
+//! This module owns the terminal and its one event loop, for a capture and for a live session:
+//! it restores the terminal on every exit path, panics included. On a capture it feeds the app
+//! the verdicts a background thread computes (the list is usable at once, the status counts
+//! fill in with a progress gauge).
 
 pub mod event;
 pub mod handler;
@@ -36,6 +37,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -70,16 +72,51 @@ fn spawn_summaries(
     rx
 }
 
+/// Whether to draw in colour: yes unless `NO_COLOR` is set (and not empty).
+fn color() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Runs the inspector until the user quits (`program` names the program in its help). The
 /// terminal is restored on return and on panic.
 ///
 /// # Errors
 /// Terminal I/O errors.
 pub fn run(capture: Capture, dissectors: Dissectors, program: &str) -> Result<()> {
-    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let capture = Arc::new(capture);
-    let dissectors = Arc::new(dissectors);
+    let (capture, dissectors) = (Arc::new(capture), Arc::new(dissectors));
+    let never = AtomicBool::new(false);
+    session(
+        |size| {
+            let mut app = App::new(capture, dissectors, color(), size);
+            app.program = program.to_owned();
+            let rx = spawn_summaries(
+                Arc::clone(&app.capture),
+                Arc::clone(&app.dissectors),
+                Arc::clone(&app.seen),
+            );
+            let feed = move |app: &mut App| {
+                let mut any = false;
+                while let Ok(batch) = rx.try_recv() {
+                    app.add_summaries(batch);
+                    any = true;
+                }
+                any
+            };
+            (app, feed)
+        },
+        &never,
+    )
+}
 
+/// The one event loop of the inspector, for a capture ([`run`]) and for a live session
+/// ([`live::run`]): owns the terminal (raw mode, the alternate screen and the mouse, released
+/// on every exit path, panics included), makes the app with `start` from the terminal's size,
+/// and until the user quits or `stop` is set draws it, hands it keys, clicks, the wheel and
+/// resizes, and between frames lets `feed` bring it what arrived (true when anything did).
+fn session<F: FnMut(&mut App) -> bool>(
+    start: impl FnOnce((u16, u16)) -> (App, F),
+    stop: &AtomicBool,
+) -> Result<()> {
     // ratatui::init installs a panic hook that leaves raw mode and the alternate screen; ours,
     // chained in front of it, also releases the mouse.
     let mut terminal = ratatui::init();
@@ -92,46 +129,41 @@ pub fn run(capture: Capture, dissectors: Dissectors, program: &str) -> Result<()
 
     let result = (|| -> Result<()> {
         let size = terminal.size()?;
-        let mut app = App::new(capture, dissectors, color, (size.width, size.height));
-        app.program = program.to_owned();
-        let rx = spawn_summaries(
-            Arc::clone(&app.capture),
-            Arc::clone(&app.dissectors),
-            Arc::clone(&app.seen),
-        );
+        let (mut app, mut feed) = start((size.width, size.height));
         let mut dirty = true;
-        while !app.quit {
-            while let Ok(batch) = rx.try_recv() {
-                app.add_summaries(batch);
-                dirty = true;
-            }
+        while !app.quit && !stop.load(Ordering::Relaxed) {
+            dirty |= feed(&mut app);
             if dirty {
                 terminal.draw(|f| ui::draw(&app, f))?;
                 dirty = false;
             }
-            if !terminal_event::poll(Duration::from_millis(50))? {
-                continue;
+            if terminal_event::poll(Duration::from_millis(50))? {
+                dirty = handle_event(&mut app, terminal_event::read()?);
             }
-            match terminal_event::read()? {
-                Event::Key(k) if k.kind != KeyEventKind::Release => {
-                    if let Some(key) = map_key(k.code, k.modifiers) {
-                        app.handle_key(key);
-                    }
-                }
-                Event::Mouse(m) => match m.kind {
-                    MouseEventKind::Down(_) => app.click(m.column, m.row),
-                    MouseEventKind::ScrollDown => app.scroll(m.column, m.row, true),
-                    MouseEventKind::ScrollUp => app.scroll(m.column, m.row, false),
-                    _ => continue,
-                },
-                Event::Resize(w, h) => app.resize(w, h),
-                _ => continue,
-            }
-            dirty = true;
         }
         Ok(())
     })();
     let _ = execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
     result
+}
+
+/// Hands one terminal event to the app; true when it may have changed what is drawn.
+fn handle_event(app: &mut App, event: Event) -> bool {
+    match event {
+        Event::Key(k) if k.kind != KeyEventKind::Release => {
+            if let Some(key) = map_key(k.code, k.modifiers) {
+                app.handle_key(key);
+            }
+        }
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::Down(_) => app.click(m.column, m.row),
+            MouseEventKind::ScrollDown => app.scroll(m.column, m.row, true),
+            MouseEventKind::ScrollUp => app.scroll(m.column, m.row, false),
+            _ => return false,
+        },
+        Event::Resize(w, h) => app.resize(w, h),
+        _ => return false,
+    }
+    true
 }

@@ -3,7 +3,6 @@
 use super::layout::{Areas, MIN_SIZE};
 use super::state::{App, Pane};
 use crate::capture::Datagram;
-use crate::output::captured_note;
 use bitlens_codec::dissect::Status;
 use bitlens_codec::{FieldKind, Value};
 use ratatui::Frame;
@@ -285,7 +284,7 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
             dg.src,
             dg.dst,
             dg.declared_len(),
-            captured_note(dg),
+            dg.captured_note(),
             d.decoder
         );
         lines.push(Line::from(vec![

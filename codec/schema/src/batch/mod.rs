@@ -30,6 +30,12 @@
 //!
 //! `schema.rs` holds the checked section and its API, `parse.rs` the loader of the section,
 //! `interpret.rs` the interpreter.
+//!
+//! [`ByteStream`]: bitlens_batch::stream::ByteStream
+//! [`ByteStream::length`]: bitlens_batch::stream::ByteStream::length
+//! [`ByteReader`]: bitlens_batch::stream::ByteReader
+//! [`ByteWriter`]: bitlens_batch::stream::ByteWriter
+//! [`ByteCounter`]: bitlens_batch::stream::ByteCounter
 
 mod interpret;
 pub(crate) mod parse;

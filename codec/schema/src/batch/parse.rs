@@ -128,12 +128,7 @@ fn messages(
             "[batch] has no `messages` (add `messages = [{ type = 1, name = \"Chat\" }]`)",
         )
     })?;
-    let list = messages_v.get_ref().as_array().ok_or_else(|| {
-        p.err(
-            &messages_v.span(),
-            "`messages` must be an array of message entries (write `messages = [{ type = 1, name = \"Chat\" }]`)",
-        )
-    })?;
+    let list = p.array(messages_v, "`messages` must be an array of message entries (write `messages = [{ type = 1, name = \"Chat\" }]`)")?;
     if list.len() > 256 {
         return Err(p.err(
             &messages_v.span(),
@@ -231,12 +226,7 @@ fn stages(
     Ok(match get(t, "stages") {
         None => None,
         Some(sv) => {
-            let list = sv.get_ref().as_array().ok_or_else(|| {
-                p.err(
-                    &sv.span(),
-                    "`stages` must be an array of stage names (write `stages = [\"init\", \"update\"]`, stage 0 first)",
-                )
-            })?;
+            let list = p.array(sv, "`stages` must be an array of stage names (write `stages = [\"init\", \"update\"]`, stage 0 first)")?;
             if list.len() > 256 {
                 return Err(p.err(
                     &sv.span(),

@@ -54,6 +54,8 @@
 //! assert!(lua.contains(r#"DissectorTable.get("udp.port"):add(5000, PROTO)"#));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [`Schema::wireshark_lua`]: crate::Schema::wireshark_lua
 
 mod batch;
 mod export;

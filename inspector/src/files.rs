@@ -1,0 +1,48 @@
+//! Reading the files given on the command line (captures, schemas, rules, logs), with
+//! one-line errors that name the file: the commands and the libraries below them (the proxy's
+//! rules, the profile's budgets) read their inputs through these.
+
+use anyhow::{Result, anyhow};
+use std::io::ErrorKind;
+use std::path::Path;
+
+/// The one-line error for a path that does not exist or is a folder (the OS's own messages,
+/// "Is a directory (os error 21)", are less clear), for the paths that a library reads itself
+/// (captures, schemas); files the commands read themselves go through [`read_input`].
+///
+/// # Errors
+/// `FILE: no such file`, `FILE: is a folder, not a file`.
+pub fn must_exist(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Err(unreadable(path, &ErrorKind::NotFound.into()));
+    }
+    if path.is_dir() {
+        return Err(unreadable(path, &ErrorKind::IsADirectory.into()));
+    }
+    Ok(())
+}
+
+/// Reads a file given on the command line, with the one-line errors of [`must_exist`] (or
+/// `FILE: cannot read: REASON`).
+///
+/// # Errors
+/// The file cannot be read.
+pub fn read_input(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| unreadable(path, &e))
+}
+
+/// [`read_input`] for a text file.
+///
+/// # Errors
+/// The file cannot be read or is not UTF-8 (`FILE: not UTF-8 text`).
+pub fn read_text(path: &Path) -> Result<String> {
+    String::from_utf8(read_input(path)?).map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
+}
+
+fn unreadable(path: &Path, e: &std::io::Error) -> anyhow::Error {
+    match e.kind() {
+        ErrorKind::NotFound => anyhow!("{}: no such file", path.display()),
+        ErrorKind::IsADirectory => anyhow!("{}: is a folder, not a file", path.display()),
+        _ => anyhow!("{}: cannot read: {e}", path.display()),
+    }
+}
