@@ -98,6 +98,11 @@ pub(crate) enum Kind {
         element: usize,
         layout: Arc<[Arc<str>]>,
     },
+    /// A run of raw bits whose count `table` gives by the value in slot `by` (`bit_run.rs`).
+    BitRun {
+        by: usize,
+        table: Arc<[u32]>,
+    },
 }
 
 /// A resolved enum.

@@ -28,6 +28,10 @@ impl Schema {
         value: &DynValue,
         seen: &mut Option<u32>,
     ) -> Result<DynValue> {
+        if self.packets.is_empty() {
+            let why = "the schema has no [protocol] section: it describes no bitlens packets";
+            return Err(Error::new(ErrorKind::InvalidArgument(why.into()), 0, ""));
+        }
         let mut out = DynValue::Null;
         frame(s, &self.protocol, t, |s, t| {
             *seen = Some(t);
@@ -119,6 +123,9 @@ impl Schema {
                         Prev::Slot(p) => slot_value(p).as_i64().unwrap_or(0),
                     }
                 }
+                Kind::BitRun { by, ref table } => {
+                    crate::bit_run::index(slot_value(by), table.len())
+                }
                 _ => 0,
             };
             let v_src = match f.slot {
@@ -197,6 +204,7 @@ impl Schema {
                 let call = |s: &mut S, t: &mut String| s.string(name, t, *max_len);
                 scalar(s, name, src, want_str, call, DynValue::Str)
             }
+            Kind::BitRun { table, .. } => crate::bit_run::serialize(s, name, table, prev, src),
             Kind::Bytes { len } => {
                 let call = |s: &mut S, b: &mut Vec<u8>| s.bytes_vec(name, b, *len);
                 scalar(s, name, src, want_bytes, call, DynValue::Bytes)

@@ -273,6 +273,14 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         Kind::Quaternion(_) => DynValue::Quat(floats::<4>(j, path)?),
         Kind::Str { .. } => DynValue::Str(string(j, path)?),
         Kind::Bytes { .. } => DynValue::Bytes(bytes(j, path)?),
+        Kind::BitRun { .. } => DynValue::Array(
+            j.as_array()
+                .ok_or_else(|| err(path, "a list of bit groups", j))?
+                .iter()
+                .enumerate()
+                .map(|(i, x)| unsigned(x, &format!("{path}[{i}]")).map(DynValue::U64))
+                .collect::<Result<_, _>>()?,
+        ),
         Kind::Align | Kind::Check(_) | Kind::End => DynValue::Null,
         Kind::Struct(sid) => struct_from_json(schema, &schema.structs[*sid], None, j, path)?,
         Kind::Union(u) => union_from_json(schema, &schema.unions[*u], j, path)?,

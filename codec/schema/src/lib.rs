@@ -52,6 +52,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+mod bit_run;
 mod bounds;
 mod defs;
 pub mod dissect;
@@ -64,6 +65,7 @@ mod schema;
 mod source;
 mod value;
 pub mod wireshark;
+pub mod yojimbo;
 
 pub use error::{SchemaError, SchemaWarning};
 pub use parse::BUILTINS;

@@ -83,6 +83,7 @@ pub const BUILTINS: &[&str] = &[
     "u128",
     "fixed",
     "wstring",
+    "bit_run",
 ];
 
 const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
@@ -108,6 +109,7 @@ fn keys_of(ty: &str) -> &'static [&'static str] {
         "int_relative" => &["previous"],
         "check" => &["label"],
         "include" => &["struct"],
+        "bit_run" => &["by", "table"],
         _ => &[],
     }
 }
@@ -200,8 +202,14 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let structs = r.structs;
     let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
-    let (protocol, packets) = protocol(&p, root, &root_span, &type_names, &map, &structs)?;
-    let struct_ids = raw
+    // A yojimbo game has no bitlens packet framing: its schema may leave [protocol] out.
+    let (protocol, packets) = match get(root, "yojimbo") {
+        Some(_) if get(root, "protocol").is_none() && get(root, "batch").is_none() => {
+            (crate::yojimbo::no_protocol(), Vec::new())
+        }
+        _ => protocol(&p, root, &root_span, &type_names, &map, &structs)?,
+    };
+    let struct_ids: HashMap<String, usize> = raw
         .iter()
         .enumerate()
         .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
@@ -209,7 +217,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let batch = get(root, "batch")
         .map(|v| crate::batch::parse::parse(&p, v))
         .transpose()?;
+    let yojimbo = get(root, "yojimbo")
+        .map(|v| crate::yojimbo::parse(&p, v, &struct_ids, &structs))
+        .transpose()?;
     Ok(Schema {
+        yojimbo,
         source: text.into(),
         warnings: {
             // A struct used in several places is checked once, but be sure.
@@ -247,11 +259,13 @@ fn document<'t>(p: &Parser<'t>, text: &'t str) -> Result<Spanned<DeTable<'t>>, S
         )
     })?;
     for (k, _) in document.get_ref().iter() {
-        if !["protocol", "struct", "enum", "union", "batch"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "union", "batch", "yojimbo"]
+            .contains(&k.get_ref().as_ref())
+        {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME] or [batch])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME], [batch] or [yojimbo])",
                     k.get_ref()
                 ),
             ));
@@ -330,7 +344,7 @@ fn protocol(
     let proto_v = get(root, "protocol").ok_or_else(|| {
         p.err(
             root_span,
-            "no [protocol] section (add `[protocol]` with name, id, mtu and packets)",
+            "no [protocol] section (add `[protocol]` with name, id, mtu and packets; a schema of a yojimbo game has a [yojimbo] section instead)",
         )
     })?;
     let pt = p.table(proto_v, "[protocol]")?;
@@ -983,6 +997,17 @@ impl Resolver<'_, '_> {
                 (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
                     previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
+                (Kind::BitRun { table, .. }, _) => {
+                    let by_v = get(rf.table, "by").ok_or_else(|| {
+                        self.p.err(
+                            &rf.span,
+                            "bit_run field without `by` (add `by = \"field\"`)",
+                        )
+                    })?;
+                    let by = self.p.string(by_v, "by")?;
+                    let by = b.sibling(self.p, &by, crate::bit_run::can_pick, "an integer")?;
+                    Kind::BitRun { by, table }
+                }
                 (k, _) => k,
             };
             let span = has_value.then(|| rf.name.as_ref().map_or(rf.span.clone(), |n| n.span()));
@@ -1137,7 +1162,8 @@ impl Resolver<'_, '_> {
                 }
                 | Kind::IntRelative {
                     previous: Prev::Slot(s),
-                } => *s += base,
+                }
+                | Kind::BitRun { by: s, .. } => *s += base,
                 _ => {}
             }
             // Its slot, `base` + its own, is the next one: `push` gives it.
@@ -1241,6 +1267,7 @@ impl Resolver<'_, '_> {
             "sparse_array" => self.sparse_array(f),
             "object_index" | "int_relative" => self.relative(f),
             "check" => self.check_label(f),
+            "bit_run" => crate::bit_run::kind(self.p, f.t, f.span),
             _ => match self.types.get(ty) {
                 Some((_, TypeRef::Enum(e))) => Ok(Kind::Enum(*e)),
                 Some((_, TypeRef::Union(u))) => {
@@ -1422,6 +1449,12 @@ impl Resolver<'_, '_> {
         let max_len = p.count(v, "max_len")?;
         let ev = self.need(f, "element", "give the element type: `element = \"u8\"` or `element = { type = \"int\", min = 0, max = 9 }`")?;
         let element = self.element(rf_span_src, ev)?;
+        if matches!(element, Kind::BitRun { .. }) {
+            return Err(p.err(
+                &ev.span(),
+                "an array element cannot be a bit_run (its count comes from a field of the struct: make the element a struct holding that field and the run)",
+            ));
+        }
         if matches!(
             element,
             Kind::ObjectIndex {
@@ -1902,6 +1935,7 @@ pub(crate) fn cost(
         Kind::Str { .. } => flat(4),
         // A scope, its length, the `utf16` scope; per 32-bit code unit an `[i]` and its value.
         Kind::WStr { .. } => Cost::repeated(Cost::flat(1, 32), 32, 3),
+        Kind::BitRun { .. } => crate::bit_run::cost(),
         // A scope and three components.
         Kind::CompressedVector(_) => flat(4),
         // A scope, `largest` and three codes.
@@ -1947,6 +1981,7 @@ pub(crate) fn depth(kind: &Kind, structs: &[StructDef], unions: &[Option<UnionDe
                 .map_or(0, |d| d.depth)
         }
         Kind::Array { element, .. } => 1 + depth(element, structs, unions),
+        Kind::BitRun { .. } => 1,
         _ => 0,
     }
 }
@@ -1978,6 +2013,7 @@ pub(crate) fn min_bits_with(
             bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
         }
         Kind::Bytes { len } => len.saturating_mul(8),
+        Kind::BitRun { table, .. } => crate::bit_run::min_bits(table),
         Kind::Align | Kind::End => 0,
         Kind::Check(_) => 32,
         Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,

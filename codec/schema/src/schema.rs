@@ -28,6 +28,8 @@ pub struct Schema {
     pub(crate) struct_ids: HashMap<String, usize>,
     /// The `[batch]` section: message batches with schema-described bodies.
     pub(crate) batch: Option<BatchSchema>,
+    /// The `[yojimbo]` section: a yojimbo game's channels and message types.
+    pub(crate) yojimbo: Option<crate::yojimbo::Section>,
     /// The TOML text it was parsed from.
     pub(crate) source: Arc<str>,
     /// What loaded but deserves a look.
@@ -40,6 +42,13 @@ impl Schema {
     /// them; reading and writing are unaffected.
     pub fn warnings(&self) -> &[SchemaWarning] {
         &self.warnings
+    }
+
+    /// Whether the schema has a `[protocol]` section, and so packets of bitlens's framing (a
+    /// schema of only a `[yojimbo]` section has none: its [`Schema::protocol`] has no packet
+    /// types and every packet read is refused).
+    pub fn has_protocol(&self) -> bool {
+        !self.packets.is_empty()
     }
 
     /// The framing parameters: name, protocol id, packet type names (by number) and MTU.

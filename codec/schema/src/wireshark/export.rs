@@ -28,9 +28,14 @@ impl Schema {
     /// `[batch]` messages), field by field, with the verdicts of `bitlens decode`.
     ///
     /// # Errors
-    /// A protocol name Wireshark cannot use as a filter name, or a schema with more than
-    /// [`MAX_FIELDS`](super::MAX_FIELDS) distinct field paths.
+    /// A protocol name Wireshark cannot use as a filter name, a schema with more than
+    /// [`MAX_FIELDS`](super::MAX_FIELDS) distinct field paths, a schema without a `[protocol]`
+    /// section (a yojimbo game's: Lua cannot decrypt netcode), or a `bit_run` picked by a field
+    /// wider than a Lua number holds exactly.
     pub fn wireshark_lua(&self, options: &WiresharkOptions) -> Result<String, WiresharkError> {
+        if !self.has_protocol() {
+            return Err(WiresharkError("the schema has no [protocol] section, so no packets to export (its [yojimbo] section describes traffic inside netcode's encryption, which a Wireshark Lua dissector cannot decrypt: read it with `bitlens decode`)".into()));
+        }
         let name = match &options.name {
             Some(n) => {
                 // The rule the schema's own protocol name passed when it loaded.

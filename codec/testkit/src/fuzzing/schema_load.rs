@@ -157,6 +157,14 @@ fn packet_type_keys(
             quoted(pick(u, &["header", "end of packet", ""])?),
         )),
         "include" => e.push(entry("struct", quoted(pick(u, &STRUCTS)?))),
+        "bit_run" => {
+            e.push(entry("by", quoted(pick(u, &FIELDS)?)));
+            let mut counts = Vec::new();
+            for _ in 0..u.int_in_range(0..=4)? {
+                counts.push(u.int_in_range(-1i64..=200)?.to_string());
+            }
+            e.push(entry("table", format!("[{}]", counts.join(", "))));
+        }
         _ => {}
     }
     Ok(e)
