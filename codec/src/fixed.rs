@@ -75,12 +75,17 @@ impl FixedPoint {
                 "{q} takes {} bits of storage (integer_bits + fraction_bits must be 8, 16, 32, 64 or 128)",
                 u64::from(integer_bits) + u64::from(fraction_bits)
             ),
-            Invalid::Empty => format!("fixed min {min} is greater than max {max}"),
-            Invalid::Capacity => format!("{q} cannot hold the bounds {min}..={max}"),
+            Invalid::Empty => {
+                format!("fixed min {min} is greater than max {max} (swap them, or fix one)")
+            }
+            Invalid::Capacity => format!(
+                "{q} cannot hold the bounds {min}..={max} (give it more integer_bits, or \
+                 narrower bounds)"
+            ),
             Invalid::Unsigned128 => format!(
                 "{q} over {min}..={max} has raw values of 2^127 or more, which bitlens does not \
-                 support (its raw values are i128: WIRE.md, \"Deviations from serialize 1.0\", \
-                 3): keep max below {}, or use fewer fraction bits",
+                 support: its raw values are i128 (WIRE.md, \"Deviations from serialize 1.0\", \
+                 3) (keep max below {}, or use fewer fraction bits)",
                 1u128 << integer_bits.saturating_sub(1).min(127)
             ),
         })
@@ -638,16 +643,32 @@ mod tests {
         assert!(FixedPoint::new(16, 16, false, -1, 1).is_err());
         assert!(FixedPoint::new(16, 16, false, 0, 65535).is_ok());
         assert!(FixedPoint::new(16, 16, true, 200, 100).is_err());
+        // Every refusal says what to change (a schema error must: the schema_load fuzz target
+        // checks it, and it reaches these through `type = "fixed"`).
+        for (i, f, signed, min, max) in [
+            (16, 8, true, 0, 1),
+            (0, 16, true, 0, 0),
+            (16, 16, true, -40000, 40000),
+            (16, 16, true, 200, 100),
+            (1, 127, false, 0, 1),
+        ] {
+            let e = FixedPoint::new(i, f, signed, min, max).unwrap_err();
+            assert!(e.ends_with(')'), "{e}");
+        }
+        assert_eq!(
+            FixedPoint::new(4, 4, true, -102, 55).unwrap_err(),
+            "Q4.4 cannot hold the bounds -102..=55 (give it more integer_bits, or narrower bounds)"
+        );
         // Raw 2^127 (serialize.rs writes 1.0 as fifteen 00 then 80): a deviation (issue 29.14).
         let e = FixedPoint::new(1, 127, false, 0, 1).unwrap_err();
         assert_eq!(
             e,
             "unsigned Q1.127 over 0..=1 has raw values of 2^127 or more, which bitlens does not \
-             support (its raw values are i128: WIRE.md, \"Deviations from serialize 1.0\", 3): \
-             keep max below 1, or use fewer fraction bits"
+             support: its raw values are i128 (WIRE.md, \"Deviations from serialize 1.0\", 3) \
+             (keep max below 1, or use fewer fraction bits)"
         );
         let e = FixedPoint::new(63, 65, false, 0, 1 << 62).unwrap_err();
-        assert!(e.contains("keep max below 4611686018427387904,"), "{e}");
+        assert!(e.contains("(keep max below 4611686018427387904,"), "{e}");
         assert!(FixedPoint::new(63, 65, false, 0, (1 << 62) - 1).is_ok());
         assert!(FixedPoint::new(64, 64, false, 0, i64::MAX).is_ok());
         assert!(FixedPoint::new(2, 126, false, 0, 1).is_ok());

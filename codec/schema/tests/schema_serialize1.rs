@@ -442,8 +442,8 @@ fn unsigned_128_bit_fixed_point_past_2_pow_127_is_a_named_deviation() {
     assert!(
         e.starts_with(
             "q.toml:7:56: unsigned Q1.127 over 0..=1 has raw values of 2^127 or more, which \
-             bitlens does not support (its raw values are i128: WIRE.md, \"Deviations from \
-             serialize 1.0\", 3): keep max below 1"
+             bitlens does not support: its raw values are i128 (WIRE.md, \"Deviations from \
+             serialize 1.0\", 3) (keep max below 1"
         ),
         "{e}"
     );
