@@ -97,6 +97,10 @@ pub struct Unwrapped {
     pub trailer: Vec<TraceField>,
     /// The payload for the inner dissector, when the packet carries one and it could be read.
     pub payload: Option<Plaintext>,
+    /// The layer the problem belongs to when it is not this transport's own but a layer it
+    /// runs inside itself (netcode's MAC under yojimbo): what [`Verdict::layer`] names. `None`:
+    /// the transport's own name.
+    pub layer: Option<&'static str>,
 }
 
 impl Unwrapped {
@@ -109,6 +113,7 @@ impl Unwrapped {
             header: Vec::new(),
             trailer: Vec::new(),
             payload: None,
+            layer: None,
         }
     }
 
@@ -170,6 +175,13 @@ pub trait Transport: Send + Sync {
     /// changed, when it cannot (no key). The default: true, nothing to do.
     fn close(&self, datagram: &mut [u8], seen: &Observation) -> bool {
         let _ = (datagram, seen);
+        true
+    }
+
+    /// Whether the layer hands its payload to an inner dissector (`--decode PORT=NAME+INNER`).
+    /// False for a layer that reads its payload itself, with its own configuration (yojimbo's
+    /// messages): then only `--decode PORT=NAME` names it. The default: true.
+    fn takes_inner(&self) -> bool {
         true
     }
 }
@@ -362,7 +374,7 @@ impl Dissector for Stack {
             status: u.status,
             packet_type: Some(u.packet_type),
             problem: u.problem,
-            layer: Some(self.transport.name()),
+            layer: Some(u.layer.unwrap_or(self.transport.name())),
         };
         if u.status != Status::Ok {
             return outer;
