@@ -390,7 +390,8 @@ impl Reading<'_> {
         }
     }
 
-    /// A complete block as the scope `yojimbo.blocks[i]`, its entries from bit `at` on.
+    /// A complete block as the scope `yojimbo.blocks[i]` (inside the scope `yojimbo.blocks`),
+    /// its entries from bit `at` on; the bit after them.
     fn block(&mut self, i: usize, b: &CompleteBlock, at: usize) -> usize {
         let Some(cfg) = self.cfg else {
             return at;
@@ -409,7 +410,7 @@ impl Reading<'_> {
             numbers(&b.datagrams)
         );
         self.fields
-            .push(entry(&p, 1, at, total, Value::Str(summary), true));
+            .push(entry(&p, 2, at, total, Value::Str(summary), true));
         let int = |v: i128| Value::Int(v);
         for (f, v) in [
             ("channel", int(b.channel as i128)),
@@ -419,20 +420,20 @@ impl Reading<'_> {
             ("datagrams", Value::Str(numbers(&b.datagrams))),
         ] {
             self.fields
-                .push(entry(&format!("{p}.{f}"), 2, at, 0, v, false));
+                .push(entry(&format!("{p}.{f}"), 3, at, 0, v, false));
         }
         let body = format!("{p}.body");
         self.fields
-            .push(entry(&body, 2, at, b.body.len, Value::None, true));
+            .push(entry(&body, 3, at, b.body.len, Value::None, true));
         if let Some(t) = cfg.message_types.get(b.message_type as usize) {
             let mut s = TraceStream::new(&b.body.data);
             let r = t.body.trace(&mut s);
-            moved(s.into_trace(r).fields, &body, 3, at, &mut self.fields);
+            moved(s.into_trace(r).fields, &body, 4, at, &mut self.fields);
         }
         let data_at = at + b.body.len;
         self.fields.push(entry(
             &format!("{p}.data"),
-            2,
+            3,
             data_at,
             b.data.len() * 8,
             Value::Bytes(b.data.clone()),
@@ -536,6 +537,11 @@ impl Yojimbo {
             }
         }
         if record && let Some(found) = found {
+            if !found.blocks.is_empty() {
+                let bits = found.blocks.iter().map(|b| b.body.len + b.data.len() * 8);
+                let e = entry("yojimbo.blocks", 1, after, bits.sum(), Value::None, true);
+                r.fields.push(e);
+            }
             for (i, b) in found.blocks.iter().enumerate() {
                 after = r.block(i, b, after);
             }
