@@ -196,6 +196,56 @@ fn messages(f: &BTreeMap<String, Json>) -> Vec<(i64, Vec<[i64; 3]>)> {
 fn the_soak_capture_decodes_every_message_and_block_with_a_programs_configuration() {
     let cli = cli(soak_config());
     let lines = json_lines(&cli, "yojimbo-soak.pcap", &keyed());
+    check_soak(&lines);
+    // check: nothing wrong, nothing encrypted.
+    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &keyed());
+    assert_eq!((o.problems, o.encrypted, o.undecoded), (0, 0, 0), "{table}");
+    assert!(table.contains("yojimbo.packet (reassembled)"), "{table}");
+}
+
+/// The `bitlens` binary's arguments that read a yojimbo capture with the samples' key.
+fn soak_args<'a>(command: &'a str, capture: &'a str) -> Vec<&'a str> {
+    vec![
+        command,
+        capture,
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]
+}
+
+fn stdout_json(out: &std::process::Output) -> Vec<Json> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_reference_captures_decode_with_their_schemas() {
+    let mut args = soak_args("decode", "yojimbo-soak.pcap");
+    args.extend(["--json", "--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    check_soak(&stdout_json(&out));
+    let mut args = soak_args("check", "yojimbo-soak.pcap");
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{table}");
+    assert!(table.contains("618 of 618 datagrams with a decoder decoded, 0 with problems"));
+
+    let mut args = soak_args("decode", "yojimbo-client-server.pcap");
+    args.extend(["--json", "--schema", "yojimbo-client-server.schema.toml"]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    check_client_server(&stdout_json(&out));
+}
+
+/// The soak capture's datagrams as `decode --json` gives them, against its labels and the
+/// sample's source.
+fn check_soak(lines: &[Json]) {
     let labels = labels();
     assert_eq!(lines.len(), 618);
     let (mut messages_seen, mut blocks, mut reassembled) = (0, Vec::new(), 0);
@@ -342,20 +392,22 @@ fn the_soak_capture_decodes_every_message_and_block_with_a_programs_configuratio
         })
         .sum();
     assert_eq!(lost, 63, "packets never complete");
-
-    // check: nothing wrong, nothing encrypted.
-    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &keyed());
-    assert_eq!((o.problems, o.encrypted, o.undecoded), (0, 0, 0), "{table}");
-    assert!(table.contains("yojimbo.packet (reassembled)"), "{table}");
 }
 
 #[test]
 fn the_client_server_capture_decodes_its_empty_packets() {
     let cli = cli(client_server_config());
     let lines = json_lines(&cli, "yojimbo-client-server.pcap", &keyed());
+    check_client_server(&lines);
+    let (o, table) = check_table(&cli, "yojimbo-client-server.pcap", &keyed());
+    assert_eq!((o.problems, o.encrypted), (0, 0), "{table}");
+}
+
+/// The client/server capture: every payload an empty connection packet.
+fn check_client_server(lines: &[Json]) {
     assert_eq!(lines.len(), 362);
     let mut payloads = 0;
-    for line in &lines {
+    for line in lines {
         assert_eq!(line["status"], "ok", "{line}");
         let f = fields(line);
         if line["packet_type"] == "yojimbo.packet" {
@@ -365,8 +417,6 @@ fn the_client_server_capture_decodes_its_empty_packets() {
         }
     }
     assert_eq!(payloads, 346);
-    let (o, table) = check_table(&cli, "yojimbo-client-server.pcap", &keyed());
-    assert_eq!((o.problems, o.encrypted), (0, 0), "{table}");
 }
 
 fn bitlens(args: &[&str]) -> std::process::Output {
