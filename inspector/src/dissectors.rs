@@ -290,6 +290,16 @@ impl Dissectors {
             }
             // A transport named where a protocol belongs (`netcode+netcode`, `--as netcode`):
             // it is known, so "unknown" would contradict the list of known names.
+            _ if self
+                .transports
+                .iter()
+                .any(|t| t.name() == name && !t.takes_inner()) =>
+            {
+                format!(
+                    "{name:?} is a transport that reads its own payload, not a protocol: name \
+                     it alone, as in --decode PORT={name}"
+                )
+            }
             _ if self.transport_names().any(|t| t == name) => format!(
                 "{name:?} is a transport, not a protocol: it goes in front of one, as in \
                  --decode PORT={name}+NAME"

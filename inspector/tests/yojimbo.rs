@@ -493,6 +493,18 @@ fn without_a_configuration_the_reliable_header_shows_and_the_reason_is_given() {
         err.contains("name it alone, as in --decode PORT=yojimbo"),
         "{err}"
     );
+    // Wireshark's Lua cannot decrypt: no half dissector is exported, in one line.
+    for name in ["yojimbo", "netcode+demo"] {
+        let out = bitlens(&["export-wireshark", "--as", name]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("a Wireshark Lua dissector cannot decrypt it"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
