@@ -236,6 +236,25 @@ fn the_reference_captures_decode_with_their_schemas() {
     assert_eq!(out.status.code(), Some(0), "{table}");
     assert!(table.contains("618 of 618 datagrams with a decoder decoded, 0 with problems"));
 
+    // profile: a reassembled packet's and a block's entries (numbered after the datagram's
+    // bits) are not counted again: the rows add up to the datagrams' bits.
+    let mut args = soak_args("profile", "yojimbo-soak.pcap");
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let total: f64 = text
+        .lines()
+        .skip_while(|l| !l.contains("field or overhead"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let share = l.split_whitespace().nth(2).unwrap();
+            share.trim_end_matches('%').parse::<f64>().unwrap()
+        })
+        .sum();
+    assert!((99.0..=100.5).contains(&total), "{total}\n{text}");
+
     let mut args = soak_args("decode", "yojimbo-client-server.pcap");
     args.extend(["--json", "--schema", "yojimbo-client-server.schema.toml"]);
     let out = bitlens(&args);
