@@ -180,7 +180,9 @@ pub trait Transport: Send + Sync {
 
     /// Whether the layer hands its payload to an inner dissector (`--decode PORT=NAME+INNER`).
     /// False for a layer that reads its payload itself, with its own configuration (yojimbo's
-    /// messages): then only `--decode PORT=NAME` names it. The default: true.
+    /// messages): then only `--decode PORT=NAME` names it, and [`Stack`] keeps the payload it
+    /// returns only as the plaintext it handed on ([`LayerView::plaintext`]), with no entry of
+    /// its own. The default: true.
     fn takes_inner(&self) -> bool {
         true
     }
@@ -278,8 +280,16 @@ impl Stack {
         let mut payload_bits = 0..0;
         let (mut bits_read, mut error) = (datagram.len() * 8, None);
         if let Some(plain) = &u.payload {
-            let inner = self.inner_dissection(plain, header_len, values);
             payload_bits = plain.offset * 8..(plain.offset + plain.bytes.len()) * 8;
+        }
+        // A layer that reads its payload itself (yojimbo) traced it in its own entries: its
+        // payload is kept only as the plaintext it handed on (`--write-plaintext`).
+        let handed_on = u
+            .payload
+            .as_ref()
+            .filter(|_| self.inner.is_some() || self.transport.takes_inner());
+        if let Some(plain) = handed_on {
+            let inner = self.inner_dissection(plain, header_len, values);
             let Dissection {
                 status: s,
                 packet_type: t,

@@ -499,6 +499,23 @@ fn without_a_configuration_the_reliable_header_shows_and_the_reason_is_given() {
         table.contains("yojimbo: encrypted/no_configuration"),
         "{table}"
     );
+    // The decrypted payloads (reliable header and connection packet) for other tools: one
+    // datagram per payload packet, at the same addresses.
+    let plain = std::env::temp_dir().join(format!("bitlens-yojimbo-{}.pcapng", std::process::id()));
+    let plain_arg = plain.to_str().unwrap();
+    let mut args = soak_args("decode", "yojimbo-soak.pcap");
+    args.extend(["--write-plaintext", plain_arg]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    let out = bitlens(&["decode", "--json", plain_arg]);
+    let written = stdout_json(&out);
+    std::fs::remove_file(&plain).ok();
+    assert_eq!(written.len(), 358);
+    assert_eq!(written[0]["frame"], 1);
+    assert_eq!(
+        written[0]["len"], 9,
+        "frame 25's plaintext: header and empty packet"
+    );
     // A transport that reads its payload itself takes no inner dissector.
     let out = bitlens(&[
         "check",

@@ -614,6 +614,11 @@ impl Transport for Yojimbo {
             })),
             None => {}
         }
+        // The decrypted payload, read above, is still what the layer handed on (the plaintext
+        // `decode --write-plaintext` writes), unless the yojimbo layer refused it.
+        if u.status != Status::Error {
+            u.payload = Some(plain);
+        }
         u
     }
 
