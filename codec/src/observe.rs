@@ -57,6 +57,21 @@ pub trait Tracker: Send {
     /// Takes note of the datagram from `from` to `to` whose UDP payload is `datagram`, and
     /// returns what the dissection of that datagram needs.
     fn observe(&mut self, from: SocketAddr, to: SocketAddr, datagram: &[u8]) -> Observation;
+
+    /// [`Tracker::observe`] for the datagram the tools number `number`: a capture's frame
+    /// number (from 1, as Wireshark numbers frames), or a live datagram's arrival count. A
+    /// layer that reports which datagrams something came from (a reassembled packet or block)
+    /// keeps the number; the default forgets it.
+    fn observe_numbered(
+        &mut self,
+        number: u64,
+        from: SocketAddr,
+        to: SocketAddr,
+        datagram: &[u8],
+    ) -> Observation {
+        let _ = number;
+        self.observe(from, to, datagram)
+    }
 }
 
 #[cfg(test)]

@@ -97,6 +97,10 @@ pub struct Unwrapped {
     pub trailer: Vec<TraceField>,
     /// The payload for the inner dissector, when the packet carries one and it could be read.
     pub payload: Option<Plaintext>,
+    /// The layer the problem belongs to when it is not this transport's own but a layer it
+    /// runs inside itself (netcode's MAC under yojimbo): what [`Verdict::layer`] names. `None`:
+    /// the transport's own name.
+    pub layer: Option<&'static str>,
 }
 
 impl Unwrapped {
@@ -109,6 +113,7 @@ impl Unwrapped {
             header: Vec::new(),
             trailer: Vec::new(),
             payload: None,
+            layer: None,
         }
     }
 
@@ -170,6 +175,15 @@ pub trait Transport: Send + Sync {
     /// changed, when it cannot (no key). The default: true, nothing to do.
     fn close(&self, datagram: &mut [u8], seen: &Observation) -> bool {
         let _ = (datagram, seen);
+        true
+    }
+
+    /// Whether the layer hands its payload to an inner dissector (`--decode PORT=NAME+INNER`).
+    /// False for a layer that reads its payload itself, with its own configuration (yojimbo's
+    /// messages): then only `--decode PORT=NAME` names it, and [`Stack`] keeps the payload it
+    /// returns only as the plaintext it handed on ([`LayerView::plaintext`]), with no entry of
+    /// its own. The default: true.
+    fn takes_inner(&self) -> bool {
         true
     }
 }
@@ -266,8 +280,16 @@ impl Stack {
         let mut payload_bits = 0..0;
         let (mut bits_read, mut error) = (datagram.len() * 8, None);
         if let Some(plain) = &u.payload {
-            let inner = self.inner_dissection(plain, header_len, values);
             payload_bits = plain.offset * 8..(plain.offset + plain.bytes.len()) * 8;
+        }
+        // A layer that reads its payload itself (yojimbo) traced it in its own entries: its
+        // payload is kept only as the plaintext it handed on (`--write-plaintext`).
+        let handed_on = u
+            .payload
+            .as_ref()
+            .filter(|_| self.inner.is_some() || self.transport.takes_inner());
+        if let Some(plain) = handed_on {
+            let inner = self.inner_dissection(plain, header_len, values);
             let Dissection {
                 status: s,
                 packet_type: t,
@@ -362,7 +384,7 @@ impl Dissector for Stack {
             status: u.status,
             packet_type: Some(u.packet_type),
             problem: u.problem,
-            layer: Some(self.transport.name()),
+            layer: Some(u.layer.unwrap_or(self.transport.name())),
         };
         if u.status != Status::Ok {
             return outer;

@@ -95,6 +95,10 @@ impl Cli {
         .command("seeds", crate::cmd::seeds::command)
         .command("fuzz-init", crate::cmd::fuzz_init::command)
         .transport(bitlens_netcode::Netcode::new())
+        .transport(
+            bitlens_yojimbo::Yojimbo::new(bitlens_netcode::Netcode::new(), None)
+                .expect("no configuration to refuse"),
+        )
     }
 
     /// The one-line description `--help` starts with.
@@ -140,6 +144,22 @@ impl Cli {
     /// `--netcode-key`/`--netcode-keylog`).
     pub fn transport(mut self, transport: impl Transport + 'static) -> Self {
         self.dissectors.add_transport(Arc::new(transport));
+        self
+    }
+
+    /// Reads yojimbo traffic (`--decode PORT=yojimbo`, over netcode with the `--netcode-*`
+    /// keys) with the game's own configuration: its channels and message types, each body a
+    /// hand-written serialize function ([`bitlens_yojimbo::Typed`]) or a derived struct
+    /// ([`bitlens_yojimbo::Derived`]). A schema's `[yojimbo]` section, given with `--schema`,
+    /// takes its place. `.yojimbo(config).stacked(40000, "yojimbo", None)` reads port 40000.
+    ///
+    /// # Panics
+    /// When `config` is not a valid yojimbo configuration ([`bitlens_yojimbo::Config::validate`]):
+    /// a mistake in the program, not in its input.
+    pub fn yojimbo(mut self, config: bitlens_yojimbo::Config) -> Self {
+        if let Err(e) = self.dissectors.set_yojimbo_config(config) {
+            panic!("Cli::yojimbo: {e}");
+        }
         self
     }
 

@@ -13,8 +13,10 @@ use bitlens_codec::ProtocolId;
 use bitlens_codec::dissect::{Dissection, Dissector, Layout, Status, Verdict};
 use bitlens_codec::observe::{Observation, Tracker};
 use bitlens_codec::transport::{Stack, Transport};
+use bitlens_netcode::Netcode;
 use bitlens_schema::Schema;
 use bitlens_schema::dissect::{SchemaDissector, batch_dissector};
+use bitlens_yojimbo::{Config as YojimboConfig, Yojimbo};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
@@ -28,6 +30,8 @@ pub struct Dissectors {
     known: Vec<Arc<dyn Dissector>>,
     /// Transports `--decode PORT=TRANSPORT+NAME` can stack over a known dissector.
     transports: Vec<Arc<dyn Transport>>,
+    /// The program's own yojimbo configuration ([`Dissectors::set_yojimbo_config`]).
+    yojimbo: Option<Arc<YojimboConfig>>,
 }
 
 impl fmt::Debug for Dissectors {
@@ -100,6 +104,38 @@ impl Dissectors {
         }
     }
 
+    /// Makes `config` the program's yojimbo configuration (its channels and message types,
+    /// [`Cli::yojimbo`](crate::Cli::yojimbo)), and the `yojimbo` transport (over netcode
+    /// without keys) read with it.
+    ///
+    /// # Errors
+    /// The configuration's first invalid setting.
+    pub fn set_yojimbo_config(&mut self, config: YojimboConfig) -> Result<(), String> {
+        self.yojimbo = Some(Arc::new(config));
+        self.set_yojimbo(Netcode::new(), None)
+    }
+
+    /// Makes the `yojimbo` transport known over `netcode` (with its keys), with THE yojimbo
+    /// configuration: the schema's `[yojimbo]` section when `schema` has one, else the
+    /// program's own ([`Dissectors::set_yojimbo_config`]), else none (the layer then reads
+    /// the reliable.io header and says the configuration is missing). Every tool gets its
+    /// configuration here and nowhere else.
+    ///
+    /// # Errors
+    /// A schema section or configuration that does not make a valid yojimbo configuration.
+    pub fn set_yojimbo(
+        &mut self,
+        netcode: Netcode,
+        schema: Option<&Arc<Schema>>,
+    ) -> Result<(), String> {
+        let config = schema
+            .and_then(yojimbo_config_of_schema)
+            .or_else(|| self.yojimbo.clone());
+        let y = Yojimbo::new(netcode, config).map_err(|e| e.to_string())?;
+        self.add_transport(Arc::new(y));
+        Ok(())
+    }
+
     /// The known transports' names.
     pub fn transport_names(&self) -> impl Iterator<Item = &str> {
         self.transports.iter().map(|t| t.name())
@@ -117,6 +153,12 @@ impl Dissectors {
             .find(|x| x.name() == t)
             .ok_or_else(|| self.unknown(name))?;
         let inner = match inner {
+            Some(_) if !transport.takes_inner() => {
+                return Err(format!(
+                    "the {t} layer reads its payload itself (its messages come from its \
+                     configuration): name it alone, as in --decode PORT={t}"
+                ));
+            }
             Some(n) => Some(Arc::clone(self.by_name(n).ok_or_else(|| self.unknown(n))?)),
             None => None,
         };
@@ -139,6 +181,7 @@ impl Dissectors {
         (!trackers.is_empty()).then(|| Observer {
             dissectors: self.clone(),
             trackers,
+            live: 0,
         })
     }
 
@@ -175,9 +218,14 @@ impl Dissectors {
     /// Loads a schema: `schema` (and, when it has a `[batch]` section, `schema-batch`) become
     /// known, and they replace the dissectors of their layout on every port (`schema` where
     /// framed packets were read, `schema-batch` where batches were), unless `--decode
-    /// PORT=NAME` says otherwise later.
-    pub fn set_schema(&mut self, schema: Schema) {
-        let schema = Arc::new(schema);
+    /// PORT=NAME` says otherwise later. A schema of only a `[yojimbo]` section has no packets:
+    /// it replaces nothing (its configuration is the yojimbo layer's,
+    /// [`Dissectors::set_yojimbo`]).
+    pub fn set_schema(&mut self, schema: impl Into<Arc<Schema>>) {
+        let schema: Arc<Schema> = schema.into();
+        if !schema.has_protocol() && bitlens_schema::yojimbo::section(&schema).is_some() {
+            return;
+        }
         let packets: Arc<dyn Dissector> = Arc::new(SchemaDissector::new(Arc::clone(&schema)));
         let batches = batch_dissector(schema).map(|d| Arc::new(d) as Arc<dyn Dissector>);
         for d in self.by_port.values_mut() {
@@ -242,6 +290,16 @@ impl Dissectors {
             }
             // A transport named where a protocol belongs (`netcode+netcode`, `--as netcode`):
             // it is known, so "unknown" would contradict the list of known names.
+            _ if self
+                .transports
+                .iter()
+                .any(|t| t.name() == name && !t.takes_inner()) =>
+            {
+                format!(
+                    "{name:?} is a transport that reads its own payload, not a protocol: name \
+                     it alone, as in --decode PORT={name}"
+                )
+            }
             _ if self.transport_names().any(|t| t == name) => format!(
                 "{name:?} is a transport, not a protocol: it goes in front of one, as in \
                  --decode PORT={name}+NAME"
@@ -261,7 +319,10 @@ impl Dissectors {
                     .names()
                     .filter(|n| !n.contains('+'))
                     .map(str::to_owned)
-                    .chain(self.transport_names().map(|t| format!("{t}, {t}+NAME")))
+                    .chain(self.transports.iter().map(|t| match t.takes_inner() {
+                        true => format!("{0}, {0}+NAME", t.name()),
+                        false => t.name().to_owned(),
+                    }))
                     .collect();
                 format!(
                     "unknown decoder {name:?} (known: {}, none)",
@@ -415,6 +476,13 @@ impl Dissectors {
     }
 }
 
+/// The yojimbo configuration a loaded schema gives: its `[yojimbo]` section's channels and
+/// message types, each body a schema struct read through the interpreter (SCHEMA.md, "yojimbo
+/// games"); `None` without the section.
+fn yojimbo_config_of_schema(schema: &Arc<Schema>) -> Option<Arc<YojimboConfig>> {
+    bitlens_schema::yojimbo::config(schema)
+}
+
 /// The observation of datagram `i` in `seen` ([`Dissectors::observe_all`]): none when the pass
 /// did not run.
 pub fn seen_at(seen: &[Observation], i: usize) -> &Observation {
@@ -440,6 +508,8 @@ pub struct Observer {
     dissectors: Dissectors,
     /// (the dissector's address, its tracker).
     trackers: Vec<(usize, Box<dyn Tracker>)>,
+    /// Live datagrams observed so far: a live datagram's number.
+    live: u64,
 }
 
 impl fmt::Debug for Observer {
@@ -462,7 +532,7 @@ impl Observer {
         };
         let id = Arc::as_ptr(dissector) as *const () as usize;
         match self.trackers.iter_mut().find(|(k, _)| *k == id) {
-            Some((_, t)) => t.observe(d.src, d.dst, payload),
+            Some((_, t)) => t.observe_numbered(d.frame, d.src, d.dst, payload),
             None => Observation::NONE,
         }
     }
@@ -474,12 +544,13 @@ impl Observer {
         dst: SocketAddr,
         payload: &[u8],
     ) -> Observation {
+        self.live += 1;
         let Some(dissector) = self.dissectors.for_ports(src.port(), dst.port()) else {
             return Observation::NONE;
         };
         let id = Arc::as_ptr(dissector) as *const () as usize;
         match self.trackers.iter_mut().find(|(k, _)| *k == id) {
-            Some((_, t)) => t.observe(src, dst, payload),
+            Some((_, t)) => t.observe_numbered(self.live, src, dst, payload),
             None => Observation::NONE,
         }
     }

@@ -65,13 +65,17 @@
 //! through [`Derived`]). A traced read records the body's fields under
 //! `entries[i].messages[j].body`, and every [`Message`] keeps its body's bits.
 //!
-//! # Not yet wired
+//! # Wired into the tools
 //!
-//! Nothing in the `bitlens` tools uses this crate yet: the transport interface of the netcode
-//! layer (issue 26) is what `--decode PORT=yojimbo` will plug it into, one [`Receiver`] per
-//! client and direction. A schema section for the configuration (channels, message types whose
-//! bodies are schema structs: a [`BodyReader`] over the schema interpreter) and the proxy's
-//! re-encoding ([`write::write`] already writes a read packet back) are the next steps.
+//! [`Yojimbo`] ([`transport`]) is the layer as a bitlens transport over netcode:
+//! `--decode PORT=yojimbo` (with netcode's `--netcode-key` / `--netcode-keylog`) in `decode`
+//! (text, `--fields`, `--json`), `check` and `inspect`; from Rust, `bitlens::Cli::yojimbo`
+//! registers a game's own [`Config`]. Its sequential pass decrypts each payload packet and
+//! feeds [`Connections`] (one [`Receiver`] per client, server and direction); its pure
+//! per-datagram reading traces netcode's header, the reliable.io header, the connection packet,
+//! and on the datagram that completed them the reassembled packet and each complete block. Not
+//! yet: the proxy's re-encoding of a mutated message ([`write::write`] already writes a read
+//! packet back) and the profile's per-channel rows.
 #![forbid(unsafe_code)]
 
 pub mod config;
@@ -81,6 +85,7 @@ pub mod fuzzing;
 pub mod packet;
 pub mod receiver;
 pub mod reliable;
+pub mod transport;
 pub mod write;
 
 pub use config::{
@@ -92,3 +97,4 @@ pub use error::{Refusal, RefusalKind};
 pub use packet::{Bits, BlockFragment, BlockHead, ConnectionPacket, Content, Entry, Message};
 pub use receiver::{CompleteBlock, Datagram, Note, PacketRead, Receiver};
 pub use reliable::{FragmentHeader, Header, Reliable};
+pub use transport::Yojimbo;

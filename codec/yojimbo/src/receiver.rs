@@ -182,6 +182,9 @@ pub struct Datagram {
     pub header_trace: Option<Trace>,
     /// The connection packet this datagram carried, or completed.
     pub packet: Option<PacketRead>,
+    /// When this datagram completed a fragmented packet: the reassembled connection packet's
+    /// bytes (what [`Datagram::packet`] was read from), for a reader that traces it later.
+    pub reassembled: Option<Vec<u8>>,
     /// Blocks this datagram completed.
     pub blocks: Vec<CompleteBlock>,
     /// What else was noticed.
@@ -277,6 +280,7 @@ impl Receiver {
             reliable,
             header_trace,
             packet: None,
+            reassembled: None,
             blocks: Vec::new(),
             notes: Vec::new(),
         };
@@ -290,6 +294,7 @@ impl Receiver {
                 if let Some((bytes, datagrams)) = self.fragment(f, data, datagram, &mut out.notes) {
                     let p = self.process(f.sequence, &bytes, datagrams, &mut out);
                     out.packet = Some(p);
+                    out.reassembled = Some(bytes);
                 }
             }
             Err(_) => {}

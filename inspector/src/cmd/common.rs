@@ -125,10 +125,24 @@ impl DecodeOpts {
     /// A message naming the bad argument.
     pub fn dissectors(&self, defaults: &Dissectors) -> Result<Dissectors> {
         let mut d = defaults.clone();
-        if let Some(path) = &self.schema {
-            d.set_schema(load_schema(path)?);
+        let schema = self
+            .schema
+            .as_deref()
+            .map(load_schema)
+            .transpose()?
+            .map(Arc::new);
+        let netcode = self.netcode()?;
+        // yojimbo runs over netcode with the same keys; its configuration comes from the
+        // schema or the program (`Dissectors::set_yojimbo`, the one place).
+        if netcode.is_some() || schema.is_some() {
+            let under = netcode.clone().unwrap_or_default();
+            d.set_yojimbo(under, schema.as_ref())
+                .map_err(anyhow::Error::msg)?;
         }
-        if let Some(netcode) = self.netcode()? {
+        if let Some(schema) = schema {
+            d.set_schema(schema);
+        }
+        if let Some(netcode) = netcode {
             d.add_transport(Arc::new(netcode));
         }
         for arg in &self.decode {
@@ -139,7 +153,7 @@ impl DecodeOpts {
         if self.netcode_given() && d.observer().is_none() {
             eprintln!(
                 "bitlens: warning: the --netcode-* options apply to no port: read one with \
-                 --decode PORT=netcode+NAME"
+                 --decode PORT=netcode+NAME or PORT=yojimbo"
             );
         }
         if let Some(id) = &self.protocol_id {

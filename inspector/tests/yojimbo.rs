@@ -1,0 +1,728 @@
+//! `--decode PORT=yojimbo` in every tool, on the reference's own captures
+//! (`captures/yojimbo-*.pcap`, key `captures/yojimbo-reference.key`): `decode --json` and
+//! `check` with the samples' configuration given from Rust as a game's `main` would
+//! (`Cli::yojimbo`, hand-written `Typed` bodies), against the soak capture's labels (written by
+//! an independent checker); without a configuration (the reliable header and the missing
+//! configuration's reason); with wrong keys (netcode's MAC errors); a configuration the traffic
+//! breaks (the yojimbo layer named); and the TUI's block node under tmux.
+
+use bitlens::Cli;
+use bitlens::cmd::common::DecodeOpts;
+use bitlens::cmd::{check, decode};
+use bitlens_codec::{Result, Stream};
+use bitlens_yojimbo::{
+    Body, ChannelConfig, ChannelType, Config, MessageType, NoBody, ReliableConfig, Typed,
+};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+/// `shared.h`'s dummy bit counts, by `sequence % 21`.
+const DUMMY_BITS: [u32; 21] = [
+    1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50,
+];
+
+/// The samples' `TestMessage`: `sequence` in 16 bits, then zero dummy bits (32 at a time).
+#[derive(Default)]
+struct TestMessage {
+    sequence: u64,
+}
+
+impl Body for TestMessage {
+    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.bits("sequence", &mut self.sequence, 16)?;
+        let n = DUMMY_BITS[(self.sequence % 21) as usize];
+        let mut dummy = 0u64;
+        for _ in 0..n / 32 {
+            s.bits("dummy", &mut dummy, 32)?;
+        }
+        if !n.is_multiple_of(32) {
+            s.bits("dummy", &mut dummy, n % 32)?;
+        }
+        Ok(())
+    }
+}
+
+/// The samples' `TestBlockMessage`: `sequence` in 16 bits.
+#[derive(Default)]
+struct TestBlockMessage {
+    sequence: u64,
+}
+
+impl Body for TestBlockMessage {
+    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
+        s.bits("sequence", &mut self.sequence, 16)
+    }
+}
+
+fn message_types() -> Vec<MessageType> {
+    vec![
+        MessageType::new("TestMessage", false, Arc::new(Typed::<TestMessage>::new())),
+        MessageType::new(
+            "TestBlockMessage",
+            true,
+            Arc::new(Typed::<TestBlockMessage>::new()),
+        ),
+        MessageType::new("TestSerializeFailOnReadMessage", false, Arc::new(NoBody)),
+        MessageType::new(
+            "TestExhaustStreamAllocatorOnReadMessage",
+            false,
+            Arc::new(NoBody),
+        ),
+    ]
+}
+
+/// `soak.cpp`'s configuration.
+fn soak_config() -> Config {
+    let mut unreliable = ChannelConfig::new(ChannelType::UnreliableUnordered);
+    unreliable.max_block_size = 8192;
+    let mut reliable = ChannelConfig::new(ChannelType::ReliableOrdered);
+    reliable.max_block_size = 10240;
+    Config {
+        reliable: ReliableConfig {
+            max_packet_size: 16384,
+            fragment_size: 1024,
+            max_fragments: 16,
+        },
+        channels: vec![unreliable, reliable],
+        message_types: message_types(),
+    }
+}
+
+/// `client.cpp` / `server.cpp`: `ClientServerConfig`'s defaults, two reliable-ordered channels.
+fn client_server_config() -> Config {
+    Config {
+        reliable: ReliableConfig::default(),
+        channels: vec![ChannelConfig::new(ChannelType::ReliableOrdered); 2],
+        message_types: message_types(),
+    }
+}
+
+/// The samples' inspector, as a game's `main` builds it.
+fn cli(config: Config) -> Cli {
+    Cli::new("soak")
+        .yojimbo(config)
+        .stacked(40000, "yojimbo", None)
+}
+
+fn captures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures")
+}
+
+fn keyed() -> DecodeOpts {
+    DecodeOpts {
+        netcode_key: Some(captures().join("yojimbo-reference.key")),
+        ..DecodeOpts::default()
+    }
+}
+
+fn json_lines(cli: &Cli, capture: &str, opts: &DecodeOpts) -> Vec<Json> {
+    let dissectors = opts.dissectors(cli.dissectors()).expect("valid options");
+    let mut out = Vec::new();
+    let damage = decode::run(
+        &captures().join(capture),
+        &dissectors,
+        true,
+        false,
+        &mut out,
+    )
+    .expect("decodes");
+    assert_eq!(damage, None);
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn check_table(cli: &Cli, capture: &str, opts: &DecodeOpts) -> (check::Outcome, String) {
+    let dissectors = opts.dissectors(cli.dissectors()).expect("valid options");
+    let mut table = Vec::new();
+    let o = check::run(&captures().join(capture), &dissectors, &mut table).expect("checks");
+    (o, String::from_utf8(table).unwrap())
+}
+
+/// A datagram's fields by path (the last of a repeated path).
+fn fields(line: &Json) -> BTreeMap<String, Json> {
+    line["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().to_owned(), f["value"].clone()))
+        .collect()
+}
+
+fn labels() -> Vec<Json> {
+    std::fs::read_to_string(captures().join("yojimbo-soak.labels.json"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The messages of a datagram's connection packet, as the labels list them: per entry, its
+/// channel and `[id, type, sequence]` per message.
+fn messages(f: &BTreeMap<String, Json>) -> Vec<(i64, Vec<[i64; 3]>)> {
+    let mut entries = Vec::new();
+    for e in 0.. {
+        let p = format!("yojimbo.entries[{e}]");
+        let Some(channel) = f.get(&format!("{p}.channel")) else {
+            if f.contains_key(&format!("{p}.block_message")) {
+                panic!("channel elided with two channels");
+            }
+            break;
+        };
+        let mut ms = Vec::new();
+        for m in 0.. {
+            let Some(ty) = f.get(&format!("{p}.messages[{m}].type")) else {
+                break;
+            };
+            let id = &f[&format!("{p}.ids[{m}]")];
+            let seq = &f[&format!("{p}.messages[{m}].body.sequence")];
+            ms.push([
+                id.as_i64().unwrap(),
+                ty.as_i64().unwrap(),
+                seq.as_i64().unwrap(),
+            ]);
+        }
+        entries.push((channel.as_i64().unwrap(), ms));
+    }
+    entries
+}
+
+#[test]
+fn the_soak_capture_decodes_every_message_and_block_with_a_programs_configuration() {
+    let cli = cli(soak_config());
+    let lines = json_lines(&cli, "yojimbo-soak.pcap", &keyed());
+    check_soak(&lines);
+    // check: nothing wrong, nothing encrypted.
+    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &keyed());
+    assert_eq!((o.problems, o.encrypted, o.undecoded), (0, 0, 0), "{table}");
+    assert!(table.contains("yojimbo.packet (reassembled)"), "{table}");
+}
+
+/// The `bitlens` binary's arguments that read a yojimbo capture with the samples' key.
+fn soak_args<'a>(command: &'a str, capture: &'a str) -> Vec<&'a str> {
+    vec![
+        command,
+        capture,
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]
+}
+
+fn stdout_json(out: &std::process::Output) -> Vec<Json> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_reference_captures_decode_with_their_schemas() {
+    let mut args = soak_args("decode", "yojimbo-soak.pcap");
+    args.extend(["--json", "--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    check_soak(&stdout_json(&out));
+    let mut args = soak_args("check", "yojimbo-soak.pcap");
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{table}");
+    assert!(table.contains("618 of 618 datagrams with a decoder decoded, 0 with problems"));
+
+    // profile: a reassembled packet's and a block's entries (numbered after the datagram's
+    // bits) are not counted again: the rows add up to the datagrams' bits.
+    let mut args = soak_args("profile", "yojimbo-soak.pcap");
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let total: f64 = text
+        .lines()
+        .skip_while(|l| !l.contains("field or overhead"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let share = l.split_whitespace().nth(2).unwrap();
+            share.trim_end_matches('%').parse::<f64>().unwrap()
+        })
+        .sum();
+    assert!((99.0..=100.5).contains(&total), "{total}\n{text}");
+
+    let mut args = soak_args("decode", "yojimbo-client-server.pcap");
+    args.extend(["--json", "--schema", "yojimbo-client-server.schema.toml"]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    check_client_server(&stdout_json(&out));
+}
+
+/// The soak capture's datagrams as `decode --json` gives them, against its labels and the
+/// sample's source.
+fn check_soak(lines: &[Json]) {
+    let labels = labels();
+    assert_eq!(lines.len(), 618);
+    let (mut messages_seen, mut blocks, mut reassembled) = (0, Vec::new(), 0);
+    for (line, label) in lines.iter().zip(&labels) {
+        let frame = line["frame"].as_u64().unwrap();
+        assert_eq!(label["frame"].as_u64(), Some(frame));
+        assert_eq!(line["status"], "ok", "frame {frame}: {line}");
+        assert_eq!(line["decoder"], "yojimbo");
+        let f = fields(line);
+        if label["netcode"] != "payload" {
+            continue;
+        }
+        // Every payload's MAC verified (netcode's entry, no error), the reliable header read.
+        assert!(f.contains_key("netcode.mac"), "frame {frame}");
+        if let Some(r) = label.get("reliable") {
+            assert_eq!(f["yojimbo.reliable.sequence"], r["seq"], "frame {frame}");
+            let seq = r["seq"].as_i64().unwrap();
+            let ack = match f.get("yojimbo.reliable.ack_delta") {
+                Some(d) => (seq - d.as_i64().unwrap()).rem_euclid(65536),
+                None => f["yojimbo.reliable.ack"].as_i64().unwrap(),
+            };
+            assert_eq!(Some(ack), r["ack"].as_i64(), "frame {frame}");
+        }
+        if let Some(r) = label.get("reliable_fragment") {
+            assert_eq!(f["yojimbo.reliable.sequence"], r["seq"], "frame {frame}");
+            assert_eq!(
+                f["yojimbo.reliable.fragment_id"], r["fragment"],
+                "frame {frame}"
+            );
+            if label.get("reassembled").is_none() {
+                let k = r["fragment"].as_u64().unwrap() + 1;
+                let n = r["num_fragments"].as_u64().unwrap();
+                assert_eq!(
+                    line["packet_type"],
+                    format!("yojimbo.fragment {k} of {n}"),
+                    "frame {frame}"
+                );
+            }
+        }
+        if let Some(r) = label.get("reassembled") {
+            reassembled += 1;
+            assert_eq!(line["packet_type"], "yojimbo.packet (reassembled)");
+            let what = f["yojimbo.reassembled"].as_str().unwrap().to_owned();
+            let head = format!("packet {}: {} bytes from datagrams ", r["seq"], r["bytes"]);
+            let from = what
+                .strip_prefix(&head)
+                .unwrap_or_else(|| panic!("frame {frame}: {what}"));
+            // The first copy of each fragment (the labels also list repeated copies).
+            let from: Vec<u64> = from.split(", ").map(|x| x.parse().unwrap()).collect();
+            let frames = r["frames"].as_array().unwrap();
+            assert!(
+                from.iter().all(|x| frames.contains(&Json::from(*x))),
+                "frame {frame}: {what}"
+            );
+            assert_eq!(from.last(), Some(&frame));
+        }
+        // Every connection packet decodes, with the labels' messages.
+        if let Some(c) = label.get("connection") {
+            let want: Vec<(i64, Vec<[i64; 3]>)> = c["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    let ms = e["messages"].as_array().map_or(Vec::new(), |ms| {
+                        ms.iter()
+                            .map(|m| {
+                                let m = m.as_array().unwrap();
+                                [0, 1, 2].map(|i| m[i].as_i64().unwrap())
+                            })
+                            .collect()
+                    });
+                    (e["channel"].as_i64().unwrap(), ms)
+                })
+                .collect();
+            let got = messages(&f);
+            messages_seen += got.iter().map(|(_, m)| m.len()).sum::<usize>();
+            assert_eq!(got, want, "frame {frame}");
+            assert_eq!(
+                f["yojimbo.num_entries"].as_u64(),
+                Some(want.len() as u64),
+                "frame {frame}"
+            );
+        }
+        // A complete block on the datagram that completed it, with its bytes.
+        if let Some(b) = label.get("block_complete") {
+            let p = "yojimbo.blocks[0]";
+            assert_eq!(f[&format!("{p}.channel")], b["channel"], "frame {frame}");
+            assert_eq!(f[&format!("{p}.message_id")], b["message_id"]);
+            assert_eq!(f[&format!("{p}.type_name")], "TestBlockMessage");
+            assert_eq!(f[&format!("{p}.body.sequence")], b["sequence"]);
+            let data = hex::decode(f[&format!("{p}.data")].as_str().unwrap()).unwrap();
+            assert_eq!(Some(data.len() as u64), b["size"].as_u64());
+            let seq = b["sequence"].as_u64().unwrap();
+            assert!(
+                data.iter()
+                    .enumerate()
+                    .all(|(j, &x)| x == (seq as usize + j) as u8),
+                "frame {frame}: the sample's block bytes"
+            );
+            // The datagrams it came from (those its fragments' first copies came in; the
+            // labels count every copy, YOJIMBO-NOTES.md): payloads of the same direction,
+            // ascending, the last this one.
+            let from: Vec<u64> = f[&format!("{p}.datagrams")]
+                .as_str()
+                .unwrap()
+                .split(", ")
+                .map(|x| x.parse().unwrap())
+                .collect();
+            assert!(from.windows(2).all(|w| w[0] < w[1]), "frame {frame}");
+            for x in &from {
+                let l = &labels[*x as usize - 1];
+                assert_eq!(l["netcode"], "payload", "frame {frame}: {x}");
+                assert_eq!(l["dir"], label["dir"], "frame {frame}: {x}");
+            }
+            assert_eq!(from.last(), Some(&frame));
+            blocks.push((frame, data.len()));
+        } else {
+            assert!(!f.contains_key("yojimbo.blocks[0]"), "frame {frame}");
+        }
+    }
+    assert_eq!(messages_seen, 4167, "TestMessage entries");
+    assert_eq!(reassembled, 73);
+    assert_eq!(
+        blocks.iter().map(|b| b.1).collect::<Vec<_>>(),
+        [2674, 2377, 2707, 2740]
+    );
+    // The incomplete block at the end is reported on a disconnect, as a note.
+    let incomplete = lines.iter().any(|l| {
+        fields(l).values().any(|v| {
+            v.as_str()
+                .is_some_and(|s| s.starts_with("block of message 251 on channel 1 incomplete"))
+        })
+    });
+    assert!(incomplete, "the unfinished block 251 is reported");
+    // And so are the fragmented packets whose fragments the simulated loss dropped.
+    let lost: usize = lines
+        .iter()
+        .map(|l| {
+            let f = fields(l);
+            f.values()
+                .filter(|v| v.as_str().is_some_and(|s| s.contains(" incomplete: ")))
+                .filter(|v| v.as_str().is_some_and(|s| s.starts_with("packet ")))
+                .count()
+        })
+        .sum();
+    assert_eq!(lost, 63, "packets never complete");
+}
+
+#[test]
+fn the_client_server_capture_decodes_its_empty_packets() {
+    let cli = cli(client_server_config());
+    let lines = json_lines(&cli, "yojimbo-client-server.pcap", &keyed());
+    check_client_server(&lines);
+    let (o, table) = check_table(&cli, "yojimbo-client-server.pcap", &keyed());
+    assert_eq!((o.problems, o.encrypted), (0, 0), "{table}");
+}
+
+/// The client/server capture: every payload an empty connection packet.
+fn check_client_server(lines: &[Json]) {
+    assert_eq!(lines.len(), 362);
+    let mut payloads = 0;
+    for line in lines {
+        assert_eq!(line["status"], "ok", "{line}");
+        let f = fields(line);
+        if line["packet_type"] == "yojimbo.packet" {
+            payloads += 1;
+            assert_eq!(f["yojimbo.num_entries"], 0, "{line}");
+            assert_eq!(f["yojimbo.connection_packet"], "00");
+        }
+    }
+    assert_eq!(payloads, 346);
+}
+
+fn bitlens(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_bitlens"))
+        .args(args)
+        .current_dir(captures())
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn without_a_configuration_the_reliable_header_shows_and_the_reason_is_given() {
+    let out = bitlens(&[
+        "decode",
+        "--json",
+        "yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<Json> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Frame 25: the first payload, `3e 00 00 01 00 00 00 00` (sequence 0, ack 0 - 1).
+    let six = &lines[24];
+    assert_eq!(six["status"], "encrypted");
+    assert_eq!(six["error"]["kind"], "no_configuration");
+    assert!(
+        six["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("give --schema with a [yojimbo] section")
+    );
+    let f = fields(six);
+    assert_eq!(f["yojimbo.reliable.sequence"], 0);
+    assert_eq!(f["yojimbo.reliable.ack_delta"], 1);
+    assert!(f.contains_key("netcode.mac"));
+    assert!(!f.contains_key("yojimbo.num_entries"));
+    let payloads = lines
+        .iter()
+        .filter(|l| l["packet_type"].as_str().unwrap().starts_with("yojimbo"))
+        .count();
+    assert_eq!(payloads, 358);
+    assert!(lines.iter().all(|l| l["status"] != "error"));
+
+    let out = bitlens(&[
+        "check",
+        "yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{table}");
+    assert!(
+        table.contains("yojimbo: encrypted/no_configuration"),
+        "{table}"
+    );
+    // The decrypted payloads (reliable header and connection packet) for other tools: one
+    // datagram per payload packet, at the same addresses.
+    let plain = std::env::temp_dir().join(format!("bitlens-yojimbo-{}.pcapng", std::process::id()));
+    let plain_arg = plain.to_str().unwrap();
+    let mut args = soak_args("decode", "yojimbo-soak.pcap");
+    args.extend(["--write-plaintext", plain_arg]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    let out = bitlens(&["decode", "--json", plain_arg]);
+    let written = stdout_json(&out);
+    std::fs::remove_file(&plain).ok();
+    assert_eq!(written.len(), 358);
+    assert_eq!(written[0]["frame"], 1);
+    assert_eq!(
+        written[0]["len"], 9,
+        "frame 25's plaintext: header and empty packet"
+    );
+    // A transport that reads its payload itself takes no inner dissector.
+    let out = bitlens(&[
+        "check",
+        "yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo+demo",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("name it alone, as in --decode PORT=yojimbo"),
+        "{err}"
+    );
+    // Wireshark's Lua cannot decrypt: no half dissector is exported, in one line.
+    for name in ["yojimbo", "netcode+demo"] {
+        let out = bitlens(&["export-wireshark", "--as", name]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("a Wireshark Lua dissector cannot decrypt it"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn wrong_keys_are_netcodes_errors() {
+    let dir = std::env::temp_dir().join(format!("bitlens-yojimbo-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A wrong private key: the connection request's token does not open.
+    let key = dir.join("wrong.key");
+    std::fs::write(&key, format!("{}\n", "11".repeat(32))).unwrap();
+    let opts = DecodeOpts {
+        netcode_key: Some(key),
+        ..DecodeOpts::default()
+    };
+    let cli = cli(soak_config());
+    let lines = json_lines(&cli, "yojimbo-soak.pcap", &opts);
+    assert_eq!(lines[0]["error"]["kind"], "token_mac_mismatch");
+    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &opts);
+    assert_eq!(o.problems, 1, "{table}");
+    assert!(
+        table.contains("netcode: error/token_mac_mismatch"),
+        "{table}"
+    );
+    // Wrong session keys (a key log): every encrypted packet's MAC fails, at netcode's MAC.
+    let log = dir.join("wrong.keylog");
+    let line = format!(
+        "NETCODE_CLIENT 127.0.0.1:50512 0 {} {}\n",
+        "22".repeat(32),
+        "33".repeat(32)
+    );
+    std::fs::write(&log, line).unwrap();
+    let opts = DecodeOpts {
+        netcode_keylog: Some(log),
+        ..DecodeOpts::default()
+    };
+    let lines = json_lines(&cli, "yojimbo-soak.pcap", &opts);
+    let macs = lines
+        .iter()
+        .filter(|l| l["error"]["kind"] == "mac_mismatch" && l["error"]["field"] == "netcode.mac")
+        .count();
+    assert_eq!(macs, 617, "every packet but the request");
+    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &opts);
+    assert_eq!(o.problems, 617, "{table}");
+    assert!(table.contains("netcode: error/mac_mismatch"), "{table}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_configuration_the_traffic_breaks_is_the_yojimbo_layers_error() {
+    // At most 1 packet fragment: every fragment of the soak's 2- and 3-fragment packets is
+    // refused at reliable.io's fragment count, and the check names the yojimbo layer.
+    let mut config = soak_config();
+    config.reliable.max_fragments = 1;
+    let cli = cli(config);
+    let lines = json_lines(&cli, "yojimbo-soak.pcap", &keyed());
+    let refused: Vec<&Json> = lines.iter().filter(|l| l["status"] == "error").collect();
+    assert_eq!(refused.len(), 290, "every fragment datagram");
+    for l in &refused {
+        assert_eq!(l["error"]["kind"], "packet_fragment_count");
+        assert_eq!(
+            l["error"]["field"],
+            "yojimbo.reliable.num_fragments_minus_1"
+        );
+        // The fragment header's fourth byte, inside netcode's payload (after 1 + 8 + header).
+        assert!(l["error"]["bit"].as_u64().unwrap() > 8 * 4);
+    }
+    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &keyed());
+    assert_eq!(o.problems, 290, "{table}");
+    assert!(
+        table.contains("yojimbo: error/packet_fragment_count"),
+        "{table}"
+    );
+}
+
+/// The samples' inspector as a program (`cli(soak_config())`), for the tmux test to run in a
+/// real terminal: the test binary runs itself with `BITLENS_YOJIMBO_PROGRAM` holding the
+/// arguments, one per line. Without that variable (an ordinary test run) it does nothing.
+#[test]
+fn samples_program() {
+    let Ok(args) = std::env::var("BITLENS_YOJIMBO_PROGRAM") else {
+        return;
+    };
+    let args = std::iter::once("soak").chain(args.lines());
+    std::process::exit(cli(soak_config()).status_from(args).into());
+}
+
+/// One tmux server of this test's own (`-L`), so no other session is touched.
+fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
+    Command::new("tmux")
+        .arg("-L")
+        .arg(socket)
+        .args(args)
+        .output()
+        .expect("tmux runs")
+}
+
+/// The pane's text once it holds every string of `want` (or what it shows after 30 s).
+fn screen_with(socket: &str, want: &[&str]) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let o = tmux(socket, &["capture-pane", "-p", "-t", "t"]);
+        let screen = String::from_utf8_lossy(&o.stdout).into_owned();
+        if want.iter().all(|w| screen.contains(w))
+            || start.elapsed() > std::time::Duration::from_secs(30)
+        {
+            return screen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_tui_shows_a_complete_block_as_its_own_node() {
+    if !Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux not installed: run scripts/install-test-deps.sh"
+        );
+        eprintln!("skipped: tmux not installed (run scripts/install-test-deps.sh)");
+        return;
+    }
+    let args = [
+        "inspect",
+        "yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]
+    .join("\n");
+    let exe = std::env::current_exe().expect("the test binary");
+    let socket = format!("bitlens-yojimbo-{}", std::process::id());
+    let o = Command::new("tmux")
+        .args([
+            "-L",
+            &socket,
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "40",
+        ])
+        .arg("-c")
+        .arg(captures())
+        .arg("-e")
+        .arg(format!("BITLENS_YOJIMBO_PROGRAM={args}"))
+        .arg(format!(
+            "{} --exact samples_program --nocapture --test-threads=1",
+            exe.display()
+        ))
+        .output()
+        .expect("tmux runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let result = std::panic::catch_unwind(|| {
+        let screen = screen_with(&socket, &["Packets 1/618"]);
+        assert!(screen.contains("Packets 1/618"), "{screen}");
+        // Frame 188 completed the block of message 81 (client to server).
+        tmux(&socket, &["send-keys", "-t", "t", "/", "188", "Enter"]);
+        let screen = screen_with(&socket, &["yojimbo.packet (reassembled)"]);
+        assert!(screen.contains("yojimbo.packet (reassembled)"), "{screen}");
+        tmux(&socket, &["send-keys", "-t", "t", "Enter", "G"]);
+        // The block: a node of its own in the yojimbo scope, listing its datagrams.
+        let want = [
+            "▾ blocks",
+            "▾ [0] = \"channel 1, message 81 (TestBlockMessage",
+            "type_name = \"TestBlockMessage\"",
+            "datagrams = \"152, 153, 157, 184, 188\"",
+        ];
+        let screen = screen_with(&socket, &want);
+        for w in want {
+            assert!(screen.contains(w), "{w:?} not on screen:\n{screen}");
+        }
+        tmux(&socket, &["send-keys", "-t", "t", "q"]);
+    });
+    let _ = tmux(&socket, &["kill-server"]);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
