@@ -2124,3 +2124,56 @@ fn display_filters_select_what_decode_reports() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `bit_run` (issue 27.3): the Lua dissector reads the same groups, paths, values and errors as
+/// `decode --json`, for runs of every length of the table (nothing, under a group, whole groups,
+/// groups and a rest, a negative index), and runs cut short by the end of the datagram.
+#[test]
+fn bit_runs_agree_with_decode() {
+    if !tshark_or_skip() {
+        return;
+    }
+    let dir = tmp_dir("bitrun");
+    let text = "[protocol]\nname = \"runs\"\nid = 0x52554E53\nmtu = 1200\npackets = [\"P\"]\n\
+                [struct.P]\nfields = [\n\
+                { name = \"k\", type = \"int\", min = -5, max = 100 },\n\
+                { name = \"pad\", type = \"bit_run\", by = \"k\", table = [0, 3, 32, 70, 45, 96] },\n\
+                { name = \"tail\", type = \"bool\" },\n]\n";
+    let schema_path = dir.join("runs.schema.toml");
+    std::fs::write(&schema_path, text).unwrap();
+    let schema = bitlens_schema::Schema::from_toml(text, "runs.schema.toml").unwrap();
+    let counts = [0u32, 3, 32, 70, 45, 96];
+    let mut rng = Rng(27);
+    let mut traffic = Vec::new();
+    for i in 0..240 {
+        let k = rng.range(-5, 100);
+        let n = counts[k.rem_euclid(6) as usize];
+        let mut groups = Vec::new();
+        let mut left = n;
+        while left > 0 {
+            let w = left.min(32);
+            groups.push(rng.next() & ((1u64 << w) - 1));
+            left -= w;
+        }
+        let json = serde_json::json!({"k": k, "pad": groups, "tail": i % 2 == 0});
+        let value = schema.value_from_json("P", &json).unwrap();
+        let mut buf = vec![0u8; 1200];
+        let len = schema.write("P", &value, &mut buf).unwrap();
+        buf.truncate(len);
+        if i % 8 == 7 {
+            // A longer run than the datagram holds: k patched to pick 96 bits, re-signed.
+            patch(&schema, &mut buf, "k", 5 + 5);
+        }
+        traffic.push((40000, buf));
+    }
+    let capture = dir.join("runs.pcap");
+    write_every(&capture, &traffic);
+    let seen = verdicts(&schema_path, &capture);
+    for want in ["schema:ok", "schema:past_end"] {
+        assert!(seen.contains(want), "no {want} in {seen:?}");
+    }
+    let lua = export(&dir, &schema_path, &["--port", "40000"]);
+    let n = agree(&lua, &schema_path, &capture, "runs", &[]);
+    assert_eq!(n, 240);
+    let _ = std::fs::remove_dir_all(&dir);
+}

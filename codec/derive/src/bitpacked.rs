@@ -573,3 +573,30 @@ pub fn toml_key(s: &str) -> String {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if bare { s.to_owned() } else { toml_str(s) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{toml_key, toml_str};
+
+    /// The derive writes some schema text at expansion time (enum value names, a union's tag
+    /// name, a packet set's protocol name) and the rest through `bitlens_codec::packed` at run
+    /// time; a proc-macro crate cannot call the codec, so the two copies are pinned equal here.
+    #[test]
+    fn toml_str_and_toml_key_match_the_codec() {
+        let samples = [
+            "",
+            "plain",
+            "Rigid_Body-2",
+            "rigid body",
+            "a\"b\\c",
+            "line\nfeed\ttab\rreturn",
+            "\u{0}\u{1f}\u{7f}\u{85}",
+            "é ∑ 😀",
+            "d<=5",
+        ];
+        for s in samples {
+            assert_eq!(toml_str(s), bitlens_codec::packed::toml_str(s), "{s:?}");
+            assert_eq!(toml_key(s), bitlens_codec::packed::toml_key(s), "{s:?}");
+        }
+    }
+}

@@ -35,8 +35,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::Schema;
-use crate::batch::BatchSchema;
+use crate::batch::schema::BatchSchema;
+use crate::schema::Schema;
 use bitlens_batch::dissect::{BatchDissector, MessageSet};
 use bitlens_batch::message::RawMessage;
 use bitlens_codec::dissect::{Dissection, Dissector, Layout, Verdict, intern};

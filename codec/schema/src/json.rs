@@ -1,8 +1,9 @@
 //! JSON -> [`DynValue`], guided by the schema (the inverse of `DynValue`'s serde output).
 
-use crate::batch::{BKind, BStruct, BatchSchema, Prim};
-use crate::parse::{Kind, StructDef};
-use crate::{DynStruct, DynValue, Schema};
+use crate::batch::schema::{BKind, BStruct, BatchSchema, Prim};
+use crate::defs::{Kind, StructDef, UnionDef};
+use crate::schema::Schema;
+use crate::value::{DynStruct, DynValue};
 use bitlens_codec::fixed::{Fixed, FixedPoint};
 use bitlens_codec::float_text;
 use serde_json::Value as Json;
@@ -75,7 +76,7 @@ pub(super) fn struct_from_json(
 /// the other keys are the variant's fields.
 fn union_from_json(
     schema: &Schema,
-    def: &crate::parse::UnionDef,
+    def: &UnionDef,
     j: &Json,
     path: &str,
 ) -> Result<DynValue, String> {
@@ -272,6 +273,14 @@ fn value_from_json(schema: &Schema, kind: &Kind, j: &Json, path: &str) -> Result
         Kind::Quaternion(_) => DynValue::Quat(floats::<4>(j, path)?),
         Kind::Str { .. } => DynValue::Str(string(j, path)?),
         Kind::Bytes { .. } => DynValue::Bytes(bytes(j, path)?),
+        Kind::BitRun { .. } => DynValue::Array(
+            j.as_array()
+                .ok_or_else(|| err(path, "a list of bit groups", j))?
+                .iter()
+                .enumerate()
+                .map(|(i, x)| unsigned(x, &format!("{path}[{i}]")).map(DynValue::U64))
+                .collect::<Result<_, _>>()?,
+        ),
         Kind::Align | Kind::Check(_) | Kind::End => DynValue::Null,
         Kind::Struct(sid) => struct_from_json(schema, &schema.structs[*sid], None, j, path)?,
         Kind::Union(u) => union_from_json(schema, &schema.unions[*u], j, path)?,
@@ -399,4 +408,78 @@ fn batch_value_from_json(
                 .collect::<Result<_, _>>()?,
         ),
     })
+}
+
+impl Schema {
+    /// Converts JSON (as [`DynValue`] serializes) into the value of packet `packet_type`'s body:
+    /// objects for structs, arrays for arrays and vectors, enum names or numbers, hex strings or
+    /// arrays of numbers for bytes; absent optional fields may be left out or `null`.
+    ///
+    /// # Errors
+    /// A message naming the JSON path that does not fit the schema.
+    pub fn value_from_json(
+        &self,
+        packet_type: &str,
+        json: &serde_json::Value,
+    ) -> Result<DynValue, String> {
+        let t = self
+            .protocol
+            .packet_types
+            .iter()
+            .position(|n| n == packet_type)
+            .ok_or_else(|| self.unknown_type_message(packet_type))?;
+        struct_from_json(self, &self.structs[self.packets[t]], None, json, "")
+    }
+
+    /// Converts JSON into the body of the `[batch]` message type named `message` (or given by
+    /// its number), for [`batch::BatchSchema::push`]: an object of the body's fields, bytes as
+    /// hex strings, floats as numbers or `"nan"`/`"inf"`, a guarded field absent or `null` when
+    /// its guard leaves it out. Returns the message type and the body.
+    ///
+    /// # Errors
+    /// A schema without a `[batch]` section, an unknown message type, or JSON that does not
+    /// have the body's shape (naming the JSON path). Ranges are checked when the body is
+    /// written.
+    pub fn batch_message_from_json(
+        &self,
+        message: &str,
+        json: &serde_json::Value,
+    ) -> Result<(u8, DynValue), String> {
+        let b = self
+            .batch
+            .as_ref()
+            .ok_or("the schema has no [batch] section")?;
+        let t = b
+            .message_type(message)
+            .or_else(|| {
+                message
+                    .parse()
+                    .ok()
+                    .filter(|t| b.message_name(*t).is_some())
+            })
+            .ok_or_else(|| {
+                let names: Vec<&str> = b.message_types().map(|(_, n)| n).collect();
+                format!(
+                    "no batch message type {message:?} (the schema has {})",
+                    names.join(", ")
+                )
+            })?;
+        Ok((t, batch_body_from_json(b, t, json, "")?))
+    }
+
+    /// Converts JSON into a value of struct `name` (for [`Schema::serialize_struct`]).
+    ///
+    /// # Errors
+    /// An unknown struct, or as [`Schema::value_from_json`].
+    pub fn struct_from_json(
+        &self,
+        name: &str,
+        json: &serde_json::Value,
+    ) -> Result<DynValue, String> {
+        let sid = self
+            .struct_ids
+            .get(name)
+            .ok_or_else(|| format!("no struct named {name:?} in the schema"))?;
+        struct_from_json(self, &self.structs[*sid], None, json, "")
+    }
 }

@@ -4,7 +4,9 @@ use crate::bounds::{
     Cost, MAX_COPIED_NAMES, MAX_COUNT, MAX_DEPTH, MAX_ENTRIES_PER_BIT, MAX_FIXED_ENTRIES,
     MAX_SCHEMA_BYTES,
 };
-use crate::{Schema, SchemaError};
+use crate::defs::{EnumDef, Field, Kind, Prev, StructDef, UnionDef, UnionVariant};
+use crate::error::SchemaError;
+use crate::schema::Schema;
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::fixed::FixedPoint;
 use bitlens_codec::packet::{Protocol, ProtocolId};
@@ -13,145 +15,37 @@ use bitlens_codec::quantize::{
 };
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::path::Path;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::source::{Parser, Val, cycle_error, duplicate_name, get, line_col, too_deep};
 
-/// A resolved struct: its fields with includes spliced in, and the names of its value slots.
-#[derive(Debug, Clone)]
-pub(crate) struct StructDef {
-    pub fields: Vec<Field>,
-    /// Names of the fields that carry a value, in order: the layout of its `DynStruct`.
-    pub layout: Arc<[Arc<str>]>,
-    /// Fewest bits the struct can take on the wire.
-    pub min_bits: usize,
-    /// The most trace entries its fields record (no scope of its own).
-    pub cost: Cost,
-    /// Levels of structs and arrays inside it (0: primitives only).
-    pub depth: usize,
-    /// Where the first `end` field inside the struct is (in it, or in a struct, array or
-    /// include inside it): a packet body may not hold one.
-    pub end_at: Option<Range<usize>>,
-}
-
-/// One field of a struct.
-#[derive(Debug, Clone)]
-pub(crate) struct Field {
-    pub name: Arc<str>,
-    pub kind: Kind,
-    /// Present only when the bool in slot `.0` equals `.1`.
-    pub guard: Option<(usize, bool)>,
-    /// Index in the struct's value layout; `None` for fields without a value (check, align).
-    pub slot: Option<usize>,
-}
-
-/// Where a relative index or int finds its previous value.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Prev {
-    Const(i64),
-    Slot(usize),
-}
-
-/// What a field is on the wire.
-#[derive(Debug, Clone)]
-pub(crate) enum Kind {
-    Bool,
-    Int {
-        min: i64,
-        max: i64,
-    },
-    Bits(u32),
-    U64,
-    Int128 {
-        min: i128,
-        max: i128,
-    },
-    U128,
-    Fixed(FixedPoint),
-    WStr {
-        max_len: usize,
-    },
-    F32,
-    F64,
-    CompressedFloat(CompressedFloat),
-    CompressedVector(CompressedFloat),
-    Quaternion(SmallestThree),
-    Str {
-        max_len: usize,
-    },
-    Bytes {
-        len: usize,
-    },
-    Align,
-    Check(String),
-    End,
-    ObjectIndex {
-        max_objects: i64,
-        previous: Prev,
-    },
-    IntRelative {
-        previous: Prev,
-    },
-    Enum(usize),
-    Struct(usize),
-    /// A tagged union (`[union.NAME]`): its tag, then the variant's body fields.
-    Union(usize),
-    Array {
-        max_len: usize,
-        min_element_bits: usize,
-        element: Box<Kind>,
-    },
-    Sparse {
-        max_objects: i64,
-        element: usize,
-        layout: Arc<[Arc<str>]>,
-    },
-}
-
-/// A resolved enum.
-#[derive(Debug, Clone)]
-pub(crate) struct EnumDef {
-    pub min: i64,
-    pub max: i64,
-    pub values: Vec<(i64, Arc<str>)>,
-    /// Index in `values` by value, and value by name: a read or write looks one up per field.
-    by_value: HashMap<i64, usize>,
-    by_name: HashMap<Arc<str>, i64>,
-}
-
-impl EnumDef {
-    pub fn name_of(&self, v: i64) -> Option<&Arc<str>> {
-        self.by_value.get(&v).map(|&i| &self.values[i].1)
+impl Schema {
+    /// Parses and checks a schema; `file` names it in errors.
+    ///
+    /// # Errors
+    /// The first problem found: TOML syntax, an unknown type or key, `min > max`, a count or
+    /// length without an upper bound, a duplicate name, a cycle of struct references, ...
+    pub fn from_toml(text: &str, file: &str) -> Result<Schema, SchemaError> {
+        parse(text, file)
     }
 
-    pub fn value_of(&self, name: &str) -> Option<i64> {
-        self.by_name.get(name).copied()
+    /// Reads and parses a schema file.
+    ///
+    /// # Errors
+    /// The file cannot be read (reported at 1:1), or as [`Schema::from_toml`].
+    pub fn load(path: &Path) -> Result<Schema, SchemaError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SchemaError {
+            file: file.clone(),
+            line: 1,
+            col: 1,
+            message: format!("cannot read the schema: {e} (check the path)"),
+        })?;
+        Self::from_toml(&text, &file)
     }
-}
-
-/// A resolved tagged union: the tag's name, and per variant its name, its body struct and the
-/// layout of its value (the tag, then the body's fields).
-#[derive(Debug, Clone)]
-pub(crate) struct UnionDef {
-    pub tag: Arc<str>,
-    pub variants: Vec<UnionVariant>,
-    /// Index in `variants` by name.
-    pub by_name: HashMap<Arc<str>, usize>,
-    pub min_bits: usize,
-    /// The most trace entries it records: the tag, then the largest variant's body fields (no
-    /// scope of its own).
-    pub cost: Cost,
-    /// Levels of structs and arrays inside its largest variant.
-    pub depth: usize,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct UnionVariant {
-    pub name: Arc<str>,
-    pub body: Option<usize>,
-    pub layout: Arc<[Arc<str>]>,
 }
 
 /// The built-in type names, for "unknown type" hints and shadowing checks.
@@ -187,6 +81,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     "u128",
     "fixed",
     "wstring",
+    "bit_run",
 ];
 
 const COMMON_KEYS: &[&str] = &["name", "type", "if", "unless", "doc"];
@@ -212,6 +107,7 @@ fn keys_of(ty: &str) -> &'static [&'static str] {
         "int_relative" => &["previous"],
         "check" => &["label"],
         "include" => &["struct"],
+        "bit_run" => &["by", "table"],
         _ => &[],
     }
 }
@@ -251,11 +147,13 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let root_span = root.span();
     let root = root.get_ref();
     for (k, _) in root.iter() {
-        if !["protocol", "struct", "enum", "union", "batch"].contains(&k.get_ref().as_ref()) {
+        if !["protocol", "struct", "enum", "union", "batch", "yojimbo"]
+            .contains(&k.get_ref().as_ref())
+        {
             return Err(p.err(
                 &k.span(),
                 format!(
-                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME] or [batch])",
+                    "unknown section [{}] (expected [protocol], [struct.NAME], [enum.NAME], [union.NAME], [batch] or [yojimbo])",
                     k.get_ref()
                 ),
             ));
@@ -392,16 +290,26 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let structs = r.structs;
     let unions: Vec<UnionDef> = r.unions.into_iter().flatten().collect();
 
-    let (protocol, packets) = protocol(&p, root, &root_span, &type_names, &map, &structs)?;
-    let struct_ids = raw
+    // A yojimbo game has no bitlens packet framing: its schema may leave [protocol] out.
+    let (protocol, packets) = match get(root, "yojimbo") {
+        Some(_) if get(root, "protocol").is_none() && get(root, "batch").is_none() => {
+            (crate::yojimbo::no_protocol(), Vec::new())
+        }
+        _ => protocol(&p, root, &root_span, &type_names, &map, &structs)?,
+    };
+    let struct_ids: HashMap<String, usize> = raw
         .iter()
         .enumerate()
         .map(|(i, (n, _))| (n.get_ref().clone(), map[i]))
         .collect();
     let batch = get(root, "batch")
-        .map(|v| crate::batch::parse(&p, v))
+        .map(|v| crate::batch::parse::parse(&p, v))
+        .transpose()?;
+    let yojimbo = get(root, "yojimbo")
+        .map(|v| crate::yojimbo::parse(&p, v, &struct_ids, &structs))
         .transpose()?;
     Ok(Schema {
+        yojimbo,
         source: text.into(),
         warnings: {
             // A struct used in several places is checked once, but be sure.
@@ -432,7 +340,7 @@ fn protocol(
     let proto_v = get(root, "protocol").ok_or_else(|| {
         p.err(
             root_span,
-            "no [protocol] section (add `[protocol]` with name, id, mtu and packets)",
+            "no [protocol] section (add `[protocol]` with name, id, mtu and packets; a schema of a yojimbo game has a [yojimbo] section instead)",
         )
     })?;
     let pt = p.table(proto_v, "[protocol]")?;
@@ -1089,6 +997,13 @@ impl Resolver<'_, '_> {
                 (Kind::IntRelative { .. }, Some(pv)) => Kind::IntRelative {
                     previous: Prev::Slot(b.sibling(self.p, &pv, is_integer, "an integer")?),
                 },
+                (Kind::BitRun { table, .. }, _) => {
+                    let by = self
+                        .p
+                        .string(self.need(rf.table, &rf.span, ty, "by", "")?, "by")?;
+                    let by = b.sibling(self.p, &by, crate::bit_run::can_pick, "an integer")?;
+                    Kind::BitRun { by, table }
+                }
                 (k, _) => k,
             };
             let span = has_value.then(|| rf.name.as_ref().map_or(rf.span.clone(), |n| n.span()));
@@ -1243,7 +1158,8 @@ impl Resolver<'_, '_> {
                 }
                 | Kind::IntRelative {
                     previous: Prev::Slot(s),
-                } => *s += base,
+                }
+                | Kind::BitRun { by: s, .. } => *s += base,
                 _ => {}
             }
             // Its slot, `base` + its own, is the next one: `push` gives it.
@@ -1626,6 +1542,12 @@ impl Resolver<'_, '_> {
                         ));
                     }
                 };
+                if matches!(element, Kind::BitRun { .. }) {
+                    return Err(p.err(
+                        &ev.span(),
+                        "an array element cannot be a bit_run (its count comes from a field of the struct: make the element a struct holding that field and the run)",
+                    ));
+                }
                 if matches!(
                     element,
                     Kind::ObjectIndex {
@@ -1756,6 +1678,7 @@ impl Resolver<'_, '_> {
                 }
                 Ok(Kind::Check(label.into_inner()))
             }
+            "bit_run" => crate::bit_run::kind(p, t, span),
             "align" => Ok(Kind::Align),
             "end" => Ok(Kind::End),
             _ => match self.types.get(ty) {
@@ -1976,6 +1899,7 @@ pub(crate) fn cost(
         Kind::Str { .. } => flat(4),
         // A scope, its length, the `utf16` scope; per 32-bit code unit an `[i]` and its value.
         Kind::WStr { .. } => Cost::repeated(Cost::flat(1, 32), 32, 3),
+        Kind::BitRun { .. } => crate::bit_run::cost(),
         // A scope and three components.
         Kind::CompressedVector(_) => flat(4),
         // A scope, `largest` and three codes.
@@ -2021,6 +1945,7 @@ pub(crate) fn depth(kind: &Kind, structs: &[StructDef], unions: &[Option<UnionDe
                 .map_or(0, |d| d.depth)
         }
         Kind::Array { element, .. } => 1 + depth(element, structs, unions),
+        Kind::BitRun { .. } => 1,
         _ => 0,
     }
 }
@@ -2052,6 +1977,7 @@ pub(crate) fn min_bits_with(
             bits_required(0, (*max_len).min(i64::MAX as usize) as i64) as usize
         }
         Kind::Bytes { len } => len.saturating_mul(8),
+        Kind::BitRun { table, .. } => crate::bit_run::min_bits(table),
         Kind::Align | Kind::End => 0,
         Kind::Check(_) => 32,
         Kind::ObjectIndex { .. } | Kind::IntRelative { .. } | Kind::Sparse { .. } => 1,

@@ -2,7 +2,7 @@
 //! that every error names the file, line and column. Shared by the packet parser (`parse`) and
 //! the `[batch]` parser (`batch`).
 
-use crate::{SchemaError, SchemaWarning};
+use crate::error::{SchemaError, SchemaWarning};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};

@@ -6,6 +6,9 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use std::sync::Arc;
 
+/// The value a read starts from and a write of a field without a value sends.
+pub(crate) static NULL: DynValue = DynValue::Null;
+
 /// A value of a schema-described field: what `Schema::read` returns and `Schema::write` takes.
 ///
 /// Serializes (serde) to the natural JSON: structs as objects (absent optional fields left out),

@@ -4,8 +4,8 @@
 //! Each batch field kind is one arm of [`Gen::node_of`] and one arm of [`Gen::call`], beside the
 //! interpreter's arm in `schema/batch.rs`.
 
-use super::{Registry, Spec, Tables, WiresharkError, lua_str, segment};
-use crate::batch::{BKind, BatchSchema, Check, Prim};
+use super::lua::{Registry, Spec, Tables, WiresharkError, lua_str, segment};
+use crate::batch::schema::{BKind, BatchSchema, Check, Prim};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 

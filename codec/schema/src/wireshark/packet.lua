@@ -547,6 +547,27 @@ local function array(R, N, leaf, L, minbits, E)
   close(R)
 end
 
+-- A run of raw bits whose count the table T picks by an earlier field's value `by` (bit_run.rs):
+-- n = T[by mod #T], read under [i] as floor(n / 32) groups of 32 bits, then the n % 32 left.
+-- `by` is a Lua number (the exporter refuses wider fields); Lua's % is never negative here.
+local function bitrun(R, N, leaf, by, T)
+  open(R, N.pf, name_of(R, leaf), join(R.path, leaf))
+  local n = T[by % #T + 1]
+  local path = R.path
+  local i = 0
+  while n > 0 do
+    local w = 32
+    if n < 32 then w = n end
+    R.idx = "[" .. i .. "]"
+    R.path = path .. R.idx
+    rbits(R, N.e, "", w, sfmt("%d", P2[w] - 1))
+    n = n - w
+    i = i + 1
+  end
+  R.path = path
+  close(R)
+end
+
 -- A sparse array (seed 000, array subsets): under [i], the relative object index, then the
 -- element's fields; closed by the index max_objects.
 local function sparse(R, N, leaf, iname, maxo, wtop, body)

@@ -5,9 +5,9 @@
 //! [`Gen::call`] (the runtime call that reads it), beside the interpreter's own arm in
 //! `schema/mod.rs`.
 
-use super::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
-use crate::parse::{Field, Kind, Prev};
-use crate::{Schema, element_previous};
+use super::lua::{Registry, Spec, Tables, WiresharkError, lua_num, lua_str, segment};
+use crate::defs::{Field, Kind, Prev, element_previous};
+use crate::schema::Schema;
 use bitlens_codec::bits::{bits_required, bits_required128};
 use bitlens_codec::checksum::{check_hash, packet_crc};
 use bitlens_codec::quantize::{CompressedFloat, SmallestThree};
@@ -239,6 +239,20 @@ fn is_small(min: i64, max: i64) -> bool {
     min > -SMALL && max < SMALL
 }
 
+/// Refuses to export a `bit_run` (named `name`) whose count is picked by a field (slot `by`)
+/// whose values a Lua number may not hold exactly: the dissector takes that value modulo the
+/// table's length, which must be exact. Returns 0 (the run has no `prev_min`).
+fn exact_pick(name: &str, by: usize, fields: &[Field]) -> Result<i64, WiresharkError> {
+    let kind = fields.iter().find(|f| f.slot == Some(by)).map(|f| &f.kind);
+    match kind {
+        Some(Kind::Int { min, max }) if is_small(*min, *max) => Ok(0),
+        Some(Kind::Bits(n)) if *n <= 32 => Ok(0),
+        _ => Err(WiresharkError(format!(
+            "bit_run \"{name}\" takes its length from a field of more than 51 bits, which the Lua dissector cannot take modulo its table exactly (pick the length by an int within ±2^51 or bits of at most 32)"
+        ))),
+    }
+}
+
 /// The range of a relative index or integer's value, for its field's type: at least previous + 1.
 fn relative_min(prev: Prev, fields: &[Field]) -> i64 {
     let lowest = match prev {
@@ -278,6 +292,7 @@ impl Gen<'_> {
                 Kind::ObjectIndex { previous, .. } | Kind::IntRelative { previous } => {
                     relative_min(*previous, &sd.fields)
                 }
+                Kind::BitRun { by, .. } => exact_pick(&f.name, *by, &sd.fields)?,
                 _ => 0,
             };
             items.push(self.node_of(&f.kind, &join(path, &f.name), &f.name, prev_min)?);
@@ -390,6 +405,12 @@ impl Gen<'_> {
                 self.node(format!("{{ pf = {pf}, len = {len}, utf8 = {utf8} }}"))
             }
             Kind::Bytes { .. } => self.pf(path, name, Spec::Bytes)?,
+            Kind::BitRun { .. } => {
+                // The groups first: they keep the field's name, as an array's elements do.
+                let e = self.pf(path, name, int_spec(0, i64::from(u32::MAX)))?;
+                let pf = self.pf(path, name, Spec::Scope)?;
+                self.node(format!("{{ pf = {pf}, e = {e} }}"))
+            }
             Kind::Align | Kind::Check(_) | Kind::End => "false".into(),
             Kind::ObjectIndex { max_objects, .. } => {
                 self.relative_node(path, name, prev_min, *max_objects, false)?
@@ -489,7 +510,8 @@ impl Gen<'_> {
             }
             | Kind::IntRelative {
                 previous: Prev::Slot(p),
-            } = f.kind
+            }
+            | Kind::BitRun { by: p, .. } = f.kind
             {
                 refs.insert(p);
             }
@@ -618,6 +640,11 @@ impl Gen<'_> {
                 format!("str(R, {node}, {name}, {len})")
             }
             Kind::Bytes { len } => format!("rbytes(R, {node}, {name}, {len})"),
+            Kind::BitRun { by, table } => {
+                let counts: Vec<String> = table.iter().map(u32::to_string).collect();
+                let t = self.constant(format!("{{ {} }}", counts.join(", ")));
+                format!("bitrun(R, {node}, {name}, v[{}], {t})", by + 1)
+            }
             Kind::Align => format!("padding(R, {name})"),
             Kind::Check(label) => format!("check(R, {name}, 0x{:08X})", check_hash(label)),
             Kind::End => format!("finish(R, {name})"),
