@@ -458,14 +458,11 @@ impl Dissectors {
     }
 }
 
-/// The yojimbo configuration a loaded schema gives, when it has a `[yojimbo]` section.
-///
-/// HOOK (issue 27): the schema's `[yojimbo]` section and the function that makes a
-/// `bitlens_yojimbo::Config` of it are another branch's (`yschema`); until that is merged a
-/// schema gives no yojimbo configuration, and a program's own (`Cli::yojimbo`) is used.
+/// The yojimbo configuration a loaded schema gives, when it has a `[yojimbo]` section
+/// ([`bitlens_schema::yojimbo::config`]: its message bodies are read through the schema).
 fn yojimbo_config_of_schema(schema: &Schema) -> Result<Option<YojimboConfig>, String> {
-    let _ = schema;
-    Ok(None)
+    let schema = Arc::new(schema.clone());
+    Ok(bitlens_schema::yojimbo::config(&schema).map(|c| (*c).clone()))
 }
 
 /// The observation of datagram `i` in `seen` ([`Dissectors::observe_all`]): none when the pass
