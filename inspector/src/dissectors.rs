@@ -125,11 +125,14 @@ impl Dissectors {
     ///
     /// # Errors
     /// A schema section or configuration that does not make a valid yojimbo configuration.
-    pub fn set_yojimbo(&mut self, netcode: Netcode, schema: Option<&Schema>) -> Result<(), String> {
-        let config = match schema.map(yojimbo_config_of_schema).transpose()?.flatten() {
-            Some(c) => Some(Arc::new(c)),
-            None => self.yojimbo.clone(),
-        };
+    pub fn set_yojimbo(
+        &mut self,
+        netcode: Netcode,
+        schema: Option<&Arc<Schema>>,
+    ) -> Result<(), String> {
+        let config = schema
+            .and_then(yojimbo_config_of_schema)
+            .or_else(|| self.yojimbo.clone());
         self.yojimbo_read.clone_from(&config);
         let y = Yojimbo::new(netcode, config).map_err(|e| e.to_string())?;
         self.add_transport(Arc::new(y));
@@ -224,9 +227,14 @@ impl Dissectors {
     /// Loads a schema: `schema` (and, when it has a `[batch]` section, `schema-batch`) become
     /// known, and they replace the dissectors of their layout on every port (`schema` where
     /// framed packets were read, `schema-batch` where batches were), unless `--decode
-    /// PORT=NAME` says otherwise later.
-    pub fn set_schema(&mut self, schema: Schema) {
-        let schema = Arc::new(schema);
+    /// PORT=NAME` says otherwise later. A schema of only a `[yojimbo]` section has no packets:
+    /// it replaces nothing (its configuration is the yojimbo layer's,
+    /// [`Dissectors::set_yojimbo`]).
+    pub fn set_schema(&mut self, schema: impl Into<Arc<Schema>>) {
+        let schema: Arc<Schema> = schema.into();
+        if !schema.has_protocol() && bitlens_schema::yojimbo::section(&schema).is_some() {
+            return;
+        }
         let packets: Arc<dyn Dissector> = Arc::new(SchemaDissector::new(Arc::clone(&schema)));
         let batches = batch_dissector(schema).map(|d| Arc::new(d) as Arc<dyn Dissector>);
         for d in self.by_port.values_mut() {
@@ -291,6 +299,16 @@ impl Dissectors {
             }
             // A transport named where a protocol belongs (`netcode+netcode`, `--as netcode`):
             // it is known, so "unknown" would contradict the list of known names.
+            _ if self
+                .transports
+                .iter()
+                .any(|t| t.name() == name && !t.takes_inner()) =>
+            {
+                format!(
+                    "{name:?} is a transport that reads its own payload, not a protocol: name \
+                     it alone, as in --decode PORT={name}"
+                )
+            }
             _ if self.transport_names().any(|t| t == name) => format!(
                 "{name:?} is a transport, not a protocol: it goes in front of one, as in \
                  --decode PORT={name}+NAME"
@@ -467,11 +485,11 @@ impl Dissectors {
     }
 }
 
-/// The yojimbo configuration a loaded schema gives, when it has a `[yojimbo]` section
-/// ([`bitlens_schema::yojimbo::config`]: its message bodies are read through the schema).
-fn yojimbo_config_of_schema(schema: &Schema) -> Result<Option<YojimboConfig>, String> {
-    let schema = Arc::new(schema.clone());
-    Ok(bitlens_schema::yojimbo::config(&schema).map(|c| (*c).clone()))
+/// The yojimbo configuration a loaded schema gives: its `[yojimbo]` section's channels and
+/// message types, each body a schema struct read through the interpreter (SCHEMA.md, "yojimbo
+/// games"); `None` without the section.
+fn yojimbo_config_of_schema(schema: &Arc<Schema>) -> Option<Arc<YojimboConfig>> {
+    bitlens_schema::yojimbo::config(schema)
 }
 
 /// The observation of datagram `i` in `seen` ([`Dissectors::observe_all`]): none when the pass

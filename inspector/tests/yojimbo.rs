@@ -196,6 +196,75 @@ fn messages(f: &BTreeMap<String, Json>) -> Vec<(i64, Vec<[i64; 3]>)> {
 fn the_soak_capture_decodes_every_message_and_block_with_a_programs_configuration() {
     let cli = cli(soak_config());
     let lines = json_lines(&cli, "yojimbo-soak.pcap", &keyed());
+    check_soak(&lines);
+    // check: nothing wrong, nothing encrypted.
+    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &keyed());
+    assert_eq!((o.problems, o.encrypted, o.undecoded), (0, 0, 0), "{table}");
+    assert!(table.contains("yojimbo.packet (reassembled)"), "{table}");
+}
+
+/// The `bitlens` binary's arguments that read a yojimbo capture with the samples' key.
+fn soak_args<'a>(command: &'a str, capture: &'a str) -> Vec<&'a str> {
+    vec![
+        command,
+        capture,
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]
+}
+
+fn stdout_json(out: &std::process::Output) -> Vec<Json> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_reference_captures_decode_with_their_schemas() {
+    let mut args = soak_args("decode", "yojimbo-soak.pcap");
+    args.extend(["--json", "--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    check_soak(&stdout_json(&out));
+    let mut args = soak_args("check", "yojimbo-soak.pcap");
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{table}");
+    assert!(table.contains("618 of 618 datagrams with a decoder decoded, 0 with problems"));
+
+    // profile: a reassembled packet's and a block's entries (numbered after the datagram's
+    // bits) are not counted again: the rows add up to the datagrams' bits.
+    let mut args = soak_args("profile", "yojimbo-soak.pcap");
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let out = bitlens(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let total: f64 = text
+        .lines()
+        .skip_while(|l| !l.contains("field or overhead"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let share = l.split_whitespace().nth(2).unwrap();
+            share.trim_end_matches('%').parse::<f64>().unwrap()
+        })
+        .sum();
+    assert!((99.0..=100.5).contains(&total), "{total}\n{text}");
+
+    let mut args = soak_args("decode", "yojimbo-client-server.pcap");
+    args.extend(["--json", "--schema", "yojimbo-client-server.schema.toml"]);
+    let out = bitlens(&args);
+    assert!(out.status.success(), "{out:?}");
+    check_client_server(&stdout_json(&out));
+}
+
+/// The soak capture's datagrams as `decode --json` gives them, against its labels and the
+/// sample's source.
+fn check_soak(lines: &[Json]) {
     let labels = labels();
     assert_eq!(lines.len(), 618);
     let (mut messages_seen, mut blocks, mut reassembled) = (0, Vec::new(), 0);
@@ -342,20 +411,22 @@ fn the_soak_capture_decodes_every_message_and_block_with_a_programs_configuratio
         })
         .sum();
     assert_eq!(lost, 63, "packets never complete");
-
-    // check: nothing wrong, nothing encrypted.
-    let (o, table) = check_table(&cli, "yojimbo-soak.pcap", &keyed());
-    assert_eq!((o.problems, o.encrypted, o.undecoded), (0, 0, 0), "{table}");
-    assert!(table.contains("yojimbo.packet (reassembled)"), "{table}");
 }
 
 #[test]
 fn the_client_server_capture_decodes_its_empty_packets() {
     let cli = cli(client_server_config());
     let lines = json_lines(&cli, "yojimbo-client-server.pcap", &keyed());
+    check_client_server(&lines);
+    let (o, table) = check_table(&cli, "yojimbo-client-server.pcap", &keyed());
+    assert_eq!((o.problems, o.encrypted), (0, 0), "{table}");
+}
+
+/// The client/server capture: every payload an empty connection packet.
+fn check_client_server(lines: &[Json]) {
     assert_eq!(lines.len(), 362);
     let mut payloads = 0;
-    for line in &lines {
+    for line in lines {
         assert_eq!(line["status"], "ok", "{line}");
         let f = fields(line);
         if line["packet_type"] == "yojimbo.packet" {
@@ -365,8 +436,6 @@ fn the_client_server_capture_decodes_its_empty_packets() {
         }
     }
     assert_eq!(payloads, 346);
-    let (o, table) = check_table(&cli, "yojimbo-client-server.pcap", &keyed());
-    assert_eq!((o.problems, o.encrypted), (0, 0), "{table}");
 }
 
 fn bitlens(args: &[&str]) -> std::process::Output {
@@ -443,6 +512,18 @@ fn without_a_configuration_the_reliable_header_shows_and_the_reason_is_given() {
         err.contains("name it alone, as in --decode PORT=yojimbo"),
         "{err}"
     );
+    // Wireshark's Lua cannot decrypt: no half dissector is exported, in one line.
+    for name in ["yojimbo", "netcode+demo"] {
+        let out = bitlens(&["export-wireshark", "--as", name]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("a Wireshark Lua dissector cannot decrypt it"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -514,4 +595,117 @@ fn a_configuration_the_traffic_breaks_is_the_yojimbo_layers_error() {
         table.contains("yojimbo: error/packet_fragment_count"),
         "{table}"
     );
+}
+
+/// The samples' inspector as a program (`cli(soak_config())`), for the tmux test to run in a
+/// real terminal: the test binary runs itself with `BITLENS_YOJIMBO_PROGRAM` holding the
+/// arguments, one per line. Without that variable (an ordinary test run) it does nothing.
+#[test]
+fn samples_program() {
+    let Ok(args) = std::env::var("BITLENS_YOJIMBO_PROGRAM") else {
+        return;
+    };
+    let args = std::iter::once("soak").chain(args.lines());
+    std::process::exit(cli(soak_config()).status_from(args).into());
+}
+
+/// One tmux server of this test's own (`-L`), so no other session is touched.
+fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
+    Command::new("tmux")
+        .arg("-L")
+        .arg(socket)
+        .args(args)
+        .output()
+        .expect("tmux runs")
+}
+
+/// The pane's text once it holds every string of `want` (or what it shows after 30 s).
+fn screen_with(socket: &str, want: &[&str]) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let o = tmux(socket, &["capture-pane", "-p", "-t", "t"]);
+        let screen = String::from_utf8_lossy(&o.stdout).into_owned();
+        if want.iter().all(|w| screen.contains(w))
+            || start.elapsed() > std::time::Duration::from_secs(30)
+        {
+            return screen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_tui_shows_a_complete_block_as_its_own_node() {
+    if !Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux not installed: run scripts/install-test-deps.sh"
+        );
+        eprintln!("skipped: tmux not installed (run scripts/install-test-deps.sh)");
+        return;
+    }
+    let args = [
+        "inspect",
+        "yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]
+    .join("\n");
+    let exe = std::env::current_exe().expect("the test binary");
+    let socket = format!("bitlens-yojimbo-{}", std::process::id());
+    let o = Command::new("tmux")
+        .args([
+            "-L",
+            &socket,
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "40",
+        ])
+        .arg("-c")
+        .arg(captures())
+        .arg("-e")
+        .arg(format!("BITLENS_YOJIMBO_PROGRAM={args}"))
+        .arg(format!(
+            "{} --exact samples_program --nocapture --test-threads=1",
+            exe.display()
+        ))
+        .output()
+        .expect("tmux runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let result = std::panic::catch_unwind(|| {
+        let screen = screen_with(&socket, &["Packets 1/618"]);
+        assert!(screen.contains("Packets 1/618"), "{screen}");
+        // Frame 188 completed the block of message 81 (client to server).
+        tmux(&socket, &["send-keys", "-t", "t", "/", "188", "Enter"]);
+        let screen = screen_with(&socket, &["yojimbo.packet (reassembled)"]);
+        assert!(screen.contains("yojimbo.packet (reassembled)"), "{screen}");
+        tmux(&socket, &["send-keys", "-t", "t", "Enter", "G"]);
+        // The block: a node of its own in the yojimbo scope, listing its datagrams.
+        let want = [
+            "▾ blocks",
+            "▾ [0] = \"channel 1, message 81 (TestBlockMessage",
+            "type_name = \"TestBlockMessage\"",
+            "datagrams = \"152, 153, 157, 184, 188\"",
+        ];
+        let screen = screen_with(&socket, &want);
+        for w in want {
+            assert!(screen.contains(w), "{w:?} not on screen:\n{screen}");
+        }
+        tmux(&socket, &["send-keys", "-t", "t", "q"]);
+    });
+    let _ = tmux(&socket, &["kill-server"]);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
 }

@@ -489,6 +489,31 @@ fn schema_load_seeds() {
             &raw_schema(&text, &[]),
         );
     }
+    // bit_run (issue 27.3): a run picked through a table, the packet whole and cut short; the
+    // yojimbo samples' schema (no [protocol]: every datagram is refused before a bit is read).
+    let runs = format!(
+        "{HEAD}[struct.P]\nfields = [{{ name = \"k\", type = \"u8\" }}, \
+         {{ name = \"pad\", type = \"bit_run\", by = \"k\", table = [0, 3, 70, 512] }}]\n"
+    );
+    let schema = bitlens_schema::Schema::from_toml(&runs, FILE).unwrap();
+    let json = serde_json::json!({"k": 2, "pad": [1, 2, 3]});
+    let v = schema.value_from_json("P", &json).unwrap();
+    let mut buf = [0u8; 64];
+    let n = schema.write("P", &v, &mut buf).unwrap();
+    write_seed(
+        "schema_load",
+        "raw_bit_run_valid.bin",
+        &raw_schema(&runs, &buf[..n]),
+    );
+    let cut = raw_schema(&runs, &buf[..n - 6]);
+    write_seed("schema_load", "raw_bit_run_past_end.bin", &cut);
+    let yojimbo =
+        std::fs::read_to_string(replay::root().join("captures/yojimbo.schema.toml")).unwrap();
+    write_seed(
+        "schema_load",
+        "raw_yojimbo_schema.bin",
+        &raw_schema(&yojimbo, &[0; 12]),
+    );
     // Found: a pod struct of three 65529-u64 pods made a reader allocate 1.5 MiB for a 3-byte
     // body (now refused when the schema loads).
     let big = format!(

@@ -390,7 +390,8 @@ impl Reading<'_> {
         }
     }
 
-    /// A complete block as the scope `yojimbo.blocks[i]`, its entries from bit `at` on.
+    /// A complete block as the scope `yojimbo.blocks[i]` (inside the scope `yojimbo.blocks`),
+    /// its entries from bit `at` on; the bit after them.
     fn block(&mut self, i: usize, b: &CompleteBlock, at: usize) -> usize {
         let Some(cfg) = self.cfg else {
             return at;
@@ -409,7 +410,7 @@ impl Reading<'_> {
             numbers(&b.datagrams)
         );
         self.fields
-            .push(entry(&p, 1, at, total, Value::Str(summary), true));
+            .push(entry(&p, 2, at, total, Value::Str(summary), true));
         let int = |v: i128| Value::Int(v);
         for (f, v) in [
             ("channel", int(b.channel as i128)),
@@ -419,20 +420,20 @@ impl Reading<'_> {
             ("datagrams", Value::Str(numbers(&b.datagrams))),
         ] {
             self.fields
-                .push(entry(&format!("{p}.{f}"), 2, at, 0, v, false));
+                .push(entry(&format!("{p}.{f}"), 3, at, 0, v, false));
         }
         let body = format!("{p}.body");
         self.fields
-            .push(entry(&body, 2, at, b.body.len, Value::None, true));
+            .push(entry(&body, 3, at, b.body.len, Value::None, true));
         if let Some(t) = cfg.message_types.get(b.message_type as usize) {
             let mut s = TraceStream::new(&b.body.data);
             let r = t.body.trace(&mut s);
-            moved(s.into_trace(r).fields, &body, 3, at, &mut self.fields);
+            moved(s.into_trace(r).fields, &body, 4, at, &mut self.fields);
         }
         let data_at = at + b.body.len;
         self.fields.push(entry(
             &format!("{p}.data"),
-            2,
+            3,
             data_at,
             b.data.len() * 8,
             Value::Bytes(b.data.clone()),
@@ -536,6 +537,11 @@ impl Yojimbo {
             }
         }
         if record && let Some(found) = found {
+            if !found.blocks.is_empty() {
+                let bits = found.blocks.iter().map(|b| b.body.len + b.data.len() * 8);
+                let e = entry("yojimbo.blocks", 1, after, bits.sum(), Value::None, true);
+                r.fields.push(e);
+            }
             for (i, b) in found.blocks.iter().enumerate() {
                 after = r.block(i, b, after);
             }
@@ -660,5 +666,91 @@ impl Transport for Yojimbo {
 
     fn takes_inner(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ChannelConfig, ChannelType, MessageType, NoBody};
+
+    fn config() -> Config {
+        let mut unreliable = ChannelConfig::new(ChannelType::UnreliableUnordered);
+        unreliable.max_block_size = 4096;
+        Config {
+            reliable: ReliableConfig {
+                max_packet_size: 4096,
+                fragment_size: 64,
+                max_fragments: 64,
+            },
+            channels: vec![ChannelConfig::new(ChannelType::ReliableOrdered), unreliable],
+            message_types: vec![
+                MessageType::new("a", false, Arc::new(NoBody)),
+                MessageType::new("b", true, Arc::new(NoBody)),
+            ],
+        }
+    }
+
+    /// Hostile plaintexts (random bytes, and valid headers with random bytes after them):
+    /// never a panic, entries only with `record`, and the traced and plain reads agree on the
+    /// verdict and the packet type.
+    #[test]
+    fn hostile_payloads_read_the_same_traced_or_not() {
+        let y = Yojimbo::new(Netcode::new(), Some(Arc::new(config()))).unwrap();
+        let bare = Yojimbo::new(Netcode::new(), None).unwrap();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..20_000 {
+            let len = (next() % 200) as usize;
+            let mut p: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            match round % 4 {
+                0 if len >= 8 => p[..8].copy_from_slice(&[0x3e, 0, 0, 1, 0, 0, 0, 0]),
+                1 if len >= 5 => p[..5].copy_from_slice(&[1, 7, 0, 1, 2]),
+                _ => {}
+            }
+            for t in [&y, &bare] {
+                let traced = t.read(&p, 16, len + 32, None, true);
+                let plain = t.read(&p, 16, len + 32, None, false);
+                assert_eq!(traced.problem, plain.problem, "{p:02x?}");
+                assert_eq!(traced.packet_type, plain.packet_type);
+                assert!(plain.fields.is_empty());
+                assert!(!traced.fields.is_empty());
+                if let Some(pr) = &traced.problem {
+                    assert!(pr.field.starts_with("yojimbo"), "{pr:?}");
+                    assert!(pr.bit >= 16 * 8, "{pr:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_connection_packet_is_refused_and_a_regular_one_read() {
+        let y = Yojimbo::new(Netcode::new(), Some(Arc::new(config()))).unwrap();
+        // The client/server samples' packet: header, then one byte (no channel entries).
+        let r = y.read(&[0x3e, 0, 0, 1, 0, 0, 0, 0, 0], 0, 9, None, true);
+        assert_eq!(
+            (r.problem.as_ref(), r.packet_type),
+            (None, "yojimbo.packet")
+        );
+        assert!(r.fields.iter().any(|f| f.path() == "yojimbo.num_entries"));
+        let r = y.read(&[0x3e, 0, 0, 1, 0, 0, 0, 0], 0, 8, None, false);
+        let p = r.problem.expect("refused");
+        assert_eq!(
+            (p.kind, p.field.as_str()),
+            ("empty_packet", "yojimbo.num_entries")
+        );
+        assert_eq!(p.bit, 64);
+    }
+
+    #[test]
+    fn an_invalid_configuration_is_refused() {
+        let mut c = config();
+        c.channels.clear();
+        assert!(Yojimbo::new(Netcode::new(), Some(Arc::new(c))).is_err());
     }
 }

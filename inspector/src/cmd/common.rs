@@ -124,7 +124,12 @@ impl DecodeOpts {
     /// A message naming the bad argument.
     pub fn dissectors(&self, defaults: &Dissectors) -> Result<Dissectors> {
         let mut d = defaults.clone();
-        let schema = self.schema.as_deref().map(load_schema).transpose()?;
+        let schema = self
+            .schema
+            .as_deref()
+            .map(load_schema)
+            .transpose()?
+            .map(Arc::new);
         let netcode = self.netcode()?;
         // yojimbo runs over netcode with the same keys; its configuration comes from the
         // schema or the program (`Dissectors::set_yojimbo`, the one place).

@@ -85,6 +85,30 @@ pub fn run_dissector(
     run_dissectors(dissectors, &[name.to_owned()], options)
 }
 
+/// Refuses a transport (`--as netcode`, `--as yojimbo`) or a stack over one (`--as
+/// netcode+demo`) in one line: their traffic is encrypted, and a Wireshark Lua dissector cannot
+/// decrypt, so no half dissector (headers only) is exported.
+fn encrypted_refused(dissectors: &Dissectors, name: &str) -> Result<()> {
+    let (transport, inner) = match name.split_once('+') {
+        Some((t, i)) => (t.trim(), Some(i.trim())),
+        None => (name.trim(), None),
+    };
+    if !dissectors.transport_names().any(|t| t == transport) {
+        return Ok(());
+    }
+    let instead = match inner {
+        Some(i) => format!(
+            "write the decrypted payloads with `decode --decode PORT={name} --netcode-key FILE \
+             --write-plaintext OUT.pcapng` and export --as {i} for them"
+        ),
+        None => format!("read it with `bitlens decode --decode PORT={transport}` or `inspect`"),
+    };
+    bail!(
+        "--as {name:?}: {transport} traffic is encrypted (netcode 1.02) and a Wireshark Lua \
+         dissector cannot decrypt it, so none is exported; {instead}"
+    )
+}
+
 /// The Lua text of one file for the dissectors `names` of `dissectors` (`--as`, repeated): at
 /// most one of each layout, so a packet set and its message set (`--as mygame --as
 /// mygame-batch`) make one protocol, the packet set's `[protocol]` and packets with the message
@@ -105,6 +129,7 @@ pub fn run_dissectors(
     let mut packets: Option<(&str, String)> = None;
     let mut batches: Option<(&str, String)> = None;
     for name in names {
+        encrypted_refused(dissectors, name)?;
         let d = dissectors
             .by_name(name)
             .ok_or_else(|| anyhow!("--as {name:?}: {}", dissectors.unknown(name)))?;

@@ -452,7 +452,11 @@ impl<'a> Profiler<'a> {
                 continue;
             }
             let class = classify(d, i, f);
-            let bits = f.bits as u64;
+            // Only the datagram's own bits: a transport numbers what it read from several
+            // datagrams (yojimbo's reassembled packet, its blocks) after them.
+            let bits = (f.bit as u64 + f.bits as u64)
+                .min(payload_bits)
+                .saturating_sub(f.bit as u64);
             match class {
                 Class::Field => cost.field_bits += bits,
                 Class::Overhead(_) => cost.overhead_bits += bits,

@@ -40,7 +40,7 @@ fn shipped_captures() -> Vec<(&'static str, Dissectors)> {
         let key = bitlens_netcode::parse_key(&key).unwrap();
         let file = "yojimbo.schema.toml";
         let text = std::fs::read_to_string(captures().join(file)).unwrap();
-        let schema = Schema::from_toml(&text, file).unwrap();
+        let schema = std::sync::Arc::new(Schema::from_toml(&text, file).unwrap());
         let netcode = bitlens_netcode::Netcode::new().with_private_key(key);
         d.set_yojimbo(netcode, Some(&schema)).unwrap();
         d.apply_override("40000=yojimbo").unwrap();
