@@ -411,6 +411,20 @@ pub struct MessageView {
     pub body: Range<usize>,
 }
 
+/// A window of trace bits that a datagram carries although its dissection numbers them past the
+/// datagram's own bits: a packet reassembled from fragments is traced as a second byte source
+/// after the datagram (yojimbo), and the part of it that this datagram's fragment brought is
+/// here ([`Dissector::carried_seen`]), so that the proxy can change those bits in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// First trace bit of the window (at or past `8 * datagram length`).
+    pub trace_bit: usize,
+    /// Where that bit is in the datagram (an opened datagram's plaintext, for a transport).
+    pub bit: usize,
+    /// Width of the window in bits.
+    pub bits: usize,
+}
+
 /// One transport layer of a stacked dissection ([`crate::transport::Stack`]): its name, where
 /// its entries are in the dissection's one field tree, where its payload is, and how it went.
 ///
@@ -651,6 +665,14 @@ pub trait Dissector: Send + Sync {
     fn close_seen(&self, datagram: &mut [u8], seen: &Observation) -> bool {
         let _ = (datagram, seen);
         true
+    }
+
+    /// The windows of trace bits past the datagram's own that this datagram carries (see
+    /// [`Carried`]); empty (the default) when every traced bit is the datagram's own or was
+    /// read from other datagrams.
+    fn carried_seen(&self, datagram: &[u8], seen: &Observation) -> Vec<Carried> {
+        let _ = (datagram, seen);
+        Vec::new()
     }
 
     /// The framing parameters (packet type names, protocol id, MTU), for formats that frame

@@ -65,7 +65,7 @@
 //! assert_eq!((v.status, v.layer), (Status::Error, Some("tilde")));
 //! ```
 
-use crate::dissect::{Dissection, Dissector, LayerView, Layout, Problem, Status, Verdict};
+use crate::dissect::{Carried, Dissection, Dissector, LayerView, Layout, Problem, Status, Verdict};
 use crate::observe::{Observation, Tracker};
 use crate::packet::ProtocolId;
 use crate::trace::{FieldKind, Trace, TraceField, Value};
@@ -176,6 +176,14 @@ pub trait Transport: Send + Sync {
     fn close(&self, datagram: &mut [u8], seen: &Observation) -> bool {
         let _ = (datagram, seen);
         true
+    }
+
+    /// The windows of trace bits numbered past the datagram's own (a packet the layer
+    /// reassembled from fragments) that this datagram's bytes carry, in the opened datagram's
+    /// coordinates ([`Carried`]). The default: none (a layer that reassembles nothing).
+    fn carried(&self, datagram: &[u8], seen: &Observation) -> Vec<Carried> {
+        let _ = (datagram, seen);
+        Vec::new()
     }
 
     /// Whether the layer hands its payload to an inner dissector (`--decode PORT=NAME+INNER`).
@@ -431,6 +439,10 @@ impl Dissector for Stack {
 
     fn close_seen(&self, datagram: &mut [u8], seen: &Observation) -> bool {
         self.transport.close(datagram, seen)
+    }
+
+    fn carried_seen(&self, datagram: &[u8], seen: &Observation) -> Vec<Carried> {
+        self.transport.carried(datagram, seen)
     }
 
     fn with_protocol_id(&self, id: ProtocolId) -> Option<Arc<dyn Dissector>> {

@@ -32,6 +32,8 @@ pub struct Dissectors {
     transports: Vec<Arc<dyn Transport>>,
     /// The program's own yojimbo configuration ([`Dissectors::set_yojimbo_config`]).
     yojimbo: Option<Arc<YojimboConfig>>,
+    /// The configuration the `yojimbo` transport reads with (the schema's or the program's).
+    yojimbo_read: Option<Arc<YojimboConfig>>,
 }
 
 impl fmt::Debug for Dissectors {
@@ -131,9 +133,16 @@ impl Dissectors {
         let config = schema
             .and_then(yojimbo_config_of_schema)
             .or_else(|| self.yojimbo.clone());
+        self.yojimbo_read.clone_from(&config);
         let y = Yojimbo::new(netcode, config).map_err(|e| e.to_string())?;
         self.add_transport(Arc::new(y));
         Ok(())
+    }
+
+    /// The yojimbo configuration the `yojimbo` transport reads with (its channels and message
+    /// types: the profile names message types by it), if it has one.
+    pub fn yojimbo_config(&self) -> Option<&Arc<YojimboConfig>> {
+        self.yojimbo_read.as_ref()
     }
 
     /// The known transports' names.

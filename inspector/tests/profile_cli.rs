@@ -194,6 +194,53 @@ fn budgets_pass_and_fail_naming_what_is_over() {
     );
 }
 
+/// Through yojimbo (the soak capture, its schema and key): `--json` has the channel and message
+/// type rows, and a budget names a yojimbo message type and a body field of it, on `profile`
+/// and on `check`.
+#[test]
+fn yojimbo_rows_in_json_and_budgets() {
+    let args = [
+        "captures/yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "captures/yojimbo-reference.key",
+        "--schema",
+        "captures/yojimbo.schema.toml",
+    ];
+    let o = bitlens(&[&["profile"][..], &args[..], &["--json"][..]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let p: Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    assert_eq!(p["channels"][0]["name"], "channel 1", "{}", p["channels"]);
+    assert_eq!(p["message_types"][0]["name"], "TestMessage");
+    assert_eq!(p["message_types"][0]["count"], 4167);
+    let budget = temp("yojimbo-budget.toml");
+    std::fs::write(
+        &budget,
+        "[message_type]\nTestMessage = 100\nTestBlockMessage = 18\n\
+         [field]\n\"TestMessage.sequence\" = 15\n",
+    )
+    .unwrap();
+    let b = budget.to_str().unwrap();
+    for cmd in ["profile", "check"] {
+        let o = bitlens(&[&[cmd][..], &args[..], &["--budget", b][..]].concat());
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("over budget: message type TestMessage: 111.4 bits per occurrence"),
+            "{cmd}: {err}"
+        );
+        assert!(
+            err.contains("over budget: field TestMessage.sequence: 16.0 bits per occurrence"),
+            "{cmd}: {err}"
+        );
+        assert!(
+            !err.contains("TestBlockMessage"),
+            "within its budget: {err}"
+        );
+    }
+}
+
 #[test]
 fn no_progress_bytes_when_stderr_is_not_a_terminal() {
     // Large enough for a bar on a terminal (over 4 MiB, over 100000 datagrams).

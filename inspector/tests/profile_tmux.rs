@@ -43,6 +43,40 @@ fn p_opens_the_profile_of_the_filter_and_esc_closes_it() {
     });
 }
 
+/// yojimbo's rows in the `P` view: the layer's overhead rows, a message type's field, then the
+/// message types and channels (the soak capture, with its schema and key).
+#[test]
+fn p_shows_yojimbos_message_types_and_channels() {
+    if !tmux::or_skip() {
+        return;
+    }
+    let command = format!(
+        "{} inspect captures/yojimbo-soak.pcap --decode 40000=yojimbo --netcode-key \
+         captures/yojimbo-reference.key --schema captures/yojimbo.schema.toml",
+        BIN
+    );
+    tmux::session("profile-yojimbo", &command, |socket| {
+        tmux::expect(socket, &["Packets 1/618"]);
+        tmux::send_keys(socket, &["P"]);
+        tmux::expect(
+            socket,
+            &[
+                "618 decoded",
+                "(reliable.io headers)",
+                "(channel framing)",
+                "(packet fragments)",
+                "TestMessage.sequence",
+                "message TestMessage",
+                "message TestBlockMessage",
+                "channel 1",
+            ],
+        );
+        tmux::send_keys(socket, &["Escape"]);
+        tmux::expect(socket, &["? help"]);
+        tmux::send_keys(socket, &["q"]);
+    });
+}
+
 #[test]
 fn long_work_shows_a_progress_bar_on_a_terminal() {
     if !tmux::or_skip() {

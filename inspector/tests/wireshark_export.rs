@@ -2103,7 +2103,7 @@ fn display_filters_select_what_decode_reports() {
 /// groups and a rest, a negative index), and runs cut short by the end of the datagram.
 #[test]
 fn bit_runs_agree_with_decode() {
-    if !tshark_or_skip() {
+    if !installed_or_skip("tshark", "--version") {
         return;
     }
     let dir = tmp_dir("bitrun");

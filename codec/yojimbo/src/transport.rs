@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bitlens_codec::dissect::{Problem, Status, intern};
+use bitlens_codec::dissect::{Carried, Problem, Status, intern};
 use bitlens_codec::observe::{Observation, Tracker};
 use bitlens_codec::transport::{Transport, Unwrapped};
 use bitlens_codec::{FieldKind, ReadStream, TraceField, TraceStream, Value};
@@ -634,6 +634,39 @@ impl Transport for Yojimbo {
     fn close(&self, d: &mut [u8], seen: &Observation) -> bool {
         seen.get::<Seen>()
             .is_some_and(|s| self.netcode.close(d, &s.netcode))
+    }
+
+    /// On the datagram that completed a fragmented connection packet: where its own fragment's
+    /// data sits in the reassembled packet's entries (numbered from `8 * datagram length`, see
+    /// the module docs) and in the datagram. reliable.io puts fragment `k`'s data at byte
+    /// `k * fragment_size` of the packet (every fragment but the last is that long). The other
+    /// fragments were forwarded before; blocks come from other datagrams' fragments too.
+    fn carried(&self, d: &[u8], seen: &Observation) -> Vec<Carried> {
+        let Some(s) = seen.get::<Seen>() else {
+            return Vec::new();
+        };
+        let Some((_, packet, _)) = s.found.as_ref().and_then(|f| f.reassembled.as_ref()) else {
+            return Vec::new();
+        };
+        let Some(plain) = self.netcode.unwrap(d, &s.netcode, false).payload else {
+            return Vec::new();
+        };
+        let bytes = &plain.bytes;
+        let rcfg = self.reliable_config();
+        let Ok(Reliable::Fragment(f)) = reliable::read(&mut ReadStream::new(bytes), bytes, &rcfg)
+        else {
+            return Vec::new();
+        };
+        let len = bytes.len().saturating_sub(f.data_start);
+        let start = f.fragment_id as usize * rcfg.fragment_size as usize;
+        if start + len > packet.len() {
+            return Vec::new();
+        }
+        vec![Carried {
+            trace_bit: d.len() * 8 + start * 8,
+            bit: (plain.offset + f.data_start) * 8,
+            bits: len * 8,
+        }]
     }
 
     fn takes_inner(&self) -> bool {

@@ -67,6 +67,7 @@ fn stack(acc: &FieldAcc) -> String {
                 s.push_str(segment);
             }
         }
+        Class::Reassembled => {}
     }
     // Folded stacks end with a space and the count: no other space or semicolon may be in a
     // frame's name.
@@ -103,6 +104,12 @@ pub(super) fn profile(p: Profiler<'_>) -> Profile {
     by_bits(&mut packet_types, |r| r.bits, |r| &r.name);
     let mut message_types: Vec<Row> = p.messages.iter().map(|(n, t)| row(*n, *t, total)).collect();
     by_bits(&mut message_types, |r| r.bits, |r| &r.name);
+    let mut channels: Vec<Row> = p
+        .channels
+        .iter()
+        .map(|(c, t)| row(format!("channel {c}"), *t, total))
+        .collect();
+    by_bits(&mut channels, |r| r.bits, |r| &r.name);
     let mut overhead_totals = [Tally::default(); Overhead::ALL.len()];
     let mut fields = Vec::new();
     let mut stacks = Vec::new();
@@ -120,6 +127,8 @@ pub(super) fn profile(p: Profiler<'_>) -> Profile {
                 totals: row(display_name(acc), acc.tally, total),
                 hint: hint(acc),
             }),
+            // Never a row: the walk counts no such leaf.
+            Class::Reassembled => {}
         }
     }
     by_bits(&mut fields, |r| r.totals.bits, |r| &r.name);
@@ -158,6 +167,7 @@ pub(super) fn profile(p: Profiler<'_>) -> Profile {
         directions,
         packet_types,
         message_types,
+        channels,
         fields,
         overhead,
         compressed,

@@ -55,6 +55,18 @@ pub enum Overhead {
     TransportHeader,
     /// A transport layer's own fields after its payload (netcode: the MAC).
     TransportTrailer,
+    /// yojimbo: the reliable.io packet header or fragment header in front of the connection
+    /// packet (prefix, sequence, ack, ack bits, fragment id and count).
+    ReliableHeader,
+    /// yojimbo: the connection packet's framing (entry count, channel index, block flag,
+    /// message counts, message ids, message types, block fragment headers).
+    ChannelFraming,
+    /// yojimbo: the bytes of a connection packet sent in reliable.io fragments, on each
+    /// fragment's datagram (their messages are read once the packet is whole: the message type
+    /// and channel rows count them on the datagram that completed it).
+    PacketFragments,
+    /// yojimbo: a block's bytes (block fragment data): the game's own, but opaque.
+    BlockData,
     /// Bits of a decoded payload no field covers (the body of a message of a type the protocol
     /// does not know, skipped by its length).
     Unread,
@@ -63,7 +75,7 @@ pub enum Overhead {
 impl Overhead {
     /// Every kind, in declaration order (totals are indexed by the discriminant; tables sort
     /// their rows by cost).
-    pub const ALL: [Overhead; 10] = [
+    pub const ALL: [Overhead; 14] = [
         Overhead::IpUdp,
         Overhead::Crc,
         Overhead::PacketType,
@@ -73,6 +85,10 @@ impl Overhead {
         Overhead::MessageHeader,
         Overhead::TransportHeader,
         Overhead::TransportTrailer,
+        Overhead::ReliableHeader,
+        Overhead::ChannelFraming,
+        Overhead::PacketFragments,
+        Overhead::BlockData,
         Overhead::Unread,
     ];
 
@@ -88,6 +104,10 @@ impl Overhead {
             Overhead::Padding => "(alignment padding)",
             Overhead::LengthPrefix => "(length prefixes)",
             Overhead::MessageHeader => "(message headers)",
+            Overhead::ReliableHeader => "(reliable.io headers)",
+            Overhead::ChannelFraming => "(channel framing)",
+            Overhead::PacketFragments => "(packet fragments)",
+            Overhead::BlockData => "(block data)",
             Overhead::Unread => "(not read: skipped by length)",
         }
     }
@@ -100,6 +120,11 @@ pub enum Class {
     Field,
     /// Overhead of this kind.
     Overhead(Overhead),
+    /// Bits this datagram does not carry: entries a transport numbers after the datagram's own
+    /// bits (yojimbo's reassembled packet, read from the bytes of several fragments, and its
+    /// complete blocks). Their wire bits are counted where they were sent (packet fragments,
+    /// block data); they count only in the message type and channel rows.
+    Reassembled,
 }
 
 /// Classifies trace entry `i` (`f`) of dissection `d`: THE one place that decides whether an
@@ -116,9 +141,22 @@ pub enum Class {
 /// Tested first: an entry of a transport layer's own (`Dissection::layers`: netcode's header
 /// fields, its MAC) is [`Overhead::TransportHeader`] or [`Overhead::TransportTrailer`]; the
 /// payload it handed on is classified by the rules above, as if it had come in the clear.
+/// yojimbo's entries (the layer reads its payload itself: they are all its own) are split:
+/// an entry numbered past the datagram's bits is [`Class::Reassembled`]; `yojimbo.reliable.*`
+/// is [`Overhead::ReliableHeader`], a message body's field (`...messages[k].body.*`, a block's
+/// first fragment's `...fragment.body.*`) a [`Class::Field`], a block fragment's bytes
+/// [`Overhead::BlockData`], a packet fragment's bytes [`Overhead::PacketFragments`], and the
+/// rest of the connection packet [`Overhead::ChannelFraming`].
 pub fn classify(d: &Dissection, i: usize, f: &TraceField) -> Class {
+    let total = d.trace.total_bits;
+    if f.bit + f.bits > total {
+        return Class::Reassembled;
+    }
     for layer in &d.layers {
         if layer.header.contains(&i) {
+            if let Some(rest) = f.path().strip_prefix("yojimbo.") {
+                return yojimbo_class(rest, f.bit >= total && total > 0);
+            }
             return Class::Overhead(Overhead::TransportHeader);
         }
         if layer.trailer.contains(&i) {
@@ -148,6 +186,25 @@ pub fn classify(d: &Dissection, i: usize, f: &TraceField) -> Class {
         }
     };
     overhead.map_or(Class::Field, Class::Overhead)
+}
+
+/// [`classify`] of a yojimbo entry, its path after `yojimbo.`; `after` when it is numbered at
+/// or past the end of the datagram's bits (a complete block's zero-width entries).
+fn yojimbo_class(rest: &str, after: bool) -> Class {
+    let o = if after {
+        return Class::Reassembled;
+    } else if rest.starts_with("reliable.") {
+        Overhead::ReliableHeader
+    } else if rest == "fragment_data" {
+        Overhead::PacketFragments
+    } else if rest.contains(".body.") || rest.ends_with(".body") {
+        return Class::Field;
+    } else if rest.ends_with(".data") {
+        Overhead::BlockData
+    } else {
+        Overhead::ChannelFraming
+    };
+    Class::Overhead(o)
 }
 
 /// Bits of the value a compressed float entry stands for: 32 per `f32` (a compressed vector
@@ -223,6 +280,10 @@ pub struct Profiler<'a> {
     packed: Vec<PackedAcc>,
     packet_types: BTreeMap<&'static str, Tally>,
     messages: BTreeMap<&'static str, Tally>,
+    /// yojimbo: per channel index, its connection packet entries and their bits.
+    channels: BTreeMap<u64, Tally>,
+    /// yojimbo: the message types' names, by type number (the configuration's).
+    yojimbo_types: Vec<&'static str>,
     directions: BTreeMap<(u16, bool), Tally>,
     /// Bits on the wire above the link layer per second since the first datagram: to and from
     /// the server ports.
@@ -258,6 +319,11 @@ impl<'a> Profiler<'a> {
             packed: Vec::new(),
             packet_types: BTreeMap::new(),
             messages: BTreeMap::new(),
+            channels: BTreeMap::new(),
+            yojimbo_types: dissectors
+                .yojimbo_config()
+                .map(|c| c.message_types.iter().map(|t| intern(&t.name)).collect())
+                .unwrap_or_default(),
             directions: BTreeMap::new(),
             seconds: BTreeMap::new(),
             not_decoded: BTreeMap::new(),
@@ -352,6 +418,12 @@ impl<'a> Profiler<'a> {
                 .map_or(m.len as u64 * 8, |f| f.bits as u64);
             self.messages.entry(message_name(m)).or_default().add(bits);
         }
+        // yojimbo: the message each leaf belongs to, and the message type and channel rows.
+        let yojimbo = if d.layers.iter().any(|l| l.name == "yojimbo") {
+            self.yojimbo_rows(d)
+        } else {
+            Vec::new()
+        };
         // A datagram's leaves start a run of their own, even after one of the same type.
         self.prefix = None;
         let fields = &d.trace.fields;
@@ -388,8 +460,12 @@ impl<'a> Profiler<'a> {
             match class {
                 Class::Field => cost.field_bits += bits,
                 Class::Overhead(_) => cost.overhead_bits += bits,
+                Class::Reassembled => continue,
             }
-            let message = message.map(message_name);
+            let message = match yojimbo.get(i) {
+                Some(name) => *name,
+                None => message.map(message_name),
+            };
             let id = self.leaf_id(packet_type, message, f, class);
             let acc = &mut self.fields[id as usize];
             acc.tally.add(bits);
@@ -404,10 +480,110 @@ impl<'a> Profiler<'a> {
         if covered < payload_bits {
             let unread = payload_bits - covered;
             cost.overhead_bits += unread;
-            let id = self.overhead_id(packet_type, None, Overhead::Unread);
+            // A yojimbo connection packet is written to a whole number of bytes: the bits after
+            // its last field are its last byte's padding.
+            let kind = if yojimbo.is_empty() {
+                Overhead::Unread
+            } else {
+                Overhead::Padding
+            };
+            let id = self.overhead_id(packet_type, None, kind);
             self.fields[id as usize].tally.add(unread);
         }
         cost
+    }
+
+    /// yojimbo's message type and channel rows of a datagram (its own connection packet, or
+    /// the one it completed), and per entry the name of the message type it belongs to. The
+    /// leaves come in stream order: an entry's channel index (when not elided) and a message's
+    /// type (when not elided) come before the rest of them. A message counts its type and
+    /// body; a channel all of its entry's bits. A complete block's entries are left out: its
+    /// body and bytes were counted with its fragments.
+    fn yojimbo_rows(&mut self, d: &Dissection) -> Vec<Option<&'static str>> {
+        let fields = &d.trace.fields;
+        let mut names = vec![None; fields.len()];
+        // (entry path, channel, bits), (message path, type, bits).
+        let mut entry: Option<(&str, u64, u64)> = None;
+        let mut message: Option<(&str, Option<u32>, u64)> = None;
+        for (i, f) in fields.iter().enumerate() {
+            if fields.get(i + 1).is_some_and(|next| next.depth > f.depth) {
+                continue;
+            }
+            let path = f.path();
+            let Some((e, rest)) = yojimbo_entry(path) else {
+                continue;
+            };
+            if entry.is_none_or(|(p, _, _)| p != e) {
+                self.flush_entry(entry.take());
+                entry = Some((e, 0, 0));
+            }
+            let value = match f.value {
+                Value::Int(v) => u64::try_from(v).ok(),
+                _ => None,
+            };
+            if let Some((_, channel, bits)) = &mut entry {
+                *bits += f.bits as u64;
+                if rest == "channel" {
+                    *channel = value.unwrap_or(0);
+                }
+            }
+            // The message: `messages[k]`, or a block's fragment (its type on fragment 0).
+            let m = match rest.split_once('.') {
+                Some((m, tail)) if m.starts_with("messages[") || m == "fragment" => {
+                    Some((&path[..e.len() + 1 + m.len()], tail))
+                }
+                _ => None,
+            };
+            let Some((m, tail)) = m else {
+                continue;
+            };
+            if message.is_none_or(|(p, _, _)| p != m) {
+                self.flush_message(message.take());
+                message = Some((m, None, 0));
+            }
+            let Some((_, kind, bits)) = &mut message else {
+                continue;
+            };
+            if tail == "type" {
+                *kind = value.and_then(|v| u32::try_from(v).ok());
+            }
+            // With one message type the type is elided: every message is of type 0.
+            let elided = self.yojimbo_types.len() == 1 && !m.ends_with("fragment");
+            let known = kind.or(elided.then_some(0));
+            if tail == "type" || tail.starts_with("body") {
+                *bits += f.bits as u64;
+                names[i] = known.map(|k| self.yojimbo_type_name(k));
+            }
+        }
+        self.flush_message(message);
+        self.flush_entry(entry);
+        names
+    }
+
+    fn flush_entry(&mut self, entry: Option<(&str, u64, u64)>) {
+        if let Some((_, channel, bits)) = entry {
+            self.channels.entry(channel).or_default().add(bits);
+        }
+    }
+
+    /// A message is counted when its type is known (a block fragment other than the first
+    /// carries none: its bits are its channel's).
+    fn flush_message(&mut self, message: Option<(&str, Option<u32>, u64)>) {
+        let Some((m, kind, bits)) = message else {
+            return;
+        };
+        let elided = self.yojimbo_types.len() == 1 && !m.ends_with("fragment");
+        if let Some(k) = kind.or(elided.then_some(0)) {
+            let name = self.yojimbo_type_name(k);
+            self.messages.entry(name).or_default().add(bits);
+        }
+    }
+
+    fn yojimbo_type_name(&self, k: u32) -> &'static str {
+        match self.yojimbo_types.get(k as usize) {
+            Some(n) => n,
+            None => intern(&format!("type {k}")),
+        }
     }
 
     /// The id of a leaf's row: its packet type, message and folded path (or overhead kind).
@@ -460,7 +636,13 @@ impl<'a> Profiler<'a> {
             return self.overhead_id(packet_type, message, o);
         }
         let start = self.start_key(packet_type, message);
-        fold_path(f.path(), message.is_some(), &mut self.scratch);
+        // A yojimbo message body's field is named within its body (`sequence`).
+        let path = f.path();
+        let path = match path.strip_prefix("yojimbo.") {
+            Some(_) => path.split_once(".body.").map_or(path, |(_, p)| p),
+            None => path,
+        };
+        fold_path(path, message.is_some(), &mut self.scratch);
         if let Some(&id) = self.ids.get(self.scratch.as_str()) {
             return id;
         }
@@ -594,6 +776,16 @@ fn message_name(m: &bitlens_codec::dissect::MessageView) -> &'static str {
     }
 }
 
+/// A yojimbo connection packet entry's path (`yojimbo.entries[2]`) and the rest of `path` in
+/// it (`messages[0].body.x`), for leaves inside one.
+fn yojimbo_entry(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix("yojimbo.entries[")?;
+    let close = rest.find(']')?;
+    let end = "yojimbo.entries[".len() + close + 1;
+    let tail = path[end..].strip_prefix('.')?;
+    Some((&path[..end], tail))
+}
+
 /// Appends `path` with array indices folded (`objects[17].position.x` becomes
 /// `objects[].position.x`); `in_message` drops the message's own scope (`[2].text` is `text`).
 pub fn fold_path(path: &str, in_message: bool, out: &mut String) {
@@ -634,8 +826,13 @@ pub struct Profile {
     pub directions: Vec<DirectionRow>,
     /// Per packet type (decoded datagrams; a batch's type is `Batch`).
     pub packet_types: Vec<Row>,
-    /// Per batch message type (bits of header and body).
+    /// Per batch message type (bits of header and body); per yojimbo message type (bits of
+    /// its type and body, wherever it was read: a fragmented packet's messages on the datagram
+    /// that completed it).
     pub message_types: Vec<Row>,
+    /// Per yojimbo channel (`channel N`): its connection packet entries (framing, message ids,
+    /// messages, block fragments), counted as the message types are.
+    pub channels: Vec<Row>,
     /// Fields (leaves, by folded path) and overhead rows, by cost, most first.
     pub fields: Vec<FieldRow>,
     /// Overhead per kind, by cost.

@@ -33,7 +33,21 @@ fn shipped_captures() -> Vec<(&'static str, Dissectors)> {
         d.apply_override("5000=netcode+demo").unwrap();
         d
     };
+    // yojimbo 1.9.1's soak sample through the yojimbo layer, with its schema and key.
+    let yojimbo = || {
+        let mut d = crate::dissectors::shipped();
+        let key = std::fs::read_to_string(captures().join("yojimbo-reference.key")).unwrap();
+        let key = bitlens_netcode::parse_key(&key).unwrap();
+        let file = "yojimbo.schema.toml";
+        let text = std::fs::read_to_string(captures().join(file)).unwrap();
+        let schema = std::sync::Arc::new(Schema::from_toml(&text, file).unwrap());
+        let netcode = bitlens_netcode::Netcode::new().with_private_key(key);
+        d.set_yojimbo(netcode, Some(&schema)).unwrap();
+        d.apply_override("40000=yojimbo").unwrap();
+        d
+    };
     vec![
+        ("yojimbo-soak.pcap", yojimbo()),
         ("netcode.pcap", netcode()),
         ("demo.pcap", demo()),
         ("demo.pcapng", demo()),
@@ -54,11 +68,16 @@ fn unobserved(capture: &Capture) -> impl Iterator<Item = (&Datagram, &Observatio
     capture.datagrams().iter().map(|d| (d, &Observation::NONE))
 }
 
-/// The sum of a dissection's leaf widths, counted without the profile's code.
+/// The sum of a dissection's leaf widths, counted without the profile's code: the leaves
+/// whose bits are the datagram's (yojimbo numbers a reassembled packet's and a complete block's
+/// entries from the datagram's end on: their bits were sent in other datagrams).
 fn leaf_bits(d: &Dissection) -> u64 {
     let f = &d.trace.fields;
+    let end = d.trace.total_bits;
     (0..f.len())
         .filter(|&i| f.get(i + 1).is_none_or(|n| n.depth <= f[i].depth))
+        .filter(|&i| f[i].bit + f[i].bits <= end)
+        .filter(|&i| !(f[i].path().starts_with("yojimbo.") && f[i].bit >= end))
         .map(|i| f[i].bits as u64)
         .sum()
 }
@@ -115,8 +134,16 @@ fn totals_equal_field_widths_plus_overheads_and_payload_lengths_on_every_shipped
                 .filter(|m| m.status == MessageStatus::UnknownType)
                 .map(|m| m.len as u64 * 8)
                 .sum();
+            // yojimbo's connection packet fills its last byte with padding (fewer than 8 bits).
+            let padding = match dissection.layers.first() {
+                Some(l) if l.name == "yojimbo" => {
+                    cost.payload_bits.saturating_sub(leaf_bits(&dissection))
+                }
+                _ => 0,
+            };
+            assert!(padding < 8, "{file} frame {frame}: {padding} bits");
             assert_eq!(
-                leaf_bits(&dissection) + unknown,
+                leaf_bits(&dissection) + unknown + padding,
                 cost.payload_bits,
                 "{file} frame {frame}: leaf widths"
             );
@@ -143,6 +170,9 @@ fn totals_equal_field_widths_plus_overheads_and_payload_lengths_on_every_shipped
             .iter()
             .find(|r| r.name == Overhead::IpUdp.label());
         assert_eq!(ip_udp.map(|r| r.bits), Some(p.header_bits), "{file}");
+        if file == "yojimbo-soak.pcap" {
+            assert_eq!(decoded, 618, "every datagram of the soak decodes");
+        }
         if file == "netcode.pcap" {
             for o in [Overhead::TransportHeader, Overhead::TransportTrailer] {
                 assert!(p.overhead.iter().any(|r| r.name == o.label()), "{o:?}");
@@ -259,5 +289,129 @@ fn every_row_matches_a_plain_count_of_folded_paths() {
             .map(|r| (r.name.clone(), (r.totals.count, r.totals.bits)))
             .collect();
         assert_eq!(rows, plain, "{file}");
+    }
+}
+
+/// `shared.h`'s dummy bit counts of the soak's `TestMessage`, by `sequence % 21`.
+const SOAK_DUMMY_BITS: [u64; 21] = [
+    1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50,
+];
+
+/// yojimbo's rows on the soak capture, against its labels (written by an independent checker):
+/// per message type the messages and their bits (type and body: 2 + 16 + the dummy bits its
+/// sequence chooses for a `TestMessage`, 2 + 16 for a `TestBlockMessage` on its block's first
+/// fragment), per channel the connection packet entries, the body fields of the packets sent
+/// whole as field rows of their message type, and the overhead rows of each layer.
+#[test]
+fn yojimbo_rows_per_channel_and_message_type_match_the_soak_labels() {
+    let (file, dissectors) = shipped_captures().swap_remove(0);
+    assert_eq!(file, "yojimbo-soak.pcap");
+    let capture = Capture::open(captures().join(file)).unwrap();
+    let mut observer = dissectors.observer().expect("a transport's pass");
+    let seen: Vec<Observation> = capture
+        .datagrams()
+        .iter()
+        .map(|d| observer.observe(d, capture.payload(d)))
+        .collect();
+    let p = profile(
+        &dissectors,
+        capture.data(),
+        capture.datagrams().iter().zip(&seen),
+    );
+    // The labels' messages and entries.
+    let labels = std::fs::read_to_string(captures().join("yojimbo-soak.labels.json")).unwrap();
+    let (mut messages, mut message_bits, mut whole) = (0u64, 0u64, 0u64);
+    let (mut blocks, mut entries) = (0u64, 0u64);
+    for line in labels.lines() {
+        let l: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(es) = l["connection"]["entries"].as_array() else {
+            continue;
+        };
+        for e in es {
+            assert_eq!(e["channel"], 1);
+            entries += 1;
+            for m in e["messages"].as_array().into_iter().flatten() {
+                assert_eq!(m[1], 0, "TestMessage");
+                let sequence = m[2].as_u64().unwrap();
+                messages += 1;
+                message_bits += 2 + 16 + SOAK_DUMMY_BITS[(sequence % 21) as usize];
+                if l["reassembled"].is_null() {
+                    whole += 1;
+                }
+            }
+            if e["block_fragment"]["fragment"] == 0 {
+                blocks += 1;
+            }
+        }
+    }
+    let row = |rows: &[Row], name: &str| {
+        rows.iter()
+            .find(|r| r.name == name)
+            .map(|r| (r.count, r.bits))
+            .unwrap_or_else(|| panic!("{name} in {rows:?}"))
+    };
+    assert_eq!(
+        row(&p.message_types, "TestMessage"),
+        (messages, message_bits)
+    );
+    assert_eq!(
+        row(&p.message_types, "TestBlockMessage"),
+        (blocks, blocks * 18)
+    );
+    assert_eq!((messages, blocks), (4167, 24));
+    assert_eq!(p.message_types.len(), 2);
+    assert_eq!(p.channels.len(), 1, "{:?}", p.channels);
+    let (count, bits) = row(&p.channels, "channel 1");
+    assert_eq!(count, entries);
+    assert!(
+        bits > message_bits + blocks * 18,
+        "framing and block data too"
+    );
+    // Body fields of the packets sent whole are field rows of their message type.
+    let field = |name: &str| p.fields.iter().find(|f| f.name == name).cloned();
+    let sequence = field("TestMessage.sequence").expect("a message type's field");
+    assert_eq!(
+        (sequence.totals.count, sequence.totals.bits),
+        (whole, whole * 16)
+    );
+    assert!(field("TestMessage.dummy[]").is_some());
+    for o in [
+        Overhead::TransportHeader,
+        Overhead::TransportTrailer,
+        Overhead::ReliableHeader,
+        Overhead::ChannelFraming,
+        Overhead::PacketFragments,
+        Overhead::BlockData,
+    ] {
+        assert!(p.overhead.iter().any(|r| r.name == o.label()), "{o:?}");
+    }
+    // The text table shows them, and so does the inspector's profile view (`P`).
+    let text = text::render(&p, file, 120, None);
+    for s in [
+        "message type",
+        "TestMessage",
+        "channel 1",
+        "(reliable.io headers)",
+    ] {
+        assert!(text.contains(s), "{s}:\n{text}");
+    }
+    let view = crate::tui::profile_view::ProfileView {
+        profile: p,
+        filter: String::new(),
+        offset: 0,
+    };
+    let shown: Vec<String> = view
+        .rows()
+        .iter()
+        .map(|(what, r)| format!("{what}{}", r.name))
+        .collect();
+    for s in [
+        "message TestMessage",
+        "message TestBlockMessage",
+        "channel 1",
+        "(channel framing)",
+        "TestMessage.sequence",
+    ] {
+        assert!(shown.iter().any(|r| r == s), "{s} in {shown:?}");
     }
 }

@@ -125,6 +125,12 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
             totals_line(&mut out, r, &r.name, width);
         }
     }
+    if !p.channels.is_empty() {
+        header(&mut out, "channel");
+        for r in &p.channels {
+            totals_line(&mut out, r, &r.name, width);
+        }
+    }
     fields_table(&mut out, p, width, top);
     compressed_table(&mut out, p, width);
     if !p.not_decoded.is_empty() {

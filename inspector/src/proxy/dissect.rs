@@ -65,6 +65,10 @@ pub struct FieldMap {
     pub fields: Vec<Field>,
     /// Bits in the datagram.
     pub total_bits: usize,
+    /// Paths of traced fields whose bits this datagram does not carry (a reassembled packet's
+    /// fields from its earlier fragments, a block's): never mutated, named when a rule wanted
+    /// them.
+    pub elsewhere: Vec<String>,
 }
 
 impl FieldMap {
@@ -200,6 +204,15 @@ impl SessionDissector {
         let dissection = dissector.dissect_seen(payload, seen, false);
         let trace = &dissection.trace.fields;
         let mut fields = Vec::with_capacity(trace.len());
+        let mut elsewhere = Vec::new();
+        // Entries numbered past the datagram's bits (a reassembled packet): the part this
+        // datagram carries is moved to its bits, the rest was read from other datagrams.
+        let past = |f: &TraceField| f.bit + f.bits > total_bits;
+        let carried = if trace.iter().any(past) {
+            dissector.carried_seen(payload, seen)
+        } else {
+            Vec::new()
+        };
         for f in trace {
             let role = match &f.kind {
                 FieldKind::Check { label, .. } if label == "crc32" && f.bit == 0 => Role::Crc,
@@ -219,9 +232,23 @@ impl SessionDissector {
                 Value::Bool(b) => Some(i128::from(b)),
                 _ => None,
             });
+            let bit = if past(f) {
+                let window = carried
+                    .iter()
+                    .find(|w| f.bit >= w.trace_bit && f.bit + f.bits <= w.trace_bit + w.bits);
+                match window {
+                    Some(w) => w.bit + (f.bit - w.trace_bit),
+                    None => {
+                        elsewhere.push(path);
+                        continue;
+                    }
+                }
+            } else {
+                f.bit
+            };
             fields.push(Field {
                 path,
-                bit: f.bit,
+                bit,
                 bits: f.bits,
                 range: f.range,
                 wire,
@@ -232,6 +259,7 @@ impl SessionDissector {
             packet_type: dissection.packet_type.map(str::to_owned),
             fields,
             total_bits,
+            elsewhere,
         };
         dissection.recycle();
         map

@@ -9,7 +9,7 @@
 //! reproduces the sent bytes exactly, without any decoder.
 
 use super::Direction;
-use super::dissect::{Field, FieldMap, Role, SessionDissector};
+use super::dissect::{Field, FieldMap, Role, SessionDissector, wildcard_match};
 use super::rules::{Action, Crc, Fuzz, Rule};
 use bitlens_codec::observe::Observation;
 use rand::Rng;
@@ -359,6 +359,11 @@ fn why_not(action: Action, pattern: &str, map: &FieldMap) -> String {
             )
         } else if has_len {
             format!("{pattern}{of} is a string or an array; its length is {len_path}")
+        } else if map.elsewhere.iter().any(|p| wildcard_match(pattern, p)) {
+            format!(
+                "{pattern}{of}: the fields it matches were read from other datagrams (the earlier \
+                 fragments of a reassembled packet, or a block's), not from this one: not mutated"
+            )
         } else {
             format!("no field{of} matches {pattern:?}")
         };

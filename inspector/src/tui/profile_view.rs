@@ -21,8 +21,10 @@ pub struct ProfileView {
 }
 
 impl ProfileView {
-    /// The table's rows: fields and overhead, by cost.
-    pub fn rows(&self) -> Vec<&Row> {
+    /// The table's rows: fields and overhead, by cost; then the message types (yojimbo's, a
+    /// batch's) and yojimbo's channels, each with the word its name is shown after (`message
+    /// TestMessage`; a channel's name says it).
+    pub fn rows(&self) -> Vec<(&'static str, &Row)> {
         let mut rows: Vec<&Row> = self
             .profile
             .fields
@@ -31,6 +33,9 @@ impl ProfileView {
             .chain(&self.profile.overhead)
             .collect();
         rows.sort_by(|a, b| b.bits.cmp(&a.bits).then_with(|| a.name.cmp(&b.name)));
+        let mut rows: Vec<(&'static str, &Row)> = rows.into_iter().map(|r| ("", r)).collect();
+        rows.extend(self.profile.message_types.iter().map(|r| ("message ", r)));
+        rows.extend(self.profile.channels.iter().map(|r| ("", r)));
         rows
     }
 }
@@ -83,9 +88,9 @@ pub fn draw(view: &ProfileView, color: bool, f: &mut Frame, area: Rect) {
         .iter()
         .skip(view.offset)
         .take(usize::from(table.height))
-        .map(|r| {
+        .map(|(what, r)| {
             Line::from(format!(
-                "{:>10} {:>5.1}% {:>8} {:>8.1}  {}",
+                "{:>10} {:>5.1}% {:>8} {:>8.1}  {what}{}",
                 r.bits,
                 r.share * 100.0,
                 r.count,
