@@ -63,6 +63,11 @@ impl Server {
         socket
             .set_read_timeout(Some(Duration::from_millis(20)))
             .unwrap();
+        // The proxy forwards in batches (sendmmsg): on a loaded machine this thread can be
+        // descheduled while a run of several hundred arrives, which the default receive buffer
+        // (about 200 small datagrams) would drop. The kernel caps the size (net.core.rmem_max).
+        let _ =
+            nix::sys::socket::setsockopt(&socket, nix::sys::socket::sockopt::RcvBuf, &(4 << 20));
         let addr = socket.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
