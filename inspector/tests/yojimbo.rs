@@ -6,6 +6,9 @@
 //! configuration's reason); with wrong keys (netcode's MAC errors); a configuration the traffic
 //! breaks (the yojimbo layer named); and the TUI's block node under tmux.
 
+#[path = "../../codec/yojimbo/tests/samples/mod.rs"]
+mod samples;
+
 use bitlens::Cli;
 use bitlens::cmd::common::DecodeOpts;
 use bitlens::cmd::{check, decode};
@@ -13,92 +16,12 @@ use bitlens_codec::{Result, Stream};
 use bitlens_yojimbo::{
     Body, ChannelConfig, ChannelType, Config, MessageType, NoBody, ReliableConfig, Typed,
 };
+use samples::{client_server_config, soak_config};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-
-/// `shared.h`'s dummy bit counts, by `sequence % 21`.
-const DUMMY_BITS: [u32; 21] = [
-    1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50,
-];
-
-/// The samples' `TestMessage`: `sequence` in 16 bits, then zero dummy bits (32 at a time).
-#[derive(Default)]
-struct TestMessage {
-    sequence: u64,
-}
-
-impl Body for TestMessage {
-    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.bits("sequence", &mut self.sequence, 16)?;
-        let n = DUMMY_BITS[(self.sequence % 21) as usize];
-        let mut dummy = 0u64;
-        for _ in 0..n / 32 {
-            s.bits("dummy", &mut dummy, 32)?;
-        }
-        if !n.is_multiple_of(32) {
-            s.bits("dummy", &mut dummy, n % 32)?;
-        }
-        Ok(())
-    }
-}
-
-/// The samples' `TestBlockMessage`: `sequence` in 16 bits.
-#[derive(Default)]
-struct TestBlockMessage {
-    sequence: u64,
-}
-
-impl Body for TestBlockMessage {
-    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.bits("sequence", &mut self.sequence, 16)
-    }
-}
-
-fn message_types() -> Vec<MessageType> {
-    vec![
-        MessageType::new("TestMessage", false, Arc::new(Typed::<TestMessage>::new())),
-        MessageType::new(
-            "TestBlockMessage",
-            true,
-            Arc::new(Typed::<TestBlockMessage>::new()),
-        ),
-        MessageType::new("TestSerializeFailOnReadMessage", false, Arc::new(NoBody)),
-        MessageType::new(
-            "TestExhaustStreamAllocatorOnReadMessage",
-            false,
-            Arc::new(NoBody),
-        ),
-    ]
-}
-
-/// `soak.cpp`'s configuration.
-fn soak_config() -> Config {
-    let mut unreliable = ChannelConfig::new(ChannelType::UnreliableUnordered);
-    unreliable.max_block_size = 8192;
-    let mut reliable = ChannelConfig::new(ChannelType::ReliableOrdered);
-    reliable.max_block_size = 10240;
-    Config {
-        reliable: ReliableConfig {
-            max_packet_size: 16384,
-            fragment_size: 1024,
-            max_fragments: 16,
-        },
-        channels: vec![unreliable, reliable],
-        message_types: message_types(),
-    }
-}
-
-/// `client.cpp` / `server.cpp`: `ClientServerConfig`'s defaults, two reliable-ordered channels.
-fn client_server_config() -> Config {
-    Config {
-        reliable: ReliableConfig::default(),
-        channels: vec![ChannelConfig::new(ChannelType::ReliableOrdered); 2],
-        message_types: message_types(),
-    }
-}
 
 /// The samples' inspector, as a game's `main` builds it.
 fn cli(config: Config) -> Cli {

@@ -6,6 +6,8 @@
 
 #[path = "../../yojimbo/tests/common/mod.rs"]
 mod common;
+#[path = "../../yojimbo/tests/samples/mod.rs"]
+mod samples;
 
 use std::sync::Arc;
 
@@ -16,85 +18,7 @@ use bitlens_yojimbo::{
     Body, ChannelConfig, ChannelType, Config, Content, MessageType, NoBody, Receiver,
     ReliableConfig, Typed,
 };
-
-/// `shared.h`'s dummy bit counts, by `sequence % 21`.
-const DUMMY_BITS: [u32; 21] = [
-    1, 320, 120, 4, 256, 45, 11, 13, 101, 100, 84, 95, 203, 2, 3, 8, 512, 5, 3, 7, 50,
-];
-
-/// `TestMessage` as the crate's capture test writes it by hand.
-#[derive(Default)]
-struct TestMessage {
-    sequence: u64,
-}
-
-impl Body for TestMessage {
-    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.bits("sequence", &mut self.sequence, 16)?;
-        let n = DUMMY_BITS[(self.sequence % 21) as usize];
-        let mut dummy = 0u64;
-        for _ in 0..n / 32 {
-            s.bits("dummy", &mut dummy, 32)?;
-        }
-        if !n.is_multiple_of(32) {
-            s.bits("dummy", &mut dummy, n % 32)?;
-        }
-        Ok(())
-    }
-}
-
-#[derive(Default)]
-struct TestBlockMessage {
-    sequence: u64,
-}
-
-impl Body for TestBlockMessage {
-    fn serialize<S: Stream>(&mut self, s: &mut S) -> Result<()> {
-        s.bits("sequence", &mut self.sequence, 16)
-    }
-}
-
-fn message_types() -> Vec<MessageType> {
-    vec![
-        MessageType::new("TestMessage", false, Arc::new(Typed::<TestMessage>::new())),
-        MessageType::new(
-            "TestBlockMessage",
-            true,
-            Arc::new(Typed::<TestBlockMessage>::new()),
-        ),
-        // The crate's test gives type 2 a reader that always fails; never sent.
-        MessageType::new("TestSerializeFailOnReadMessage", false, Arc::new(NoBody)),
-        MessageType::new(
-            "TestExhaustStreamAllocatorOnReadMessage",
-            false,
-            Arc::new(NoBody),
-        ),
-    ]
-}
-
-fn soak_by_hand() -> Config {
-    let mut unreliable = ChannelConfig::new(ChannelType::UnreliableUnordered);
-    unreliable.max_block_size = 8192;
-    let mut reliable = ChannelConfig::new(ChannelType::ReliableOrdered);
-    reliable.max_block_size = 10240;
-    Config {
-        reliable: ReliableConfig {
-            max_packet_size: 16384,
-            fragment_size: 1024,
-            max_fragments: 16,
-        },
-        channels: vec![unreliable, reliable],
-        message_types: message_types(),
-    }
-}
-
-fn client_server_by_hand() -> Config {
-    Config {
-        reliable: ReliableConfig::default(),
-        channels: vec![ChannelConfig::new(ChannelType::ReliableOrdered); 2],
-        message_types: message_types(),
-    }
-}
+use samples::{DUMMY_BITS, client_server_config, soak_config};
 
 fn from_schema(file: &str) -> Arc<Config> {
     let schema = Schema::load(&common::captures().join(file)).unwrap();
@@ -118,10 +42,10 @@ fn same_config(a: &Config, b: &Config) {
 
 #[test]
 fn the_committed_schemas_give_the_configurations_built_by_hand() {
-    same_config(&from_schema("yojimbo.schema.toml"), &soak_by_hand());
+    same_config(&from_schema("yojimbo.schema.toml"), &soak_config());
     same_config(
         &from_schema("yojimbo-client-server.schema.toml"),
-        &client_server_by_hand(),
+        &client_server_config(),
     );
 }
 
@@ -207,7 +131,7 @@ fn decode_alike(capture: &str, by_hand: Config, schema: Arc<Config>) -> (usize, 
 fn both_captures_decode_alike_with_the_schemas() {
     let (packets, bodies) = decode_alike(
         "yojimbo-soak.pcap",
-        soak_by_hand(),
+        soak_config(),
         from_schema("yojimbo.schema.toml"),
     );
     // YOJIMBO-NOTES.md: 141 connection packets; the soak's messages are resent until acked.
@@ -215,7 +139,7 @@ fn both_captures_decode_alike_with_the_schemas() {
     assert!(bodies > 1000, "{bodies} TestMessage bodies");
     let (packets, bodies) = decode_alike(
         "yojimbo-client-server.pcap",
-        client_server_by_hand(),
+        client_server_config(),
         from_schema("yojimbo-client-server.schema.toml"),
     );
     assert_eq!((packets, bodies), (346, 0));
