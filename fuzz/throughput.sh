@@ -60,6 +60,10 @@ for t in "$@"; do
     done
     wait
     for v in before after; do
+      if grep -q '^==[0-9]*==ERROR\|^SUMMARY: libFuzzer\|deadly signal' "$work/$v.log"; then
+        tail -n 30 "$work/$v.log"
+        echo "$t fuzzing round $r $v: a FINDING (the log above); its rate measures nothing"
+      fi
       printf '%s fuzzing round %d %s: %s executions, %s exec/s, %s exec/s after the corpus load (load %s)\n' \
         "$t" "$r" "$v" "$(awk '/number_of_executed_units/ { print $2 }' "$work/$v.log")" \
         "$(awk '/average_exec_per_sec/ { print $2 }' "$work/$v.log")" \
