@@ -254,8 +254,12 @@ impl Stream for Generator<'_, '_> {
             let why = format!("no object index after {previous} below {max_objects}");
             return Err(Error::new(ErrorKind::InvalidArgument(why), self.bits, name));
         }
-        // Half the time the end of the list, else a step of any tier.
-        let end: bool = draw(self.bits, name, self.u.arbitrary())?;
+        // Half the time the end of the list, else a step of any tier; the end once the input or
+        // the bit budget is spent. (A spent input draws `false`: the list ran on to
+        // `max_objects`, 4096 rigid bodies for the demo's scene update, far past its MTU.)
+        let end: bool = self.u.is_empty()
+            || self.remaining_bits() == 0
+            || draw(self.bits, name, self.u.arbitrary())?;
         *current = if end {
             max_objects
         } else {

@@ -109,11 +109,11 @@ pub fn fuzz_pipeline(data: &[u8]) {
     );
     assert_desync(&dissection, &payload);
     let json = assert_json(&d, decoder, &dissection, payload.len());
-    assert_text(&d, decoder, &dissection);
+    let line = assert_text(&d, decoder, &dissection);
     let full = Outputs {
         status: dissection.status,
         bits_read: dissection.trace.bits_read,
-        line: output::summary_line(&d, decoder, &dissection),
+        line,
         json,
     };
     // The full dissection's storage goes to the next one (as `decode` reuses it), so that one
@@ -281,8 +281,8 @@ struct JsonError {
 }
 
 /// The text line names the status and the problem; `--fields` lists every trace entry, and the
-/// field a read ran past the end at when no entry was recorded for it.
-fn assert_text(d: &Datagram, decoder: &str, dissection: &Dissection) {
+/// field a read ran past the end at when no entry was recorded for it. Returns the text line.
+fn assert_text(d: &Datagram, decoder: &str, dissection: &Dissection) -> String {
     let line = output::summary_line(d, decoder, dissection);
     assert!(!line.contains('\n'), "one line per datagram: {line:?}");
     assert!(
@@ -307,6 +307,7 @@ fn assert_text(d: &Datagram, decoder: &str, dissection: &Dissection) {
             "--fields marks where a read ran past the end: {fields:?}"
         );
     }
+    line
 }
 
 #[cfg(test)]

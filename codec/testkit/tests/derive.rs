@@ -309,3 +309,42 @@ fn generated_strings_hold_no_nul() {
     }
     assert!(labels > 100, "{labels} labels drawn");
 }
+
+#[test]
+fn a_spent_input_ends_a_generated_sparse_array_within_the_mtu() {
+    // The first byte picks the scene update (type 4), then the input is spent: the object list
+    // ends there (it ran on to 4096 rigid bodies, a packet no MTU holds, which the
+    // derive_vs_schema harness drew and then threw away as a write error).
+    for data in [
+        &[4u8][..],
+        &[4, 0, 0, 0],
+        &[4, 0, 0, 0, 1, 0, 9, 0, 0, 0, 0, 0],
+    ] {
+        let mut u = Unstructured::new(data);
+        let mut p = generate::packet::<DemoPacket>(&mut u).expect("a packet");
+        let DemoPacket::SceneUpdate(s) = &p else {
+            panic!("the first byte picks the scene update: {p:?}")
+        };
+        assert!(
+            s.objects.len() < 10,
+            "{} objects from {data:?}",
+            s.objects.len()
+        );
+        let mut buf = vec![0u8; demo::MTU];
+        write_packet(&mut p, &mut buf).expect("within the MTU");
+    }
+    // An input that keeps asking for objects gets them until the bit budget (the MTU) is spent.
+    // (A zero byte draws "not the end", then a step of 0: the next index.)
+    let mut data = vec![0u8; 20_000];
+    data[0] = 4;
+    let mut u = Unstructured::new(&data);
+    let p = generate::packet::<DemoPacket>(&mut u).expect("a packet");
+    let DemoPacket::SceneUpdate(s) = &p else {
+        panic!("the first byte picks the scene update: {p:?}")
+    };
+    let n = s.objects.len();
+    assert!(
+        (50..200).contains(&n),
+        "{n} objects: not the 1200 bytes' worth"
+    );
+}

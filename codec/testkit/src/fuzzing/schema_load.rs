@@ -517,6 +517,19 @@ pub const MAX_TRACE_FIELDS: usize = {
 /// entries than its bound, and an accepted packet re-encodes to `data` and measures its bits.
 fn check_packet(schema: &Schema, data: &[u8]) {
     let (vt, verdict) = schema.verdict(data);
+    let read = schema.read(data);
+    // An accepted value's bits and measure, computed once for the trace's and the writer's
+    // checks below.
+    let counted = read.as_ref().ok().map(|(t, value)| {
+        let name = &schema.protocol().packet_types[*t as usize];
+        let bits = schema.count(name, value).expect("an accepted value counts");
+        // serialize 1.0's measure is a bound: 7 bits per align wherever it falls.
+        let bound = schema
+            .measure(name, value)
+            .expect("an accepted value measures");
+        assert!(bound >= bits, "measure {bound} < {bits} bits read");
+        bits
+    });
     let bound = schema.max_trace_fields(data.len());
     if bound <= MAX_TRACE_FIELDS {
         let (tt, trace) = schema.trace(data);
@@ -531,20 +544,11 @@ fn check_packet(schema: &Schema, data: &[u8]) {
             "a trace of {} entries, over its bound {bound}",
             trace.fields.len()
         );
-        if let Ok((_, value)) = schema.read(data) {
-            let name = &schema.protocol().packet_types[vt.unwrap_or(0) as usize];
-            let bits = schema
-                .count(name, &value)
-                .expect("an accepted value counts");
+        if let Some(bits) = counted {
             assert_eq!(bits, trace.bits_read, "count differs from the bits read");
-            // serialize 1.0's measure is a bound: 7 bits per align wherever it falls.
-            let bound = schema
-                .measure(name, &value)
-                .expect("an accepted value measures");
-            assert!(bound >= bits, "measure {bound} < {bits} bits read");
         }
     }
-    match schema.read(data) {
+    match read {
         Ok((t, value)) => {
             assert!(verdict.is_ok(), "read accepted what verdict refused");
             assert_eq!(Some(t), vt);
@@ -583,14 +587,8 @@ fn check_packet(schema: &Schema, data: &[u8]) {
                     "the writer's own bytes re-encode to other bytes"
                 );
             }
-            let bits = schema
-                .count(name, &value)
-                .expect("an accepted value counts");
+            let bits = counted.expect("counted above");
             assert_eq!(bits.div_ceil(8), n, "count differs from the bytes written");
-            let bound = schema
-                .measure(name, &value)
-                .expect("an accepted value measures");
-            assert!(bound >= bits, "measure {bound} < {bits} bits");
         }
         Err(e) => {
             assert_eq!(
