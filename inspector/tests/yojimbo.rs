@@ -12,16 +12,12 @@ mod samples;
 use bitlens::Cli;
 use bitlens::cmd::common::DecodeOpts;
 use bitlens::cmd::{check, decode};
-use bitlens_codec::{Result, Stream};
-use bitlens_yojimbo::{
-    Body, ChannelConfig, ChannelType, Config, MessageType, NoBody, ReliableConfig, Typed,
-};
+use bitlens_yojimbo::Config;
 use samples::{client_server_config, soak_config};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 
 /// The samples' inspector, as a game's `main` builds it.
 fn cli(config: Config) -> Cli {

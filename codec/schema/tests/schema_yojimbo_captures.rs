@@ -12,12 +12,8 @@ mod samples;
 use std::sync::Arc;
 
 use bitlens_codec::trace::{FieldKind, Value};
-use bitlens_codec::{Result, Stream};
 use bitlens_schema::{Schema, yojimbo};
-use bitlens_yojimbo::{
-    Body, ChannelConfig, ChannelType, Config, Content, MessageType, NoBody, Receiver,
-    ReliableConfig, Typed,
-};
+use bitlens_yojimbo::{Config, Content, Receiver};
 use samples::{DUMMY_BITS, client_server_config, soak_config};
 
 fn from_schema(file: &str) -> Arc<Config> {

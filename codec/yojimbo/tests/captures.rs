@@ -9,11 +9,8 @@ mod samples;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bitlens_codec::{Error, ErrorKind, Result, Stream, Value};
-use bitlens_yojimbo::{
-    Bits, Body, ChannelConfig, ChannelType, Config, Content, MessageType, NoBody, Note, Receiver,
-    Reliable, ReliableConfig, Typed,
-};
+use bitlens_codec::Value;
+use bitlens_yojimbo::{Bits, Content, Note, Receiver, Reliable};
 use samples::{DUMMY_BITS, client_server_config, soak_config};
 use serde_json::Value as Json;
 
