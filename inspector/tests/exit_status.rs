@@ -442,3 +442,26 @@ fn a_pipe_closed_before_any_output_ends_quietly() {
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
     }
 }
+
+/// A reader of stderr that is gone (`bitlens check cut.pcap 2>&1 | head -1`, the error line
+/// written after `head` left): the status is still the rule's, never a panic's 101.
+#[test]
+fn a_closed_error_pipe_keeps_the_status() {
+    let f = Fixtures::new("closed-stderr");
+    f.write("empty.pcap", b"");
+    for (args, want) in [
+        (vec!["check".to_string(), f.path("missing.pcap")], 2),
+        (vec!["check".to_string(), f.path("empty.pcap")], 2),
+        (vec!["decode-bytes".to_string(), f.path("flipped.bin")], 1),
+    ] {
+        let mut child = common::command()
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bitlens runs");
+        drop(child.stderr.take());
+        let status = child.wait().expect("bitlens ends");
+        assert_eq!(status.code(), Some(want), "{args:?}");
+    }
+}
