@@ -216,12 +216,17 @@ impl Cli {
     /// protocols and default ports.
     pub fn clap_command(&self) -> clap::Command {
         let names: Vec<&str> = self.dissectors.names().collect();
+        let transports: Vec<String> = self.dissectors.transport_choices().collect();
         let decode_help = format!(
             "Read a UDP port with a dissector, like Wireshark's \"Decode As\" (repeatable): \
-             `--decode 5000={}`. NAME: {}schema and schema-batch (with --schema), or none \
+             `--decode 5000={}`. NAME: {}schema and schema-batch (with --schema), {}or none \
              (removes a default). Defaults: {}",
             names.first().copied().unwrap_or("NAME"),
             names.iter().map(|n| format!("{n}, ")).collect::<String>(),
+            match transports.is_empty() {
+                true => String::new(),
+                false => format!("the transports {}, ", transports.join(", ")),
+            },
             if self.dissectors.describe().is_empty() {
                 "none".to_owned()
             } else {

@@ -465,3 +465,22 @@ fn a_closed_error_pipe_keeps_the_status() {
         assert_eq!(status.code(), Some(want), "{args:?}");
     }
 }
+
+/// `--decode`'s help names every NAME the option takes, the transports too (it used to stop at
+/// `schema and schema-batch ... or none`, while `--decode 40000=yojimbo` is how the README
+/// reads a yojimbo game).
+#[test]
+fn decode_help_names_the_transports() {
+    for sub in ["check", "decode", "profile", "inspect", "proxy"] {
+        let o = run(&[sub, "--help"], Stdio::piped());
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            help.contains("the transports netcode, netcode+NAME, yojimbo, or none"),
+            "{sub}: {help}"
+        );
+        assert!(
+            help.contains("PORT=yojimbo"),
+            "{sub}: --netcode-key: {help}"
+        );
+    }
+}

@@ -103,7 +103,7 @@ pub struct DecodeOpts {
     /// or reads the ports given with `--decode PORT=schema` / `PORT=schema-batch`.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
-    /// netcode 1.02 (`--decode PORT=netcode+NAME`): the server's private key, a file of 64 hex
+    /// netcode 1.02 (`--decode PORT=netcode+NAME` or `PORT=yojimbo`): the server's private key, a file of 64 hex
     /// digits; it decrypts each connection request's token and so every packet of that client.
     #[arg(long, value_name = "FILE")]
     pub netcode_key: Option<PathBuf>,
