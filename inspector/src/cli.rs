@@ -43,7 +43,6 @@ use bitlens_codec::packet::Packet;
 use bitlens_codec::transport::Transport;
 use clap::ArgMatches;
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -299,9 +298,7 @@ impl Cli {
             // like other Unix tools the program stops quietly (decode checks this itself).
             Err(e) if reader_went_away(&e) => 0,
             Err(e) => {
-                // Not `eprintln!`: a stderr whose reader is gone (`2>&1 | head`) must not turn
-                // the status into a panic's 101.
-                let _ = writeln!(std::io::stderr(), "{}: {e:#}", self.name);
+                stderr_line!("{}: {e:#}", self.name);
                 if e.downcast_ref::<Rejected>().is_some() {
                     1
                 } else {

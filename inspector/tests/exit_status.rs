@@ -449,10 +449,24 @@ fn a_pipe_closed_before_any_output_ends_quietly() {
 fn a_closed_error_pipe_keeps_the_status() {
     let f = Fixtures::new("closed-stderr");
     f.write("empty.pcap", b"");
+    f.write(
+        "budget.toml",
+        b"[field]\n\"SceneUpdate.objects[].position.x\" = 16\n",
+    );
+    let demo = root().join("captures/demo.pcap");
+    let demo = demo.to_str().expect("a UTF-8 path");
+    let key = root().join("captures/netcode.key");
+    let key = key.to_str().expect("a UTF-8 path");
+    let (budget, plain) = (f.path("budget.toml"), f.path("plain.pcapng"));
     for (args, want) in [
-        (vec!["check".to_string(), f.path("missing.pcap")], 2),
-        (vec!["check".to_string(), f.path("empty.pcap")], 2),
-        (vec!["decode-bytes".to_string(), f.path("flipped.bin")], 1),
+        (vec!["check", &f.path("missing.pcap")], 2),
+        (vec!["check", &f.path("empty.pcap")], 2),
+        (vec!["decode-bytes", &f.path("flipped.bin")], 1),
+        // The lines a run writes on stderr before its status: over budget, warnings.
+        (vec!["check", demo, "--budget", &budget], 1),
+        (vec!["profile", demo, "--budget", &budget], 1),
+        (vec!["check", demo, "--netcode-key", key], 0),
+        (vec!["decode", demo, "--write-plaintext", &plain], 0),
     ] {
         let mut child = common::command()
             .args(&args)

@@ -151,7 +151,7 @@ impl DecodeOpts {
         // Keys and no port to use them on: say so, or the capture shows as undecoded and the
         // key looks wrong. Only a transport's stack has a sequential pass (an observer).
         if self.netcode_given() && d.observer().is_none() {
-            eprintln!(
+            stderr_line!(
                 "bitlens: warning: the --netcode-* options apply to no port: read one with \
                  --decode PORT=netcode+NAME or PORT=yojimbo"
             );
@@ -210,7 +210,7 @@ pub fn load_schema(path: &Path) -> Result<Schema> {
     must_exist(path)?;
     let schema = Schema::load(path).map_err(|e| anyhow!("{e}"))?;
     for w in schema.warnings() {
-        eprintln!("bitlens: {w}");
+        stderr_line!("bitlens: {w}");
     }
     Ok(schema)
 }
