@@ -732,3 +732,28 @@ fn control_keys_are_not_letters() {
     profile.handle_key(Key::Interrupt);
     assert!(profile.quit, "Ctrl-C in the profile quits");
 }
+
+/// A live session's help lists its own keys, f and p (the status line's hint for them is cut
+/// on a 120-column terminal); a capture's help does not.
+#[test]
+fn the_live_help_lists_follow_and_pause() {
+    let screen = |app: &App| {
+        let t = render(app);
+        (0..SIZE.1)
+            .map(|y| screen_row(&t, y))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (mut live, _) = live_app();
+    live.handle_key(Key::Char('?'));
+    let text = screen(&live);
+    assert!(text.contains("live: follow the newest datagram"), "{text}");
+    assert!(text.contains("live: pause the list"), "{text}");
+    assert!(
+        text.contains("quit (Esc also closes"),
+        "the rest still fits: {text}"
+    );
+    let mut file = app(false);
+    file.handle_key(Key::Char('?'));
+    assert!(!screen(&file).contains("live: "));
+}
