@@ -215,12 +215,17 @@ impl Cli {
     /// protocols and default ports.
     pub fn clap_command(&self) -> clap::Command {
         let names: Vec<&str> = self.dissectors.names().collect();
+        let transports: Vec<String> = self.dissectors.transport_choices().collect();
         let decode_help = format!(
             "Read a UDP port with a dissector, like Wireshark's \"Decode As\" (repeatable): \
-             `--decode 5000={}`. NAME: {}schema and schema-batch (with --schema), or none \
+             `--decode 5000={}`. NAME: {}schema and schema-batch (with --schema), {}or none \
              (removes a default). Defaults: {}",
             names.first().copied().unwrap_or("NAME"),
             names.iter().map(|n| format!("{n}, ")).collect::<String>(),
+            match transports.is_empty() {
+                true => String::new(),
+                false => format!("the transports {}, ", transports.join(", ")),
+            },
             if self.dissectors.describe().is_empty() {
                 "none".to_owned()
             } else {
@@ -293,7 +298,7 @@ impl Cli {
             // like other Unix tools the program stops quietly (decode checks this itself).
             Err(e) if reader_went_away(&e) => 0,
             Err(e) => {
-                eprintln!("{}: {e:#}", self.name);
+                stderr_line!("{}: {e:#}", self.name);
                 if e.downcast_ref::<Rejected>().is_some() {
                     1
                 } else {

@@ -150,6 +150,15 @@ impl Dissectors {
         self.transports.iter().map(|t| t.name())
     }
 
+    /// What `--decode PORT=NAME` takes for each transport: `netcode, netcode+NAME` for one that
+    /// goes in front of a protocol, `yojimbo` for one that reads its own.
+    pub fn transport_choices(&self) -> impl Iterator<Item = String> + '_ {
+        self.transports.iter().map(|t| match t.takes_inner() {
+            true => format!("{0}, {0}+NAME", t.name()),
+            false => t.name().to_owned(),
+        })
+    }
+
     /// `TRANSPORT+INNER` (or `TRANSPORT` alone: the payload as bytes) as a stacked dissector.
     fn stacked(&self, name: &str) -> Result<Arc<dyn Dissector>, String> {
         let (t, inner) = match name.split_once('+') {
@@ -328,10 +337,7 @@ impl Dissectors {
                     .names()
                     .filter(|n| !n.contains('+'))
                     .map(str::to_owned)
-                    .chain(self.transports.iter().map(|t| match t.takes_inner() {
-                        true => format!("{0}, {0}+NAME", t.name()),
-                        false => t.name().to_owned(),
-                    }))
+                    .chain(self.transport_choices())
                     .collect();
                 format!(
                     "unknown decoder {name:?} (known: {}, none)",

@@ -83,6 +83,15 @@
 //! `default-features = false` and compiles none of it. The fuzz harnesses (`fuzzing`,
 //! `capture::fuzz_ingest`) are the feature `fuzzing`, for bitlens's own fuzz targets and tests.
 
+/// `eprintln!` that cannot panic: when the reader of stderr is gone (`2>&1 | head`) the line
+/// is lost and the program still ends with its own exit status, not a panic's 101.
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod capture;
 pub mod cli;
 pub mod cmd;

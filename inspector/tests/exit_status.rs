@@ -442,3 +442,59 @@ fn a_pipe_closed_before_any_output_ends_quietly() {
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
     }
 }
+
+/// A reader of stderr that is gone (`bitlens check cut.pcap 2>&1 | head -1`, the error line
+/// written after `head` left): the status is still the rule's, never a panic's 101.
+#[test]
+fn a_closed_error_pipe_keeps_the_status() {
+    let f = Fixtures::new("closed-stderr");
+    f.write("empty.pcap", b"");
+    f.write(
+        "budget.toml",
+        b"[field]\n\"SceneUpdate.objects[].position.x\" = 16\n",
+    );
+    let demo = root().join("captures/demo.pcap");
+    let demo = demo.to_str().expect("a UTF-8 path");
+    let key = root().join("captures/netcode.key");
+    let key = key.to_str().expect("a UTF-8 path");
+    let (budget, plain) = (f.path("budget.toml"), f.path("plain.pcapng"));
+    for (args, want) in [
+        (vec!["check", &f.path("missing.pcap")], 2),
+        (vec!["check", &f.path("empty.pcap")], 2),
+        (vec!["decode-bytes", &f.path("flipped.bin")], 1),
+        // The lines a run writes on stderr before its status: over budget, warnings.
+        (vec!["check", demo, "--budget", &budget], 1),
+        (vec!["profile", demo, "--budget", &budget], 1),
+        (vec!["check", demo, "--netcode-key", key], 0),
+        (vec!["decode", demo, "--write-plaintext", &plain], 0),
+    ] {
+        let mut child = common::command()
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bitlens runs");
+        drop(child.stderr.take());
+        let status = child.wait().expect("bitlens ends");
+        assert_eq!(status.code(), Some(want), "{args:?}");
+    }
+}
+
+/// `--decode`'s help names every NAME the option takes, the transports too (it used to stop at
+/// `schema and schema-batch ... or none`, while `--decode 40000=yojimbo` is how the README
+/// reads a yojimbo game).
+#[test]
+fn decode_help_names_the_transports() {
+    for sub in ["check", "decode", "profile", "inspect", "proxy"] {
+        let o = run(&[sub, "--help"], Stdio::piped());
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            help.contains("the transports netcode, netcode+NAME, yojimbo, or none"),
+            "{sub}: {help}"
+        );
+        assert!(
+            help.contains("PORT=yojimbo"),
+            "{sub}: --netcode-key: {help}"
+        );
+    }
+}

@@ -48,12 +48,34 @@ fn encode_gives_the_compiled_bytes() {
 fn encode_errors_name_the_field() {
     let path = tmp("bad.json", br#"{"x": 1, "y": 2}"#);
     let e = encode::run(&demo_schema(), "PacketA", &path).unwrap_err();
-    assert_eq!(e.to_string(), "z: missing");
+    // The one line names the file, then the JSON path (trial 2: it named only the path).
+    assert_eq!(e.to_string(), format!("{}: z: missing", path.display()));
+    assert!(e.is::<bitlens::Rejected>(), "still a rejection: {e}");
     let path = tmp("bad2.json", br#"{"health": 140}"#);
     let e = encode::run(&demo_schema(), "Nope", &path).unwrap_err();
     assert!(
-        e.to_string().starts_with("no packet type named \"Nope\""),
+        e.to_string().starts_with(&format!(
+            "{}: no packet type named \"Nope\"",
+            demo_schema().display()
+        )),
         "{e}"
+    );
+    // A batch list, through the binary: the file, then the message and the path, exit 1.
+    let path = tmp("bad-batch.json", br#"[{"type": "Ping", "body": {}}]"#);
+    let schema = demo_schema();
+    let o = bitlens(&[
+        "encode".as_ref(),
+        "--batch".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        "--json".as_ref(),
+        path.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!("bitlens: {}: [0]: ", path.display())) && err.lines().count() == 1,
+        "{err}"
     );
 }
 

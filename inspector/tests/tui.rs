@@ -694,3 +694,66 @@ fn the_help_fits_a_long_filter_example() {
     let screen = render(&app).backend().to_string();
     assert!(screen.contains(&example), "{example}\n{screen}");
 }
+
+/// Ctrl-C quits from anywhere (it used to reach the filter prompt as the letter "q"); Ctrl-U
+/// clears the prompt; other control keys type nothing.
+#[test]
+fn control_keys_are_not_letters() {
+    use bitlens::tui::map_key;
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+    let ctrl = |c| map_key(KeyCode::Char(c), KeyModifiers::CONTROL);
+    assert_eq!(ctrl('c'), Some(Key::Interrupt));
+    assert_eq!(ctrl('u'), Some(Key::ClearLine));
+    assert_eq!(ctrl('n'), None);
+    assert_eq!(
+        map_key(KeyCode::Char('q'), KeyModifiers::NONE),
+        Some(Key::Char('q'))
+    );
+    // In the filter prompt: Ctrl-U empties it, Ctrl-C quits.
+    let mut prompt = app(false);
+    for key in "/type:Robo".chars().map(Key::Char) {
+        prompt.handle_key(key);
+    }
+    prompt.handle_key(Key::ClearLine);
+    for key in "port:40000".chars().map(Key::Char) {
+        prompt.handle_key(key);
+    }
+    assert_eq!(prompt.filter_input.as_deref(), Some("port:40000"));
+    prompt.handle_key(Key::Interrupt);
+    assert!(prompt.quit, "Ctrl-C in the filter prompt quits");
+    // In the help and in the profile, where q and Esc only close the overlay.
+    let mut help = app(false);
+    help.handle_key(Key::Char('?'));
+    help.handle_key(Key::Interrupt);
+    assert!(help.quit, "Ctrl-C in the help quits");
+    let mut profile = app(false);
+    profile.handle_key(Key::Char('P'));
+    assert!(profile.profile.is_some(), "P opens the profile");
+    profile.handle_key(Key::Interrupt);
+    assert!(profile.quit, "Ctrl-C in the profile quits");
+}
+
+/// A live session's help lists its own keys, f and p (the status line's hint for them is cut
+/// on a 120-column terminal); a capture's help does not.
+#[test]
+fn the_live_help_lists_follow_and_pause() {
+    let screen = |app: &App| {
+        let t = render(app);
+        (0..SIZE.1)
+            .map(|y| screen_row(&t, y))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (mut live, _) = live_app();
+    live.handle_key(Key::Char('?'));
+    let text = screen(&live);
+    assert!(text.contains("live: follow the newest datagram"), "{text}");
+    assert!(text.contains("live: pause the list"), "{text}");
+    assert!(
+        text.contains("quit (Esc also closes"),
+        "the rest still fits: {text}"
+    );
+    let mut file = app(false);
+    file.handle_key(Key::Char('?'));
+    assert!(!screen(&file).contains("live: "));
+}

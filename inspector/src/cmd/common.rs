@@ -103,7 +103,7 @@ pub struct DecodeOpts {
     /// or reads the ports given with `--decode PORT=schema` / `PORT=schema-batch`.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
-    /// netcode 1.02 (`--decode PORT=netcode+NAME`): the server's private key, a file of 64 hex
+    /// netcode 1.02 (`--decode PORT=netcode+NAME` or `PORT=yojimbo`): the server's private key, a file of 64 hex
     /// digits; it decrypts each connection request's token and so every packet of that client.
     #[arg(long, value_name = "FILE")]
     pub netcode_key: Option<PathBuf>,
@@ -151,7 +151,7 @@ impl DecodeOpts {
         // Keys and no port to use them on: say so, or the capture shows as undecoded and the
         // key looks wrong. Only a transport's stack has a sequential pass (an observer).
         if self.netcode_given() && d.observer().is_none() {
-            eprintln!(
+            stderr_line!(
                 "bitlens: warning: the --netcode-* options apply to no port: read one with \
                  --decode PORT=netcode+NAME or PORT=yojimbo"
             );
@@ -210,7 +210,7 @@ pub fn load_schema(path: &Path) -> Result<Schema> {
     must_exist(path)?;
     let schema = Schema::load(path).map_err(|e| anyhow!("{e}"))?;
     for w in schema.warnings() {
-        eprintln!("bitlens: {w}");
+        stderr_line!("bitlens: {w}");
     }
     Ok(schema)
 }

@@ -44,7 +44,7 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
     if let Some(path) = &args.write_plaintext
         && write_plaintext(&args.capture, &dissectors, path)? == 0
     {
-        eprintln!(
+        stderr_line!(
             "{}: {}: no payload was decrypted, so it holds no datagram (it needs a port read \
              with --decode PORT=netcode+NAME, and --netcode-key or --netcode-keylog)",
             ctx.program(),

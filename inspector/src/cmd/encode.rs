@@ -65,7 +65,8 @@ pub fn command(args: EncodeArgs, _: &Context<'_>) -> anyhow::Result<Exit> {
 /// load, the packet type is not the schema's. A [`Rejected`] value: the file is not JSON, or
 /// the value does not fit the schema (the message names the JSON path, or the field and bit).
 pub fn run(schema: &Path, packet_type: &str, json: &Path) -> anyhow::Result<Vec<u8>> {
-    let schema = load_schema(schema)?;
+    let file = schema;
+    let schema = load_schema(file)?;
     if !schema
         .protocol()
         .packet_types
@@ -73,14 +74,25 @@ pub fn run(schema: &Path, packet_type: &str, json: &Path) -> anyhow::Result<Vec<
         .any(|t| t == packet_type)
     {
         anyhow::bail!(
-            "no packet type named {packet_type:?} (the schema has {})",
+            "{}: no packet type named {packet_type:?} (the schema has {})",
+            file.display(),
             schema.protocol().packet_types.join(", ")
         );
     }
     let text = read_text(json)?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Rejected::new(format!("{}: not JSON: {e}", json.display())))?;
-    encode(&schema, packet_type, &value)
+    encode(&schema, packet_type, &value).map_err(|e| in_file(json, e))
+}
+
+/// `e`, a refusal of the value in the JSON file `json`, with the file's name in front (still
+/// a [`Rejected`] when it was one): `value.json: z: missing`.
+fn in_file(json: &Path, e: anyhow::Error) -> anyhow::Error {
+    let message = format!("{}: {e:#}", json.display());
+    match e.downcast_ref::<Rejected>() {
+        Some(_) => anyhow::Error::new(Rejected::new(message)),
+        None => anyhow::Error::msg(message),
+    }
 }
 
 /// Loads the schema and the JSON list of messages and returns the batch datagram's bytes.
@@ -98,7 +110,7 @@ pub fn run_batch(schema: &Path, json: &Path) -> anyhow::Result<Vec<u8>> {
     let text = read_text(json)?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Rejected::new(format!("{}: not JSON: {e}", json.display())))?;
-    encode_batch(&schema, &value)
+    encode_batch(&schema, &value).map_err(|e| in_file(json, e))
 }
 
 /// Encodes a JSON list of messages as one batch datagram of at most the schema's MTU.

@@ -96,13 +96,13 @@ pub fn write_svg(profile: &Profile, title: &str, path: &Path) -> Result<()> {
 pub fn report_budget(ctx: &Context<'_>, budget: &Budget, profile: &Profile) -> Exit {
     let verdict = budget.check(profile);
     for m in &verdict.missing {
-        eprintln!(
+        stderr_line!(
             "{}: budget: warning: {m} is not in the capture",
             ctx.program()
         );
     }
     for o in &verdict.over {
-        eprintln!("{}: {o}", ctx.program());
+        stderr_line!("{}: {o}", ctx.program());
     }
     if verdict.over.is_empty() {
         Exit::Ok

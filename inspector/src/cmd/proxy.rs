@@ -307,7 +307,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
     let report = if args.tui {
         run_with_tui(proxy, outputs, stop, &summary, program)?
     } else {
-        eprintln!(
+        stderr_line!(
             "{me}: listening on {}, forwarding to {}; {summary}; {}",
             proxy.local_addr(),
             config.upstream,
@@ -321,7 +321,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         .iter()
         .map(|&kind| format!("{} {}, ", kind.done(), r.impaired[kind]))
         .collect();
-    eprintln!(
+    stderr_line!(
         "{me}: {} datagrams ({} to the server, {} to clients) from {} clients; \
          sent {}; {impaired}mutated {}; \
          not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
@@ -341,13 +341,13 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         r.evicted,
     );
     for miss in &report.misses {
-        eprintln!("{me}: {miss}");
+        stderr_line!("{me}: {miss}");
     }
     // Only frames that reached the file count; a recording that failed is the error below.
     if let Some(path) = &args.record
         && !report.sink.recording_failed
     {
-        eprintln!(
+        stderr_line!(
             "{me}: recorded {} frames to {}",
             report.sink.recorded,
             path.display()

@@ -32,7 +32,7 @@ pub fn run(files: &[PathBuf], program: &str) -> Exit {
         let text = match super::common::read_text(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{program}: {e}");
+                stderr_line!("{program}: {e}");
                 broken = true;
                 continue;
             }
@@ -46,7 +46,7 @@ pub fn run(files: &[PathBuf], program: &str) -> Exit {
                 }
             }
             Err(e) => {
-                eprintln!("{program}: {}: {e}", file.display());
+                stderr_line!("{program}: {}: {e}", file.display());
                 broken = true;
             }
         }

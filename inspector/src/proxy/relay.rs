@@ -576,9 +576,10 @@ impl Relay {
                 .get(id)
                 .map(|m| m.client.to_string())
                 .unwrap_or_default();
-            eprintln!(
+            stderr_line!(
                 "{} proxy: {} refused a datagram of client {client} (nothing listening there?)",
-                self.config.program, self.upstream
+                self.config.program,
+                self.upstream
             );
         }
     }
@@ -624,7 +625,7 @@ impl Relay {
             Ok(s) => s,
             Err(e) => {
                 if self.stats.socket_errors == 0 {
-                    eprintln!(
+                    stderr_line!(
                         "{} proxy: cannot open an upstream socket for client {client}: {e}",
                         self.config.program
                     );

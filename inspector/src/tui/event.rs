@@ -34,12 +34,20 @@ pub enum Key {
     End,
     /// Backspace.
     Backspace,
+    /// Ctrl-C: quits from anywhere, also from the filter prompt, the help and the profile.
+    Interrupt,
+    /// Ctrl-U: clears the filter prompt's text.
+    ClearLine,
 }
 
 /// Maps a terminal key to an app key.
 pub fn map_key(code: KeyCode, mods: KeyModifiers) -> Option<Key> {
     Some(match code {
-        KeyCode::Char('c') if mods.contains(KeyModifiers::CONTROL) => Key::Char('q'),
+        // A control key is never its letter: Ctrl-C typed into the filter prompt would
+        // otherwise add a "q" there instead of quitting.
+        KeyCode::Char('c') if mods.contains(KeyModifiers::CONTROL) => Key::Interrupt,
+        KeyCode::Char('u') if mods.contains(KeyModifiers::CONTROL) => Key::ClearLine,
+        KeyCode::Char(_) if mods.contains(KeyModifiers::CONTROL) => return None,
         KeyCode::Char(c) => Key::Char(c),
         KeyCode::Enter => Key::Enter,
         KeyCode::Esc => Key::Esc,

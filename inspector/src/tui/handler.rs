@@ -263,6 +263,10 @@ impl App {
 
     /// Handles one key.
     pub fn handle_key(&mut self, key: Key) {
+        if key == Key::Interrupt {
+            self.quit = true;
+            return;
+        }
         if let Some(input) = &mut self.filter_input {
             match key {
                 Key::Enter => {
@@ -274,6 +278,7 @@ impl App {
                 Key::Backspace => {
                     input.pop();
                 }
+                Key::ClearLine => input.clear(),
                 Key::Char(c) => input.push(c),
                 _ => {}
             }

@@ -666,6 +666,12 @@ pub const HELP: &[(&str, &str)] = &[
     ),
 ];
 
+/// The keys of a live session (`proxy --tui`), listed after [`HELP`] there.
+pub const LIVE_HELP: &[(&str, &str)] = &[
+    ("f", "live: follow the newest datagram, on / off"),
+    ("p", "live: pause the list (arrivals wait) / resume"),
+];
+
 /// The filter example of the help: a packet type and the port of the protocol the program
 /// registered first (by port), so that a game's own binary shows its own
 /// (`type:RoboCat status:desync port:40000 10.0.0.12` for the demo).
@@ -693,7 +699,8 @@ fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
     // (`netcode.connection_request`): 1 + 16 columns of keys, the text, 2 borders.
     let need = u16::try_from(filter.chars().count() + 19).unwrap_or(u16::MAX);
     let w = area.width.min(need.max(86));
-    let h = (HELP.len() as u16 + 6).min(area.height);
+    let live: &[(&str, &str)] = if app.live.is_some() { LIVE_HELP } else { &[] };
+    let h = ((HELP.len() + live.len()) as u16 + 6).min(area.height);
     let popup = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -702,6 +709,7 @@ fn draw_help(app: &App, f: &mut Frame, area: Rect, t: &Theme) {
     );
     let mut lines: Vec<Line> = HELP
         .iter()
+        .chain(live)
         .map(|(k, v)| {
             let v = if *k == "/" { filter.as_str() } else { v };
             Line::from(vec![
