@@ -372,6 +372,27 @@ fn protocol_id_override_and_decode_as() {
 }
 
 #[test]
+fn strict_fails_a_capture_whose_link_type_bitlens_does_not_read() {
+    // demo.pcap with its link type (bytes 20..24 of the pcap header) set to 12345: every frame
+    // is skipped, nothing is checked; only --strict says so by its exit status.
+    let mut bytes = std::fs::read(root().join("captures/demo.pcap")).unwrap();
+    bytes[20..24].copy_from_slice(&12345u32.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("bitlens-link-{}.pcap", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let p = path.to_str().unwrap();
+    let o = bitlens(&["check", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("2000 unsupported link type"),
+        "{}",
+        stdout(&o)
+    );
+    let o = bitlens(&["check", p, "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
 fn inspect_refuses_a_pipe() {
     let o = bitlens(&["inspect", "captures/demo.pcap"]);
     assert_eq!(o.status.code(), Some(2));

@@ -1,7 +1,8 @@
 //! `check CAPTURE`: a summary table for CI pipelines of games.
 //!
 //! Exit status: 0 when every datagram with a dissector decodes, 1 when any does not (or, with
-//! `--strict`, when any datagram has no dissector; with `--budget`, when the capture's profile
+//! `--strict`, when any datagram has no dissector or a frame's link type is one bitlens does not
+//! read; with `--budget`, when the capture's profile
 //! is over budget), 2 on a usage or file error (a damaged capture included).
 
 use super::common::{Context, Exit};
@@ -23,8 +24,8 @@ use std::sync::{Arc, mpsc};
 pub struct CheckArgs {
     /// A pcap or pcapng file.
     pub capture: PathBuf,
-    /// Also fail (exit status 1) on datagrams that no dissector reads, and on encrypted
-    /// payloads no key was given for.
+    /// Also fail (exit status 1) on datagrams that no dissector reads, on encrypted payloads
+    /// no key was given for, and on frames of a link type bitlens does not read.
     #[arg(long)]
     pub strict: bool,
     /// Also check the capture's profile against a budget (see `profile --budget`): exit
@@ -61,7 +62,10 @@ pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
         None => false,
     };
     Ok(
-        if o.problems > 0 || over_budget || (args.strict && o.undecoded + o.encrypted > 0) {
+        if o.problems > 0
+            || over_budget
+            || (args.strict && (o.undecoded + o.encrypted > 0 || o.unreadable > 0))
+        {
             Exit::Rejected
         } else {
             Exit::Ok
@@ -79,6 +83,9 @@ pub struct Outcome {
     /// Datagrams whose payload is encrypted and no key for them was given (not problems;
     /// `--strict` fails on them).
     pub encrypted: usize,
+    /// Frames skipped because bitlens does not read their link type (`--strict` fails on
+    /// them: a capture of such frames only would otherwise pass with nothing checked).
+    pub unreadable: u64,
     /// The capture's damage, if it ended early.
     pub damage: Option<String>,
 }
@@ -232,6 +239,9 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         problems,
         undecoded,
         encrypted,
+        unreadable: summary
+            .skipped
+            .count(capture::SkipReason::UnsupportedLinkType),
         damage: summary.damage.as_ref().map(ToString::to_string),
     };
     let s = report(
