@@ -121,3 +121,11 @@ pub use bitlens_batch as batch;
 
 /// Protocols described in TOML (`bitlens-schema`).
 pub use bitlens_schema as schema;
+
+/// netcode 1.02, the transport `--decode PORT=netcode` reads, and its key log for a server to
+/// write (`bitlens-netcode`).
+pub use bitlens_netcode as netcode;
+
+/// yojimbo's layer over netcode: the configuration [`Cli::yojimbo`] takes, its channels,
+/// message types and body readers (`bitlens-yojimbo`).
+pub use bitlens_yojimbo as yojimbo;

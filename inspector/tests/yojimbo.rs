@@ -6,6 +6,7 @@
 //! configuration's reason); with wrong keys (netcode's MAC errors); a configuration the traffic
 //! breaks (the yojimbo layer named); and the TUI's block node under tmux.
 
+mod common;
 #[path = "../../codec/yojimbo/tests/samples/mod.rs"]
 mod samples;
 
@@ -13,6 +14,7 @@ use bitlens::Cli;
 use bitlens::cmd::common::DecodeOpts;
 use bitlens::cmd::{check, decode};
 use bitlens_yojimbo::Config;
+use common::tmux;
 use samples::{client_server_config, soak_config};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -535,113 +537,44 @@ fn a_configuration_the_traffic_breaks_is_the_yojimbo_layers_error() {
 
 /// The samples' inspector as a program (`cli(soak_config())`), for the tmux test to run in a
 /// real terminal: the test binary runs itself with `BITLENS_YOJIMBO_PROGRAM` holding the
-/// arguments, one per line. Without that variable (an ordinary test run) it does nothing.
+/// arguments, separated by spaces (none holds one). Without that variable (an ordinary test run) it does nothing.
 #[test]
 fn samples_program() {
     let Ok(args) = std::env::var("BITLENS_YOJIMBO_PROGRAM") else {
         return;
     };
-    let args = std::iter::once("soak").chain(args.lines());
+    let args = std::iter::once("soak").chain(args.split_whitespace());
     std::process::exit(cli(soak_config()).status_from(args).into());
-}
-
-/// One tmux server of this test's own (`-L`), so no other session is touched.
-fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
-    Command::new("tmux")
-        .arg("-L")
-        .arg(socket)
-        .args(args)
-        .output()
-        .expect("tmux runs")
-}
-
-/// The pane's text once it holds every string of `want` (or what it shows after 30 s).
-fn screen_with(socket: &str, want: &[&str]) -> String {
-    let start = std::time::Instant::now();
-    loop {
-        let o = tmux(socket, &["capture-pane", "-p", "-t", "t"]);
-        let screen = String::from_utf8_lossy(&o.stdout).into_owned();
-        if want.iter().all(|w| screen.contains(w))
-            || start.elapsed() > std::time::Duration::from_secs(30)
-        {
-            return screen;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
 }
 
 #[test]
 fn the_tui_shows_a_complete_block_as_its_own_node() {
-    if !Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux not installed: run scripts/install-test-deps.sh"
-        );
-        eprintln!("skipped: tmux not installed (run scripts/install-test-deps.sh)");
+    if !tmux::or_skip() {
         return;
     }
-    let args = [
-        "inspect",
-        "yojimbo-soak.pcap",
-        "--decode",
-        "40000=yojimbo",
-        "--netcode-key",
-        "yojimbo-reference.key",
-    ]
-    .join("\n");
-    let exe = std::env::current_exe().expect("the test binary");
-    let socket = format!("bitlens-yojimbo-{}", std::process::id());
-    let o = Command::new("tmux")
-        .args([
-            "-L",
-            &socket,
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "120",
-            "-y",
-            "40",
-        ])
-        .arg("-c")
-        .arg(captures())
-        .arg("-e")
-        .arg(format!("BITLENS_YOJIMBO_PROGRAM={args}"))
-        .arg(format!(
-            "{} --exact samples_program --nocapture --test-threads=1",
-            exe.display()
-        ))
-        .output()
-        .expect("tmux runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let result = std::panic::catch_unwind(|| {
-        let screen = screen_with(&socket, &["Packets 1/618"]);
-        assert!(screen.contains("Packets 1/618"), "{screen}");
+    // The test binary is the game's program (`samples_program`), run in the captures folder.
+    let command = format!(
+        "cd captures && BITLENS_YOJIMBO_PROGRAM='inspect yojimbo-soak.pcap --decode \
+         40000=yojimbo --netcode-key yojimbo-reference.key' {} --exact samples_program \
+         --nocapture --test-threads=1",
+        std::env::current_exe().expect("the test binary").display()
+    );
+    tmux::session("yojimbo", &command, |socket| {
+        tmux::expect(socket, &["Packets 1/618"]);
         // Frame 188 completed the block of message 81 (client to server).
-        tmux(&socket, &["send-keys", "-t", "t", "/", "188", "Enter"]);
-        let screen = screen_with(&socket, &["yojimbo.packet (reassembled)"]);
-        assert!(screen.contains("yojimbo.packet (reassembled)"), "{screen}");
-        tmux(&socket, &["send-keys", "-t", "t", "Enter", "G"]);
+        tmux::send_keys(socket, &["/", "188", "Enter"]);
+        tmux::expect(socket, &["yojimbo.packet (reassembled)"]);
+        tmux::send_keys(socket, &["Enter", "G"]);
         // The block: a node of its own in the yojimbo scope, listing its datagrams.
-        let want = [
-            "▾ blocks",
-            "▾ [0] = \"channel 1, message 81 (TestBlockMessage",
-            "type_name = \"TestBlockMessage\"",
-            "datagrams = \"152, 153, 157, 184, 188\"",
-        ];
-        let screen = screen_with(&socket, &want);
-        for w in want {
-            assert!(screen.contains(w), "{w:?} not on screen:\n{screen}");
-        }
-        tmux(&socket, &["send-keys", "-t", "t", "q"]);
+        tmux::expect(
+            socket,
+            &[
+                "▾ blocks",
+                "▾ [0] = \"channel 1, message 81 (TestBlockMessage",
+                "type_name = \"TestBlockMessage\"",
+                "datagrams = \"152, 153, 157, 184, 188\"",
+            ],
+        );
+        tmux::send_keys(socket, &["q"]);
     });
-    let _ = tmux(&socket, &["kill-server"]);
-    if let Err(panic) = result {
-        std::panic::resume_unwind(panic);
-    }
 }
