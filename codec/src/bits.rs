@@ -441,9 +441,9 @@ impl<'a> BitWriter<'a> {
         let padded = (self.scratch_bits + 7) & !7;
         if let Some(dst) = self.buf.as_chunks_mut::<8>().0.get_mut(self.word) {
             // A whole word of room: rewrite the bytes past the packet with the values they had,
-            // in one 8-byte store (the scratch is zero above its bits). Two shifts of at most 32
-            // keep the bytes from `padded` on, none when it is 64.
-            let keep = (u64::MAX << (padded / 2)) << (padded - padded / 2);
+            // in one 8-byte store (the scratch is zero above its bits): the bytes from `padded`
+            // on are kept, none when it is 64.
+            let keep = u64::MAX.checked_shl(padded).unwrap_or(0);
             let word = u64::from_le_bytes(*dst) & keep | self.scratch;
             *dst = word.to_le_bytes();
         } else if let Some(dst) = self.buf.get_mut(at..at + padded as usize / 8) {
