@@ -437,19 +437,17 @@ impl<'a> BitWriter<'a> {
     #[inline]
     pub fn flush(&mut self) -> usize {
         let at = 8 * self.word;
-        // The padded scratch: whole bytes, 0..=64 bits.
-        let padded = (self.scratch_bits + 7) & !7;
+        let tail = self.scratch_bits.div_ceil(8) as usize;
         if let Some(dst) = self.buf.as_chunks_mut::<8>().0.get_mut(self.word) {
             // A whole word of room: rewrite the bytes past the packet with the values they had,
-            // in one 8-byte store (the scratch is zero above its bits): the bytes from `padded`
-            // on are kept, none when it is 64.
-            let keep = u64::MAX.checked_shl(padded).unwrap_or(0);
+            // in one 8-byte store (the scratch is zero above its bits).
+            let keep = u64::MAX.checked_shl(8 * tail as u32).unwrap_or(0);
             let word = u64::from_le_bytes(*dst) & keep | self.scratch;
             *dst = word.to_le_bytes();
-        } else if let Some(dst) = self.buf.get_mut(at..at + padded as usize / 8) {
-            dst.copy_from_slice(&self.scratch.to_le_bytes()[..padded as usize / 8]);
+        } else if let Some(dst) = self.buf.get_mut(at..at + tail) {
+            dst.copy_from_slice(&self.scratch.to_le_bytes()[..tail]);
         }
-        at + padded as usize / 8
+        at + tail
     }
 }
 
