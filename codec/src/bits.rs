@@ -342,6 +342,44 @@ impl<'a> BitWriter<'a> {
         if needed > self.bits_available() {
             return Err(self.overflow(needed));
         }
+        self.put_bytes_checked(bytes);
+        // Far from the end `limit` is 64 before and after; only the last two words change it.
+        if self.word >= self.far {
+            self.reset_limit();
+        }
+        Ok(())
+    }
+
+    /// Pads to the next byte boundary with zero bits, then writes `bytes` (a stream's `align`
+    /// and `bytes` in one step), when all of it fits for certain by the word index alone (as
+    /// [`BitWriter::write_run`]'s test): `true` then. Otherwise writes nothing and returns
+    /// `false`, and the caller aligns and writes with their own capacity checks, so that a
+    /// refusal names the same bit as before.
+    #[inline(always)]
+    pub(crate) fn try_align_and_bytes(&mut self, bytes: &[u8]) -> bool {
+        // At most 7 bits of padding.
+        if !self.surely_fits(bytes.len().saturating_mul(8).saturating_add(7)) {
+            return false;
+        }
+        // The scratch is zero above its bits: aligning is rounding the count up. A word that
+        // the padding completes is stored (the next one is in the buffer: `surely_fits`).
+        let used = (self.scratch_bits + 7) & !7;
+        if used == 64 {
+            self.store_word();
+            self.scratch = 0;
+            self.scratch_bits = 0;
+        } else {
+            self.scratch_bits = used;
+        }
+        // `limit` stays 64: every word this touches lies before `far`.
+        self.put_bytes_checked(bytes);
+        true
+    }
+
+    /// The body of [`BitWriter::write_bytes`]: the writer is byte-aligned and the room for
+    /// `bytes` was checked. Leaves `limit` to the caller.
+    #[inline(always)]
+    fn put_bytes_checked(&mut self, bytes: &[u8]) {
         let mut rest = bytes;
         if rest.len() >= 64 {
             // Up to the word boundary, then whole words straight into the buffer.
@@ -373,7 +411,6 @@ impl<'a> BitWriter<'a> {
             }
             self.word += words;
         }
-        self.reset_limit();
         let tail = rest.len() % 8;
         if tail > 0 {
             // The last 8 bytes when there are that many (one load), else byte by byte.
@@ -383,7 +420,6 @@ impl<'a> BitWriter<'a> {
             };
             self.put_checked(value, 8 * tail as u32);
         }
-        Ok(())
     }
 
     /// Flushes and hands back the written bytes: `ceil(bits / 8)` of them.
@@ -402,11 +438,7 @@ impl<'a> BitWriter<'a> {
     pub fn flush(&mut self) -> usize {
         let at = 8 * self.word;
         let tail = self.scratch_bits.div_ceil(8) as usize;
-        if let Some(dst) = self
-            .buf
-            .get_mut(at..)
-            .and_then(|b| b.first_chunk_mut::<8>())
-        {
+        if let Some(dst) = self.buf.as_chunks_mut::<8>().0.get_mut(self.word) {
             // A whole word of room: rewrite the bytes past the packet with the values they had,
             // in one 8-byte store (the scratch is zero above its bits).
             let keep = u64::MAX.checked_shl(8 * tail as u32).unwrap_or(0);
@@ -693,6 +725,12 @@ pub trait BitSink {
     /// # Errors
     /// [`Overflow`] when the bytes do not fit.
     fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow>;
+    /// Pads to a byte boundary and writes `bytes` when all of it fits for certain: `true`
+    /// then; otherwise `false`, nothing written, and the caller takes the checked steps.
+    #[inline(always)]
+    fn try_align_and_bytes(&mut self, _bytes: &[u8]) -> bool {
+        false
+    }
 }
 
 impl BitSink for BitWriter<'_> {
@@ -711,6 +749,10 @@ impl BitSink for BitWriter<'_> {
     #[inline(always)]
     fn put_bytes(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         self.write_bytes(bytes)
+    }
+    #[inline(always)]
+    fn try_align_and_bytes(&mut self, bytes: &[u8]) -> bool {
+        BitWriter::try_align_and_bytes(self, bytes)
     }
 }
 

@@ -52,15 +52,22 @@ impl<'a> WriteStream<'a> {
 
     /// Flushes the last partial word, fills in the packet CRC if [`Stream::packet_crc`] was
     /// written, and returns the bytes used.
-    #[inline]
-    pub fn finish(self) -> usize {
-        let crc = self.crc;
-        let bytes = self.sink.finish();
-        if let Some(id) = crc {
-            seal_crc(id, bytes);
+    #[inline(always)]
+    pub fn finish(mut self) -> usize {
+        if let Some(id) = self.crc {
+            return finish_sealed(self.sink, id);
         }
-        bytes.len()
+        // No CRC: the flush's count is the length, without taking the bytes' slice.
+        self.sink.flush()
     }
+}
+
+/// [`WriteStream::finish`] of a packet with a CRC: flushed, then sealed.
+#[inline(never)]
+fn finish_sealed(sink: BitWriter<'_>, id: ProtocolId) -> usize {
+    let bytes = sink.finish();
+    seal_crc(id, bytes);
+    bytes.len()
 }
 
 impl CountStream {
@@ -260,8 +267,14 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
         }
     }
 
+    /// Far from the buffer's end the padding and the bytes go in as one step after one test
+    /// (`try_align_and_bytes`); near it, the padding and then the bytes, each checked, so that
+    /// a refusal names the bit it always did.
     #[inline(always)]
     fn bytes(&mut self, name: &str, buf: &mut [u8]) -> Result<()> {
+        if self.sink.try_align_and_bytes(buf) {
+            return Ok(());
+        }
         self.align(name)?;
         let bit = self.sink.position();
         self.sink.put_bytes(buf).map_err(|e| overflow(e, bit, name))
@@ -296,5 +309,83 @@ impl<K: BitSink + Default> Stream for Encoder<K> {
     #[inline(always)]
     fn remaining_bits(&self) -> usize {
         self.sink.available()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// The next value of a fixed xorshift sequence: the same samples on every run.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// `bytes` after a lead of every bit count from 0 to 140, for runs of 0 to 70 bytes, into
+    /// buffers from too small for the padding to 17 bytes of slack: the fast path (padding and
+    /// bytes in one step, far from the end) and the checked steps near the end give the bytes of
+    /// a bitwise reference and leave the bytes past the packet alone, and a refusal is the one
+    /// the two checked steps give: at the field's bit when the padding does not fit, else at the
+    /// aligned bit with none of the bytes written, with the same counts.
+    #[test]
+    fn bytes_agree_with_padding_then_bytes_checked() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for lead in 0..=140usize {
+            for len in [0usize, 1, 7, 8, 9, 16, 17, 31, 63, 64, 65, 70] {
+                let data: Vec<u8> = (0..len).map(|_| next(&mut x) as u8).collect();
+                let pad = (8 - lead % 8) % 8;
+                let end = lead + pad + 8 * len;
+                for size in lead.div_ceil(8)..=end.div_ceil(8) + 17 {
+                    let mut buf = vec![0xA5u8; size + 8];
+                    let mut reference = vec![0u8; size];
+                    let cap = 8 * size;
+                    let mut s = WriteStream::new(&mut buf[..size]);
+                    let mut at = 0;
+                    while at < lead {
+                        let n = (lead - at).min(64);
+                        let mut v = next(&mut x) & (u64::MAX >> (64 - n));
+                        s.bits("lead", &mut v, n as u32).unwrap();
+                        for k in 0..n {
+                            reference[(at + k) / 8] |= ((v >> k & 1) as u8) << ((at + k) % 8);
+                        }
+                        at += n;
+                    }
+                    let mut field = data.clone();
+                    let r = s.bytes("blob", &mut field);
+                    let (refused, kept) = if pad > cap - lead {
+                        (Some((lead, pad, cap - lead)), lead)
+                    } else if 8 * len > cap - lead - pad {
+                        (Some((lead + pad, 8 * len, cap - lead - pad)), lead + pad)
+                    } else {
+                        for (i, &b) in data.iter().enumerate() {
+                            reference[(lead + pad) / 8 + i] = b;
+                        }
+                        (None, end)
+                    };
+                    let case = format!("lead {lead} len {len} size {size}");
+                    match (r, refused) {
+                        (Ok(()), None) => {}
+                        (Err(e), Some((bit, needed, available))) => {
+                            assert_eq!(
+                                e.kind(),
+                                &ErrorKind::BufferFull { needed, available },
+                                "{case}"
+                            );
+                            assert_eq!((e.bit(), e.field()), (bit, "blob"), "{case}");
+                        }
+                        (r, want) => panic!("{case}: {r:?}, expected a refusal {want:?}"),
+                    }
+                    assert_eq!(s.bits_written(), kept, "{case}");
+                    let used = s.finish();
+                    assert_eq!(used, kept.div_ceil(8), "{case}");
+                    assert_eq!(&buf[..used], &reference[..used], "{case}");
+                    assert!(buf[used..].iter().all(|&b| b == 0xA5), "{case}: tail");
+                }
+            }
+        }
     }
 }
