@@ -63,7 +63,7 @@ pub struct ProxyArgs {
     /// caps the size at net.core.rmem_max / wmem_max unless the proxy runs with
     /// CAP_NET_ADMIN (root), when it is forced past them. The start-up line says what was
     /// granted.
-    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = buffer_size)]
+    #[arg(long, value_name = "SIZE", default_value = "128MiB", value_parser = buffer_size)]
     pub socket_buffer: usize,
     /// Seed of the impairment and mutation draws: the same seed and traffic, the same run
     /// (each client draws from streams of its own, one per direction, numbered by the order in

@@ -47,11 +47,12 @@ const MAX_DATAGRAM: usize = 65_536;
 /// The receive and send buffers asked for the listen socket by default (`--socket-buffer`),
 /// which carries every client's datagrams: while a burst arrives faster than the relay
 /// forwards it, the backlog waits here. Each MiB asked holds some 2,500 small datagrams (the
-/// kernel charges each ~830 bytes against twice the size asked), so 64 MiB some 160,000; on a
-/// loaded machine 8 MiB lost a third of a 200,000-datagram burst, 32 MiB none forwarding but
-/// up to 8% decoding, 64 MiB none (BENCHMARKS.md).
-/// It is a limit, not an allocation: the kernel holds that much only while datagrams wait.
-pub const LISTEN_BUFFER: usize = 64 << 20;
+/// kernel charges each ~830 bytes against twice the size asked), so 128 MiB some 320,000: a
+/// whole 200,000-datagram burst even when the relay gets no core while it arrives. On a loaded
+/// machine 8 MiB lost up to a third of such a burst, 32 MiB up to 8% decoding, 64 MiB up to
+/// 10% (BENCHMARKS.md). It is a limit, not an allocation: the kernel holds that much only
+/// while datagrams wait.
+pub const LISTEN_BUFFER: usize = 128 << 20;
 /// The buffers asked for each client's upstream socket (the server's replies to one client;
 /// at most the listen socket's).
 pub const UPSTREAM_BUFFER: usize = 2 << 20;
