@@ -96,7 +96,7 @@ for relay in direct socat headless decoding; do
   say "$relay $("$load" --server "$server" --target "$target" burst --count "${BURST:-200000}")"
   stop
 done
-grep -h 'socket buffers' "$out/proxy.log" | tail -1 | sed 's/^/headless start-up: /' | tee -a "$results" || true
+grep -h 'socket buffers' "$out/proxy.log" | tail -1 | sed 's/^/relay start-up (the last relay run): /' | tee -a "$results" || true
 
 if command -v valgrind >/dev/null; then
   # Total instructions of a callgrind profile.
