@@ -22,8 +22,9 @@
 #             trips per second; ROUNDS (default 2) rounds over the relays in turn, so each
 #             ratio to direct and to socat is of the same round
 #   burst     BURST (default 200000) datagrams sent back to back to a server that only counts
-#             them (its SO_RCVBUF 8 MiB as far as net.core.rmem_max allows); delivered share,
-#             and the host's receive-buffer drops in the run
+#             them (its SO_RCVBUF 8 MiB, forced past net.core.rmem_max when run as root, as the
+#             proxy's 128 MiB are: the start-up line printed after the bursts says which);
+#             delivered share, and the host's receive-buffer drops in the run
 #   instr     with valgrind: callgrind over the relay process (all threads, user space) while
 #             `latency --rate 500 --seconds 10` runs through it, minus a run of the relay that
 #             forwarded nothing for as long; instructions per forwarded datagram
@@ -95,7 +96,7 @@ for relay in direct socat headless decoding; do
   say "$relay $("$load" --server "$server" --target "$target" burst --count "${BURST:-200000}")"
   stop
 done
-grep -h 'socket buffers' "$out/proxy.log" | tail -1 | sed 's/^/headless start-up: /' | tee -a "$results" || true
+grep -h 'socket buffers' "$out/proxy.log" | tail -1 | sed 's/^/relay start-up (the last relay run): /' | tee -a "$results" || true
 
 if command -v valgrind >/dev/null; then
   # Total instructions of a callgrind profile.

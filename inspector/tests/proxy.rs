@@ -1760,3 +1760,38 @@ fn a_recording_that_cannot_be_written_is_an_error_not_a_count() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_socket_buffer_is_the_size_asked_and_the_start_up_line_says_so() {
+    // issue 30 aim 5: a size the system's cap allows is granted as asked, forced or not.
+    let server = Server::start(demo_reader, true);
+    let p = proxy(server.addr, &["--quiet", "--socket-buffer", "1MiB"]);
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("socket buffers 1024 KiB receive, 1024 KiB send"),
+        "{stderr}"
+    );
+    // Clap's usage error (exit 2), naming the option and what a size is.
+    for (bad, want) in [
+        ("2048MiB", "a size from 64KiB to 1024MiB"),
+        ("63KiB", "a size from 64KiB to 1024MiB"),
+        ("1GiB", "a size is bytes, or a number of KiB or MiB"),
+        ("lots", "a size is bytes, or a number of KiB or MiB"),
+    ] {
+        let (code, err) = run_briefly(&[
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "127.0.0.1:9",
+            "--socket-buffer",
+            bad,
+        ]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--socket-buffer") && err.contains(want),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -58,6 +58,13 @@ pub struct ProxyArgs {
     /// Most datagrams delayed or held back at once (beyond: not forwarded, counted).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub queue: usize,
+    /// Receive and send buffer of the listen socket, each way: bytes, or with a KiB or MiB
+    /// suffix (64 KiB to 1024 MiB). A burst waits there while the proxy catches up; the kernel
+    /// caps the size at net.core.rmem_max / wmem_max unless the proxy runs with
+    /// CAP_NET_ADMIN (root), when it is forced past them. The start-up line says what was
+    /// granted.
+    #[arg(long, value_name = "SIZE", default_value = "128MiB", value_parser = buffer_size)]
+    pub socket_buffer: usize,
     /// Seed of the impairment and mutation draws: the same seed and traffic, the same run
     /// (each client draws from streams of its own, one per direction, numbered by the order in
     /// which the clients first sent).
@@ -133,6 +140,34 @@ pub struct ReplayArgs {
     /// Replay the datagrams that went to the clients instead (sent to --upstream all the same).
     #[arg(long)]
     pub to_client: bool,
+}
+
+/// The smallest and largest `--socket-buffer`.
+const SOCKET_BUFFER_RANGE: std::ops::RangeInclusive<usize> = (64 << 10)..=(1 << 30);
+
+/// `--socket-buffer`: bytes, `N KiB` or `N MiB` (the unit's case and a space before it do not
+/// matter; `K`, `M`, `KB`, `MB` are the same binary units).
+fn buffer_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        _ => {
+            return Err(format!(
+                "{text:?}: a size is bytes, or a number of KiB or MiB"
+            ));
+        }
+    };
+    let size = number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|n| SOCKET_BUFFER_RANGE.contains(n))
+        .ok_or_else(|| format!("{text:?}: a size from 64KiB to 1024MiB"))?;
+    Ok(size)
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr> {
@@ -263,6 +298,7 @@ impl ProxyArgs {
             idle,
             max_clients: self.max_clients.max(1),
             queue: self.queue,
+            socket_buffer: self.socket_buffer,
             seed: self.seed.or(seed).unwrap_or(0),
             impairments,
             rules,
@@ -522,5 +558,21 @@ mod tests {
                 "{listen} -> {upstream}"
             );
         }
+    }
+
+    #[test]
+    fn socket_buffer_sizes_take_binary_units_and_stay_in_range() {
+        assert_eq!(buffer_size("8MiB"), Ok(8 << 20));
+        assert_eq!(buffer_size("64 MiB"), Ok(64 << 20));
+        assert_eq!(buffer_size("512k"), Ok(512 << 10));
+        assert_eq!(buffer_size("65536"), Ok(65536));
+        assert_eq!(buffer_size("1024MB"), Ok(1 << 30));
+        for bad in [
+            "", "MiB", "8GiB", "8 MiBs", "-1", "1.5MiB", "63KiB", "1025MiB",
+        ] {
+            assert!(buffer_size(bad).is_err(), "{bad}");
+        }
+        // No overflow on a number too large for any unit.
+        assert!(buffer_size("18446744073709551615MiB").is_err());
     }
 }

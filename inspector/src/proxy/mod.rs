@@ -202,6 +202,10 @@ pub struct Config {
     pub max_clients: usize,
     /// Most datagrams delayed or held back at once.
     pub queue: usize,
+    /// Bytes of receive and send buffer asked for the listen socket, each way
+    /// ([`relay::LISTEN_BUFFER`] by default; forced past the system's cap when the process may:
+    /// see [`relay::SocketBuffers`]).
+    pub socket_buffer: usize,
     /// Seed of the impairment and mutation draws (see [`ClientDraws`]).
     pub seed: u64,
     /// Drop, duplicate, delay, reorder.

@@ -44,10 +44,17 @@ pub const QUEUE_BYTES: usize = 64 << 20;
 const LISTEN: Token = Token(0);
 /// The largest UDP payload (IPv6 without jumbograms), plus one to see a cut.
 const MAX_DATAGRAM: usize = 65_536;
-/// The receive and send buffers asked for the listen socket, which carries every client's
-/// datagrams: 8 MiB holds a burst of ~10,000 small datagrams while the relay catches up.
-pub const LISTEN_BUFFER: usize = 8 << 20;
-/// The buffers asked for each client's upstream socket (the server's replies to one client).
+/// The receive and send buffers asked for the listen socket by default (`--socket-buffer`),
+/// which carries every client's datagrams: while a burst arrives faster than the relay
+/// forwards it, the backlog waits here. Each MiB asked holds some 2,500 small datagrams (the
+/// kernel charges each ~830 bytes against twice the size asked), so 128 MiB some 320,000: a
+/// whole 200,000-datagram burst even when the relay gets no core while it arrives. On a loaded
+/// machine 8 MiB lost up to a third of such a burst, 32 MiB up to 8% decoding, 64 MiB up to
+/// 10% (BENCHMARKS.md). It is a limit, not an allocation: the kernel holds that much only
+/// while datagrams wait.
+pub const LISTEN_BUFFER: usize = 128 << 20;
+/// The buffers asked for each client's upstream socket (the server's replies to one client;
+/// at most the listen socket's).
 pub const UPSTREAM_BUFFER: usize = 2 << 20;
 /// Datagrams per `sendmmsg`.
 const SEND_BATCH: usize = 64;
@@ -133,17 +140,23 @@ pub struct Proxy {
 /// The listen socket's buffers: asked for and granted by the kernel, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SocketBuffers {
-    /// What the proxy asked for, each way ([`LISTEN_BUFFER`]).
+    /// What the proxy asked for, each way (`--socket-buffer`, [`LISTEN_BUFFER`] by default).
     pub asked: usize,
     /// The receive buffer granted: half of what `SO_RCVBUF` reads back (the kernel doubles
-    /// the value it accepts, for its bookkeeping), at most `net.core.rmem_max`.
+    /// the value it accepts, for its bookkeeping).
     pub receive: usize,
-    /// The send buffer granted, the same way (at most `net.core.wmem_max`).
+    /// The send buffer granted, the same way.
     pub send: usize,
+    /// The receive buffer was forced past `net.core.rmem_max` (`SO_RCVBUFFORCE`, which needs
+    /// `CAP_NET_ADMIN`).
+    pub receive_forced: bool,
+    /// The send buffer was forced past `net.core.wmem_max` (`SO_SNDBUFFORCE`).
+    pub send_forced: bool,
 }
 
 impl SocketBuffers {
-    /// One line for the start-up message: the sizes, and which system limit capped them.
+    /// One line for the start-up message: the sizes, which were forced past the system's
+    /// limit, and which system limit capped the others.
     pub fn describe(&self) -> String {
         let kib = |n: usize| n / 1024;
         let mut s = format!(
@@ -151,17 +164,25 @@ impl SocketBuffers {
             kib(self.receive),
             kib(self.send)
         );
-        let capped: Vec<&str> = [
-            (self.receive < self.asked, "net.core.rmem_max"),
-            (self.send < self.asked, "net.core.wmem_max"),
-        ]
-        .into_iter()
-        .filter_map(|(c, name)| c.then_some(name))
-        .collect();
+        let names = |rmem: bool, wmem: bool| -> Vec<&'static str> {
+            [(rmem, "net.core.rmem_max"), (wmem, "net.core.wmem_max")]
+                .into_iter()
+                .filter_map(|(c, name)| c.then_some(name))
+                .collect()
+        };
+        let forced = names(self.receive_forced, self.send_forced);
+        if !forced.is_empty() {
+            s.push_str(&format!(
+                " (past {} with CAP_NET_ADMIN)",
+                forced.join(" and ")
+            ));
+        }
+        let capped = names(self.receive < self.asked, self.send < self.asked);
         if !capped.is_empty() {
             let it = if capped.len() == 1 { "it" } else { "them" };
             s.push_str(&format!(
-                " (asked {} KiB; capped by {}: raise {it} with sysctl to absorb longer bursts)",
+                " (asked {} KiB; capped by {}: raise {it} with sysctl, or run with \
+                 CAP_NET_ADMIN, to absorb longer bursts)",
                 kib(self.asked),
                 capped.join(" and ")
             ));
@@ -172,14 +193,38 @@ impl SocketBuffers {
 
 /// Asks for `size` bytes of receive and send buffer on `socket`; returns what the kernel
 /// granted (the default, when it refuses the request altogether).
+///
+/// The kernel caps `SO_RCVBUF` and `SO_SNDBUF` at `net.core.rmem_max` and `wmem_max`
+/// (a few hundred KiB by default, less than a burst needs). When it did, the size is forced
+/// with `SO_RCVBUFFORCE` / `SO_SNDBUFFORCE`, which a process with `CAP_NET_ADMIN` (root) may
+/// set past the cap; without the capability that fails and the capped size stays.
 fn size_buffers<S: AsFd>(socket: &S, size: usize) -> SocketBuffers {
-    let _ = setsockopt(socket, sockopt::RcvBuf, &size);
-    let _ = setsockopt(socket, sockopt::SndBuf, &size);
+    let receive = size_one(socket, size, sockopt::RcvBuf, sockopt::RcvBufForce);
+    let send = size_one(socket, size, sockopt::SndBuf, sockopt::SndBufForce);
     SocketBuffers {
         asked: size,
-        receive: getsockopt(socket, sockopt::RcvBuf).unwrap_or(0) / 2,
-        send: getsockopt(socket, sockopt::SndBuf).unwrap_or(0) / 2,
+        receive: receive.0,
+        send: send.0,
+        receive_forced: receive.1,
+        send_forced: send.1,
     }
+}
+
+/// One way of [`size_buffers`]: the size granted (half what the kernel reads back), and
+/// whether it took the forcing option to get it.
+fn size_one<S, O, F>(socket: &S, size: usize, plain: O, force: F) -> (usize, bool)
+where
+    S: AsFd,
+    O: nix::sys::socket::GetSockOpt<Val = usize> + nix::sys::socket::SetSockOpt<Val = usize> + Copy,
+    F: nix::sys::socket::SetSockOpt<Val = usize>,
+{
+    let _ = setsockopt(socket, plain, &size);
+    let granted = getsockopt(socket, plain).unwrap_or(0) / 2;
+    if granted >= size || setsockopt(socket, force, &size).is_err() {
+        return (granted, false);
+    }
+    let forced = getsockopt(socket, plain).unwrap_or(0) / 2;
+    (forced.max(granted), forced > granted)
 }
 
 impl Proxy {
@@ -190,7 +235,7 @@ impl Proxy {
     pub fn bind(config: Config, dis: SessionDissector) -> std::io::Result<Self> {
         let poll = Poll::new()?;
         let mut listen = UdpSocket::bind(config.listen)?;
-        let buffers = size_buffers(&listen, LISTEN_BUFFER);
+        let buffers = size_buffers(&listen, config.socket_buffer);
         poll.registry()
             .register(&mut listen, LISTEN, Interest::READABLE)?;
         let local = listen.local_addr()?;
@@ -613,7 +658,7 @@ impl Relay {
             IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
         };
         let opened = UdpSocket::bind(SocketAddr::new(any, 0)).and_then(|mut s| {
-            size_buffers(&s, UPSTREAM_BUFFER);
+            size_buffers(&s, UPSTREAM_BUFFER.min(self.config.socket_buffer));
             s.connect(self.upstream)?;
             let token = Token(self.mappings.next_id());
             self.poll
@@ -887,25 +932,61 @@ mod tests {
             .ok()
     }
 
+    /// True when this process holds CAP_NET_ADMIN (bit 12 of its effective capabilities).
+    fn net_admin() -> bool {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .is_some_and(|caps| caps & (1 << 12) != 0)
+    }
+
     #[test]
-    fn socket_buffers_are_what_was_asked_or_the_system_cap() {
+    fn socket_buffers_are_what_was_asked_forced_or_capped() {
         let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let got = size_buffers(&socket, LISTEN_BUFFER);
         assert_eq!(got.asked, LISTEN_BUFFER);
         if let (Some(rmem), Some(wmem)) = (cap("rmem_max"), cap("wmem_max")) {
-            assert_eq!(got.receive, LISTEN_BUFFER.min(rmem), "{got:?}");
-            assert_eq!(got.send, LISTEN_BUFFER.min(wmem), "{got:?}");
             let said = got.describe();
-            assert_eq!(
-                said.contains("net.core.rmem_max"),
-                rmem < LISTEN_BUFFER,
-                "{said}"
-            );
+            if net_admin() {
+                // Past the system's cap when it is below: the size asked for, said so.
+                assert_eq!(
+                    (got.receive, got.send),
+                    (LISTEN_BUFFER, LISTEN_BUFFER),
+                    "{got:?}"
+                );
+                assert_eq!(got.receive_forced, rmem < LISTEN_BUFFER, "{got:?}");
+                assert_eq!(got.send_forced, wmem < LISTEN_BUFFER, "{got:?}");
+                assert_eq!(
+                    said.contains("with CAP_NET_ADMIN"),
+                    rmem < LISTEN_BUFFER,
+                    "{said}"
+                );
+                assert!(!said.contains("capped"), "{said}");
+            } else {
+                assert_eq!(got.receive, LISTEN_BUFFER.min(rmem), "{got:?}");
+                assert_eq!(got.send, LISTEN_BUFFER.min(wmem), "{got:?}");
+                assert!(!got.receive_forced && !got.send_forced, "{got:?}");
+                assert_eq!(
+                    said.contains("net.core.rmem_max"),
+                    rmem < LISTEN_BUFFER,
+                    "{said}"
+                );
+            }
         }
         // The default is far below: without the request a burst overflows it.
         let plain = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let default = getsockopt(&plain, sockopt::RcvBuf).unwrap() / 2;
         assert!(default < LISTEN_BUFFER, "{default}");
+        // A size below the cap is granted as asked, without forcing.
+        let small = size_buffers(&plain, 256 << 10);
+        assert_eq!(
+            (small.receive, small.send),
+            (256 << 10, 256 << 10),
+            "{small:?}"
+        );
+        assert!(!small.receive_forced && !small.send_forced, "{small:?}");
     }
 
     #[test]
@@ -914,17 +995,20 @@ mod tests {
             asked: 8 << 20,
             receive: 208 << 10,
             send: 8 << 20,
+            receive_forced: false,
+            send_forced: false,
         };
         assert_eq!(
             b.describe(),
             "socket buffers 208 KiB receive, 8192 KiB send (asked 8192 KiB; capped by \
-             net.core.rmem_max: raise it with sysctl to absorb longer bursts)"
+             net.core.rmem_max: raise it with sysctl, or run with CAP_NET_ADMIN, to absorb \
+             longer bursts)"
         );
         let both = SocketBuffers { send: 4 << 20, ..b };
         assert!(
             both.describe().ends_with(
-                "capped by net.core.rmem_max and net.core.wmem_max: raise them with sysctl \
-                 to absorb longer bursts)"
+                "capped by net.core.rmem_max and net.core.wmem_max: raise them with sysctl, \
+                 or run with CAP_NET_ADMIN, to absorb longer bursts)"
             ),
             "{}",
             both.describe()
@@ -936,6 +1020,15 @@ mod tests {
         assert_eq!(
             full.describe(),
             "socket buffers 8192 KiB receive, 8192 KiB send"
+        );
+        let forced = SocketBuffers {
+            receive_forced: true,
+            ..full
+        };
+        assert_eq!(
+            forced.describe(),
+            "socket buffers 8192 KiB receive, 8192 KiB send (past net.core.rmem_max with \
+             CAP_NET_ADMIN)"
         );
     }
 
