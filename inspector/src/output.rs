@@ -313,6 +313,56 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// A slice of the writer's room being filled, with a position of its own: what a field writes
+/// between two room checks. Its slice and position stay in registers, where the writer's are
+/// behind `&mut` and reloaded after every byte stored (a store through a `u8` pointer may alias
+/// them). The caller asks for room for everything it writes through the cursor.
+struct Cursor<'b> {
+    w: &'b mut [u8],
+    p: usize,
+}
+
+impl Cursor<'_> {
+    /// Bytes of a length known at compile time.
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, s: &[u8; N]) {
+        self.w[self.p..self.p + N].copy_from_slice(s);
+        self.p += N;
+    }
+
+    /// Bytes of runtime length (copied as [`copy_short`] does).
+    #[inline(always)]
+    fn put_slice(&mut self, s: &[u8]) {
+        let n = s.len();
+        copy_short(&mut self.w[self.p..self.p + n], s);
+        self.p += n;
+    }
+
+    /// The decimal digits of `v`: needs 20 bytes of room.
+    #[inline(always)]
+    fn uint(&mut self, v: u64) {
+        let w = self.w[self.p..]
+            .first_chunk_mut()
+            .expect("the caller asked for room for 20 digits");
+        self.p += write_decimal(w, v);
+    }
+
+    /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
+    /// and whether it was: wider values are strings, which the caller writes.
+    #[inline(always)]
+    fn int(&mut self, v: i128) -> bool {
+        match u64::try_from(v.unsigned_abs()) {
+            Ok(abs) if v >= 0 => self.uint(abs),
+            Ok(abs) if abs <= 1 << 63 => {
+                self.put(b"-");
+                self.uint(abs);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// Zeroed bytes the writer adds past what it has written when it runs out of room
 /// ([`Json::room`]). Below 2 KiB, libc's `memset` zeroes them with vector stores; from 2 KiB it
 /// switches to `rep stosb`, and under callgrind every byte counts as an instruction.
@@ -429,31 +479,40 @@ impl<'a> Json<'a> {
         }
     }
 
+    /// A cursor over at least `n` bytes of room; add what it wrote (`p`) to `pos`.
+    #[inline(always)]
+    fn cursor(&mut self, n: usize) -> Cursor<'_> {
+        Cursor {
+            w: self.room(n),
+            p: 0,
+        }
+    }
+
     #[inline(always)]
     fn uint(&mut self, v: u64) {
-        let n = write_decimal(self.window::<20>(), v);
-        self.pos += n;
+        let mut c = self.cursor(20);
+        c.uint(v);
+        self.pos += c.p;
     }
 
     /// An integer as the codec's `JsonInt` serializes it: a number within the range of `i64`
     /// and `u64`, else a string of its digits (a 128-bit value JSON readers would round).
     #[inline]
     fn int(&mut self, v: i128) {
-        match u64::try_from(v.unsigned_abs()) {
-            Ok(abs) if v >= 0 => self.uint(abs),
-            Ok(abs) if abs <= 1 << 63 => {
-                let w = self.window::<21>();
-                w[0] = b'-';
-                let (_, digits) = w.split_first_chunk_mut::<1>().expect("21 = 1 + 20");
-                let n = write_decimal(digits.first_chunk_mut().expect("20 bytes"), abs);
-                self.pos += n + 1;
-            }
-            _ => {
-                self.byte(b'"');
-                self.bytes(itoa::Buffer::new().format(v).as_bytes());
-                self.byte(b'"');
-            }
+        let mut c = self.cursor(21);
+        let number = c.int(v);
+        self.pos += c.p;
+        if !number {
+            self.wide_int(v);
         }
+    }
+
+    /// An integer beyond the range of `i64` and `u64`: the string of its digits.
+    #[cold]
+    fn wide_int(&mut self, v: i128) {
+        self.byte(b'"');
+        self.bytes(itoa::Buffer::new().format(v).as_bytes());
+        self.byte(b'"');
     }
 
     fn opt_uint(&mut self, v: Option<u64>) {
@@ -603,35 +662,63 @@ impl<'a> Json<'a> {
 
     /// A field, under `path` (its own, or relative to its message).
     fn field(&mut self, path: &str, f: &TraceField) {
-        self.path_bit(path);
-        self.uint(f.bit as u64);
-        self.raw(",\"bits\":");
-        self.uint(f.bits as u64);
-        self.raw(",\"value\":");
-        self.value(&f.value);
+        if needs_escape(path.as_bytes()) {
+            self.raw("{\"path\":");
+            self.escaped(path);
+            self.raw(",\"bit\":");
+            self.uint(f.bit as u64);
+            self.raw(",\"bits\":");
+            self.uint(f.bits as u64);
+            self.raw(",\"value\":");
+            self.value(&f.value);
+        } else {
+            self.field_head(path, f);
+        }
         match f.range {
             None => self.raw(",\"min\":null,\"max\":null}"),
             Some(r) => self.range_end(r),
         }
     }
 
-    /// A field's `{"path":"PATH","bit":`, in one piece when the path needs no escaping.
+    /// `{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
+    /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
+    /// fields), else by [`Json::value`].
     #[inline(always)]
-    fn path_bit(&mut self, path: &str) {
-        const HEAD: &[u8; 9] = b"{\"path\":\"";
-        const TAIL: &[u8; 8] = b"\",\"bit\":";
-        if needs_escape(path.as_bytes()) {
-            self.raw("{\"path\":");
-            self.escaped(path);
-            self.raw(",\"bit\":");
-            return;
+    fn field_head(&mut self, path: &str, f: &TraceField) {
+        // 9 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
+        // form is at most 24).
+        let mut c = self.cursor(path.len() + 100);
+        c.put(b"{\"path\":\"");
+        c.put_slice(path.as_bytes());
+        c.put(b"\",\"bit\":");
+        c.uint(f.bit as u64);
+        c.put(b",\"bits\":");
+        c.uint(f.bits as u64);
+        c.put(b",\"value\":");
+        let done = match &f.value {
+            Value::Int(i) => c.int(*i),
+            Value::Bool(true) => {
+                c.put(b"true");
+                true
+            }
+            Value::Bool(false) => {
+                c.put(b"false");
+                true
+            }
+            Value::F32(x) if x.is_finite() => {
+                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+                true
+            }
+            Value::F64(x) if x.is_finite() => {
+                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+                true
+            }
+            _ => false,
+        };
+        self.pos += c.p;
+        if !done {
+            self.value(&f.value);
         }
-        let n = path.len();
-        let w = &mut self.room(n + 17)[..n + 17];
-        w[..9].copy_from_slice(HEAD);
-        copy_short(&mut w[9..9 + n], path.as_bytes());
-        w[9 + n..].copy_from_slice(TAIL);
-        self.pos += n + 17;
     }
 
     /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
@@ -1017,11 +1104,27 @@ mod tests {
             }
             let quoted = serde_json::to_string(&s).unwrap();
             check(&mut j, &|j| j.str(&s), quoted.clone());
-            check(
-                &mut j,
-                &|j| j.path_bit(&s),
-                format!("{{\"path\":{quoted},\"bit\":"),
-            );
+            // A whole field under that path, with a value of each kind.
+            let (bit, bits_) = (bits.magnitude() as usize, bits.next() as usize % 200);
+            let x = f32::from_bits(bits.next() as u32);
+            let i = i128::from(bits.magnitude()) << (bits.next() % 66);
+            for value in [
+                Value::Int(i),
+                Value::Int(-i),
+                Value::Bool(x.is_sign_negative()),
+                Value::F32(x),
+                Value::F64(f64::from_bits(bits.next())),
+                Value::Str(s.clone()),
+                Value::None,
+                Value::Floats(vec![x, 1.5]),
+            ] {
+                let reference = format!(
+                    "{{\"path\":{quoted},\"bit\":{bit},\"bits\":{bits_},\"value\":{},\"min\":null,\"max\":null}}",
+                    serde_json::to_string(&value).unwrap()
+                );
+                let f = TraceField::new(&s, 0, bit, bits_, value, FieldKind::Value);
+                check(&mut j, &|j| j.field(&s, &f), reference);
+            }
         }
         drop(j);
         assert_eq!(String::from_utf8(all).unwrap(), expected);
