@@ -61,8 +61,54 @@ pub fn write_json(
     decoder: &str,
     dissection: &Dissection,
 ) {
+    datagram_json(&mut Json::new(buf), d, payload_len, decoder, dissection);
+}
+
+/// [`write_json`] lines, one per datagram, written at the start of a buffer over the bytes it
+/// holds (a reused buffer's earlier output: room that needs no zeroing), for `decode --json`'s
+/// chunks. The writer's room and its last range carry from line to line. The buffer is left
+/// as it is past [`JsonLines::written`].
+pub struct JsonLines<'a>(Json<'a>);
+
+impl<'a> JsonLines<'a> {
+    /// Lines written from the start of `buf`, over its bytes.
+    pub fn over(buf: &'a mut Vec<u8>) -> Self {
+        JsonLines(Json {
+            out: buf,
+            pos: 0,
+            last_range: RangeCache::default(),
+            keep_room: true,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// A datagram as [`write_json`] writes it, and a newline.
+    pub fn line(
+        &mut self,
+        d: &Datagram,
+        payload_len: usize,
+        decoder: &str,
+        dissection: &Dissection,
+    ) {
+        datagram_json(&mut self.0, d, payload_len, decoder, dissection);
+        self.0.byte(b'\n');
+    }
+
+    /// How many bytes at the start of the buffer the lines take.
+    pub fn written(&self) -> usize {
+        self.0.pos
+    }
+}
+
+/// The body of [`write_json`], through a writer.
+fn datagram_json(
+    j: &mut Json,
+    d: &Datagram,
+    payload_len: usize,
+    decoder: &str,
+    dissection: &Dissection,
+) {
     let fields = &dissection.trace.fields;
-    let mut j = Json::new(buf);
     j.raw("{\"frame\":");
     j.uint(d.frame);
     j.raw(",\"time\":");
@@ -382,6 +428,10 @@ struct Json<'a> {
     out: &'a mut Vec<u8>,
     pos: usize,
     last_range: RangeCache,
+    /// Leave the room in the buffer when dropped ([`JsonLines`]).
+    keep_room: bool,
+    /// For [`Json::append`].
+    scratch: Vec<u8>,
 }
 
 /// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
@@ -403,9 +453,11 @@ impl Default for RangeCache {
 }
 
 impl Drop for Json<'_> {
-    /// Cuts the room off: the buffer ends with the JSON written.
+    /// Cuts the room off: the buffer ends with the JSON written (unless `keep_room`).
     fn drop(&mut self) {
-        self.out.truncate(self.pos);
+        if !self.keep_room {
+            self.out.truncate(self.pos);
+        }
     }
 }
 
@@ -416,6 +468,8 @@ impl<'a> Json<'a> {
             out: buf,
             pos,
             last_range: RangeCache::default(),
+            keep_room: false,
+            scratch: Vec::new(),
         }
     }
 
@@ -465,12 +519,15 @@ impl<'a> Json<'a> {
         self.pos += 1;
     }
 
-    /// Text that another writer appends to a `Vec` (serde_json's escaping, `Display`): the room
-    /// is cut off first, and grown again by the next write.
+    /// Text that another writer appends to a `Vec` (serde_json's escaping, `Display`), through
+    /// a scratch buffer: appending to the output would cut its room off, and a reused buffer's
+    /// room would then be zeroed again for the rest of the chunk.
     fn append(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
-        self.out.truncate(self.pos);
-        f(self.out);
-        self.pos = self.out.len();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        f(&mut scratch);
+        self.bytes(&scratch);
+        self.scratch = scratch;
     }
 
     fn comma(&mut self, first: &mut bool) {
@@ -1128,6 +1185,28 @@ mod tests {
         }
         drop(j);
         assert_eq!(String::from_utf8(all).unwrap(), expected);
+    }
+
+    /// Lines written over a reused buffer's bytes: only the bytes written count, whatever was
+    /// there (longer or shorter), and an escaped string keeps the room (it goes through the
+    /// scratch buffer, not onto the output).
+    #[test]
+    fn lines_over_a_reused_buffer_write_only_their_bytes() {
+        for old in [0usize, 3, 40, 5000] {
+            let mut buf = vec![b'#'; old];
+            let mut lines = JsonLines::over(&mut buf);
+            lines.0.str("say \"hi\"");
+            lines.0.uint(1234567);
+            lines.0.str("plain");
+            let room = lines.0.out.len();
+            lines.0.str("tab\there");
+            assert_eq!(lines.0.out.len(), room, "the room was cut off");
+            let n = lines.written();
+            drop(lines);
+            let text = r#""say \"hi\""1234567"plain""tab\there""#;
+            assert_eq!(std::str::from_utf8(&buf[..n]).unwrap(), text);
+            assert!(buf.len() >= n, "{old}");
+        }
     }
 
     #[test]
