@@ -61,8 +61,54 @@ pub fn write_json(
     decoder: &str,
     dissection: &Dissection,
 ) {
+    datagram_json(&mut Json::new(buf), d, payload_len, decoder, dissection);
+}
+
+/// [`write_json`] lines, one per datagram, written at the start of a buffer over the bytes it
+/// holds (a reused buffer's earlier output: room that needs no zeroing), for `decode --json`'s
+/// chunks. The writer's room and its last range carry from line to line. The buffer is left
+/// as it is past [`JsonLines::written`].
+pub struct JsonLines<'a>(Json<'a>);
+
+impl<'a> JsonLines<'a> {
+    /// Lines written from the start of `buf`, over its bytes.
+    pub fn over(buf: &'a mut Vec<u8>) -> Self {
+        JsonLines(Json {
+            out: buf,
+            pos: 0,
+            last_range: RangeCache::default(),
+            keep_room: true,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// A datagram as [`write_json`] writes it, and a newline.
+    pub fn line(
+        &mut self,
+        d: &Datagram,
+        payload_len: usize,
+        decoder: &str,
+        dissection: &Dissection,
+    ) {
+        datagram_json(&mut self.0, d, payload_len, decoder, dissection);
+        self.0.byte(b'\n');
+    }
+
+    /// How many bytes at the start of the buffer the lines take.
+    pub fn written(&self) -> usize {
+        self.0.pos
+    }
+}
+
+/// The body of [`write_json`], through a writer.
+fn datagram_json(
+    j: &mut Json,
+    d: &Datagram,
+    payload_len: usize,
+    decoder: &str,
+    dissection: &Dissection,
+) {
     let fields = &dissection.trace.fields;
-    let mut j = Json::new(buf);
     j.raw("{\"frame\":");
     j.uint(d.frame);
     j.raw(",\"time\":");
@@ -231,38 +277,161 @@ const DIGITS: &[u8; 200] = b"\
 5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
 /// Writes the decimal digits of `v` at the start of `out` and returns how many there are
-/// (1..=20). The digits are stored straight into `out` (the caller's buffer): building them in a
-/// local array and copying that made every number wait on a failed store-to-load forward.
-#[inline]
-fn write_decimal(out: &mut [u8; 20], mut v: u64) -> usize {
-    let len = v.checked_ilog10().map_or(1, |l| l as usize + 1);
-    // Two digits at a time from the right: `i` stays within 2..=20 in the loop.
+/// (1..=20). Values below 10,000 (bit positions, widths, octets, ports, small values: most of
+/// the numbers of a datagram) take no loop and no division by a runtime length; the rest are
+/// written two digits at a time from the right, in 32-bit arithmetic when they fit.
+#[inline(always)]
+fn write_decimal(out: &mut [u8; 20], v: u64) -> usize {
+    if v < 10 {
+        out[0] = b'0' + v as u8;
+        return 1;
+    }
+    if v < 100 {
+        let r = v as usize * 2;
+        out[..2].copy_from_slice(&DIGITS[r..r + 2]);
+        return 2;
+    }
+    if v < 10_000 {
+        let (hi, lo) = (v as usize / 100 * 2, v as usize % 100 * 2);
+        if v < 1000 {
+            out[0] = DIGITS[hi + 1];
+            out[1..3].copy_from_slice(&DIGITS[lo..lo + 2]);
+            return 3;
+        }
+        out[..2].copy_from_slice(&DIGITS[hi..hi + 2]);
+        out[2..4].copy_from_slice(&DIGITS[lo..lo + 2]);
+        return 4;
+    }
+    write_decimal_long(out, v)
+}
+
+/// [`write_decimal`] of a value of 5 digits or more.
+#[inline(never)]
+fn write_decimal_long(out: &mut [u8; 20], v: u64) -> usize {
+    let len = v.ilog10() as usize + 1;
+    // Two digits at a time from the right: `i` stays within 2..=20 in the loops.
     let mut i = len;
-    while v >= 100 {
-        let r = (v % 100) as usize * 2;
-        v /= 100;
+    let mut small = match u32::try_from(v) {
+        Ok(small) => small,
+        Err(_) => {
+            let mut v = v;
+            while v > u64::from(u32::MAX) {
+                let r = (v % 100) as usize * 2;
+                v /= 100;
+                i -= 2;
+                out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
+            }
+            v as u32
+        }
+    };
+    while small >= 100 {
+        let r = (small % 100) as usize * 2;
+        small /= 100;
         i -= 2;
         out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
     }
-    if v >= 10 {
-        let r = v as usize * 2;
+    if small >= 10 {
+        let r = small as usize * 2;
         out[..2].copy_from_slice(&DIGITS[r..r + 2]);
     } else {
-        out[0] = b'0' + v as u8;
+        out[0] = b'0' + small as u8;
     }
     len
 }
 
+/// Copies `src` into `dst` (of the same length). Short strings (paths, names, float digits:
+/// most are 4 to 32 bytes) are two overlapping copies of a constant length, a few register
+/// moves, where a copy of runtime length calls libc's `memcpy`.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if (8..=16).contains(&n) {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+    } else if (17..=32).contains(&n) {
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+    } else if (4..8).contains(&n) {
+        dst[..4].copy_from_slice(&src[..4]);
+        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+    } else {
+        dst[..n].copy_from_slice(src);
+    }
+}
+
+/// A slice of the writer's room being filled, with a position of its own: what a field writes
+/// between two room checks. Its slice and position stay in registers, where the writer's are
+/// behind `&mut` and reloaded after every byte stored (a store through a `u8` pointer may alias
+/// them). The caller asks for room for everything it writes through the cursor.
+struct Cursor<'b> {
+    w: &'b mut [u8],
+    p: usize,
+}
+
+impl Cursor<'_> {
+    /// Bytes of a length known at compile time.
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, s: &[u8; N]) {
+        self.w[self.p..self.p + N].copy_from_slice(s);
+        self.p += N;
+    }
+
+    /// Bytes of runtime length (copied as [`copy_short`] does).
+    #[inline(always)]
+    fn put_slice(&mut self, s: &[u8]) {
+        let n = s.len();
+        copy_short(&mut self.w[self.p..self.p + n], s);
+        self.p += n;
+    }
+
+    /// The decimal digits of `v`: needs 20 bytes of room.
+    #[inline(always)]
+    fn uint(&mut self, v: u64) {
+        let w = self.w[self.p..]
+            .first_chunk_mut()
+            .expect("the caller asked for room for 20 digits");
+        self.p += write_decimal(w, v);
+    }
+
+    /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
+    /// and whether it was: wider values are strings, which the caller writes.
+    #[inline(always)]
+    fn int(&mut self, v: i128) -> bool {
+        match u64::try_from(v.unsigned_abs()) {
+            Ok(abs) if v >= 0 => self.uint(abs),
+            Ok(abs) if abs <= 1 << 63 => {
+                self.put(b"-");
+                self.uint(abs);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Zeroed bytes the writer adds past what it has written when it runs out of room
+/// ([`Json::room`]). Below 2 KiB, libc's `memset` zeroes them with vector stores; from 2 KiB it
+/// switches to `rep stosb`, and under callgrind every byte counts as an instruction.
+const ROOM: usize = 2000;
+
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
 ///
-/// Literal keys are appended with their length known at compile time ([`Json::raw`] is always
-/// inlined) and numbers are stored straight into the buffer ([`write_decimal`]): a copy of known
-/// length is a few register moves, where appending a slice of runtime length calls libc's
-/// `memcpy`, which was a fifth of `decode --json` (BENCHMARKS.md, section 5). The text of the
-/// last range written is kept ([`RangeCache`]) and appended whole for the fields that share it.
+/// The buffer is kept longer than what is written: `out[..pos]` is the JSON, `out[pos..]`
+/// zeroed room (at least [`ROOM`] bytes after each growth), cut off when the writer is dropped.
+/// So a write is one comparison against the room and a copy of known length into the slice
+/// (literal keys, the digits of a number, a field's `{"path":"...","bit":` in one piece), with
+/// no capacity check, length update or `memcpy` call per piece as `Vec::extend_from_slice`
+/// makes, and numbers are written straight into place (no local array to copy, no padding to
+/// cut). The text of the last range written is kept ([`RangeCache`]) and copied whole for the
+/// fields that share it.
 struct Json<'a> {
     out: &'a mut Vec<u8>,
+    pos: usize,
     last_range: RangeCache,
+    /// Leave the room in the buffer when dropped ([`JsonLines`]).
+    keep_room: bool,
+    /// For [`Json::append`].
+    scratch: Vec<u8>,
 }
 
 /// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
@@ -283,80 +452,124 @@ impl Default for RangeCache {
     }
 }
 
+impl Drop for Json<'_> {
+    /// Cuts the room off: the buffer ends with the JSON written (unless `keep_room`).
+    fn drop(&mut self) {
+        if !self.keep_room {
+            self.out.truncate(self.pos);
+        }
+    }
+}
+
 impl<'a> Json<'a> {
     fn new(buf: &'a mut Vec<u8>) -> Self {
+        let pos = buf.len();
         Json {
             out: buf,
+            pos,
             last_range: RangeCache::default(),
+            keep_room: false,
+            scratch: Vec::new(),
         }
     }
 
-    /// Literal JSON text; inlined so that the length is a constant and the copy is a few moves.
+    /// The unwritten rest of the buffer, at least `n` bytes of it; write into its start and
+    /// advance `pos` by what was written.
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> &mut [u8] {
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        &mut self.out[self.pos..]
+    }
+
+    /// `N` bytes of room, as an array.
+    #[inline(always)]
+    fn window<const N: usize>(&mut self) -> &mut [u8; N] {
+        self.room(N)
+            .first_chunk_mut()
+            .expect("room() gives at least N bytes")
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        self.out.resize(self.pos + n + ROOM, 0);
+    }
+
+    /// Bytes of runtime length (copied as [`copy_short`] does).
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        let n = b.len();
+        copy_short(&mut self.room(n)[..n], b);
+        self.pos += n;
+    }
+
+    /// Literal JSON text; inlined so that the length is a constant and the copy a few moves.
     #[inline(always)]
     fn raw(&mut self, s: &str) {
-        self.out.extend_from_slice(s.as_bytes());
+        let n = s.len();
+        self.room(n)[..n].copy_from_slice(s.as_bytes());
+        self.pos += n;
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.window::<1>()[0] = b;
+        self.pos += 1;
+    }
+
+    /// Text that another writer appends to a `Vec` (serde_json's escaping, `Display`), through
+    /// a scratch buffer: appending to the output would cut its room off, and a reused buffer's
+    /// room would then be zeroed again for the rest of the chunk.
+    fn append(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        f(&mut scratch);
+        self.bytes(&scratch);
+        self.scratch = scratch;
     }
 
     fn comma(&mut self, first: &mut bool) {
         if !std::mem::take(first) {
-            self.out.push(b',');
+            self.byte(b',');
         }
     }
 
-    #[inline]
+    /// A cursor over at least `n` bytes of room; add what it wrote (`p`) to `pos`.
+    #[inline(always)]
+    fn cursor(&mut self, n: usize) -> Cursor<'_> {
+        Cursor {
+            w: self.room(n),
+            p: 0,
+        }
+    }
+
+    #[inline(always)]
     fn uint(&mut self, v: u64) {
-        // Bit widths, octets, small counts: one or two digits without the general loop.
-        if v < 10 {
-            self.out.push(b'0' + v as u8);
-            return;
-        }
-        if v < 100 {
-            let r = v as usize * 2;
-            self.out.extend_from_slice(&[DIGITS[r], DIGITS[r + 1]]);
-            return;
-        }
-        // Bit positions and most values: three or four digits, two pairs.
-        if v < 10_000 {
-            let (hi, lo) = (v as usize / 100 * 2, v as usize % 100 * 2);
-            if v < 1000 {
-                self.out
-                    .extend_from_slice(&[DIGITS[hi + 1], DIGITS[lo], DIGITS[lo + 1]]);
-            } else {
-                self.out.extend_from_slice(&[
-                    DIGITS[hi],
-                    DIGITS[hi + 1],
-                    DIGITS[lo],
-                    DIGITS[lo + 1],
-                ]);
-            }
-            return;
-        }
-        let at = self.out.len();
-        self.out.extend_from_slice(&[0; 20]);
-        let out = self.out[at..]
-            .first_chunk_mut::<20>()
-            .expect("20 bytes were just pushed");
-        let len = write_decimal(out, v);
-        self.out.truncate(at + len);
+        let mut c = self.cursor(20);
+        c.uint(v);
+        self.pos += c.p;
     }
 
     /// An integer as the codec's `JsonInt` serializes it: a number within the range of `i64`
     /// and `u64`, else a string of its digits (a 128-bit value JSON readers would round).
+    #[inline]
     fn int(&mut self, v: i128) {
-        match u64::try_from(v.unsigned_abs()) {
-            Ok(abs) if v >= 0 || abs <= 1 << 63 => {
-                if v < 0 {
-                    self.out.push(b'-');
-                }
-                self.uint(abs);
-            }
-            _ => {
-                self.out.push(b'"');
-                self.out
-                    .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-                self.out.push(b'"');
-            }
+        let mut c = self.cursor(21);
+        let number = c.int(v);
+        self.pos += c.p;
+        if !number {
+            self.wide_int(v);
         }
+    }
+
+    /// An integer beyond the range of `i64` and `u64`: the string of its digits.
+    #[cold]
+    fn wide_int(&mut self, v: i128) {
+        self.byte(b'"');
+        self.bytes(itoa::Buffer::new().format(v).as_bytes());
+        self.byte(b'"');
     }
 
     fn opt_uint(&mut self, v: Option<u64>) {
@@ -375,14 +588,27 @@ impl<'a> Json<'a> {
 
     /// A JSON string: copied as is when nothing in it needs escaping (paths, names, most
     /// messages), through serde_json's escaping otherwise.
+    #[inline]
     fn str(&mut self, s: &str) {
         if needs_escape(s.as_bytes()) {
-            self.serde(s);
+            self.escaped(s);
         } else {
-            self.out.push(b'"');
-            self.out.extend_from_slice(s.as_bytes());
-            self.out.push(b'"');
+            let n = s.len();
+            let w = &mut self.room(n + 2)[..n + 2];
+            w[0] = b'"';
+            copy_short(&mut w[1..=n], s.as_bytes());
+            w[n + 1] = b'"';
+            self.pos += n + 2;
         }
+    }
+
+    /// A string with something to escape, as serde_json escapes it. Writing to a `Vec`
+    /// cannot fail.
+    #[cold]
+    fn escaped(&mut self, s: &str) {
+        self.append(|out| {
+            let _ = serde_json::to_writer(out, s);
+        });
     }
 
     fn opt_str(&mut self, s: Option<&str>) {
@@ -397,40 +623,40 @@ impl<'a> Json<'a> {
         let (negative, secs, nanos) = t.epoch_parts();
         self.raw(if negative { "\"-" } else { "\"" });
         self.uint(secs);
-        let mut b = itoa::Buffer::new();
-        let digits = b.format(nanos);
-        self.out.push(b'.');
-        self.out.extend_from_slice(&b"000000000"[digits.len()..]);
-        self.out.extend_from_slice(digits.as_bytes());
-        self.out.push(b'"');
+        // `.` and nine digits, leading zeros kept; nanos is below 1e9.
+        let w = self.window::<11>();
+        w[0] = b'.';
+        let mut v = nanos as usize;
+        for i in (0..4).rev() {
+            let r = v % 100 * 2;
+            v /= 100;
+            w[2 + 2 * i..4 + 2 * i].copy_from_slice(&DIGITS[r..r + 2]);
+        }
+        w[1] = b'0' + (v % 10) as u8;
+        w[10] = b'"';
+        self.pos += 11;
     }
 
     /// An address as a string, as `SocketAddr`'s `Display` writes it.
     fn addr(&mut self, a: &SocketAddr) {
-        self.out.push(b'"');
         match a {
             SocketAddr::V4(v4) => {
+                self.byte(b'"');
                 for (i, octet) in v4.ip().octets().into_iter().enumerate() {
                     if i > 0 {
-                        self.out.push(b'.');
+                        self.byte(b'.');
                     }
                     self.uint(u64::from(octet));
                 }
-                self.out.push(b':');
+                self.byte(b':');
                 self.uint(u64::from(v4.port()));
+                self.byte(b'"');
             }
-            SocketAddr::V6(v6) => {
+            SocketAddr::V6(v6) => self.append(|out| {
                 use std::io::Write as _;
-                let _ = write!(self.out, "{v6}");
-            }
+                let _ = write!(out, "\"{v6}\"");
+            }),
         }
-        self.out.push(b'"');
-    }
-
-    /// Anything serde_json formats (floats, strings that need escaping). Writing to a `Vec`
-    /// cannot fail, and these values always serialize.
-    fn serde<T: serde::Serialize + ?Sized>(&mut self, v: &T) {
-        let _ = serde_json::to_writer(&mut *self.out, v);
     }
 
     fn value(&mut self, v: &Value) {
@@ -439,10 +665,9 @@ impl<'a> Json<'a> {
             Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
             Value::Int(i) => self.int(*i),
             Value::U128(i) => {
-                self.out.push(b'"');
-                self.out
-                    .extend_from_slice(itoa::Buffer::new().format(*i).as_bytes());
-                self.out.push(b'"');
+                self.byte(b'"');
+                self.bytes(itoa::Buffer::new().format(*i).as_bytes());
+                self.byte(b'"');
             }
             // As `Fixed` serializes: a number when f64 holds it exactly, else its decimal text.
             Value::Fixed(x) => match x.exact_f64() {
@@ -451,25 +676,26 @@ impl<'a> Json<'a> {
             },
             Value::Str(s) => self.str(s),
             Value::Bytes(bytes) => {
-                self.out.push(b'"');
-                let at = self.out.len();
-                self.out.resize(at + bytes.len() * 2, 0);
+                let n = bytes.len() * 2;
+                let w = &mut self.room(n + 2)[..n + 2];
+                w[0] = b'"';
                 // The slice is exactly twice the bytes: encoding into it cannot fail.
-                let _ = hex::encode_to_slice(bytes, &mut self.out[at..]);
-                self.out.push(b'"');
+                let _ = hex::encode_to_slice(bytes, &mut w[1..=n]);
+                w[n + 1] = b'"';
+                self.pos += n + 2;
             }
             // Floats as `Value` serializes them (NaN and infinities as strings).
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
             Value::Floats(xs) => {
-                self.out.push(b'[');
+                self.byte(b'[');
                 for (i, x) in xs.iter().enumerate() {
                     if i > 0 {
-                        self.out.push(b',');
+                        self.byte(b',');
                     }
                     self.f32(*x);
                 }
-                self.out.push(b']');
+                self.byte(b']');
             }
         }
     }
@@ -479,61 +705,101 @@ impl<'a> Json<'a> {
     /// (`"nan"`, `"inf"`, `"-inf"`, `"nan:0x..."` for other NaN bit patterns).
     fn f32(&mut self, x: f32) {
         match f32_text(x) {
-            None => {
-                let mut text = zmij::Buffer::new();
-                self.out.extend_from_slice(text.format_finite(x).as_bytes());
-            }
+            None => self.bytes(zmij::Buffer::new().format_finite(x).as_bytes()),
             Some(text) => self.str(&text),
         }
     }
 
     fn f64(&mut self, x: f64) {
         match f64_text(x) {
-            None => {
-                let mut text = zmij::Buffer::new();
-                self.out.extend_from_slice(text.format_finite(x).as_bytes());
-            }
+            None => self.bytes(zmij::Buffer::new().format_finite(x).as_bytes()),
             Some(text) => self.str(&text),
         }
     }
 
     /// A field, under `path` (its own, or relative to its message).
     fn field(&mut self, path: &str, f: &TraceField) {
-        self.raw("{\"path\":");
-        self.str(path);
-        self.raw(",\"bit\":");
-        self.uint(f.bit as u64);
-        self.raw(",\"bits\":");
-        self.uint(f.bits as u64);
-        self.raw(",\"value\":");
-        self.value(&f.value);
+        if needs_escape(path.as_bytes()) {
+            self.raw("{\"path\":");
+            self.escaped(path);
+            self.raw(",\"bit\":");
+            self.uint(f.bit as u64);
+            self.raw(",\"bits\":");
+            self.uint(f.bits as u64);
+            self.raw(",\"value\":");
+            self.value(&f.value);
+        } else {
+            self.field_head(path, f);
+        }
         match f.range {
             None => self.raw(",\"min\":null,\"max\":null}"),
             Some(r) => self.range_end(r),
         }
     }
 
+    /// `{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
+    /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
+    /// fields), else by [`Json::value`].
+    #[inline(always)]
+    fn field_head(&mut self, path: &str, f: &TraceField) {
+        // 9 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
+        // form is at most 24).
+        let mut c = self.cursor(path.len() + 100);
+        c.put(b"{\"path\":\"");
+        c.put_slice(path.as_bytes());
+        c.put(b"\",\"bit\":");
+        c.uint(f.bit as u64);
+        c.put(b",\"bits\":");
+        c.uint(f.bits as u64);
+        c.put(b",\"value\":");
+        let done = match &f.value {
+            Value::Int(i) => c.int(*i),
+            Value::Bool(true) => {
+                c.put(b"true");
+                true
+            }
+            Value::Bool(false) => {
+                c.put(b"false");
+                true
+            }
+            Value::F32(x) if x.is_finite() => {
+                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+                true
+            }
+            Value::F64(x) if x.is_finite() => {
+                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+                true
+            }
+            _ => false,
+        };
+        self.pos += c.p;
+        if !done {
+            self.value(&f.value);
+        }
+    }
+
     /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
     fn range_end(&mut self, r: (i128, i128)) {
-        if self.last_range.range != Some(r) {
-            let at = self.out.len();
-            self.raw(",\"min\":");
-            self.int(r.0);
-            self.raw(",\"max\":");
-            self.int(r.1);
-            self.raw("}");
-            let text = &self.out[at..];
-            // Two 64-bit ranges take at most 57 bytes; wider ones are not cached.
-            if let Some(dst) = self.last_range.text.get_mut(..text.len()) {
-                dst.copy_from_slice(text);
-                self.last_range.len = text.len();
-                self.last_range.range = Some(r);
-            }
+        if self.last_range.range == Some(r) {
+            // The whole cached array (a copy of constant length), then `pos` past its text.
+            let text = self.last_range.text;
+            *self.window::<64>() = text;
+            self.pos += self.last_range.len;
             return;
         }
-        let at = self.out.len();
-        self.out.extend_from_slice(&self.last_range.text);
-        self.out.truncate(at + self.last_range.len);
+        let at = self.pos;
+        self.raw(",\"min\":");
+        self.int(r.0);
+        self.raw(",\"max\":");
+        self.int(r.1);
+        self.byte(b'}');
+        let text = &self.out[at..self.pos];
+        // Two 64-bit ranges take at most 57 bytes; wider ones are not cached.
+        if let Some(dst) = self.last_range.text.get_mut(..text.len()) {
+            dst.copy_from_slice(text);
+            self.last_range.len = text.len();
+            self.last_range.range = Some(r);
+        }
     }
 
     fn problem(&mut self, p: &Problem) {
@@ -545,7 +811,7 @@ impl<'a> Json<'a> {
         self.str(&p.field);
         self.raw(",\"message\":");
         self.str(&p.message);
-        self.raw("}");
+        self.byte(b'}');
     }
 }
 
@@ -684,6 +950,7 @@ mod tests {
                 for r in [a, a, b, a, b, b] {
                     j.range_end(r);
                 }
+                drop(j);
                 let expected: String = [a, a, b, a, b, b].map(fresh).concat();
                 assert_eq!(String::from_utf8(buf).unwrap(), expected, "{a:?} {b:?}");
             }
@@ -781,6 +1048,165 @@ mod tests {
             written(|j| j.value(&payload)),
             r#""nan:0x7ff0000000000001""#
         );
+    }
+
+    /// A reproducible stream of 64-bit values (splitmix64) for the differential tests.
+    struct Bits(u64);
+
+    impl Bits {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        /// A value of a random magnitude: every digit count is about as likely.
+        fn magnitude(&mut self) -> u64 {
+            let shift = self.next() % 64;
+            self.next() >> shift
+        }
+    }
+
+    /// What the writer writes, against the reference formatting it replaced (std's `Display`
+    /// for integers, serde_json for `JsonInt`, floats and strings), over many random values of
+    /// every magnitude and every class (subnormal, zero, NaN payloads, escapes, non-ASCII), each
+    /// written alone and all of them into one buffer that starts non-empty and grows (its room
+    /// runs out at every kind of write).
+    #[test]
+    fn every_piece_is_written_as_the_reference_formatting_writes_it() {
+        let mut bits = Bits(30);
+        let mut all = b"prefix ".to_vec();
+        let mut expected = String::from("prefix ");
+        let mut j = Json::new(&mut all);
+        let mut check = |j: &mut Json, piece: &dyn Fn(&mut Json), reference: String| {
+            assert_eq!(written(|j| piece(j)), reference);
+            piece(j);
+            expected.push_str(&reference);
+        };
+        for _ in 0..5_000 {
+            let u = bits.magnitude();
+            check(&mut j, &|j| j.uint(u), u.to_string());
+            let wide = i128::from(bits.magnitude()) << (bits.next() % 66);
+            for i in [wide, -wide, i128::from(u as i64), i128::from(u)] {
+                let reference = serde_json::to_string(&JsonInt(i)).unwrap();
+                check(&mut j, &|j| j.int(i), reference);
+            }
+            let r = (-wide, i128::from(u) >> (u % 3 * 40));
+            let reference = format!(
+                ",\"min\":{},\"max\":{}}}",
+                serde_json::to_string(&JsonInt(r.0)).unwrap(),
+                serde_json::to_string(&JsonInt(r.1)).unwrap()
+            );
+            check(&mut j, &|j| j.range_end(r), reference.clone());
+            check(&mut j, &|j| j.range_end(r), reference);
+            let x = f32::from_bits(bits.next() as u32);
+            let y = f64::from_bits(bits.next());
+            for v in [Value::F32(x), Value::F64(y), Value::Floats(vec![x, -x])] {
+                let reference = serde_json::to_string(&v).unwrap();
+                check(&mut j, &|j| j.value(&v), reference);
+            }
+        }
+        // Floats of every class: subnormals, zeros, extremes, NaNs with payloads, small integers.
+        let f32s = [
+            0.0,
+            -0.0,
+            f32::from_bits(1),
+            f32::from_bits(0x807f_ffff),
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            f32::MIN,
+            f32::EPSILON,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1.0,
+            100.0,
+            1e7,
+            1e16,
+            1.5e-7,
+            0.3,
+        ];
+        for x in f32s {
+            for v in [
+                Value::F32(x),
+                Value::F64(f64::from(x)),
+                Value::F64(-f64::from(x)),
+            ] {
+                let reference = serde_json::to_string(&v).unwrap();
+                check(&mut j, &|j| j.value(&v), reference);
+            }
+        }
+        // Strings of every length up to 40 over an alphabet with escapes, controls, multi-byte
+        // characters: as serde_json escapes them, and as a field's path.
+        let alphabet = [
+            "a", "Z", "0", ".", "[", "]", "_", "\"", "\\", "\n", "\t", "\u{0}", "\u{1f}", "\u{7f}",
+            "é", "✓", "🦀", "/", " ",
+        ];
+        for _ in 0..5_000 {
+            let len = bits.next() % 41;
+            let mut s = String::new();
+            for _ in 0..len {
+                // Mostly plain characters, as paths and names are.
+                let k = bits.next() as usize;
+                let pick = if k.is_multiple_of(4) {
+                    k / 4 % alphabet.len()
+                } else {
+                    k / 4 % 7
+                };
+                s.push_str(alphabet[pick]);
+            }
+            let quoted = serde_json::to_string(&s).unwrap();
+            check(&mut j, &|j| j.str(&s), quoted.clone());
+            // A whole field under that path, with a value of each kind.
+            let (bit, bits_) = (bits.magnitude() as usize, bits.next() as usize % 200);
+            let x = f32::from_bits(bits.next() as u32);
+            let i = i128::from(bits.magnitude()) << (bits.next() % 66);
+            for value in [
+                Value::Int(i),
+                Value::Int(-i),
+                Value::Bool(x.is_sign_negative()),
+                Value::F32(x),
+                Value::F64(f64::from_bits(bits.next())),
+                Value::Str(s.clone()),
+                Value::None,
+                Value::Floats(vec![x, 1.5]),
+            ] {
+                let reference = format!(
+                    "{{\"path\":{quoted},\"bit\":{bit},\"bits\":{bits_},\"value\":{},\"min\":null,\"max\":null}}",
+                    serde_json::to_string(&value).unwrap()
+                );
+                let f = TraceField::new(&s, 0, bit, bits_, value, FieldKind::Value);
+                check(&mut j, &|j| j.field(&s, &f), reference);
+            }
+        }
+        drop(j);
+        assert_eq!(String::from_utf8(all).unwrap(), expected);
+    }
+
+    /// Lines written over a reused buffer's bytes: only the bytes written count, whatever was
+    /// there (longer or shorter), and an escaped string keeps the room (it goes through the
+    /// scratch buffer, not onto the output).
+    #[test]
+    fn lines_over_a_reused_buffer_write_only_their_bytes() {
+        for old in [0usize, 3, 40, 5000] {
+            let mut buf = vec![b'#'; old];
+            let mut lines = JsonLines::over(&mut buf);
+            lines.0.str("say \"hi\"");
+            lines.0.uint(1234567);
+            lines.0.str("plain");
+            let room = lines.0.out.len();
+            lines.0.str("tab\there");
+            assert_eq!(lines.0.out.len(), room, "the room was cut off");
+            let n = lines.written();
+            drop(lines);
+            let text = r#""say \"hi\""1234567"plain""tab\there""#;
+            assert_eq!(std::str::from_utf8(&buf[..n]).unwrap(), text);
+            assert!(buf.len() >= n, "{old}");
+        }
     }
 
     #[test]

@@ -13,7 +13,9 @@ pub fn threads() -> usize {
 
 /// Runs `work(job, buffer)` for every job that `produce` pushes, on [`threads`] worker threads,
 /// and hands the filled buffers to `sink` on the calling thread in the order the jobs were
-/// pushed. `produce` runs on the calling thread too, so the work on early jobs overlaps
+/// pushed. `work` writes its output at the start of the buffer and returns its length: the
+/// buffer comes with an earlier job's bytes (clear it, or write over them: room that needs no
+/// zeroing), and `sink` gets only the first bytes `work` said. `produce` runs on the calling thread too, so the work on early jobs overlaps
 /// producing the later ones (`decode` indexes the capture while it decodes).
 ///
 /// Each worker has at most two jobs queued, and its buffers come back after `sink`, so memory
@@ -26,7 +28,7 @@ pub fn threads() -> usize {
 /// What `sink` returned, or a worker's panic (a bug), reported instead of losing that output.
 pub fn ordered<J: Send, R>(
     produce: impl FnOnce(&mut dyn FnMut(J)) -> R,
-    work: impl Fn(J, &mut Vec<u8>) + Sync,
+    work: impl Fn(J, &mut Vec<u8>) -> usize + Sync,
     mut sink: impl FnMut(&[u8]) -> anyhow::Result<bool>,
 ) -> anyhow::Result<R> {
     /// Jobs a worker may have queued before the producer waits for it.
@@ -41,12 +43,11 @@ pub fn ordered<J: Send, R>(
             let (to_worker, jobs) = mpsc::sync_channel::<(J, Vec<u8>)>(QUEUED);
             // Unbounded, so that a worker never waits on the writer while the producer waits on
             // it: the bounded job queues already bound what is in flight.
-            let (to_writer, filled) = mpsc::channel::<Vec<u8>>();
+            let (to_writer, filled) = mpsc::channel::<(Vec<u8>, usize)>();
             handles.push(scope.spawn(move || {
                 for (job, mut buf) in jobs {
-                    buf.clear();
-                    work(job, &mut buf);
-                    if to_writer.send(buf).is_err() {
+                    let len = work(job, &mut buf);
+                    if to_writer.send((buf, len)).is_err() {
                         return; // the writer stopped
                     }
                 }
@@ -61,7 +62,7 @@ pub fn ordered<J: Send, R>(
         let mut drain = |upto: usize, wait: bool, written: &mut usize, spare: &mut Vec<Vec<u8>>| {
             while *written < upto {
                 let from = &outputs[*written % workers];
-                let buf = if wait {
+                let (buf, len) = if wait {
                     // A closed channel means the worker panicked: the join below says so.
                     match from.recv() {
                         Ok(buf) => buf,
@@ -74,7 +75,7 @@ pub fn ordered<J: Send, R>(
                         Err(mpsc::TryRecvError::Disconnected) => return Some(Ok(())),
                     }
                 };
-                match sink(&buf) {
+                match sink(buf.get(..len).unwrap_or(&buf)) {
                     Ok(true) => {}
                     Ok(false) => return Some(Ok(())),
                     Err(e) => return Some(Err(e)),
@@ -117,6 +118,31 @@ pub fn ordered<J: Send, R>(
 mod tests {
     use super::*;
 
+    /// A worker that writes over an earlier job's bytes instead of clearing them: only the
+    /// length it returns is written out, never the longer leftovers after it.
+    #[test]
+    fn only_the_length_work_returns_is_written() {
+        let mut out = Vec::new();
+        ordered(
+            |push| (0..3000usize).rev().for_each(push),
+            |k, buf| {
+                let text = format!("{k},");
+                if buf.len() < text.len() {
+                    buf.resize(text.len(), b'#');
+                }
+                buf[..text.len()].copy_from_slice(text.as_bytes());
+                text.len()
+            },
+            |b| {
+                out.extend_from_slice(b);
+                Ok(true)
+            },
+        )
+        .unwrap();
+        let want: String = (0..3000usize).rev().map(|k| format!("{k},")).collect();
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
     #[test]
     fn ordered_writes_every_job_in_order_and_stops_when_asked() {
         for n in [0usize, 1, 2, 3, 100, 5000] {
@@ -128,7 +154,11 @@ mod tests {
                     }
                     n
                 },
-                |k, buf| buf.extend_from_slice(format!("{k},").as_bytes()),
+                |k, buf| {
+                    buf.clear();
+                    buf.extend_from_slice(format!("{k},").as_bytes());
+                    buf.len()
+                },
                 |b| {
                     out.extend_from_slice(b);
                     Ok(true)
@@ -142,7 +172,11 @@ mod tests {
         let mut seen = 0;
         ordered(
             |push| (0..100_000usize).for_each(push),
-            |k, buf| buf.push(k as u8),
+            |k, buf| {
+                buf.clear();
+                buf.push(k as u8);
+                1
+            },
             |_| {
                 seen += 1;
                 Ok(seen < 5)
@@ -152,14 +186,17 @@ mod tests {
         assert_eq!(seen, 5);
         let err = ordered(
             |push| (0..10).for_each(push),
-            |_, _| {},
+            |_, _| 0,
             |_| anyhow::bail!("disk full"),
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "disk full");
         let panicky = ordered(
             |push| (0..1000usize).for_each(push),
-            |k, _| assert!(k != 7, "boom"),
+            |k, _| {
+                assert!(k != 7, "boom");
+                0
+            },
             |_| Ok(true),
         );
         assert!(panicky.unwrap_err().to_string().contains("panicked"));

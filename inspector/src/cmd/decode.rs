@@ -100,8 +100,9 @@ pub fn write_plaintext(capture: &Path, dissectors: &Dissectors, out: &Path) -> R
     Ok(written)
 }
 
-/// Dissects `datagrams` of `file` into text or JSON lines, appended to `buf`; `seen` holds
-/// the sequential pass's observation of each datagram (empty without transports).
+/// Dissects `datagrams` of `file` into text or JSON lines at the start of `buf` (which holds an
+/// earlier chunk's output) and returns their length; `seen` holds the sequential pass's
+/// observation of each datagram (empty without transports).
 #[allow(
     clippy::too_many_arguments,
     reason = "the chunk's parts and the output's options"
@@ -115,36 +116,45 @@ fn render(
     json: bool,
     fields: bool,
     buf: &mut Vec<u8>,
-) {
+) -> usize {
+    if json {
+        // Over the earlier chunk's bytes: the writer's room, with no zeroing.
+        let mut lines = output::JsonLines::over(buf);
+        for (i, d) in datagrams.iter().enumerate() {
+            let payload = d.payload(file);
+            let seen = seen_at(seen, i);
+            let (decoder, dissection) = dissectors.dissect_values_seen(d, payload, seen);
+            lines.line(d, payload.len(), decoder, &dissection);
+            dissection.recycle();
+        }
+        return lines.written();
+    }
+    buf.clear();
     for (i, d) in datagrams.iter().enumerate() {
         let payload = d.payload(file);
         let seen = seen_at(seen, i);
         // Only `--fields` shows the field tree: the other outputs list values, and skip what
         // only the tree has (a batch's message headers, which are in each message's view).
-        let (decoder, dissection) = if fields && !json {
+        let (decoder, dissection) = if fields {
             dissectors.dissect_seen(d, payload, seen)
         } else {
             dissectors.dissect_values_seen(d, payload, seen)
         };
-        if json {
-            output::write_json(buf, d, payload.len(), decoder, &dissection);
-            buf.push(b'\n');
-        } else {
-            let mut line = output::summary_line(d, decoder, &dissection);
-            if let Some(flaw) = &d.flaw {
-                line.push_str("  ");
-                line.push_str(&flaw.message(name, d.frame));
-            }
-            // Writing into a Vec cannot fail.
-            let _ = writeln!(buf, "{line}");
-            if fields {
-                for l in output::field_lines(&dissection) {
-                    let _ = writeln!(buf, "{l}");
-                }
+        let mut line = output::summary_line(d, decoder, &dissection);
+        if let Some(flaw) = &d.flaw {
+            line.push_str("  ");
+            line.push_str(&flaw.message(name, d.frame));
+        }
+        // Writing into a Vec cannot fail.
+        let _ = writeln!(buf, "{line}");
+        if fields {
+            for l in output::field_lines(&dissection) {
+                let _ = writeln!(buf, "{l}");
             }
         }
         dissection.recycle();
     }
+    buf.len()
 }
 
 /// Writes one line (or JSON object) per datagram; with `fields`, the field tree under each.
