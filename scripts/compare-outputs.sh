@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Output of two `bitlens` builds, compared byte for byte: `decode --json`, `decode --fields` and
-# `check` on every shipped capture (captures/*.pcap, *.pcapng), `decode --json --schema` with
-# the demo schema, and a synthetic capture with labelled faults. For a change that must keep
+# `check` on every shipped capture (captures/*.pcap, *.pcapng; the encrypted ones once more with
+# their keys), `decode --json --schema` with the demo schema, and a synthetic capture with
+# labelled faults. For a change that must keep
 # the output identical (issue 15: "decode --json output on every shipped capture is
 # byte-identical before and after").
 #
@@ -48,4 +49,21 @@ for capture in captures/*.pcap captures/*.pcapng "$out/synth-faults.pcap"; do
   compare "$name.check" check "$capture"
 done
 compare "demo.pcap.schema.json" decode --json --schema captures/demo.schema.toml captures/demo.pcap
+# The encrypted captures with their keys (captures/README.md says where each comes from): the
+# transports' fields, the decrypted payloads' fields, and the verdicts.
+encrypted() { # NAME CAPTURE ARGS...
+  local name=$1 capture=$2
+  shift 2
+  compare "$name.json" decode --json "$capture" "$@"
+  compare "$name.fields" decode --fields "$capture" "$@"
+  compare "$name.check" check "$capture" "$@"
+}
+encrypted netcode.pcap.keyed captures/netcode.pcap --decode 5000=netcode+demo \
+  --netcode-key captures/netcode.key --netcode-protocol-id 0x6269746c656e7331
+encrypted netcode-reference.pcap.keyed captures/netcode-reference.pcap --decode 40000=netcode \
+  --netcode-key captures/netcode-reference.key --netcode-protocol-id 0x1122334455667788
+encrypted yojimbo-soak.pcap.keyed captures/yojimbo-soak.pcap --decode 40000=yojimbo \
+  --netcode-key captures/yojimbo-reference.key --schema captures/yojimbo.schema.toml
+encrypted yojimbo-client-server.pcap.keyed captures/yojimbo-client-server.pcap --decode 40000=yojimbo \
+  --netcode-key captures/yojimbo-reference.key --schema captures/yojimbo-client-server.schema.toml
 exit $differ
