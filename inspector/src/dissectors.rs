@@ -276,6 +276,12 @@ impl Dissectors {
             .trim()
             .parse()
             .map_err(|_| format!("--decode {arg:?}: {port:?} is not a UDP port"))?;
+        // Port 0 is reserved: no datagram of a capture is addressed to it or from it.
+        if port == 0 {
+            return Err(format!(
+                "--decode {arg:?}: port 0 is not a UDP port a datagram can have (1 to 65535)"
+            ));
+        }
         let name = name.trim();
         if name == "none" {
             self.by_port.remove(&port);
@@ -614,6 +620,15 @@ mod tests {
                 .unwrap_err()
                 .contains("--schema")
         );
+    }
+
+    #[test]
+    fn port_0_is_refused() {
+        let mut d = shipped();
+        let e = d.apply_override("0=demo").unwrap_err();
+        assert!(e.contains("port 0 is not a UDP port"), "{e}");
+        assert!(d.apply_override(" 0 =none").is_err());
+        assert_eq!(d.describe(), "40000=demo 40001=batch");
     }
 
     #[test]

@@ -350,6 +350,13 @@ fn wrong_arguments_exit_2() {
     assert!(stderr(&o).contains("not a UDP port"), "{}", stderr(&o));
     let o = bitlens(&["check", "captures/demo.pcap", "--decode", "40000=nope"]);
     assert_eq!(o.status.code(), Some(2));
+    // Port 0 is no datagram's port: a usage error in one line, not a decoder never used.
+    let o = bitlens(&["check", "captures/demo.pcap", "--decode", "0=demo"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        "bitlens: --decode \"0=demo\": port 0 is not a UDP port a datagram can have (1 to 65535)\n"
+    );
 }
 
 #[test]
