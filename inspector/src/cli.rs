@@ -233,7 +233,9 @@ impl Cli {
                 self.dissectors.describe()
             }
         );
+        // The usage line names the program as `Cli::new` does, not as its executable file.
         let mut cmd = clap::Command::new(self.name)
+            .bin_name(self.name)
             .subcommand_required(true)
             .arg_required_else_help(true)
             .after_help(EXIT_STATUS);

@@ -44,7 +44,7 @@ pub struct CheckArgs {
 /// # Errors
 /// As [`run`], and the capture's damage.
 pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
-    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let dissectors = args.opts.dissectors(ctx)?;
     let budget = args
         .budget
         .as_deref()

@@ -315,7 +315,9 @@ impl ProxyArgs {
 pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()> {
     let config = args.config(program)?;
     let me = format!("{program} proxy");
-    let dissectors = args.decode.dissectors(defaults)?;
+    let dissectors = args
+        .decode
+        .dissectors(&CmdContext::new(program, defaults))?;
     let dis = SessionDissector::new(dissectors, config.upstream);
     check_packet_names(&config, &dis)?;
     let mut outputs = Outputs::default();
