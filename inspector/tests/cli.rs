@@ -394,8 +394,15 @@ fn strict_fails_a_capture_whose_link_type_bitlens_does_not_read() {
         "{}",
         stdout(&o)
     );
+    // The warning names the link type and the frames, and says what --strict does.
+    let warning = format!(
+        "bitlens: warning: {p}: 2000 frames of link type 12345 skipped: bitlens does not read \
+         that link type, nothing in them was checked (check --strict fails on them)\n"
+    );
+    assert_eq!(stderr(&o), warning);
     let o = bitlens(&["check", p, "--strict"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(stderr(&o), warning);
     let _ = std::fs::remove_file(&path);
 }
 
