@@ -664,6 +664,10 @@ pub const HELP: &[(&str, &str)] = &[
         "q  Esc",
         "quit (Esc also closes this help and the filter prompt)",
     ),
+    (
+        "Ctrl-C",
+        "quit, from anywhere (this help, the filter prompt, the profile)",
+    ),
 ];
 
 /// The keys of a live session (`proxy --tui`), listed after [`HELP`] there.
