@@ -627,3 +627,30 @@ fn an_unstable_range_warns_when_the_schema_loads() {
     );
     assert!(stdout(&o).contains("v = 7991360"), "{}", stdout(&o));
 }
+
+#[test]
+fn counts_of_one_are_singular() {
+    // polish 5: "1 frames, 1 UDP datagrams", "1 of 1 datagrams", "1 datagrams".
+    let dir = std::env::temp_dir().join(format!("bitlens-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("one.pcap");
+    let p = path.to_str().unwrap();
+    let o = bitlens(&["synth", p, "--packets", "1", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(said.contains(&format!("{p}: 1 datagram (")), "{said}");
+    let o = bitlens(&["check", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(&format!("{p}: 1 frame, 1 UDP datagram\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 of 1 datagram with a decoder decoded, 0 with problems"),
+        "{out}"
+    );
+    let o = bitlens(&["profile", p]);
+    assert!(stdout(&o).contains(": 1 datagram over "), "{}", stdout(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}

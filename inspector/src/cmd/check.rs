@@ -9,6 +9,7 @@ use super::common::{Context, Exit};
 use super::common::{DecodeOpts, must_exist, read_capture};
 use crate::capture::{self, Datagram};
 use crate::dissectors::{Dissectors, seen_at};
+use crate::words::{count, plural};
 use anyhow::{Result, bail};
 use bitlens_codec::dissect::Status;
 use bitlens_codec::observe::Observation;
@@ -425,11 +426,15 @@ fn trace_first(
             let mut msg = match &dissection.problem {
                 Some(p) => p.message.clone(),
                 None if dissection.status == Status::Truncated => format!(
-                    "{} of {} bytes captured (cut by the snap length)",
+                    "{} of {} captured (cut by the snap length)",
                     payload.len(),
-                    d.declared_len()
+                    count(d.declared_len() as u64, "byte")
                 ),
-                None => format!("{} bytes, {}", payload.len(), dissection.status),
+                None => format!(
+                    "{}, {}",
+                    count(payload.len() as u64, "byte"),
+                    dissection.status
+                ),
             };
             if let Some(ds) = &dissection.desync {
                 msg = format!("{msg}; {}", ds.message());
@@ -463,10 +468,10 @@ fn report(
         .collect();
     let _ = writeln!(
         s,
-        "{}: {} frames, {} UDP datagrams{}",
+        "{}: {}, {}{}",
         name,
-        summary.frames,
-        summary.datagrams,
+        count(summary.frames, "frame"),
+        count(summary.datagrams as u64, "UDP datagram"),
         if skipped.is_empty() {
             String::new()
         } else {
@@ -479,8 +484,9 @@ fn report(
     let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
         s,
-        "\n{} of {decodable} datagrams with a decoder decoded, {problems} with problems{}{}",
+        "\n{} of {decodable} {} with a decoder decoded, {problems} with problems{}{}",
         decodable - problems - encrypted,
+        plural(decodable as u64, "datagram"),
         if encrypted > 0 {
             format!(", {encrypted} encrypted without a key")
         } else {
