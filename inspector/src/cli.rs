@@ -218,10 +218,11 @@ impl Cli {
         let transports: Vec<String> = self.dissectors.transport_choices().collect();
         let decode_help = format!(
             "Read a UDP port with a dissector, like Wireshark's \"Decode As\" (repeatable): \
-             `--decode 5000={}`. NAME: {}schema and schema-batch (with --schema), {}or none \
+             `--decode 5000={}`. NAME: {}{} (with --schema), {}or none \
              (removes a default). Defaults: {}",
             names.first().copied().unwrap_or("NAME"),
             names.iter().map(|n| format!("{n}, ")).collect::<String>(),
+            crate::dissectors::SCHEMA_DECODERS.join(" and "),
             match transports.is_empty() {
                 true => String::new(),
                 false => format!("the transports {}, ", transports.join(", ")),
@@ -232,7 +233,9 @@ impl Cli {
                 self.dissectors.describe()
             }
         );
+        // The usage line names the program as `Cli::new` does, not as its executable file.
         let mut cmd = clap::Command::new(self.name)
+            .bin_name(self.name)
             .subcommand_required(true)
             .arg_required_else_help(true)
             .after_help(EXIT_STATUS);

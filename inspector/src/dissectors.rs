@@ -22,6 +22,11 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// The names of the decoders a schema file makes known ([`Dissectors::set_schema`]): its
+/// packets, and its `[batch]` section's batches. `--decode PORT=NAME` takes them with
+/// `--schema FILE`.
+pub const SCHEMA_DECODERS: [&str; 2] = ["schema", "schema-batch"];
+
 /// The dissectors per UDP port, and every dissector `--decode PORT=NAME` can name.
 #[derive(Clone, Default)]
 pub struct Dissectors {
@@ -276,6 +281,12 @@ impl Dissectors {
             .trim()
             .parse()
             .map_err(|_| format!("--decode {arg:?}: {port:?} is not a UDP port"))?;
+        // Port 0 is reserved: no datagram of a capture is addressed to it or from it.
+        if port == 0 {
+            return Err(format!(
+                "--decode {arg:?}: port 0 is not a UDP port a datagram can have (1 to 65535)"
+            ));
+        }
         let name = name.trim();
         if name == "none" {
             self.by_port.remove(&port);
@@ -339,8 +350,17 @@ impl Dissectors {
                     .map(str::to_owned)
                     .chain(self.transport_choices())
                     .collect();
+                // The schema's decoders are known once --schema loads one; before, say how.
+                let later: Vec<&str> = SCHEMA_DECODERS
+                    .into_iter()
+                    .filter(|s| self.by_name(s).is_none())
+                    .collect();
+                let later = match later.is_empty() {
+                    true => String::new(),
+                    false => format!("; with --schema: {}", later.join(", ")),
+                };
                 format!(
-                    "unknown decoder {name:?} (known: {}, none)",
+                    "unknown decoder {name:?} (known: {}, none{later})",
                     known.join(", ")
                 )
             }
@@ -617,6 +637,41 @@ mod tests {
     }
 
     #[test]
+    fn port_0_is_refused() {
+        let mut d = shipped();
+        let e = d.apply_override("0=demo").unwrap_err();
+        assert!(e.contains("port 0 is not a UDP port"), "{e}");
+        assert!(d.apply_override(" 0 =none").is_err());
+        assert_eq!(d.describe(), "40000=demo 40001=batch");
+    }
+
+    #[test]
+    fn the_unknown_decoder_error_lists_every_name_a_decode_takes() {
+        let mut d = shipped();
+        d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
+        let e = d.apply_override("1=nope").unwrap_err();
+        assert!(
+            e.ends_with(
+                "(known: demo, batch, netcode, netcode+NAME, none; with --schema: schema, \
+                 schema-batch)"
+            ),
+            "{e}"
+        );
+        // Once a schema is loaded its decoders are known like the others.
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../captures/demo.schema.toml"
+        ))
+        .unwrap();
+        d.set_schema(Schema::from_toml(&text, "demo.schema.toml").unwrap());
+        let e = d.unknown("nope");
+        assert!(
+            e.ends_with("(known: demo, batch, schema, schema-batch, netcode, netcode+NAME, none)"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn transports_stack_over_known_dissectors_and_take_new_keys() {
         let mut d = shipped();
         assert!(
@@ -676,6 +731,10 @@ mod tests {
         assert_eq!(
             d.names().collect::<Vec<_>>(),
             ["demo", "batch", "schema", "schema-batch"]
+        );
+        assert!(
+            d.names().skip(2).eq(SCHEMA_DECODERS),
+            "the names schemas register"
         );
         let id = ProtocolId::U32(7);
         d.set_protocol_id(id);

@@ -109,6 +109,7 @@ pub mod proxy;
 #[cfg(feature = "demo")]
 pub mod synth;
 pub mod tui;
+pub mod words;
 
 pub use cli::{Cli, Context, Exit, Rejected};
 pub use dissectors::Dissectors;

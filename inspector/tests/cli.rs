@@ -350,6 +350,13 @@ fn wrong_arguments_exit_2() {
     assert!(stderr(&o).contains("not a UDP port"), "{}", stderr(&o));
     let o = bitlens(&["check", "captures/demo.pcap", "--decode", "40000=nope"]);
     assert_eq!(o.status.code(), Some(2));
+    // Port 0 is no datagram's port: a usage error in one line, not a decoder never used.
+    let o = bitlens(&["check", "captures/demo.pcap", "--decode", "0=demo"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        "bitlens: --decode \"0=demo\": port 0 is not a UDP port a datagram can have (1 to 65535)\n"
+    );
 }
 
 #[test]
@@ -387,8 +394,15 @@ fn strict_fails_a_capture_whose_link_type_bitlens_does_not_read() {
         "{}",
         stdout(&o)
     );
+    // The warning names the link type and the frames, and says what --strict does.
+    let warning = format!(
+        "bitlens: warning: {p}: 2000 frames of link type 12345 skipped: bitlens does not read \
+         that link type, nothing in them was checked (check --strict fails on them)\n"
+    );
+    assert_eq!(stderr(&o), warning);
     let o = bitlens(&["check", p, "--strict"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(stderr(&o), warning);
     let _ = std::fs::remove_file(&path);
 }
 
@@ -612,4 +626,31 @@ fn an_unstable_range_warns_when_the_schema_loads() {
         "{err}"
     );
     assert!(stdout(&o).contains("v = 7991360"), "{}", stdout(&o));
+}
+
+#[test]
+fn counts_of_one_are_singular() {
+    // polish 5: "1 frames, 1 UDP datagrams", "1 of 1 datagrams", "1 datagrams".
+    let dir = std::env::temp_dir().join(format!("bitlens-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("one.pcap");
+    let p = path.to_str().unwrap();
+    let o = bitlens(&["synth", p, "--packets", "1", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(said.contains(&format!("{p}: 1 datagram (")), "{said}");
+    let o = bitlens(&["check", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(&format!("{p}: 1 frame, 1 UDP datagram\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 of 1 datagram with a decoder decoded, 0 with problems"),
+        "{out}"
+    );
+    let o = bitlens(&["profile", p]);
+    assert!(stdout(&o).contains(": 1 datagram over "), "{}", stdout(&o));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -6,7 +6,7 @@
 use bitlens::Cli;
 use bitlens::capture::Timestamp;
 use bitlens::capture::write::{SynthDatagram, WriteFormat, to_bytes};
-use bitlens::cmd::common::DecodeOpts;
+use bitlens::cmd::common::{Context, DecodeOpts};
 use bitlens::cmd::{check, decode, decode_bytes};
 use bitlens_batch::{BatchStruct, BatchWriter, MessageEnum, UpdateStage};
 use bitlens_codec::dissect::Status;
@@ -144,7 +144,9 @@ fn temp_dir(test: &str) -> PathBuf {
 }
 
 fn json_lines(path: &std::path::Path, opts: &DecodeOpts) -> Vec<serde_json::Value> {
-    let dissectors = opts.dissectors(cli().dissectors()).expect("valid options");
+    let dissectors = opts
+        .dissectors(&Context::new("bitlens", cli().dissectors()))
+        .expect("valid options");
     let mut out = Vec::new();
     let damage = decode::run(path, &dissectors, true, false, &mut out).expect("decodes");
     assert_eq!(damage, None);

@@ -29,7 +29,7 @@ fn encode_gives_the_compiled_bytes() {
         "mice": [3, 17, 4095], "location": {"x": -12345, "y": 0, "z": 19999},
         "rotation": [0, 0, 0, 1]}"#;
     let path = tmp("cat.json", json);
-    let bytes = encode::run(&demo_schema(), "RoboCat", &path).expect("encodes");
+    let bytes = encode::run(&demo_schema(), "RoboCat", &path, "bitlens").expect("encodes");
     let mut cat = DemoPacket::RoboCat(demo::RoboCat {
         health: 87,
         meow_count: 12,
@@ -47,12 +47,12 @@ fn encode_gives_the_compiled_bytes() {
 #[test]
 fn encode_errors_name_the_field() {
     let path = tmp("bad.json", br#"{"x": 1, "y": 2}"#);
-    let e = encode::run(&demo_schema(), "PacketA", &path).unwrap_err();
+    let e = encode::run(&demo_schema(), "PacketA", &path, "bitlens").unwrap_err();
     // The one line names the file, then the JSON path (trial 2: it named only the path).
     assert_eq!(e.to_string(), format!("{}: z: missing", path.display()));
     assert!(e.is::<bitlens::Rejected>(), "still a rejection: {e}");
     let path = tmp("bad2.json", br#"{"health": 140}"#);
-    let e = encode::run(&demo_schema(), "Nope", &path).unwrap_err();
+    let e = encode::run(&demo_schema(), "Nope", &path, "bitlens").unwrap_err();
     assert!(
         e.to_string().starts_with(&format!(
             "{}: no packet type named \"Nope\"",
@@ -88,7 +88,8 @@ fn decode_bytes_shows_fields_and_verdict() {
         let path = tmp("p.bin", &buf[..n]);
         let mut out = Vec::new();
         assert!(
-            decode_bytes::run_with_schema(&demo_schema(), &path, false, &mut out).expect("runs")
+            decode_bytes::run_with_schema(&demo_schema(), &path, false, &mut out, "bitlens")
+                .expect("runs")
         );
         let text = String::from_utf8(out).expect("utf8");
         assert!(
@@ -111,7 +112,10 @@ fn decode_bytes_shows_fields_and_verdict() {
     bad[0] = 1;
     let path = tmp("bad.bin", &bad);
     let mut out = Vec::new();
-    assert!(!decode_bytes::run_with_schema(&demo_schema(), &path, false, &mut out).expect("runs"));
+    assert!(
+        !decode_bytes::run_with_schema(&demo_schema(), &path, false, &mut out, "bitlens")
+            .expect("runs")
+    );
     let text = String::from_utf8(out).expect("utf8");
     assert!(
         text.contains("rejected: bit 0 (field \"crc32\"): CRC32 mismatch"),

@@ -132,6 +132,15 @@ fn help_overlay() {
     let mut app = app(false);
     app.handle_key(Key::Char('?'));
     assert!(app.show_help);
+    // Every way to quit is listed, Ctrl-C too (it works everywhere, the help said nothing).
+    let t = render(&app);
+    let screen: Vec<String> = (0..SIZE.1).map(|y| screen_row(&t, y)).collect();
+    assert!(
+        screen.iter().any(|row| row.contains(" Ctrl-C ")
+            && row.contains("quit, from anywhere (this help, the filter prompt, the profile)")),
+        "{}",
+        screen.join("\n")
+    );
     insta::assert_snapshot!(render(&app).backend());
     app.handle_key(Key::Esc);
     assert!(!app.show_help && !app.quit, "Esc closes the help first");

@@ -11,7 +11,7 @@ mod common;
 mod samples;
 
 use bitlens::Cli;
-use bitlens::cmd::common::DecodeOpts;
+use bitlens::cmd::common::{Context, DecodeOpts};
 use bitlens::cmd::{check, decode};
 use bitlens_yojimbo::Config;
 use common::tmux;
@@ -40,7 +40,9 @@ fn keyed() -> DecodeOpts {
 }
 
 fn json_lines(cli: &Cli, capture: &str, opts: &DecodeOpts) -> Vec<Json> {
-    let dissectors = opts.dissectors(cli.dissectors()).expect("valid options");
+    let dissectors = opts
+        .dissectors(&Context::new("bitlens", cli.dissectors()))
+        .expect("valid options");
     let mut out = Vec::new();
     let damage = decode::run(
         &captures().join(capture),
@@ -59,7 +61,9 @@ fn json_lines(cli: &Cli, capture: &str, opts: &DecodeOpts) -> Vec<Json> {
 }
 
 fn check_table(cli: &Cli, capture: &str, opts: &DecodeOpts) -> (check::Outcome, String) {
-    let dissectors = opts.dissectors(cli.dissectors()).expect("valid options");
+    let dissectors = opts
+        .dissectors(&Context::new("bitlens", cli.dissectors()))
+        .expect("valid options");
     let mut table = Vec::new();
     let o = check::run(&captures().join(capture), &dissectors, &mut table).expect("checks");
     (o, String::from_utf8(table).unwrap())

@@ -235,8 +235,9 @@ fn a_reassembled_packets_fields_are_placed_in_the_fragment_that_carries_them() {
         netcode_key: Some(repo().join("captures/yojimbo-reference.key")),
         ..DecodeOpts::default()
     };
+    let none = bitlens::dissectors::Dissectors::new();
     let dissectors = opts
-        .dissectors(&bitlens::dissectors::Dissectors::new())
+        .dissectors(&bitlens::Context::new("bitlens", &none))
         .expect("valid options");
     let server: SocketAddr = "127.0.0.1:40000".parse().unwrap();
     let dis = SessionDissector::new(dissectors, server);

@@ -164,3 +164,34 @@ fn proxy_messages_name_the_games_own_binary() {
     assert!(rest.starts_with("skirmish proxy: 0 datagrams"), "{rest}");
     assert!(!rest.contains("bitlens"), "{rest}");
 }
+
+#[test]
+fn warnings_and_the_usage_line_name_the_games_own_binary() {
+    // polish 2: a warning of the shared options began `bitlens: warning:`.
+    let dir = std::env::temp_dir().join(format!("skirmish-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("server.key");
+    std::fs::write(&key, "00".repeat(32)).unwrap();
+    let o = skirmish(&[
+        "check",
+        "captures/custom.pcap",
+        "--netcode-key",
+        key.to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("skirmish: warning: the --netcode-* options apply to no port"),
+        "{err}"
+    );
+    assert!(!err.contains("bitlens"), "{err}");
+    // The usage line names the program as `Cli::new` does, whatever its executable is called
+    // (here a link named `arena-inspector`), as its errors do.
+    let link = dir.join("arena-inspector");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_skirmish"), &link).unwrap();
+    let o = Command::new(&link).arg("frobnicate").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("Usage: skirmish <COMMAND>"), "{err}");
+    assert!(!err.contains("arena-inspector"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -168,6 +168,31 @@ impl LinkType {
     /// Linux cooked capture v2 (`tcpdump -i any` since libpcap 1.10).
     pub const LINUX_SLL2: Self = Self(276);
 
+    /// The LINKTYPE_ name of a few common link types this reader does not parse (Wi-Fi, PPP,
+    /// USB, Bluetooth, netlink...), for messages that name what was skipped.
+    pub fn unread_name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            6 => "IEEE802_5",
+            9 => "PPP",
+            10 => "FDDI",
+            50 => "PPP_HDLC",
+            51 => "PPP_ETHER",
+            104 => "C_HDLC",
+            105 => "IEEE802_11",
+            119 => "IEEE802_11_PRISM",
+            127 => "IEEE802_11_RADIOTAP",
+            187 => "BLUETOOTH_HCI_H4",
+            189 => "USB_LINUX",
+            192 => "PPI",
+            195 => "IEEE802_15_4_WITHFCS",
+            201 => "BLUETOOTH_HCI_H4_WITH_PHDR",
+            220 => "USB_LINUX_MMAPPED",
+            249 => "USBPCAP",
+            253 => "NETLINK",
+            _ => return None,
+        })
+    }
+
     /// A short name, or `None` for link types this reader does not parse.
     pub fn name(self) -> Option<&'static str> {
         Some(match self {
@@ -348,6 +373,9 @@ impl fmt::Display for SkipReason {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Skipped {
     counts: [u64; SkipReason::ALL.len()],
+    /// The link types of the frames skipped for [`SkipReason::UnsupportedLinkType`], with
+    /// their counts, in the order first seen (at most [`Skipped::LINK_TYPES`] of them).
+    link_types: Vec<(LinkType, u64)>,
 }
 
 impl Skipped {
@@ -369,9 +397,30 @@ impl Skipped {
             .filter(|&(_, n)| n > 0)
     }
 
+    /// How many distinct unsupported link types are named ([`Skipped::link_types`]): a pcapng
+    /// file can declare an interface per block, and the list is not sized by the file.
+    pub const LINK_TYPES: usize = 16;
+
+    /// The link types of the frames skipped because bitlens does not read them, with how many
+    /// frames each (the first [`Skipped::LINK_TYPES`] link types seen; every frame is counted
+    /// in [`Skipped::count`]).
+    pub fn link_types(&self) -> &[(LinkType, u64)] {
+        &self.link_types
+    }
+
     fn add(&mut self, reason: SkipReason) {
         if let Some(n) = self.counts.get_mut(reason.index()) {
             *n += 1;
+        }
+    }
+
+    /// Counts a frame skipped because its link type `link` is not one this reader parses.
+    fn add_link_type(&mut self, link: LinkType) {
+        self.add(SkipReason::UnsupportedLinkType);
+        if let Some((_, n)) = self.link_types.iter_mut().find(|(l, _)| *l == link) {
+            *n += 1;
+        } else if self.link_types.len() < Self::LINK_TYPES {
+            self.link_types.push((link, 1));
         }
     }
 }

@@ -349,6 +349,7 @@ impl Indexer<'_, '_> {
                 udp_len: udp.udp_len,
                 header_len: udp.header_len,
             }),
+            Err(super::SkipReason::UnsupportedLinkType) => self.skipped.add_link_type(link_type),
             Err(reason) => self.skipped.add(reason),
         }
         if self

@@ -9,6 +9,7 @@ use super::common::{Context, Exit};
 use super::common::{DecodeOpts, must_exist, read_capture};
 use crate::capture::{self, Datagram};
 use crate::dissectors::{Dissectors, seen_at};
+use crate::words::{count, plural};
 use anyhow::{Result, bail};
 use bitlens_codec::dissect::Status;
 use bitlens_codec::observe::Observation;
@@ -44,7 +45,7 @@ pub struct CheckArgs {
 /// # Errors
 /// As [`run`], and the capture's damage.
 pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
-    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let dissectors = args.opts.dissectors(ctx)?;
     let budget = args
         .budget
         .as_deref()
@@ -53,6 +54,17 @@ pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
     let o = run(&args.capture, &dissectors, &mut std::io::stdout().lock())?;
     if let Some(damage) = o.damage {
         bail!("{damage}");
+    }
+    if o.unreadable > 0 {
+        stderr_line!(
+            "{}",
+            unread_warning(
+                ctx.program(),
+                &args.capture,
+                o.unreadable,
+                &o.unread_link_types
+            )
+        );
     }
     let over_budget = match budget {
         Some(b) => {
@@ -86,8 +98,47 @@ pub struct Outcome {
     /// Frames skipped because bitlens does not read their link type (`--strict` fails on
     /// them: a capture of such frames only would otherwise pass with nothing checked).
     pub unreadable: u64,
+    /// The link types of the [`Outcome::unreadable`] frames and how many frames each (the
+    /// first few link types, [`capture::Skipped::link_types`]).
+    pub unread_link_types: Vec<(capture::LinkType, u64)>,
     /// The capture's damage, if it ended early.
     pub damage: Option<String>,
+}
+
+/// The warning on frames skipped for their link type: how many frames of which link types
+/// (number, and name where known), that nothing in them was checked, and that `--strict` fails
+/// on them (without it the exit status does not say so).
+fn unread_warning(
+    program: &str,
+    capture: &Path,
+    frames: u64,
+    link_types: &[(capture::LinkType, u64)],
+) -> String {
+    let of = |n: u64| if n == 1 { "frame" } else { "frames" };
+    let mut parts: Vec<String> = link_types
+        .iter()
+        .map(|&(link, n)| match link.unread_name() {
+            Some(name) => format!("{n} {} of link type {} ({name})", of(n), link.0),
+            None => format!("{n} {} of link type {}", of(n), link.0),
+        })
+        .collect();
+    let rest = frames.saturating_sub(link_types.iter().map(|(_, n)| n).sum());
+    if rest > 0 {
+        parts.push(format!("{rest} {} of other link types", of(rest)));
+    }
+    format!(
+        "{program}: warning: {}: {} skipped: {program} does not read {}, nothing in {} was \
+         checked (check --strict fails on {})",
+        capture.display(),
+        parts.join(", "),
+        if link_types.len() + usize::from(rest > 0) == 1 {
+            "that link type"
+        } else {
+            "those link types"
+        },
+        if frames == 1 { "it" } else { "them" },
+        if frames == 1 { "it" } else { "them" },
+    )
 }
 
 /// The kind under which `check` lists the first datagram with each [`crate::capture::Flaw`]:
@@ -242,6 +293,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
         unreadable: summary
             .skipped
             .count(capture::SkipReason::UnsupportedLinkType),
+        unread_link_types: summary.skipped.link_types().to_vec(),
         damage: summary.damage.as_ref().map(ToString::to_string),
     };
     let s = report(
@@ -374,11 +426,15 @@ fn trace_first(
             let mut msg = match &dissection.problem {
                 Some(p) => p.message.clone(),
                 None if dissection.status == Status::Truncated => format!(
-                    "{} of {} bytes captured (cut by the snap length)",
+                    "{} of {} captured (cut by the snap length)",
                     payload.len(),
-                    d.declared_len()
+                    count(d.declared_len() as u64, "byte")
                 ),
-                None => format!("{} bytes, {}", payload.len(), dissection.status),
+                None => format!(
+                    "{}, {}",
+                    count(payload.len() as u64, "byte"),
+                    dissection.status
+                ),
             };
             if let Some(ds) = &dissection.desync {
                 msg = format!("{msg}; {}", ds.message());
@@ -412,10 +468,10 @@ fn report(
         .collect();
     let _ = writeln!(
         s,
-        "{}: {} frames, {} UDP datagrams{}",
+        "{}: {}, {}{}",
         name,
-        summary.frames,
-        summary.datagrams,
+        count(summary.frames, "frame"),
+        count(summary.datagrams as u64, "UDP datagram"),
         if skipped.is_empty() {
             String::new()
         } else {
@@ -428,8 +484,9 @@ fn report(
     let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
         s,
-        "\n{} of {decodable} datagrams with a decoder decoded, {problems} with problems{}{}",
+        "\n{} of {decodable} {} with a decoder decoded, {problems} with problems{}{}",
         decodable - problems - encrypted,
+        plural(decodable as u64, "datagram"),
         if encrypted > 0 {
             format!(", {encrypted} encrypted without a key")
         } else {
@@ -488,4 +545,35 @@ fn table(
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unread_warning;
+    use crate::capture::LinkType;
+    use std::path::Path;
+
+    #[test]
+    fn the_unread_warning_names_link_types_and_counts() {
+        let one = unread_warning("mygame", Path::new("a.pcapng"), 1, &[(LinkType(105), 1)]);
+        assert_eq!(
+            one,
+            "mygame: warning: a.pcapng: 1 frame of link type 105 (IEEE802_11) skipped: mygame \
+             does not read that link type, nothing in it was checked (check --strict fails on it)"
+        );
+        // Past the link types named, the other frames are still counted.
+        let many = unread_warning(
+            "bitlens",
+            Path::new("b.pcapng"),
+            10,
+            &[(LinkType(127), 2), (LinkType(4000), 3)],
+        );
+        assert!(
+            many.contains(
+                "2 frames of link type 127 (IEEE802_11_RADIOTAP), 3 frames of link type 4000, \
+                 5 frames of other link types skipped: bitlens does not read those link types"
+            ),
+            "{many}"
+        );
+    }
 }

@@ -118,17 +118,18 @@ pub struct DecodeOpts {
 }
 
 impl DecodeOpts {
-    /// The dissectors these options make of `defaults`: the schema first, then the `--decode`
-    /// overrides in order, then the protocol id.
+    /// The dissectors these options make of the program's (`ctx`): the schema first, then the
+    /// `--decode` overrides in order, then the protocol id. Warnings go to stderr after the
+    /// program's name.
     ///
     /// # Errors
     /// A message naming the bad argument.
-    pub fn dissectors(&self, defaults: &Dissectors) -> Result<Dissectors> {
-        let mut d = defaults.clone();
+    pub fn dissectors(&self, ctx: &Context<'_>) -> Result<Dissectors> {
+        let mut d = ctx.dissectors().clone();
         let schema = self
             .schema
             .as_deref()
-            .map(load_schema)
+            .map(|path| load_schema(path, ctx.program()))
             .transpose()?
             .map(Arc::new);
         let netcode = self.netcode()?;
@@ -152,8 +153,9 @@ impl DecodeOpts {
         // key looks wrong. Only a transport's stack has a sequential pass (an observer).
         if self.netcode_given() && d.observer().is_none() {
             stderr_line!(
-                "bitlens: warning: the --netcode-* options apply to no port: read one with \
-                 --decode PORT=netcode+NAME or PORT=yojimbo"
+                "{}: warning: the --netcode-* options apply to no port: read one with \
+                 --decode PORT=netcode+NAME or PORT=yojimbo",
+                ctx.program()
             );
         }
         if let Some(id) = &self.protocol_id {
@@ -200,17 +202,17 @@ impl DecodeOpts {
     }
 }
 
-/// Loads a schema file and prints its warnings on stderr, one line each
-/// (`FILE:LINE:COL: warning: ...`).
+/// Loads a schema file and prints its warnings on stderr, one line each, after the name of
+/// the program (`PROGRAM: FILE:LINE:COL: warning: ...`).
 ///
 /// # Errors
 /// The file does not exist or is a folder, or the schema does not load (the message names the
 /// file, line and column).
-pub fn load_schema(path: &Path) -> Result<Schema> {
+pub fn load_schema(path: &Path, program: &str) -> Result<Schema> {
     must_exist(path)?;
     let schema = Schema::load(path).map_err(|e| anyhow!("{e}"))?;
     for w in schema.warnings() {
-        stderr_line!("bitlens: {w}");
+        stderr_line!("{program}: {w}");
     }
     Ok(schema)
 }

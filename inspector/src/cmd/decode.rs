@@ -40,7 +40,7 @@ pub struct DecodeArgs {
 /// # Errors
 /// As [`run`], and the capture's damage.
 pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
-    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let dissectors = args.opts.dissectors(ctx)?;
     if let Some(path) = &args.write_plaintext
         && write_plaintext(&args.capture, &dissectors, path)? == 0
     {

@@ -67,7 +67,7 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
         .transpose()?;
     let schema = match &args.schema {
         Some(path) => {
-            let schema = load_schema(path)?;
+            let schema = load_schema(path, ctx.program())?;
             Some(match id {
                 Some(id) => schema.with_protocol_id(id),
                 None => schema,
@@ -188,8 +188,9 @@ pub fn run(
     Ok(d)
 }
 
-/// Decodes the packet at `packet` with the schema at `schema` and writes the result to `out`.
-/// Returns whether the packet was accepted.
+/// Decodes the packet at `packet` with the schema at `schema` and writes the result to `out`
+/// (the schema's warnings to stderr after `program`'s name). Returns whether the packet was
+/// accepted.
 ///
 /// # Errors
 /// The schema or packet cannot be read, or `out` fails. A rejected packet is not an error: the
@@ -199,8 +200,9 @@ pub fn run_with_schema(
     packet: &Path,
     json: bool,
     out: &mut dyn Write,
+    program: &str,
 ) -> Result<bool> {
-    let schema = Arc::new(load_schema(schema)?);
+    let schema = Arc::new(load_schema(schema, program)?);
     let data = read_input(packet)?;
     let dissector = bitlens_schema::dissect::SchemaDissector::new(Arc::clone(&schema));
     let values = Values::Packet(Arc::clone(&schema));

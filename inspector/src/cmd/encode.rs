@@ -46,10 +46,10 @@ pub struct EncodeArgs {
 ///
 /// # Errors
 /// As [`run`] and [`run_batch`]; a failed write to stdout is a file error.
-pub fn command(args: EncodeArgs, _: &Context<'_>) -> anyhow::Result<Exit> {
+pub fn command(args: EncodeArgs, ctx: &Context<'_>) -> anyhow::Result<Exit> {
     let bytes = match &args.packet_type {
-        Some(t) => run(&args.schema, t, &args.json)?,
-        None => run_batch(&args.schema, &args.json)?,
+        Some(t) => run(&args.schema, t, &args.json, ctx.program())?,
+        None => run_batch(&args.schema, &args.json, ctx.program())?,
     };
     let mut out = std::io::stdout().lock();
     out.write_all(&bytes)
@@ -58,15 +58,21 @@ pub fn command(args: EncodeArgs, _: &Context<'_>) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Loads the schema and the JSON value and returns the framed packet's bytes.
+/// Loads the schema and the JSON value and returns the framed packet's bytes; the schema's
+/// warnings go to stderr after `program`'s name.
 ///
 /// # Errors
 /// A usage or file error: the schema or the JSON file cannot be read, the schema does not
 /// load, the packet type is not the schema's. A [`Rejected`] value: the file is not JSON, or
 /// the value does not fit the schema (the message names the JSON path, or the field and bit).
-pub fn run(schema: &Path, packet_type: &str, json: &Path) -> anyhow::Result<Vec<u8>> {
+pub fn run(
+    schema: &Path,
+    packet_type: &str,
+    json: &Path,
+    program: &str,
+) -> anyhow::Result<Vec<u8>> {
     let file = schema;
-    let schema = load_schema(file)?;
+    let schema = load_schema(file, program)?;
     if !schema
         .protocol()
         .packet_types
@@ -101,9 +107,9 @@ fn in_file(json: &Path, e: anyhow::Error) -> anyhow::Error {
 /// A usage or file error: the schema or the JSON file cannot be read, the schema does not load
 /// or has no `[batch]` section. A [`Rejected`] list, as [`encode_batch`], or a file that is not
 /// JSON.
-pub fn run_batch(schema: &Path, json: &Path) -> anyhow::Result<Vec<u8>> {
+pub fn run_batch(schema: &Path, json: &Path, program: &str) -> anyhow::Result<Vec<u8>> {
     let file = schema;
-    let schema = load_schema(file)?;
+    let schema = load_schema(file, program)?;
     if schema.batch().is_none() {
         anyhow::bail!("{}: the schema has no [batch] section", file.display());
     }

@@ -24,7 +24,7 @@ pub struct InspectArgs {
 /// # Errors
 /// As [`run`], and the capture's damage.
 pub fn command(args: InspectArgs, ctx: &Context<'_>) -> Result<Exit> {
-    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let dissectors = args.opts.dissectors(ctx)?;
     match run(&args.capture, dissectors, ctx.program())? {
         None => Ok(Exit::Ok),
         Some(damage) => bail!("{damage}"),

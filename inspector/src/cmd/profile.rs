@@ -53,7 +53,7 @@ pub struct ProfileArgs {
 /// A usage or file error: the capture or budget cannot be read, the SVG cannot be written,
 /// the capture is damaged part way (after the profile of what came before).
 pub fn command(args: ProfileArgs, ctx: &Context<'_>) -> Result<Exit> {
-    let dissectors = args.opts.dissectors(ctx.dissectors())?;
+    let dissectors = args.opts.dissectors(ctx)?;
     let budget = args.budget.as_deref().map(Budget::load).transpose()?;
     let (profile, damage) = profile_file(&args.capture, &dissectors, !args.json)?;
     let name = args.capture.display().to_string();

@@ -315,7 +315,9 @@ impl ProxyArgs {
 pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()> {
     let config = args.config(program)?;
     let me = format!("{program} proxy");
-    let dissectors = args.decode.dissectors(defaults)?;
+    let dissectors = args
+        .decode
+        .dissectors(&CmdContext::new(program, defaults))?;
     let dis = SessionDissector::new(dissectors, config.upstream);
     check_packet_names(&config, &dis)?;
     let mut outputs = Outputs::default();
@@ -358,14 +360,14 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         .map(|&kind| format!("{} {}, ", kind.done(), r.impaired[kind]))
         .collect();
     stderr_line!(
-        "{me}: {} datagrams ({} to the server, {} to clients) from {} clients; \
+        "{me}: {} ({} to the server, {} to clients) from {}; \
          sent {}; {impaired}mutated {}; \
          not forwarded: {} queue full, {} unmapped, {} at exit; {} send errors, \
          {} refused by the server; {} mappings idled out, {} evicted",
-        r.to_server + r.to_client,
+        crate::words::count((r.to_server + r.to_client) as u64, "datagram"),
         r.to_server,
         r.to_client,
-        r.clients,
+        crate::words::count(r.clients as u64, "client"),
         r.sent,
         report.mutations.mutated,
         r.queue_full,
@@ -384,8 +386,8 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         && !report.sink.recording_failed
     {
         stderr_line!(
-            "{me}: recorded {} frames to {}",
-            report.sink.recorded,
+            "{me}: recorded {} to {}",
+            crate::words::count(report.sink.recorded as u64, "frame"),
             path.display()
         );
     }

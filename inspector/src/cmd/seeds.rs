@@ -9,6 +9,7 @@
 
 use super::common::{Context as Ctx, Exit};
 use crate::capture::{Capture, Status};
+use crate::words::count;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use sha1::{Digest, Sha1};
@@ -74,12 +75,18 @@ impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} datagrams on the port, {} distinct payloads: {} seed files written, {} already \
-             there",
-            self.datagrams, self.distinct, self.written, self.present
+            "{} on the port, {}: {} written, {} already there",
+            count(self.datagrams as u64, "datagram"),
+            count(self.distinct as u64, "distinct payload"),
+            count(self.written as u64, "seed file"),
+            self.present
         )?;
         if self.partial > 0 {
-            write!(f, "; {} cut or fragmented datagrams skipped", self.partial)?;
+            write!(
+                f,
+                "; {} skipped",
+                count(self.partial as u64, "cut or fragmented datagram")
+            )?;
         }
         Ok(())
     }

@@ -118,8 +118,9 @@ pub fn run(out: &Path, packets: usize, seed: u64, faults: bool, format: Format) 
     bar.finish();
     capture.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut summary = format!(
-        "{}: {packets} datagrams ({format:?}, seed {seed})",
-        out.display()
+        "{}: {} ({format:?}, seed {seed})",
+        out.display(),
+        crate::words::count(packets as u64, "datagram")
     );
     if let Some(mut labels) = labels {
         labels.flush().map_err(label_error)?;

@@ -228,7 +228,11 @@ fn write_text<W: Write>(out: &mut W, fields: RawFields<'_>, indent: usize) -> io
                 }
             }
             RawValue::Sized { bytes, fields } => {
-                write!(out, " ({} bytes)", bytes.len())?;
+                write!(
+                    out,
+                    " ({})",
+                    crate::words::count(bytes.len() as u64, "byte")
+                )?;
                 match (fields, as_text(bytes)) {
                     (Some(fields), _) => {
                         writeln!(out, " {{")?;

@@ -72,8 +72,9 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
     let not_decoded: u64 = p.not_decoded.iter().map(|r| r.count).sum();
     let _ = writeln!(
         out,
-        "{name}: {} datagrams over {:.2} s",
-        p.datagrams, p.duration_secs
+        "{name}: {} over {:.2} s",
+        crate::words::count(p.datagrams, "datagram"),
+        p.duration_secs
     );
     let _ = writeln!(
         out,
@@ -85,8 +86,9 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
     if let Some(l) = p.largest_datagram {
         let _ = writeln!(
             out,
-            "largest datagram: {} bytes of UDP payload (frame {})",
-            l.bytes, l.frame
+            "largest datagram: {} of UDP payload (frame {})",
+            crate::words::count(l.bytes, "byte"),
+            l.frame
         );
     }
     let _ = writeln!(

@@ -169,9 +169,9 @@ pub fn send(
         sent += 1;
         let _ = writeln!(
             out,
-            "frame {}: {} bytes to {upstream} (rule {}, client {})",
+            "frame {}: {} to {upstream} (rule {}, client {})",
             e.frame,
-            e.bytes.len(),
+            crate::words::count(e.bytes.len() as u64, "byte"),
             e.rule,
             e.client
         );

@@ -278,12 +278,12 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     if let Some(d) = &app.detail {
         let dg = &app.capture.datagrams()[d.datagram];
         let head = format!(
-            " frame {}  {}  {} → {}  {} bytes{}  decoder {}  ",
+            " frame {}  {}  {} → {}  {}{}  decoder {}  ",
             dg.frame,
             dg.time,
             dg.src,
             dg.dst,
-            dg.declared_len(),
+            crate::words::count(dg.declared_len() as u64, "byte"),
             dg.captured_note(),
             d.decoder
         );
@@ -583,8 +583,8 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         spans.push(Span::styled(format!("│ damaged: {at} "), t.bad()));
     }
     spans.push(Span::raw(format!(
-        "│ {} datagrams ",
-        app.capture.datagrams().len()
+        "│ {} ",
+        crate::words::count(app.capture.datagrams().len() as u64, "datagram")
     )));
     for st in [
         Status::Ok,
@@ -663,6 +663,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "q  Esc",
         "quit (Esc also closes this help and the filter prompt)",
+    ),
+    (
+        "Ctrl-C",
+        "quit, from anywhere (this help, the filter prompt, the profile)",
     ),
 ];
 
