@@ -25,7 +25,7 @@ fn seeds_writes_one_file_per_distinct_payload() {
     assert!(
         text(&out.stdout).contains(
             "167 datagrams on the port, 146 distinct payloads: 146 seed files written, 0 already \
-             there; 1 cut or fragmented datagrams skipped"
+             there; 1 cut or fragmented datagram skipped"
         ),
         "{}",
         text(&out.stdout)
