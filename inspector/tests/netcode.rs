@@ -652,9 +652,7 @@ fn plaintext_capture_reads_in_tshark_field_by_field() {
 /// verifies) and delivers the mutated payload, and the mutation log names the field.
 #[test]
 fn the_proxy_mutates_behind_the_encryption() {
-    use std::io::{BufRead, BufReader};
     use std::net::UdpSocket;
-    use std::process::Stdio;
     use std::time::Instant;
 
     let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -669,48 +667,21 @@ fn the_proxy_mutates_behind_the_encryption() {
     )
     .unwrap();
     let decode = format!("{}=netcode+demo", upstream.port());
-    let mut child = Command::new(common::BIN)
-        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(upstream.to_string())
-        .args(["--decode", &decode, "--netcode-key"])
-        .arg(&key_file)
-        .args([
+    let key = key_file.to_str().unwrap();
+    let proxy = common::proxy::proxy(
+        upstream,
+        &[
+            "--decode",
+            &decode,
+            "--netcode-key",
+            key,
             "--mutate",
             "packet=PacketA,field=x,action=set,value=424242,p=100%",
             "--seed",
             "3",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut child = Kill(child);
-    let (tx, lines) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(l);
-        }
-    });
-    let (atx, arx) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = l.strip_prefix("bitlens proxy: listening on ") {
-                let _ = atx.send(rest.split(',').next().unwrap().parse().unwrap());
-            }
-        }
-    });
-    let proxy_addr = arx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the proxy starts");
+        ],
+    );
+    let proxy_addr = proxy.addr;
 
     let start = Duration::from_secs(START_SECS);
     let token =
@@ -784,13 +755,7 @@ fn the_proxy_mutates_behind_the_encryption() {
         }
     }
     // The NDJSON lines: the mutated payload packets decrypted live, the mutation naming x.
-    let pid = child.0.id().to_string();
-    Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    let _ = child.0.wait();
-    let lines: Vec<serde_json::Value> = lines
-        .try_iter()
-        .map(|l| serde_json::from_str(&l).unwrap())
-        .collect();
+    let (lines, _, _) = proxy.interrupt();
     let mutated: Vec<&serde_json::Value> =
         lines.iter().filter(|l| !l["mutation"].is_null()).collect();
     assert_eq!(mutated.len(), 3, "{lines:?}");

@@ -5,22 +5,22 @@
 //! No test asserts a duration but lower bounds (a delayed datagram cannot arrive early); waits
 //! are generous, and the impairment and mutation draws come from fixed seeds.
 
+mod common;
+
 use bitlens::capture::Capture;
 use bitlens_codec::packet::{read_packet, write_packet};
 use bitlens_schema::Schema;
 use bitlens_testkit::demo::{self, DemoPacket, PacketA};
+use common::BIN;
+use common::proxy::{WAIT, proxy};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const WAIT: Duration = Duration::from_secs(20);
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("bitlens-proxy-{}", std::process::id()));
@@ -163,126 +163,6 @@ fn packet_a(x: i32) -> Vec<u8> {
 }
 
 // ---- the proxy process ----
-
-struct ProxyProc {
-    child: Child,
-    addr: SocketAddr,
-    lines: mpsc::Receiver<String>,
-    stderr: Arc<Mutex<String>>,
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bitlens")
-}
-
-/// Starts `bitlens proxy --listen 127.0.0.1:0 --upstream UPSTREAM ARGS` and waits for its
-/// start-up line.
-fn proxy(upstream: SocketAddr, args: &[&str]) -> ProxyProc {
-    let mut child = Command::new(bin())
-        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(upstream.to_string())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, lines) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let (addr_tx, addr_rx) = mpsc::channel();
-    let err = Arc::clone(&stderr);
-    let errout = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(errout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(rest) = line.strip_prefix("bitlens proxy: listening on ") {
-                let addr: SocketAddr = rest.split(',').next().unwrap().parse().unwrap();
-                let _ = addr_tx.send(addr);
-            }
-            let mut e = err.lock().unwrap();
-            e.push_str(&line);
-            e.push('\n');
-        }
-    });
-    let addr = match addr_rx.recv_timeout(WAIT) {
-        Ok(a) => a,
-        Err(_) => {
-            let _ = child.kill();
-            panic!("no start-up line: {}", stderr.lock().unwrap());
-        }
-    };
-    ProxyProc {
-        child,
-        addr,
-        lines,
-        stderr,
-    }
-}
-
-impl ProxyProc {
-    /// Waits until `n` NDJSON lines have arrived, returning those read so far.
-    fn lines_until(&self, n: usize, into: &mut Vec<Value>) {
-        let until = Instant::now() + WAIT;
-        while into.len() < n {
-            let left = until.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => into.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}"))),
-                Err(_) => break,
-            }
-        }
-    }
-
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-
-    /// Sends SIGINT (Ctrl-C), waits for the exit; returns every NDJSON line, stderr and
-    /// whether it exited with success.
-    fn interrupt(mut self) -> (Vec<Value>, String, bool) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-INT", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let until = Instant::now() + WAIT;
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                panic!("the proxy did not stop on SIGINT");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let mut lines = Vec::new();
-        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            lines.push(serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}")));
-        }
-        // The stderr reader finishes with the process.
-        std::thread::sleep(Duration::from_millis(50));
-        let err = self.stderr.lock().unwrap().clone();
-        (lines, err, status.success())
-    }
-}
-
-impl Drop for ProxyProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn client() -> UdpSocket {
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -538,7 +418,7 @@ fn the_recording_reads_back_in_bitlens_and_tshark() {
         assert_eq!(capture.payload(d).len() as u64, l["len"].as_u64().unwrap());
     }
     // `bitlens decode --json` of the recording gives the live lines, minus the proxy's keys.
-    let out = Command::new(bin())
+    let out = Command::new(BIN)
         .args(["decode", "--json", "--decode", &decode])
         .arg(&rec)
         .output()
@@ -950,7 +830,7 @@ action = "truncate"
 
     // Replay: a fresh server receives exactly the logged bytes, in order.
     let fresh = Server::start(demo_reader, false);
-    let out = Command::new(bin())
+    let out = Command::new(BIN)
         .arg("replay")
         .arg(&log)
         .args(["--upstream", &fresh.addr.to_string(), "--gap-ms", "1"])
@@ -981,7 +861,7 @@ action = "truncate"
     assert_eq!(kinds, sent_kinds);
     // One frame only.
     let frame = logged[4]["frame"].to_string();
-    let out = Command::new(bin())
+    let out = Command::new(BIN)
         .arg("replay")
         .arg(&log)
         .args(["--upstream", &fresh.addr.to_string(), "--frame", &frame])
@@ -1005,7 +885,7 @@ action = "truncate"
         if &original[10..11] == "0" { "1" } else { "0" }
     );
     std::fs::write(&bad, first.replace(original, &(flipped + &original[11..]))).unwrap();
-    let out = Command::new(bin())
+    let out = Command::new(BIN)
         .arg("replay")
         .arg(&bad)
         .args(["--upstream", &fresh.addr.to_string()])
@@ -1287,11 +1167,7 @@ fn bad_options_are_one_line_errors() {
             "no such file",
         ),
     ] {
-        let out = Command::new(bin())
-            .arg("proxy")
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = Command::new(BIN).arg("proxy").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -1305,7 +1181,7 @@ fn bad_options_are_one_line_errors() {
 /// Runs `bitlens ARGS` for at most 10 s: its exit code (`None` if it was still running and was
 /// killed) and stderr.
 fn run_briefly(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(bin())
+    let mut child = Command::new(BIN)
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -9,6 +9,8 @@
 //! others were forwarded before and are counted as rules that found nothing to work on, with
 //! the reason.
 
+mod common;
+
 use bitlens::capture::Capture;
 use bitlens::cmd::common::DecodeOpts;
 use bitlens::proxy::Direction;
@@ -22,28 +24,11 @@ use bitlens_codec::transport::Transport;
 use bitlens_netcode::{Netcode, parse_key};
 use rand::SeedableRng;
 use serde_json::Value as Json;
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The value the rule writes into the messages' `sequence` (16 bits, no range).
 const VALUE: u64 = 0xbeef;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Kills the proxy when the test ends, however it ends.
-struct Kill(std::process::Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The plaintext of each datagram, in order, decrypted by netcode with the server's private
 /// key: its sequential pass learns the session keys from the client's connection request (the
@@ -54,7 +39,8 @@ fn plaintexts(
     client: SocketAddr,
     server: SocketAddr,
 ) -> Vec<Option<(usize, Vec<u8>)>> {
-    let key = std::fs::read_to_string(repo().join("captures/yojimbo-reference.key")).unwrap();
+    let key =
+        std::fs::read_to_string(common::root().join("captures/yojimbo-reference.key")).unwrap();
     let netcode = Netcode::new().with_private_key(parse_key(&key).unwrap());
     let mut tracker = netcode.tracker();
     datagrams
@@ -81,7 +67,7 @@ fn bit(bytes: &[u8], b: usize) -> u64 {
 
 #[test]
 fn the_proxy_mutates_a_yojimbo_message_field_behind_netcodes_encryption() {
-    let capture = Capture::open(repo().join("captures/yojimbo-soak.pcap")).unwrap();
+    let capture = Capture::open(common::root().join("captures/yojimbo-soak.pcap")).unwrap();
     let sent: Vec<Vec<u8>> = capture
         .datagrams()
         .iter()
@@ -105,59 +91,34 @@ fn the_proxy_mutates_a_yojimbo_message_field_behind_netcodes_encryption() {
         "name=seq,packet=yojimbo.packet (reassembled),\
          field=yojimbo.entries[*].messages[*].body.sequence,action=set,value={VALUE}"
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bitlens"))
-        .current_dir(repo())
-        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(upstream.local_addr().unwrap().to_string())
-        .args(["--decode", &decode])
-        .args(["--netcode-key", "captures/yojimbo-reference.key"])
-        .args(["--schema", "captures/yojimbo.schema.toml"])
-        .args(["--mutate", &rule, "--seed", "7"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut child = Kill(child);
-    let (tx, lines) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(l);
-        }
-    });
-    let (etx, errs) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = etx.send(l);
-        }
-    });
-    let proxy: SocketAddr = loop {
-        let l = errs
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the proxy starts");
-        if let Some(rest) = l.strip_prefix("bitlens proxy: listening on ") {
-            break rest.split(',').next().unwrap().parse().unwrap();
-        }
-    };
+    let proxy = common::proxy::proxy(
+        upstream.local_addr().unwrap(),
+        &[
+            "--decode",
+            &decode,
+            "--netcode-key",
+            "captures/yojimbo-reference.key",
+            "--schema",
+            "captures/yojimbo.schema.toml",
+            "--mutate",
+            &rule,
+            "--seed",
+            "7",
+        ],
+    );
+    let proxy_addr = proxy.addr;
 
     // In lock step: each datagram is received by the "server" before the next is sent.
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut received = Vec::with_capacity(sent.len());
     let mut buf = [0u8; 2048];
     for d in &sent {
-        socket.send_to(d, proxy).unwrap();
+        socket.send_to(d, proxy_addr).unwrap();
         let (n, _) = upstream.recv_from(&mut buf).expect("the proxy forwards");
         received.push(buf[..n].to_vec());
     }
-    let pid = child.0.id().to_string();
-    Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    let _ = child.0.wait();
-    let lines: Vec<Json> = lines
-        .try_iter()
-        .map(|l| serde_json::from_str(&l).unwrap())
-        .collect();
-    let summary: Vec<String> = errs.try_iter().collect();
+    let (lines, stderr, _) = proxy.interrupt();
+    let summary: Vec<String> = stderr.lines().map(String::from).collect();
 
     // Every datagram arrives with its own length and a MAC that verifies.
     let before = plaintexts(&sent, client, server);
@@ -228,11 +189,11 @@ fn the_proxy_mutates_a_yojimbo_message_field_behind_netcodes_encryption() {
 /// the datagram as it was and says why.
 #[test]
 fn a_reassembled_packets_fields_are_placed_in_the_fragment_that_carries_them() {
-    let capture = Capture::open(repo().join("captures/yojimbo-soak.pcap")).unwrap();
+    let capture = Capture::open(common::root().join("captures/yojimbo-soak.pcap")).unwrap();
     let opts = DecodeOpts {
         decode: vec!["40000=yojimbo".into()],
-        schema: Some(repo().join("captures/yojimbo.schema.toml")),
-        netcode_key: Some(repo().join("captures/yojimbo-reference.key")),
+        schema: Some(common::root().join("captures/yojimbo.schema.toml")),
+        netcode_key: Some(common::root().join("captures/yojimbo-reference.key")),
         ..DecodeOpts::default()
     };
     let none = bitlens::dissectors::Dissectors::new();

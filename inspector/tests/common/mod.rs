@@ -6,6 +6,8 @@
 // Every test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
