@@ -505,16 +505,12 @@ fn packet_list(
                 ));
             }
         };
-        if let Some(at) = &structs[sid].end_at {
-            let (l, c) = line_col(p.text, body.span().start);
-            return Err(p.err(
-                at,
-                format!(
-                    "`end` inside the body of packet \"{}\" (its body struct is named at {l}:{c}): the packet framing closes every body with its own check \"end of packet\" and then the end of the data, so an `end` before that check makes every packet unreadable (remove this field; the framing already rejects trailing bytes)",
-                    pname.get_ref()
-                ),
-            ));
-        }
+        p.no_end_in_body(
+            structs[sid].end_at.as_ref(),
+            &body.span(),
+            &format!("packet \"{}\"", pname.get_ref()),
+            "the packet framing closes every body with its own check \"end of packet\" and then the end of the data, so an `end` before that check makes every packet unreadable (remove this field; the framing already rejects trailing bytes)",
+        )?;
         packet_types.push(pname.into_inner());
         packets.push(sid);
     }

@@ -80,6 +80,24 @@ impl<'t> Parser<'t> {
         Ok(())
     }
 
+    /// Refuses a body struct that holds an `end` field (`end_at`), at that field, naming where
+    /// the body was chosen (`body`): "`end` inside the body of {of} (its body struct is named at
+    /// line:col): {why}". A packet's and a yojimbo message's body are both followed by more bits.
+    pub(crate) fn no_end_in_body(
+        &self,
+        end_at: Option<&Range<usize>>,
+        body: &Range<usize>,
+        of: &str,
+        why: &str,
+    ) -> Result<(), SchemaError> {
+        let Some(at) = end_at else { return Ok(()) };
+        let (l, c) = line_col(self.text, body.start);
+        Err(self.err(
+            at,
+            format!("`end` inside the body of {of} (its body struct is named at {l}:{c}): {why}"),
+        ))
+    }
+
     pub(crate) fn err(&self, span: &Range<usize>, message: impl Into<String>) -> SchemaError {
         let (line, col) = line_col(self.text, span.start);
         SchemaError {

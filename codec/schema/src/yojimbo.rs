@@ -42,7 +42,7 @@ use bitlens_yojimbo::{
 use toml::de::{DeTable, DeValue};
 
 use crate::defs::StructDef;
-use crate::source::{Parser, Val, get, line_col};
+use crate::source::{Parser, Val, get};
 use crate::{DynValue, Schema, SchemaError};
 
 /// The largest reliable.io `fragment_size` (`packetFragmentSize`) a section may give: the one
@@ -475,16 +475,12 @@ fn message(
             ),
         ));
     };
-    if let Some(at) = &structs[sid].end_at {
-        let (l, c) = line_col(p.text, body.span().start);
-        return Err(p.err(
-            at,
-            format!(
-                "`end` inside the body of message type \"{}\" (its body struct is named at {l}:{c}): a message body is followed by the rest of the connection packet, so `end` would refuse every message (remove this field)",
-                name.get_ref()
-            ),
-        ));
-    }
+    p.no_end_in_body(
+        structs[sid].end_at.as_ref(),
+        &body.span(),
+        &format!("message type \"{}\"", name.get_ref()),
+        "a message body is followed by the rest of the connection packet, so `end` would refuse every message (remove this field)",
+    )?;
     Ok(MessageDef {
         name: name.into_inner(),
         block,
