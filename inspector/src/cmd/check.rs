@@ -114,17 +114,16 @@ fn unread_warning(
     frames: u64,
     link_types: &[(capture::LinkType, u64)],
 ) -> String {
-    let of = |n: u64| if n == 1 { "frame" } else { "frames" };
     let mut parts: Vec<String> = link_types
         .iter()
         .map(|&(link, n)| match link.unread_name() {
-            Some(name) => format!("{n} {} of link type {} ({name})", of(n), link.0),
-            None => format!("{n} {} of link type {}", of(n), link.0),
+            Some(name) => format!("{} of link type {} ({name})", count(n, "frame"), link.0),
+            None => format!("{} of link type {}", count(n, "frame"), link.0),
         })
         .collect();
     let rest = frames.saturating_sub(link_types.iter().map(|(_, n)| n).sum());
     if rest > 0 {
-        parts.push(format!("{rest} {} of other link types", of(rest)));
+        parts.push(format!("{} of other link types", count(rest, "frame")));
     }
     format!(
         "{program}: warning: {}: {} skipped: {program} does not read {}, nothing in {} was \
