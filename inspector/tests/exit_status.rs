@@ -498,3 +498,36 @@ fn decode_help_names_the_transports() {
         );
     }
 }
+
+/// An output in a folder that does not exist: a file error whose line names the file and the
+/// missing folder, not the OS's "No such file or directory (os error 2)" (helper trial3).
+#[test]
+fn an_output_in_a_missing_folder_names_the_folder() {
+    let f = Fixtures::new("exit-missing-folder");
+    let folder = f.path("no-such-folder");
+    let out = format!("{folder}/out.pcapng");
+    let cases: [&[&str]; 2] = [
+        &["synth", &out, "--packets", "10"],
+        &[
+            "decode",
+            "captures/netcode.pcap",
+            "--decode",
+            "5000=netcode+demo",
+            "--netcode-key",
+            "captures/netcode.key",
+            "--write-plaintext",
+            &out,
+        ],
+    ];
+    for args in cases {
+        let o = run(args, Stdio::null());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("bitlens: {out}: cannot create: no such folder {folder}"),
+            "bitlens {}",
+            args.join(" ")
+        );
+    }
+}
