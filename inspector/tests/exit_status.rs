@@ -531,3 +531,27 @@ fn an_output_in_a_missing_folder_names_the_folder() {
         );
     }
 }
+
+/// A capture damaged before its first datagram (its first record claims 2 GiB): `inspect`
+/// does not open the TUI on an empty list but says the damage on one line, exit status 2,
+/// as `decode` does (helper trial3). With stdout a pipe, before the fix it said only
+/// "inspect needs a terminal".
+#[test]
+fn inspect_refuses_a_capture_damaged_before_any_datagram() {
+    let f = Fixtures::new("exit-inspect-damaged");
+    let demo = std::fs::read(root().join("captures/demo.pcap")).expect("the demo capture");
+    let mut bytes = demo[..2000].to_vec();
+    bytes[32..36].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    f.write("first-record.pcap", &bytes);
+    let path = f.path("first-record.pcap");
+    let want = format!(
+        "bitlens: {path}: frame 1 at byte 24: record claims 2147483663 bytes with its header, \
+         more than the 16 MiB limit"
+    );
+    for cmd in ["inspect", "decode"] {
+        let o = run(&[cmd, &path], Stdio::piped());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert_eq!(err.trim_end(), want, "{cmd}");
+    }
+}
