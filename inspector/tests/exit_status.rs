@@ -555,3 +555,32 @@ fn inspect_refuses_a_capture_damaged_before_any_datagram() {
         assert_eq!(err.trim_end(), want, "{cmd}");
     }
 }
+
+/// `profile --svg` into a missing folder or onto a folder: the same plain one-line reasons as
+/// the capture outputs, exit status 2 (helper trial3).
+#[test]
+fn a_flame_graph_output_says_why_it_cannot_be_created() {
+    let f = Fixtures::new("exit-svg-folder");
+    let folder = f.path("no-such-folder");
+    let out = format!("{folder}/x.svg");
+    let o = run(
+        &["profile", "captures/demo.pcap", "--svg", &out],
+        Stdio::null(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("bitlens: {out}: cannot create: no such folder {folder}")
+    );
+    let o = run(
+        &["profile", "captures/demo.pcap", "--svg", "captures"],
+        Stdio::null(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bitlens: captures: cannot create: is a folder, not a file"
+    );
+}

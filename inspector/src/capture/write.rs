@@ -367,25 +367,10 @@ impl CaptureWriter<BufWriter<File>> {
         let name = path.as_ref().display().to_string();
         let file = File::create(path.as_ref()).map_err(|error| CaptureError::Io {
             file: name.clone(),
-            error: uncreatable(path.as_ref(), error),
+            error: crate::files::uncreatable(path.as_ref(), error),
         })?;
         Self::named(BufWriter::new(file), format, name, IF_NAME)
     }
-}
-
-/// The reason an output file cannot be created, said plainly: the OS's "No such file or
-/// directory (os error 2)" on creating a file means its folder is missing.
-fn uncreatable(path: &Path, error: std::io::Error) -> std::io::Error {
-    use std::io::ErrorKind;
-    let why = match error.kind() {
-        ErrorKind::NotFound => match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            Some(folder) => format!("cannot create: no such folder {}", folder.display()),
-            None => format!("cannot create: {error}"),
-        },
-        ErrorKind::IsADirectory => "cannot create: is a folder, not a file".to_string(),
-        _ => format!("cannot create: {error}"),
-    };
-    std::io::Error::new(error.kind(), why)
 }
 
 /// Writes `datagrams` as a capture file in `format` to `out` (a [`CaptureWriter`] over a slice).
