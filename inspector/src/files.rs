@@ -46,3 +46,19 @@ fn unreadable(path: &Path, e: &std::io::Error) -> anyhow::Error {
         _ => anyhow!("{}: cannot read: {e}", path.display()),
     }
 }
+
+/// The reason an output file at `path` cannot be created, said plainly, keeping the error's
+/// kind: the OS's "No such file or directory (os error 2)" on creating a file means its folder
+/// is missing (`cannot create: no such folder DIR`); a folder is `cannot create: is a folder,
+/// not a file`; anything else `cannot create: REASON`. The caller names the file.
+pub fn uncreatable(path: &Path, error: std::io::Error) -> std::io::Error {
+    let why = match error.kind() {
+        ErrorKind::NotFound => match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(folder) => format!("cannot create: no such folder {}", folder.display()),
+            None => format!("cannot create: {error}"),
+        },
+        ErrorKind::IsADirectory => "cannot create: is a folder, not a file".to_string(),
+        _ => format!("cannot create: {error}"),
+    };
+    std::io::Error::new(error.kind(), why)
+}

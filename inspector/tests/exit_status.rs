@@ -498,3 +498,89 @@ fn decode_help_names_the_transports() {
         );
     }
 }
+
+/// An output in a folder that does not exist: a file error whose line names the file and the
+/// missing folder, not the OS's "No such file or directory (os error 2)" (helper trial3).
+#[test]
+fn an_output_in_a_missing_folder_names_the_folder() {
+    let f = Fixtures::new("exit-missing-folder");
+    let folder = f.path("no-such-folder");
+    let out = format!("{folder}/out.pcapng");
+    let cases: [&[&str]; 2] = [
+        &["synth", &out, "--packets", "10"],
+        &[
+            "decode",
+            "captures/netcode.pcap",
+            "--decode",
+            "5000=netcode+demo",
+            "--netcode-key",
+            "captures/netcode.key",
+            "--write-plaintext",
+            &out,
+        ],
+    ];
+    for args in cases {
+        let o = run(args, Stdio::null());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("bitlens: {out}: cannot create: no such folder {folder}"),
+            "bitlens {}",
+            args.join(" ")
+        );
+    }
+}
+
+/// A capture damaged before its first datagram (its first record claims 2 GiB): `inspect`
+/// does not open the TUI on an empty list but says the damage on one line, exit status 2,
+/// as `decode` does (helper trial3). With stdout a pipe, before the fix it said only
+/// "inspect needs a terminal".
+#[test]
+fn inspect_refuses_a_capture_damaged_before_any_datagram() {
+    let f = Fixtures::new("exit-inspect-damaged");
+    let demo = std::fs::read(root().join("captures/demo.pcap")).expect("the demo capture");
+    let mut bytes = demo[..2000].to_vec();
+    bytes[32..36].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    f.write("first-record.pcap", &bytes);
+    let path = f.path("first-record.pcap");
+    let want = format!(
+        "bitlens: {path}: frame 1 at byte 24: record claims 2147483663 bytes with its header, \
+         more than the 16 MiB limit"
+    );
+    for cmd in ["inspect", "decode"] {
+        let o = run(&[cmd, &path], Stdio::piped());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert_eq!(err.trim_end(), want, "{cmd}");
+    }
+}
+
+/// `profile --svg` into a missing folder or onto a folder: the same plain one-line reasons as
+/// the capture outputs, exit status 2 (helper trial3).
+#[test]
+fn a_flame_graph_output_says_why_it_cannot_be_created() {
+    let f = Fixtures::new("exit-svg-folder");
+    let folder = f.path("no-such-folder");
+    let out = format!("{folder}/x.svg");
+    let o = run(
+        &["profile", "captures/demo.pcap", "--svg", &out],
+        Stdio::null(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("bitlens: {out}: cannot create: no such folder {folder}")
+    );
+    let o = run(
+        &["profile", "captures/demo.pcap", "--svg", "captures"],
+        Stdio::null(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "bitlens: captures: cannot create: is a folder, not a file"
+    );
+}

@@ -582,3 +582,29 @@ fn the_tui_shows_a_complete_block_as_its_own_node() {
         tmux::send_keys(socket, &["q"]);
     });
 }
+
+/// With the key but without `--schema`, yojimbo's payloads decrypt but are not read: `check`'s
+/// summary must not say they are "encrypted without a key" (helper trial3).
+#[test]
+fn check_without_a_configuration_does_not_blame_the_key() {
+    let out = bitlens(&[
+        "check",
+        "yojimbo-soak.pcap",
+        "--decode",
+        "40000=yojimbo",
+        "--netcode-key",
+        "yojimbo-reference.key",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let last = stdout.lines().last().expect("a summary line");
+    assert_eq!(
+        last,
+        "260 of 618 datagrams with a decoder decoded, 0 with problems, 358 encrypted and not \
+         read (no key or no configuration, above)"
+    );
+    assert!(
+        stdout.contains("give --schema with a [yojimbo] section"),
+        "{stdout}"
+    );
+}

@@ -367,7 +367,7 @@ impl CaptureWriter<BufWriter<File>> {
         let name = path.as_ref().display().to_string();
         let file = File::create(path.as_ref()).map_err(|error| CaptureError::Io {
             file: name.clone(),
-            error,
+            error: crate::files::uncreatable(path.as_ref(), error),
         })?;
         Self::named(BufWriter::new(file), format, name, IF_NAME)
     }

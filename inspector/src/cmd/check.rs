@@ -487,7 +487,14 @@ fn report(
         decodable - problems - encrypted,
         plural(decodable as u64, "datagram"),
         if encrypted > 0 {
-            format!(", {encrypted} encrypted without a key")
+            // A transport that decrypts but has no configuration to read the payload with
+            // (yojimbo without a `[yojimbo]` schema) leaves it encrypted though a key was given.
+            let unconfigured = first.keys().any(|k| k.ends_with("/no_configuration"));
+            if unconfigured {
+                format!(", {encrypted} encrypted and not read (no key or no configuration, above)")
+            } else {
+                format!(", {encrypted} encrypted without a key")
+            }
         } else {
             String::new()
         },

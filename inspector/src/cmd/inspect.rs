@@ -32,13 +32,19 @@ pub fn command(args: InspectArgs, ctx: &Context<'_>) -> Result<Exit> {
 }
 
 /// Opens the capture and runs the TUI. A damaged capture opens with the packets before the
-/// damage; the status bar names the damage. Returns the damage message for the exit status.
+/// damage; the status bar names the damage. One damaged before its first UDP datagram does not
+/// open: its damage is the error. Returns the damage message for the exit status.
 /// `program` names the program in the message for a missing terminal.
 ///
 /// # Errors
 /// When the capture cannot be opened, or there is no terminal.
 pub fn run(path: &Path, dissectors: Dissectors, program: &str) -> Result<Option<String>> {
     let capture = open_capture(path)?;
+    // Damaged before its first UDP datagram: nothing to show, so the damage is the error and
+    // the TUI does not open on an empty list.
+    if let (true, Some(damage)) = (capture.datagrams().is_empty(), capture.damage()) {
+        bail!("{damage}");
+    }
     if !std::io::stdout().is_terminal() {
         bail!(
             "inspect needs a terminal; for pipes use `{program} decode {}` (or --json)",

@@ -10,7 +10,7 @@ use crate::dissectors::Dissectors;
 use crate::profile::budget::Budget;
 use crate::profile::{Profile, Profiler, flame, text};
 use crate::progress::Progress;
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use bitlens_codec::observe::Observation;
 use clap::Parser;
 use std::io::Write;
@@ -83,8 +83,8 @@ pub fn command(args: ProfileArgs, ctx: &Context<'_>) -> Result<Exit> {
 /// # Errors
 /// The file cannot be written, or there is nothing to draw.
 pub fn write_svg(profile: &Profile, title: &str, path: &Path) -> Result<()> {
-    let file =
-        std::fs::File::create(path).with_context(|| format!("{}: cannot write", path.display()))?;
+    let file = std::fs::File::create(path)
+        .map_err(|e| anyhow!("{}: {}", path.display(), crate::files::uncreatable(path, e)))?;
     let mut w = std::io::BufWriter::new(file);
     flame::write_svg(profile, title, &mut w)
         .and_then(|()| w.flush())
