@@ -51,7 +51,7 @@ pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
         .as_deref()
         .map(crate::profile::budget::Budget::load)
         .transpose()?;
-    let o = run(&args.capture, &dissectors, &mut std::io::stdout().lock())?;
+    let o = run(&args.capture, &dissectors, &mut crate::files::stdout())?;
     if let Some(damage) = o.damage {
         bail!("{damage}");
     }

@@ -51,7 +51,7 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
             path.display()
         );
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::files::stdout());
     // A bar for text output only: JSON's readers take stderr for errors.
     let damage = run_with_progress(
         &args.capture,
@@ -60,10 +60,19 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
         !args.json,
         &mut out,
     )?;
-    out.flush().ok();
+    quiet_on_closed_pipe(out.flush())?;
     match damage {
         None => Ok(Exit::Ok),
         Some(damage) => bail!("{damage}"),
+    }
+}
+
+/// `result` with a closed pipe (the reader went away: `| head`) as no error; any other
+/// error (`> /dev/full`) is kept.
+fn quiet_on_closed_pipe(result: std::io::Result<()>) -> std::io::Result<()> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
 
@@ -224,6 +233,6 @@ fn run_with_progress(
     if closed {
         return Ok(None);
     }
-    out.flush().ok();
+    quiet_on_closed_pipe(out.flush())?;
     Ok(summary.damage.as_ref().map(ToString::to_string))
 }

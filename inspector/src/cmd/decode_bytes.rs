@@ -99,7 +99,7 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
         "schema-batch" => schema.map(|s| Values::Batch(Arc::new(s))),
         _ => None,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::files::stdout();
     let d = run(
         dissector.as_ref(),
         schema.as_ref(),

@@ -72,7 +72,7 @@ pub fn command(args: FuzzInitArgs, ctx: &Ctx<'_>) -> Result<Exit> {
         ..args.options()
     };
     let summary = run(&opts, args.force)?;
-    println!("{summary}");
+    crate::files::print_line(&summary)?;
     Ok(Exit::Ok)
 }
 

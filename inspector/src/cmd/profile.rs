@@ -57,7 +57,7 @@ pub fn command(args: ProfileArgs, ctx: &Context<'_>) -> Result<Exit> {
     let budget = args.budget.as_deref().map(Budget::load).transpose()?;
     let (profile, damage) = profile_file(&args.capture, &dissectors, !args.json)?;
     let name = args.capture.display().to_string();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::files::stdout());
     if args.json {
         serde_json::to_writer(&mut out, &profile)?;
         out.write_all(b"\n")?;

@@ -118,7 +118,7 @@ pub fn command(args: ProxyArgs, ctx: &CmdContext<'_>) -> Result<Exit> {
 /// # Errors
 /// As [`replay()`].
 pub fn replay_command(args: ReplayArgs, _: &CmdContext<'_>) -> Result<Exit> {
-    replay(&args, &mut std::io::stdout().lock())?;
+    replay(&args, &mut crate::files::stdout())?;
     Ok(Exit::Ok)
 }
 
