@@ -608,3 +608,60 @@ fn check_without_a_configuration_does_not_blame_the_key() {
         "{stdout}"
     );
 }
+
+/// Issue 31.8: a key that does not open the connect tokens is not "no key": the summary says
+/// the payloads could not be opened with the given key, for yojimbo and for bare netcode.
+#[test]
+fn check_with_a_wrong_key_says_the_key_does_not_open_them() {
+    let wrong = std::env::temp_dir().join(format!("bitlens-wrong-{}.key", std::process::id()));
+    std::fs::write(&wrong, format!("{}\n", "07".repeat(32))).expect("writes the key");
+    let wrong = wrong.to_str().expect("a UTF-8 path");
+    for args in [
+        &[
+            "check",
+            "yojimbo-soak.pcap",
+            "--decode",
+            "40000=yojimbo",
+            "--schema",
+            "yojimbo.schema.toml",
+            "--netcode-key",
+            wrong,
+        ][..],
+        &[
+            "check",
+            "netcode.pcap",
+            "--decode",
+            "5000=netcode+demo",
+            "--netcode-key",
+            wrong,
+        ][..],
+    ] {
+        let out = bitlens(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().expect("a summary line");
+        assert!(
+            last.ends_with(
+                " encrypted that could not be opened with the given key (token_mac_mismatch, \
+                 above)"
+            ),
+            "{}: {stdout}",
+            args[1]
+        );
+        assert!(!last.contains("without a key"), "{last}");
+    }
+    // The right key: nothing of it.
+    let out = bitlens(&[
+        "check",
+        "netcode.pcap",
+        "--decode",
+        "5000=netcode+demo",
+        "--netcode-key",
+        "netcode.key",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("could not be opened"), "{stdout}");
+    // No key at all: still "without a key".
+    let out = bitlens(&["check", "netcode.pcap", "--decode", "5000=netcode+demo"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("encrypted without a key"), "{stdout}");
+}

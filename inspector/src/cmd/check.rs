@@ -490,8 +490,16 @@ fn report(
             // A transport that decrypts but has no configuration to read the payload with
             // (yojimbo without a `[yojimbo]` schema) leaves it encrypted though a key was given.
             let unconfigured = first.keys().any(|k| k.ends_with("/no_configuration"));
+            // A connect token that the given key does not open leaves its connection's
+            // payloads encrypted: the key is wrong, not missing.
+            let wrong_key = first.keys().any(|k| k.ends_with("/token_mac_mismatch"));
             if unconfigured {
                 format!(", {encrypted} encrypted and not read (no key or no configuration, above)")
+            } else if wrong_key {
+                format!(
+                    ", {encrypted} encrypted that could not be opened with the given key \
+                     (token_mac_mismatch, above)"
+                )
             } else {
                 format!(", {encrypted} encrypted without a key")
             }
