@@ -72,6 +72,13 @@ pub trait Tracker: Send {
         let _ = number;
         self.observe(from, to, datagram)
     }
+
+    /// The traffic ended (the capture's last datagram was observed): what the layer still
+    /// held unfinished (a fragmented packet or block whose other fragments never came), one
+    /// line each naming it. The default holds nothing.
+    fn finish(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

@@ -300,6 +300,12 @@ impl Cli {
             // The reader of stdout went away (`| head`): the output it wanted was written, and
             // like other Unix tools the program stops quietly (decode checks this itself).
             Err(e) if reader_went_away(&e) => 0,
+            // Standard output that cannot be written (`> /dev/full`) says only that.
+            Err(e) if crate::files::stdout_failure(&e).is_some() => {
+                let said = crate::files::stdout_failure(&e).unwrap_or_default();
+                stderr_line!("{}: {said}", self.name);
+                2
+            }
             Err(e) => {
                 stderr_line!("{}: {e:#}", self.name);
                 if e.downcast_ref::<Rejected>().is_some() {

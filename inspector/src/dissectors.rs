@@ -572,6 +572,15 @@ impl Observer {
         }
     }
 
+    /// The traffic ended: what each transport still held unfinished ([`Tracker::finish`]),
+    /// one line each.
+    pub fn finish(&mut self) -> Vec<String> {
+        self.trackers
+            .iter_mut()
+            .flat_map(|(_, t)| t.finish())
+            .collect()
+    }
+
     /// [`Observer::observe`] for a live datagram from `src` to `dst` (the proxy).
     pub fn observe_live(
         &mut self,

@@ -62,3 +62,102 @@ pub fn uncreatable(path: &Path, error: std::io::Error) -> std::io::Error {
     };
     std::io::Error::new(error.kind(), why)
 }
+
+/// The start of the one-line error for standard output that cannot be written.
+const STDOUT_UNWRITABLE: &str = "cannot write to standard output";
+
+/// Standard output that names itself when it cannot be written: every error but a closed
+/// pipe (`BrokenPipe`, kept as it is so that `| head` still ends quietly) becomes one of the
+/// same kind whose message is `cannot write to standard output: REASON`, so that a full disk
+/// (`> /dev/full`) is not blamed on a file the command reads. What the subcommands write their
+/// results to.
+pub struct Stdout(std::io::StdoutLock<'static>);
+
+/// [`Stdout`], locked for the subcommand.
+pub fn stdout() -> Stdout {
+    Stdout(std::io::stdout().lock())
+}
+
+/// `println!` through [`Stdout`]: `line` and a newline, or the error that names standard
+/// output (not `println!`'s panic).
+///
+/// # Errors
+/// Standard output cannot be written.
+pub fn print_line(line: impl std::fmt::Display) -> std::io::Result<()> {
+    use std::io::Write as _;
+    writeln!(stdout(), "{line}")
+}
+
+/// The reason `e` gives, without the OS's error number: `No space left on device`.
+pub fn reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match e.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .map_or_else(|| text.clone(), str::to_owned),
+        None => text,
+    }
+}
+
+/// The error `Stdout` returns for `e` (see [`Stdout`]).
+fn on_stdout(e: std::io::Error) -> std::io::Error {
+    if e.kind() == ErrorKind::BrokenPipe {
+        return e;
+    }
+    std::io::Error::new(e.kind(), format!("{STDOUT_UNWRITABLE}: {}", reason(&e)))
+}
+
+/// Whether `e` is standard output's error ([`Stdout`]), also behind a `serde_json::Error`
+/// or a context: then its own message is the whole story, and [`crate::cli`] says only it.
+pub fn stdout_failure(e: &anyhow::Error) -> Option<String> {
+    e.chain().find_map(|c| {
+        let text = if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            io.to_string()
+        } else {
+            let json = c.downcast_ref::<serde_json::Error>()?;
+            json.io_error_kind()?;
+            json.to_string()
+        };
+        text.starts_with(STDOUT_UNWRITABLE).then_some(text)
+    })
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(on_stdout)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf).map_err(on_stdout)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(on_stdout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{on_stdout, stdout_failure};
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn standard_output_is_named_and_a_closed_pipe_is_kept() {
+        let full = on_stdout(Error::from_raw_os_error(28));
+        assert_eq!(full.kind(), ErrorKind::StorageFull);
+        let said = "cannot write to standard output: No space left on device";
+        assert_eq!(full.to_string(), said);
+        let pipe = on_stdout(Error::new(ErrorKind::BrokenPipe, "pipe"));
+        assert_eq!(pipe.kind(), ErrorKind::BrokenPipe);
+        assert_eq!(pipe.to_string(), "pipe");
+        let json = anyhow::Error::from(serde_json::Error::io(on_stdout(Error::from_raw_os_error(
+            28,
+        ))));
+        assert_eq!(
+            stdout_failure(&json.context("the profile")).as_deref(),
+            Some(said)
+        );
+        let file = anyhow::Error::from(Error::from_raw_os_error(28));
+        assert_eq!(stdout_failure(&file), None);
+    }
+}

@@ -338,6 +338,56 @@ fn an_output_that_cannot_be_written_is_a_file_error() {
     );
 }
 
+/// Issue 31.1: standard output that cannot be written (`> /dev/full`) is named, the OS's
+/// error number left out, with status 2, for every subcommand that writes to it; also a
+/// small output that only fails when it is flushed at the end, and a one-line summary.
+#[test]
+fn a_full_standard_output_is_named() {
+    let f = Fixtures::new("stdout-full");
+    let full = || Stdio::from(File::create("/dev/full").expect("/dev/full"));
+    let (small, synth) = (f.path("small.pcap"), f.path("synth.pcap"));
+    let o = run(&["synth", "--packets", "2", &small], Stdio::null());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (a, packet) = (f.path("a.json"), f.path("packet.bin"));
+    let schema = "captures/demo.schema.toml";
+    let vectors = "codec/tests/vectors/bitpacked.json";
+    let cases: &[&[&str]] = &[
+        &["decode", "captures/demo.pcap"],
+        &["decode", "--json", "captures/demo.pcap"],
+        &["decode", &small],
+        &["decode", "--json", &small],
+        &["check", "captures/demo.pcap"],
+        &["profile", "captures/demo.pcap"],
+        &["profile", "--json", "captures/demo.pcap"],
+        &["decode-bytes", &packet],
+        &["decode-bytes", "--json", &packet],
+        &["export-wireshark", "--schema", schema],
+        &["tagged", "captures/savegame.tagged"],
+        &["tagged", "--json", "captures/savegame.tagged"],
+        &[
+            "encode", "--schema", schema, "--type", "PacketA", "--json", &a,
+        ],
+        &["synth", "--packets", "2", &synth],
+        &["vectors", vectors],
+    ];
+    for args in cases {
+        let o = run(args, full());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            stderr,
+            "bitlens: cannot write to standard output: No space left on device\n",
+            "bitlens {}",
+            args.join(" ")
+        );
+        assert_eq!(o.status.code(), Some(2), "bitlens {}", args.join(" "));
+    }
+}
+
 #[test]
 fn help_states_the_rule_for_every_subcommand() {
     let o = run(&["--help"], Stdio::piped());

@@ -305,7 +305,13 @@ fn the_tui_shows_them_as_schema_md_says() {
     dissectors.register(demo::PORT, Arc::new(demo::dissector()));
     dissectors.register(batch_demo::PORT, Arc::new(batch_demo::dissector()));
     dissectors.set_schema(Schema::from_toml(SCHEMA, "floats.toml").unwrap());
-    let mut app = App::new(Arc::new(capture), Arc::new(dissectors), false, (120, 40));
+    let mut app = App::new(
+        Arc::new(capture),
+        Arc::new(dissectors),
+        false,
+        (120, 40),
+        "bitlens",
+    );
     app.summarize_all();
     app.handle_key(Key::Tab);
     let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();

@@ -111,7 +111,13 @@ fn tally(statuses: &[(String, String)]) -> BTreeMap<(String, String), usize> {
 fn tui_statuses(capture: &Path) -> Vec<(String, String)> {
     let bytes = std::fs::read(capture).expect("the capture");
     let capture = Capture::from_bytes("capture", bytes).expect("a capture");
-    let mut app = App::new(Arc::new(capture), Arc::new(shipped()), false, (120, 40));
+    let mut app = App::new(
+        Arc::new(capture),
+        Arc::new(shipped()),
+        false,
+        (120, 40),
+        "bitlens",
+    );
     app.summarize_all();
     let n = app.capture.datagrams().len();
     let mut out = Vec::with_capacity(n);

@@ -330,3 +330,26 @@ fn the_flame_graph_renders_in_a_headless_browser_and_shows_the_fields() {
         bytes.len()
     );
 }
+
+/// Issue 31.4: `--top 0` would show no row: a usage error (status 2) that says the range and
+/// what shows every row, as `--help` does; `--top 1` shows one row and counts the rest.
+#[test]
+fn top_zero_is_refused_and_top_one_shows_one_row() {
+    let o = bitlens(&["profile", "captures/demo.pcap", "--top", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("--top") && err.contains("N is 1 or more (leave --top out for every row)"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    let o = bitlens(&["profile", "captures/demo.pcap", "--top", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains(" more rows (--top)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let help = text(&bitlens(&["profile", "--help"]).stdout);
+    assert!(help.contains("N is 1 or more; without --top"), "{help}");
+}

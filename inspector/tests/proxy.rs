@@ -1641,19 +1641,31 @@ fn a_recording_that_cannot_be_written_is_an_error_not_a_count() {
 fn the_socket_buffer_is_the_size_asked_and_the_start_up_line_says_so() {
     // issue 30 aim 5: a size the system's cap allows is granted as asked, forced or not.
     let server = Server::start(demo_reader, true);
+    // Issue 31.2: in the largest exact unit (not "1024 KiB"); GiB is a unit too.
     let p = proxy(server.addr, &["--quiet", "--socket-buffer", "1MiB"]);
     let (_, stderr, ok) = p.interrupt();
     assert!(ok, "{stderr}");
     assert!(
-        stderr.contains("socket buffers 1024 KiB receive, 1024 KiB send"),
+        stderr.contains("socket buffers 1 MiB receive, 1 MiB send"),
+        "{stderr}"
+    );
+    let p = proxy(server.addr, &["--quiet", "--socket-buffer", "1GiB"]);
+    let (_, stderr, ok) = p.interrupt();
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("asked 1 GiB") || stderr.contains("1 GiB receive"),
         "{stderr}"
     );
     // Clap's usage error (exit 2), naming the option and what a size is.
     for (bad, want) in [
-        ("2048MiB", "a size from 64KiB to 1024MiB"),
-        ("63KiB", "a size from 64KiB to 1024MiB"),
-        ("1GiB", "a size is bytes, or a number of KiB or MiB"),
-        ("lots", "a size is bytes, or a number of KiB or MiB"),
+        (
+            "2048MiB",
+            "a size from 64KiB to 1GiB (bytes, KiB, MiB or GiB)",
+        ),
+        ("63KiB", "a size from 64KiB to 1GiB"),
+        ("2GiB", "a size from 64KiB to 1GiB"),
+        ("1TiB", "a size is bytes, or a number of KiB, MiB or GiB"),
+        ("lots", "a size is bytes, or a number of KiB, MiB or GiB"),
     ] {
         let (code, err) = run_briefly(&[
             "proxy",

@@ -36,7 +36,13 @@ fn shipped() -> Dissectors {
 
 /// The TUI on `capture` with the shipped dissectors, every datagram summarized.
 fn app_for(capture: Capture, color: bool, size: (u16, u16)) -> App {
-    let mut app = App::new(Arc::new(capture), Arc::new(shipped()), color, size);
+    let mut app = App::new(
+        Arc::new(capture),
+        Arc::new(shipped()),
+        color,
+        size,
+        "bitlens",
+    );
     app.summarize_all();
     app
 }
@@ -428,6 +434,7 @@ fn live_app() -> (App, Vec<bitlens::capture::write::SynthDatagram<'static>>) {
         Arc::new(shipped()),
         false,
         SIZE,
+        "bitlens",
     );
     app.live = Some(bitlens::tui::Live {
         follow: true,
@@ -615,8 +622,8 @@ fn the_help_gives_the_registered_protocols_own_filter_example() {
         Arc::new(d),
         false,
         SIZE,
+        "mygame",
     );
-    app.program = "mygame".into();
     app.handle_key(Key::Char('?'));
     let example = ui::filter_example(&app);
     assert_eq!(
@@ -644,7 +651,7 @@ fn type_column_fits_long_type_names() {
     d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
     d.apply_override("5000=netcode+demo").unwrap();
     let capture = Capture::from_bytes("netcode.pcap", bytes).unwrap();
-    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45));
+    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45), "bitlens");
     app.summarize_all();
     let t = render(&app);
     let rows: Vec<String> = (0..45).map(|y| screen_row(&t, y)).collect();
@@ -695,7 +702,7 @@ fn the_help_fits_a_long_filter_example() {
     d.add_transport(Arc::new(bitlens_netcode::Netcode::new()));
     d.apply_override("5000=netcode+demo").unwrap();
     let capture = Capture::from_bytes("netcode.pcap", bytes).unwrap();
-    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45));
+    let mut app = App::new(Arc::new(capture), Arc::new(d), false, (160, 45), "bitlens");
     app.summarize_all();
     let example = ui::filter_example(&app);
     assert!(example.chars().count() > 70, "{example}");

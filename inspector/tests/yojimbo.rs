@@ -608,3 +608,125 @@ fn check_without_a_configuration_does_not_blame_the_key() {
         "{stdout}"
     );
 }
+
+/// Issue 31.8: a key that does not open the connect tokens is not "no key": the summary says
+/// the payloads could not be opened with the given key, for yojimbo and for bare netcode.
+#[test]
+fn check_with_a_wrong_key_says_the_key_does_not_open_them() {
+    let wrong = std::env::temp_dir().join(format!("bitlens-wrong-{}.key", std::process::id()));
+    std::fs::write(&wrong, format!("{}\n", "07".repeat(32))).expect("writes the key");
+    let wrong = wrong.to_str().expect("a UTF-8 path");
+    for args in [
+        &[
+            "check",
+            "yojimbo-soak.pcap",
+            "--decode",
+            "40000=yojimbo",
+            "--schema",
+            "yojimbo.schema.toml",
+            "--netcode-key",
+            wrong,
+        ][..],
+        &[
+            "check",
+            "netcode.pcap",
+            "--decode",
+            "5000=netcode+demo",
+            "--netcode-key",
+            wrong,
+        ][..],
+    ] {
+        let out = bitlens(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().expect("a summary line");
+        assert!(
+            last.ends_with(
+                " encrypted that could not be opened with the given key (token_mac_mismatch, \
+                 above)"
+            ),
+            "{}: {stdout}",
+            args[1]
+        );
+        assert!(!last.contains("without a key"), "{last}");
+    }
+    // The right key: nothing of it.
+    let out = bitlens(&[
+        "check",
+        "netcode.pcap",
+        "--decode",
+        "5000=netcode+demo",
+        "--netcode-key",
+        "netcode.key",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("could not be opened"), "{stdout}");
+    // No key at all: still "without a key".
+    let out = bitlens(&["check", "netcode.pcap", "--decode", "5000=netcode+demo"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("encrypted without a key"), "{stdout}");
+}
+
+/// The first `n` records of the pcap `bytes` (a capture stopped early, as a user's may be).
+fn pcap_prefix(bytes: &[u8], n: usize) -> Vec<u8> {
+    let mut end = 24;
+    for _ in 0..n {
+        let len = u32::from_le_bytes(bytes[end + 8..end + 12].try_into().unwrap()) as usize;
+        end += 16 + len;
+    }
+    bytes[..end].to_vec()
+}
+
+/// Issue 31.7: a block whose fragments stopped arriving because the capture ended is named by
+/// `check` (its own section) and `decode` (a warning), with the fragments seen of how many;
+/// the whole soak capture ends with disconnects, which report what they held themselves.
+#[test]
+fn a_block_pending_at_the_capture_s_end_is_reported() {
+    let soak = std::fs::read(captures().join("yojimbo-soak.pcap")).expect("the soak capture");
+    let cut = std::env::temp_dir().join(format!("bitlens-soak560-{}.pcap", std::process::id()));
+    std::fs::write(&cut, pcap_prefix(&soak, 560)).expect("writes the cut capture");
+    let cut_path = cut.to_str().expect("a UTF-8 path");
+    let args = |cmd: &'static str, capture: &'static str| {
+        [
+            cmd,
+            capture,
+            "--decode",
+            "40000=yojimbo",
+            "--schema",
+            "yojimbo.schema.toml",
+            "--netcode-key",
+            "yojimbo-reference.key",
+        ]
+    };
+    let block = "yojimbo 127.0.0.1:40000 -> 127.0.0.1:50512: block of message 251 on channel 1 \
+                 incomplete: 3 of 9 fragments arrived (datagrams 516, 517, 524, 525, 544, 550)";
+    let mut a = args("check", "");
+    a[1] = cut_path;
+    let out = bitlens(&a);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("\nstill in reassembly when the capture ended:\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("\n  {block}\n")), "{stdout}");
+    assert!(
+        stdout.contains("-> 127.0.0.1:50512: 29 fragmented packets incomplete (sequences 28, "),
+        "{stdout}"
+    );
+    let mut a = args("decode", "");
+    a[1] = cut_path;
+    let out = bitlens(&a);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "bitlens: warning: {cut_path}: still in reassembly when the capture ended: {block}\n"
+        )),
+        "{stderr}"
+    );
+    // The whole capture: its disconnects ended the connections, nothing is left pending.
+    let out = bitlens(&args("check", "yojimbo-soak.pcap"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("still in reassembly"), "{stdout}");
+    let _ = std::fs::remove_file(&cut);
+}

@@ -65,6 +65,8 @@ mod schema;
 mod source;
 mod value;
 pub mod wireshark;
+#[doc(hidden)]
+pub mod work;
 pub mod yojimbo;
 
 pub use error::{SchemaError, SchemaWarning};

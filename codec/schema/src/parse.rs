@@ -483,6 +483,7 @@ fn packet_list(
             }
         };
         p.name(&pname.span(), pname.get_ref(), "packet name")?;
+        crate::work::step();
         if !packet_names.insert(pname.get_ref().clone()) {
             return Err(p.err(
                 &pname.span(),
@@ -613,6 +614,7 @@ fn raw_union<'i>(
             }
         };
         p.name(&vname.span(), vname.get_ref(), "variant name")?;
+        crate::work::step();
         if !seen.insert(vname.get_ref().clone()) {
             return Err(p.err(
                 &vname.span(),
@@ -662,6 +664,7 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
     let mut by_name: HashMap<Arc<str>, i64> = HashMap::with_capacity(count);
     let mut add = |span: Range<usize>, n: &str, v: i64| {
         p.name(&span, n, "enum value name")?;
+        crate::work::step();
         if by_name.contains_key(n) {
             return Err(p.err(
                 &span,
@@ -791,6 +794,7 @@ impl Building {
         span: Option<Range<usize>>,
     ) -> Result<(), SchemaError> {
         if let Some(span) = span {
+            crate::work::step();
             if let Some(&i) = self.slots.get(&f.name) {
                 return Err(duplicate_name(p, &self.spans[i], &f.name, &span));
             }
@@ -812,6 +816,7 @@ impl Building {
         ok: impl Fn(&Kind) -> bool,
         what: &str,
     ) -> Result<usize, SchemaError> {
+        crate::work::step();
         let found = self
             .slots
             .get(g.get_ref().as_str())
@@ -890,6 +895,7 @@ impl Resolver<'_, '_> {
             };
             fewest = fewest.min(sid.map_or(0, |k| self.structs[k].min_bits));
             let name: Arc<str> = vname.get_ref().as_str().into();
+            crate::work::step();
             by_name.insert(name.clone(), variants.len());
             variants.push(UnionVariant {
                 name,
@@ -1090,6 +1096,7 @@ impl Resolver<'_, '_> {
     /// Counts `n` more field names copied (an include, a union variant's or a sparse array
     /// element's layout), refused at `span` past [`MAX_COPIED_NAMES`] in all.
     fn copy(&mut self, span: &Range<usize>, n: usize) -> Result<(), SchemaError> {
+        crate::work::steps(n);
         self.copied = self.copied.saturating_add(n);
         if self.copied > MAX_COPIED_NAMES {
             return Err(self.p.err(

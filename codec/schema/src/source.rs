@@ -47,6 +47,7 @@ impl<'t> Parser<'t> {
         name: &str,
         what: &str,
     ) -> Result<(), SchemaError> {
+        crate::work::step();
         match crate::names::identifier(name) {
             None => Ok(()),
             Some(why) => Err(self.err(

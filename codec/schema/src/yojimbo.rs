@@ -403,6 +403,7 @@ fn message_list(
     let mut names: HashSet<String> = HashSet::with_capacity(list.len());
     for entry in list.iter() {
         let m = message(p, entry, struct_ids, structs)?;
+        crate::work::step();
         if !names.insert(m.name.clone()) {
             return Err(p.err(
                 &entry.span(),

@@ -197,6 +197,38 @@ impl Tracker for YojimboTracker {
         };
         Observation::new(Seen { netcode, found })
     }
+
+    /// What each connection still held in reassembly: each block on a line of its own
+    /// (`yojimbo FROM -> TO: block of message 251 on channel 1 incomplete: 3 of 9 fragments
+    /// arrived (datagrams ...)`), the fragmented connection packets in one count per
+    /// connection (a lossy link loses many, each resent as messages, not as the packet).
+    fn finish(&mut self) -> Vec<String> {
+        let Some(c) = &mut self.connections else {
+            return Vec::new();
+        };
+        let mut lines = Vec::new();
+        for ((from, to), notes) in c.finish() {
+            let mut packets = Vec::new();
+            for n in notes {
+                match n {
+                    Note::PacketIncomplete { sequence, .. } => packets.push(u64::from(sequence)),
+                    other => lines.push(format!("yojimbo {from} -> {to}: {}", note_text(&other))),
+                }
+            }
+            match packets.len() {
+                0 => {}
+                1 => lines.push(format!(
+                    "yojimbo {from} -> {to}: fragmented packet {} incomplete",
+                    packets[0]
+                )),
+                n => lines.push(format!(
+                    "yojimbo {from} -> {to}: {n} fragmented packets incomplete (sequences {})",
+                    numbers(&packets)
+                )),
+            }
+        }
+        lines
+    }
 }
 
 /// The snake-case name of a refusal's rule, for [`Problem::kind`].

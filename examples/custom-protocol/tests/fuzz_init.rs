@@ -12,7 +12,7 @@ fn the_committed_fuzz_crate_is_what_fuzz_init_writes() {
     let opts = Options {
         bitlens: Some(here.join("../..")),
         default_features: false,
-        ..Options::new(&here, "custom_protocol::Packet")
+        ..Options::new(&here, "custom_protocol::Packet", "bitlens")
     };
     let files = files(&opts).unwrap();
     assert_eq!(files.len(), TARGETS.len() + 3);

@@ -13,6 +13,9 @@ use pcap_file::pcapng::blocks::SIMPLE_PACKET_BLOCK;
 use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption,
 };
+use pcap_file::pcapng::blocks::{
+    INTERFACE_DESCRIPTION_BLOCK, INTERFACE_STATISTIC_BLOCK, NAME_RESOLUTION_BLOCK,
+};
 use pcap_file::pcapng::{
     Block, BlockContentParseError, BlockConversionError, ContentValidationError, PcapNgFormatError,
     PcapNgParseError, PcapNgParser, StateUpdateError,
@@ -479,7 +482,7 @@ impl Indexer<'_, '_> {
             return Err(damage);
         }
         let (mut rest, mut parser) =
-            PcapNgParser::new(data).map_err(|e| self.ng_error(e, 0, None))?;
+            PcapNgParser::new(data).map_err(|e| self.ng_error(e, 0, None, SECTION_HEADER_BLOCK))?;
         // Interface ids restart at 0 in each section; ours run on over the file.
         let mut section_base = 0usize;
 
@@ -537,7 +540,7 @@ impl Indexer<'_, '_> {
                     }
                     rest = next;
                 }
-                Err(e) => return Ok(Some(self.ng_error(e, pos, frame))),
+                Err(e) => return Ok(Some(self.ng_error(e, pos, frame, block_type))),
             }
         }
         Ok(None)
@@ -635,8 +638,15 @@ impl Indexer<'_, '_> {
         })
     }
 
-    /// Maps a `pcap-file` pcapng error to ours.
-    fn ng_error(&self, e: PcapNgParseError, pos: usize, frame: Option<u64>) -> CaptureError {
+    /// Maps a `pcap-file` pcapng error of the block of type `block_type` to ours, in our own
+    /// words (the block, what was wrong).
+    fn ng_error(
+        &self,
+        e: PcapNgParseError,
+        pos: usize,
+        frame: Option<u64>,
+        block_type: u32,
+    ) -> CaptureError {
         let at = self.at(pos, frame);
         match e {
             PcapNgParseError::IncompleteBuffer(needed, available) => {
@@ -651,12 +661,53 @@ impl Indexer<'_, '_> {
             }
             PcapNgParseError::InvalidFormat(f) => CaptureError::MalformedBlock {
                 at,
-                detail: f.to_string(),
+                detail: format_detail(&f, block_type),
             },
             PcapNgParseError::BlockConversion(c)
             | PcapNgParseError::StateUpdate(StateUpdateError::BlockConversion(c)) => {
                 conversion_error(at, &c)
             }
+        }
+    }
+}
+
+/// The name of a pcapng block type, as the specification calls it.
+fn block_name(block_type: u32) -> String {
+    match block_type {
+        SECTION_HEADER_BLOCK => "section header block".into(),
+        INTERFACE_DESCRIPTION_BLOCK => "interface description block".into(),
+        PACKET_BLOCK => "packet block".into(),
+        SIMPLE_PACKET_BLOCK => "simple packet block".into(),
+        NAME_RESOLUTION_BLOCK => "name resolution block".into(),
+        INTERFACE_STATISTIC_BLOCK => "interface statistics block".into(),
+        ENHANCED_PACKET_BLOCK => "enhanced packet block".into(),
+        other => format!("block of type {other:#010x}"),
+    }
+}
+
+/// What is wrong with the lengths of a block of type `block_type`, said as bitlens's other
+/// capture errors say it (`pcap-file`'s own wording, "Block length fields don't match:
+/// initial 48B, trailing 52B", is not passed through).
+fn format_detail(f: &PcapNgFormatError, block_type: u32) -> String {
+    let block = block_name(block_type);
+    match f {
+        PcapNgFormatError::MissingSectionHeader => {
+            "the file does not start with a section header block".into()
+        }
+        PcapNgFormatError::InvalidMagicNumber(magic) => {
+            format!("{block} has the unknown byte-order magic {magic:#010x}")
+        }
+        PcapNgFormatError::BlockNotAligned(len) => {
+            format!("{block} claims {len} bytes, not a multiple of 4")
+        }
+        PcapNgFormatError::BlockTooShort(min, len) => {
+            format!("{block} claims {len} bytes, fewer than the {min} it needs")
+        }
+        PcapNgFormatError::BlockLengthMismatch(start, end) => format!(
+            "{block} claims {start} bytes at its start and {end} at its end (they must agree)"
+        ),
+        PcapNgFormatError::InvalidBlockLength { expected, actual } => {
+            format!("{block} claims {actual} bytes, but its contents take {expected}")
         }
     }
 }

@@ -459,6 +459,28 @@ fn pcapng_damage() {
         "{:?}",
         c.damage()
     );
+    // Issue 31.3: in bitlens's words (file, frame, byte, block, what is wrong), not
+    // pcap-file's "Block length fields don't match: initial 48B, trailing 52B".
+    let len = u32::from_le_bytes(good[third + 4..third + 8].try_into().unwrap());
+    assert_eq!(
+        c.damage().unwrap().to_string(),
+        format!(
+            "trailer.pcapng: frame 2 at byte {third}: malformed pcapng block: enhanced packet \
+             block claims {len} bytes at its start and {} at its end (they must agree)",
+            len ^ 4
+        )
+    );
+    let mut unaligned = good.clone();
+    unaligned[third + 4..third + 8].copy_from_slice(&(len - 1).to_le_bytes());
+    let c = Capture::from_bytes("odd.pcapng", unaligned).unwrap();
+    assert_eq!(
+        c.damage().unwrap().to_string(),
+        format!(
+            "odd.pcapng: frame 2 at byte {third}: malformed pcapng block: enhanced packet \
+             block claims {} bytes, not a multiple of 4",
+            len - 1
+        )
+    );
 
     // A second section with an unknown byte-order magic.
     let mut second = good.clone();

@@ -51,7 +51,7 @@ pub fn command(args: CheckArgs, ctx: &Context<'_>) -> Result<Exit> {
         .as_deref()
         .map(crate::profile::budget::Budget::load)
         .transpose()?;
-    let o = run(&args.capture, &dissectors, &mut std::io::stdout().lock())?;
+    let o = run(&args.capture, &dissectors, &mut crate::files::stdout())?;
     if let Some(damage) = o.damage {
         bail!("{damage}");
     }
@@ -103,6 +103,9 @@ pub struct Outcome {
     pub unread_link_types: Vec<(capture::LinkType, u64)>,
     /// The capture's damage, if it ended early.
     pub damage: Option<String>,
+    /// What the transports still held unfinished when the capture ended (a yojimbo block
+    /// whose other fragments never came), one line each ([`crate::dissectors::Observer::finish`]).
+    pub pending: Vec<String>,
 }
 
 /// The warning on frames skipped for their link type: how many frames of which link types
@@ -271,7 +274,7 @@ impl<'d> Tally<'d> {
 /// When the capture cannot be opened or the table cannot be written.
 pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<Outcome> {
     must_exist(path)?;
-    let (summary, total) = tally(path, dissectors)?;
+    let (summary, total, pending) = tally(path, dissectors)?;
     let counts: BTreeMap<String, [usize; Status::ALL.len()]> = total
         .rows
         .iter()
@@ -294,6 +297,7 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
             .count(capture::SkipReason::UnsupportedLinkType),
         unread_link_types: summary.skipped.link_types().to_vec(),
         damage: summary.damage.as_ref().map(ToString::to_string),
+        pending,
     };
     let s = report(
         &path.display().to_string(),
@@ -308,11 +312,15 @@ pub fn run(path: &Path, dissectors: &Dissectors, out: &mut dyn Write) -> Result<
 }
 
 /// Reads every datagram of the capture at `path` with `dissectors`, on every core: the
-/// capture's summary and the tally of all its datagrams.
+/// capture's summary, the tally of all its datagrams and what the transports still held
+/// unfinished at its end.
 ///
 /// # Errors
 /// When the capture cannot be read, or a worker panicked.
-fn tally<'d>(path: &Path, dissectors: &'d Dissectors) -> Result<(capture::ScanSummary, Tally<'d>)> {
+fn tally<'d>(
+    path: &Path,
+    dissectors: &'d Dissectors,
+) -> Result<(capture::ScanSummary, Tally<'d>, Vec<String>)> {
     // One pass. A pcap file is read in windows that go to one worker per core with their
     // datagrams, and come back for reuse: verdicts run while the rest is read and indexed, and
     // neither the file nor an index of it is ever whole in memory (its page faults were half of
@@ -322,7 +330,7 @@ fn tally<'d>(path: &Path, dissectors: &'d Dissectors) -> Result<(capture::ScanSu
     let workers = crate::pipeline::threads();
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
     let bar = crate::progress::Progress::bytes(size, "check", true);
-    let (summary, tallies) = std::thread::scope(|scope| {
+    let (summary, tallies, pending) = std::thread::scope(|scope| {
         let (give_back, returned) = mpsc::channel::<(Vec<Datagram>, Bytes)>();
         let mut to_workers = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
@@ -393,8 +401,9 @@ fn tally<'d>(path: &Path, dissectors: &'d Dissectors) -> Result<(capture::ScanSu
             Err(e) => Err(anyhow::anyhow!("{e}")),
         };
         drop(to_workers);
+        let pending = observer.as_mut().map(|o| o.finish()).unwrap_or_default();
         let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (summary, tallies)
+        (summary, tallies, pending)
     });
     bar.finish();
     let summary = summary?;
@@ -406,7 +415,7 @@ fn tally<'d>(path: &Path, dissectors: &'d Dissectors) -> Result<(capture::ScanSu
             )
         })?);
     }
-    Ok((summary, total))
+    Ok((summary, total, pending))
 }
 
 /// The first datagram of each kind of problem, traced in full (desync location and all): its
@@ -480,6 +489,14 @@ fn report(
     let _ = writeln!(s, "decoders: {}", dissectors.describe());
     let _ = writeln!(s);
     s.push_str(&table(counts, first, encrypted));
+    if !totals.pending.is_empty() {
+        // Fragments that stopped before the capture ended: not a datagram's problem (the
+        // capture may just have been stopped), but what a reader of the capture would miss.
+        let _ = writeln!(s, "\nstill in reassembly when the capture ended:");
+        for line in &totals.pending {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
     let decodable = summary.datagrams - undecoded;
     let _ = writeln!(
         s,
@@ -490,8 +507,16 @@ fn report(
             // A transport that decrypts but has no configuration to read the payload with
             // (yojimbo without a `[yojimbo]` schema) leaves it encrypted though a key was given.
             let unconfigured = first.keys().any(|k| k.ends_with("/no_configuration"));
+            // A connect token that the given key does not open leaves its connection's
+            // payloads encrypted: the key is wrong, not missing.
+            let wrong_key = first.keys().any(|k| k.ends_with("/token_mac_mismatch"));
             if unconfigured {
                 format!(", {encrypted} encrypted and not read (no key or no configuration, above)")
+            } else if wrong_key {
+                format!(
+                    ", {encrypted} encrypted that could not be opened with the given key \
+                     (token_mac_mismatch, above)"
+                )
             } else {
                 format!(", {encrypted} encrypted without a key")
             }

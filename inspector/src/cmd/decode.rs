@@ -51,19 +51,35 @@ pub fn command(args: DecodeArgs, ctx: &Context<'_>) -> Result<Exit> {
             path.display()
         );
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::files::stdout());
     // A bar for text output only: JSON's readers take stderr for errors.
-    let damage = run_with_progress(
+    let (damage, pending) = run_with_progress(
         &args.capture,
         &dissectors,
         (args.json, args.fields),
         !args.json,
         &mut out,
     )?;
-    out.flush().ok();
+    quiet_on_closed_pipe(out.flush())?;
+    for line in pending {
+        stderr_line!(
+            "{}: warning: {}: still in reassembly when the capture ended: {line}",
+            ctx.program(),
+            args.capture.display()
+        );
+    }
     match damage {
         None => Ok(Exit::Ok),
         Some(damage) => bail!("{damage}"),
+    }
+}
+
+/// `result` with a closed pipe (the reader went away: `| head`) as no error; any other
+/// error (`> /dev/full`) is kept.
+fn quiet_on_closed_pipe(result: std::io::Result<()>) -> std::io::Result<()> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
 
@@ -170,17 +186,19 @@ pub fn run(
     fields: bool,
     out: &mut dyn Write,
 ) -> Result<Option<String>> {
-    run_with_progress(path, dissectors, (json, fields), false, out)
+    run_with_progress(path, dissectors, (json, fields), false, out).map(|(damage, _)| damage)
 }
 
-/// [`run`], with a progress bar on stderr when `progress` and stderr is a terminal.
+/// [`run`], with a progress bar on stderr when `progress` and stderr is a terminal; also what
+/// the transports still held unfinished when the capture ended
+/// ([`crate::dissectors::Observer::finish`]; nothing when the reader of the output went away).
 fn run_with_progress(
     path: &Path,
     dissectors: &Dissectors,
     (json, fields): (bool, bool),
     progress: bool,
     out: &mut dyn Write,
-) -> Result<Option<String>> {
+) -> Result<(Option<String>, Vec<String>)> {
     let (name, file) = read_capture(path)?;
     let bar = crate::progress::Progress::bytes(file.len() as u64, "decode", progress);
     // One pass: chunks of datagrams go to every core as the indexer finds them, and their
@@ -222,8 +240,9 @@ fn run_with_progress(
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     bar.finish();
     if closed {
-        return Ok(None);
+        return Ok((None, Vec::new()));
     }
-    out.flush().ok();
-    Ok(summary.damage.as_ref().map(ToString::to_string))
+    quiet_on_closed_pipe(out.flush())?;
+    let pending = observer.as_mut().map(|o| o.finish()).unwrap_or_default();
+    Ok((summary.damage.as_ref().map(ToString::to_string), pending))
 }

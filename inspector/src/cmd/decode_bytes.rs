@@ -99,7 +99,7 @@ pub fn command(args: DecodeBytesArgs, ctx: &Context<'_>) -> Result<Exit> {
         "schema-batch" => schema.map(|s| Values::Batch(Arc::new(s))),
         _ => None,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::files::stdout();
     let d = run(
         dissector.as_ref(),
         schema.as_ref(),
@@ -333,9 +333,9 @@ fn text(d: &Dissection) -> String {
         (Status::Ok, _) => {
             let _ = writeln!(
                 s,
-                "accepted: {}, {} bits",
+                "accepted: {}, {}",
                 d.packet_type.unwrap_or("?"),
-                d.trace.bits_read
+                crate::words::count(d.trace.bits_read as u64, "bit")
             );
         }
         (_, Some(p)) => {
@@ -386,4 +386,30 @@ fn line(s: &mut String, f: &TraceField) {
         let _ = write!(s, "  <- FAILED: read stopped here");
     }
     s.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text;
+    use bitlens_codec::Trace;
+    use bitlens_codec::dissect::{Dissection, Status};
+
+    /// Issue 31.5: the verdict line says `1 bit`, not `1 bits`.
+    #[test]
+    fn the_accepted_line_counts_bits_in_words() {
+        let of = |bits_read: usize| {
+            let d = Dissection {
+                status: Status::Ok,
+                packet_type: Some("Ping"),
+                trace: Trace {
+                    bits_read,
+                    ..Trace::default()
+                },
+                ..Dissection::default()
+            };
+            text(&d)
+        };
+        assert!(of(1).ends_with("accepted: Ping, 1 bit\n"), "{}", of(1));
+        assert!(of(9).ends_with("accepted: Ping, 9 bits\n"), "{}", of(9));
+    }
 }

@@ -51,7 +51,7 @@ pub fn command(args: EncodeArgs, ctx: &Context<'_>) -> anyhow::Result<Exit> {
         Some(t) => run(&args.schema, t, &args.json, ctx.program())?,
         None => run_batch(&args.schema, &args.json, ctx.program())?,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::files::stdout();
     out.write_all(&bytes)
         .and_then(|()| out.flush())
         .context("cannot write the packet to stdout")?;

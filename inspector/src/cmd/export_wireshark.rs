@@ -55,7 +55,7 @@ pub fn command(args: ExportArgs, ctx: &Context<'_>) -> Result<Exit> {
         (None, false) => run_dissectors(ctx.dissectors(), &args.dissector, &mut options)?,
         (None, true) => bail!("give --schema FILE or --as NAME"),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::files::stdout();
     out.write_all(lua.as_bytes())?;
     out.flush()?;
     Ok(Exit::Ok)

@@ -49,15 +49,16 @@ pub struct FuzzInitArgs {
 }
 
 impl FuzzInitArgs {
-    /// The options these arguments give.
-    pub fn options(&self) -> Options {
+    /// The options these arguments give to `program` (as `Cli::new` names it: the files and
+    /// the next steps name it).
+    pub fn options(&self, program: &str) -> Options {
         Options {
             crate_dir: self.crate_dir.clone(),
             packet: self.packet.clone(),
             bitlens: self.bitlens.clone(),
             default_features: !self.no_default_features,
             features: self.features.clone(),
-            program: "bitlens".into(),
+            program: program.to_owned(),
         }
     }
 }
@@ -67,12 +68,9 @@ impl FuzzInitArgs {
 /// # Errors
 /// As [`run`].
 pub fn command(args: FuzzInitArgs, ctx: &Ctx<'_>) -> Result<Exit> {
-    let opts = Options {
-        program: ctx.program().to_owned(),
-        ..args.options()
-    };
+    let opts = args.options(ctx.program());
     let summary = run(&opts, args.force)?;
-    println!("{summary}");
+    crate::files::print_line(&summary)?;
     Ok(Exit::Ok)
 }
 
@@ -111,16 +109,17 @@ pub struct Options {
 }
 
 impl Options {
-    /// Options for the crate at `crate_dir` and the packet set `packet`, with the crate's
-    /// default features and the published bitlens crates.
-    pub fn new(crate_dir: impl Into<PathBuf>, packet: impl Into<String>) -> Self {
+    /// Options for the crate at `crate_dir` and the packet set `packet`, written by `program`
+    /// (`bitlens`, or a game's own binary), with the crate's default features and the
+    /// published bitlens crates.
+    pub fn new(crate_dir: impl Into<PathBuf>, packet: impl Into<String>, program: &str) -> Self {
         Options {
             crate_dir: crate_dir.into(),
             packet: packet.into(),
             bitlens: None,
             default_features: true,
             features: Vec::new(),
-            program: "bitlens".into(),
+            program: program.to_owned(),
         }
     }
 
@@ -471,7 +470,7 @@ mod tests {
     #[test]
     fn writes_the_targets_and_the_replay_for_the_packet_set() {
         let dir = temp_crate("write");
-        let opts = Options::new(&dir, "my_game::net::Packet");
+        let opts = Options::new(&dir, "my_game::net::Packet", "bitlens");
         let summary = run(&opts, false).unwrap();
         assert!(summary.contains("fuzz/Cargo.toml"), "{summary}");
         let manifest = std::fs::read_to_string(dir.join("fuzz/Cargo.toml")).unwrap();
@@ -509,7 +508,7 @@ mod tests {
             bitlens: Some(checkout.clone()),
             default_features: false,
             features: vec!["arbitrary".into(), "net".into()],
-            ..Options::new(&dir, "my_game::Packet")
+            ..Options::new(&dir, "my_game::Packet", "bitlens")
         };
         let f = files(&opts).unwrap();
         let doc: toml::Table = f[0].text.parse().unwrap();
@@ -546,8 +545,7 @@ mod tests {
         let dir = temp_crate("program");
         let opts = Options {
             features: vec!["fuzzing".into()],
-            program: "skirmish".into(),
-            ..Options::new(&dir, "my_game::Packet")
+            ..Options::new(&dir, "my_game::Packet", "skirmish")
         };
         let summary = run(&opts, false).unwrap();
         assert!(
@@ -577,7 +575,7 @@ mod tests {
     #[test]
     fn bad_arguments_are_named() {
         let dir = temp_crate("bad");
-        let opts = |packet: &str| Options::new(&dir, packet);
+        let opts = |packet: &str| Options::new(&dir, packet, "bitlens");
         let err = files(&opts("Vec<u8>")).unwrap_err().to_string();
         assert!(err.contains("not a Rust type path"), "{err}");
         let err = files(&Options {

@@ -34,8 +34,9 @@ pub struct ProfileArgs {
     /// terminal).
     #[arg(long, value_name = "COLUMNS")]
     pub width: Option<usize>,
-    /// Show only the N costliest rows of the fields table.
-    #[arg(long, value_name = "N")]
+    /// Show only the N costliest rows of the fields table (N is 1 or more; without --top,
+    /// every row).
+    #[arg(long, value_name = "N", value_parser = top_rows)]
     pub top: Option<usize>,
     /// Check the profile against a budget file (TOML: largest_datagram in bytes; tables
     /// bytes_per_second with to_server and from_server; packet_type, message_type and field,
@@ -45,6 +46,18 @@ pub struct ProfileArgs {
     /// Which dissector reads which port.
     #[command(flatten)]
     pub opts: DecodeOpts,
+}
+
+/// `--top N`: a count of rows from 1 up (0 would show no row, which is not what anyone
+/// asks for: every row is no `--top` at all).
+fn top_rows(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => {
+            Err("0 rows would show none: N is 1 or more (leave --top out for every row)".into())
+        }
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?}: N is a count of rows, 1 or more")),
+    }
 }
 
 /// The subcommand.
@@ -57,7 +70,7 @@ pub fn command(args: ProfileArgs, ctx: &Context<'_>) -> Result<Exit> {
     let budget = args.budget.as_deref().map(Budget::load).transpose()?;
     let (profile, damage) = profile_file(&args.capture, &dissectors, !args.json)?;
     let name = args.capture.display().to_string();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::files::stdout());
     if args.json {
         serde_json::to_writer(&mut out, &profile)?;
         out.write_all(b"\n")?;

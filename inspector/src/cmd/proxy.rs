@@ -58,8 +58,8 @@ pub struct ProxyArgs {
     /// Most datagrams delayed or held back at once (beyond: not forwarded, counted).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub queue: usize,
-    /// Receive and send buffer of the listen socket, each way: bytes, or with a KiB or MiB
-    /// suffix (64 KiB to 1024 MiB). A burst waits there while the proxy catches up; the kernel
+    /// Receive and send buffer of the listen socket, each way: bytes, or with a KiB, MiB or
+    /// GiB suffix (64 KiB to 1 GiB). A burst waits there while the proxy catches up; the kernel
     /// caps the size at net.core.rmem_max / wmem_max unless the proxy runs with
     /// CAP_NET_ADMIN (root), when it is forced past them. The start-up line says what was
     /// granted.
@@ -118,7 +118,7 @@ pub fn command(args: ProxyArgs, ctx: &CmdContext<'_>) -> Result<Exit> {
 /// # Errors
 /// As [`replay()`].
 pub fn replay_command(args: ReplayArgs, _: &CmdContext<'_>) -> Result<Exit> {
-    replay(&args, &mut std::io::stdout().lock())?;
+    replay(&args, &mut crate::files::stdout())?;
     Ok(Exit::Ok)
 }
 
@@ -145,8 +145,8 @@ pub struct ReplayArgs {
 /// The smallest and largest `--socket-buffer`.
 const SOCKET_BUFFER_RANGE: std::ops::RangeInclusive<usize> = (64 << 10)..=(1 << 30);
 
-/// `--socket-buffer`: bytes, `N KiB` or `N MiB` (the unit's case and a space before it do not
-/// matter; `K`, `M`, `KB`, `MB` are the same binary units).
+/// `--socket-buffer`: bytes, `N KiB`, `N MiB` or `N GiB` (the unit's case and a space before
+/// it do not matter; `K`, `M`, `G`, `KB`, `MB`, `GB` are the same binary units).
 fn buffer_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -155,9 +155,10 @@ fn buffer_size(text: &str) -> Result<usize, String> {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
         _ => {
             return Err(format!(
-                "{text:?}: a size is bytes, or a number of KiB or MiB"
+                "{text:?}: a size is bytes, or a number of KiB, MiB or GiB"
             ));
         }
     };
@@ -166,7 +167,7 @@ fn buffer_size(text: &str) -> Result<usize, String> {
         .ok()
         .and_then(|n| n.checked_mul(1 << shift))
         .filter(|n| SOCKET_BUFFER_RANGE.contains(n))
-        .ok_or_else(|| format!("{text:?}: a size from 64KiB to 1024MiB"))?;
+        .ok_or_else(|| format!("{text:?}: a size from 64KiB to 1GiB (bytes, KiB, MiB or GiB)"))?;
     Ok(size)
 }
 
@@ -569,8 +570,10 @@ mod tests {
         assert_eq!(buffer_size("512k"), Ok(512 << 10));
         assert_eq!(buffer_size("65536"), Ok(65536));
         assert_eq!(buffer_size("1024MB"), Ok(1 << 30));
+        assert_eq!(buffer_size("1GiB"), Ok(1 << 30));
+        assert_eq!(buffer_size("1 g"), Ok(1 << 30));
         for bad in [
-            "", "MiB", "8GiB", "8 MiBs", "-1", "1.5MiB", "63KiB", "1025MiB",
+            "", "MiB", "8GiB", "2GiB", "1TiB", "8 MiBs", "-1", "1.5MiB", "63KiB", "1025MiB",
         ] {
             assert!(buffer_size(bad).is_err(), "{bad}");
         }

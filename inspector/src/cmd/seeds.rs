@@ -52,7 +52,7 @@ pub fn command(args: SeedsArgs, ctx: &Ctx<'_>) -> Result<Exit> {
         }
     };
     let summary = run(&args.capture, port, &args.dir)?;
-    println!("{}: {summary}", args.dir.display());
+    crate::files::print_line(format_args!("{}: {summary}", args.dir.display()))?;
     Ok(Exit::Ok)
 }
 

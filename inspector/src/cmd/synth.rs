@@ -35,7 +35,7 @@ pub struct SynthArgs {
 /// As [`run`].
 pub fn command(args: SynthArgs, _: &Context<'_>) -> Result<Exit> {
     let summary = run(&args.out, args.packets, args.seed, args.faults, args.format)?;
-    println!("{summary}");
+    crate::files::print_line(&summary)?;
     Ok(Exit::Ok)
 }
 

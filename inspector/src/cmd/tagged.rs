@@ -43,7 +43,7 @@ pub struct TaggedArgs {
 /// # Errors
 /// As [`run`].
 pub fn command(args: TaggedArgs, _: &Context<'_>) -> anyhow::Result<Exit> {
-    run(&args.file, args.json, &mut std::io::stdout().lock())?;
+    run(&args.file, args.json, &mut crate::files::stdout())?;
     Ok(Exit::Ok)
 }
 

@@ -19,14 +19,19 @@ pub struct VectorsArgs {
 /// # Errors
 /// None of its own: files that cannot be read are reported as they come (see [`run`]).
 pub fn command(args: VectorsArgs, ctx: &Context<'_>) -> anyhow::Result<Exit> {
-    Ok(run(&args.files, ctx.program()))
+    run(&args.files, ctx.program())
 }
 
 /// Runs every file, prints one line per failing vector and the closing `N passed, M failed`;
 /// a file that cannot be read or parsed is reported on stderr after `program`'s name.
 /// [`Exit::Rejected`] if any vector failed, [`Exit::Failed`] if a file could not be read or
 /// parsed.
-pub fn run(files: &[PathBuf], program: &str) -> Exit {
+///
+/// # Errors
+/// Standard output cannot be written.
+pub fn run(files: &[PathBuf], program: &str) -> anyhow::Result<Exit> {
+    use std::io::Write as _;
+    let mut out = crate::files::stdout();
     let (mut passed, mut failed, mut broken) = (0usize, 0usize, false);
     for file in files {
         let text = match super::common::read_text(file) {
@@ -42,7 +47,7 @@ pub fn run(files: &[PathBuf], program: &str) -> Exit {
                 passed += report.passed.len();
                 failed += report.failed.len();
                 for (name, why) in &report.failed {
-                    println!("FAIL {}: {name}: {why}", file.display());
+                    writeln!(out, "FAIL {}: {name}: {why}", file.display())?;
                 }
             }
             Err(e) => {
@@ -51,12 +56,12 @@ pub fn run(files: &[PathBuf], program: &str) -> Exit {
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
-    if broken {
+    writeln!(out, "{passed} passed, {failed} failed")?;
+    Ok(if broken {
         Exit::Failed
     } else if failed > 0 {
         Exit::Rejected
     } else {
         Exit::Ok
-    }
+    })
 }

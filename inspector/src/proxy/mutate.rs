@@ -11,6 +11,7 @@
 use super::Direction;
 use super::dissect::{Field, FieldMap, Role, SessionDissector, wildcard_match};
 use super::rules::{Action, Crc, Fuzz, Rule};
+use crate::words::count;
 use bitlens_codec::observe::Observation;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -372,13 +373,13 @@ fn why_not(action: Action, pattern: &str, map: &FieldMap) -> String {
     match action {
         Action::OutOfRange => match f.range {
             Some((lo, hi)) if f.bits > 0 && f.bits <= 64 => format!(
-                "{path}'s range {lo}..={hi} fills its {} bits: out_of_range has no value above \
+                "{path}'s range {lo}..={hi} fills its {}: out_of_range has no value above \
                  the range to write (set writes a chosen value)",
-                f.bits
+                bits(f.bits)
             ),
             Some(_) => format!(
-                "{path} is {} bits wide: out_of_range writes at most 64",
-                f.bits
+                "{path} is {} wide: out_of_range writes at most 64",
+                bits(f.bits)
             ),
             None => format!("{path} has no range: out_of_range has nothing to exceed"),
         },
@@ -390,11 +391,16 @@ fn why_not(action: Action, pattern: &str, map: &FieldMap) -> String {
             };
             format!("{path} is not a length or count{len}")
         }
-        Action::Flip(n) => format!("{path} has {} bits, fewer than the {n} to flip", f.bits),
-        Action::Set(_) => format!("{path} is {} bits wide: set writes 1 to 64", f.bits),
+        Action::Flip(n) => format!("{path} has {}, fewer than the {n} to flip", bits(f.bits)),
+        Action::Set(_) => format!("{path} is {} wide: set writes 1 to 64", bits(f.bits)),
         Action::Truncate(_) => format!("{path} starts in the datagram's last byte"),
         Action::Desync => format!("{path} is not a check marker"),
     }
+}
+
+/// `n` bits, in the text a user reads: `1 bit`, `8 bits`.
+fn bits(n: usize) -> String {
+    count(n as u64, "bit")
 }
 
 /// Why `action` could not be done to `field` (or, without one, to the datagram).
@@ -404,7 +410,10 @@ fn why_apply_failed(action: Action, field: Option<&Field>, map: &FieldMap) -> St
             Action::Overclaim => "the datagram has no length or count to overclaim".into(),
             Action::Desync => "the datagram has no check marker".into(),
             Action::Truncate(Some(n)) => {
-                format!("the datagram is not longer than {n} bytes")
+                format!(
+                    "the datagram is not longer than {}",
+                    count(n as u64, "byte")
+                )
             }
             _ => "the datagram is empty".into(),
         };
@@ -412,8 +421,8 @@ fn why_apply_failed(action: Action, field: Option<&Field>, map: &FieldMap) -> St
     let path = &f.path;
     match action {
         Action::Set(v) => format!(
-            "{path} cannot hold the wire value {v} ({} bits from {})",
-            f.bits,
+            "{path} cannot hold the wire value {v} ({} from {})",
+            bits(f.bits),
             f.range.map_or(0, |r| r.0)
         ),
         Action::Overclaim => format!(
@@ -421,8 +430,9 @@ fn why_apply_failed(action: Action, field: Option<&Field>, map: &FieldMap) -> St
             f.range.map_or(0, |r| r.1)
         ),
         Action::Truncate(Some(n)) => format!(
-            "the datagram is not longer than {n} bytes ({} bits)",
-            map.total_bits
+            "the datagram is not longer than {} ({})",
+            count(n as u64, "byte"),
+            bits(map.total_bits)
         ),
         _ => format!("{path} lies outside the datagram's bytes"),
     }
@@ -636,8 +646,8 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
         if op.action == "truncate" {
             if op.bit % 8 != 0 || op.bits == 0 || end.is_none() || end != total {
                 return Err(format!(
-                    "{which}: cuts {} bits at bit {} of a {}-byte datagram",
-                    op.bits,
+                    "{which}: cuts {} at bit {} of a {}-byte datagram",
+                    bits(op.bits),
                     op.bit,
                     bytes.len()
                 ));
@@ -648,16 +658,20 @@ pub fn apply_ops(original: &[u8], ops: &[Op]) -> Result<Vec<u8>, String> {
         let inside = end.zip(total).is_some_and(|(end, total)| end <= total);
         if op.bits > 64 || !inside {
             return Err(format!(
-                "{which}: {} bits at bit {} are not inside the {}-byte datagram",
-                op.bits,
+                "{which}: {} at bit {} {} not inside the {}-byte datagram",
+                bits(op.bits),
                 op.bit,
+                if op.bits == 1 { "is" } else { "are" },
                 bytes.len()
             ));
         }
         let parse = |s: &Option<String>, what: &str| {
             s.as_deref()
                 .and_then(|s| parse_bit_string(s, op.bits))
-                .ok_or_else(|| format!("{which}: {what} is not {} binary digits", op.bits))
+                .ok_or_else(|| {
+                    let digits = count(op.bits as u64, "binary digit");
+                    format!("{which}: {what} is not {digits}")
+                })
         };
         let (old, new) = (parse(&op.old, "old")?, parse(&op.new, "new")?);
         let found = read_bits(&bytes, op.bit, op.bits);
@@ -961,6 +975,57 @@ mod tests {
             apply_ops(&other[..2], &m.ops)
                 .unwrap_err()
                 .contains("not inside")
+        );
+    }
+
+    /// Issue 31.5: a count of one is singular in the reasons a user reads.
+    #[test]
+    fn one_bit_and_one_byte_are_singular() {
+        let op = |action: &str, bit: usize, bits: usize, old: &str| Op {
+            action: action.into(),
+            field: None,
+            bit,
+            bits,
+            old: Some(old.into()),
+            new: Some("1".into()),
+            old_value: None,
+            new_value: None,
+        };
+        let e = apply_ops(&[0u8; 4], &[op("flip", 40, 1, "0")]).unwrap_err();
+        assert_eq!(
+            e,
+            "op 1 (flip): 1 bit at bit 40 is not inside the 4-byte datagram"
+        );
+        let e = apply_ops(&[0u8; 4], &[op("set", 0, 1, "01")]).unwrap_err();
+        assert_eq!(e, "op 1 (set): old is not 1 binary digit");
+        let e = apply_ops(&[0u8; 4], &[op("truncate", 24, 1, "")]).unwrap_err();
+        assert!(
+            e.starts_with("op 1 (truncate): cuts 1 bit at bit 24"),
+            "{e}"
+        );
+        let map = FieldMap {
+            fields: vec![Field {
+                path: "alive".into(),
+                bit: 0,
+                bits: 1,
+                range: None,
+                wire: Some(1),
+                role: Role::Value,
+            }],
+            total_bits: 8,
+            ..FieldMap::default()
+        };
+        assert_eq!(
+            why_not(Action::Flip(2), "alive", &map),
+            "alive has 1 bit, fewer than the 2 to flip"
+        );
+        assert_eq!(
+            why_apply_failed(Action::Truncate(Some(1)), None, &map),
+            "the datagram is not longer than 1 byte"
+        );
+        assert_eq!(
+            why_apply_failed(Action::Set(2), Some(&map.fields[0]), &map),
+            "alive cannot hold the wire value 2 (1 bit from 0)"
         );
     }
 

@@ -150,7 +150,13 @@ impl Sink {
             self.report.output_closed = true;
             stop.store(true, Ordering::Relaxed);
         } else {
-            self.fail(stop, format!("standard output: {e}"));
+            self.fail(
+                stop,
+                format!(
+                    "cannot write to standard output: {}",
+                    crate::files::reason(e)
+                ),
+            );
         }
     }
 

@@ -158,11 +158,10 @@ impl SocketBuffers {
     /// One line for the start-up message: the sizes, which were forced past the system's
     /// limit, and which system limit capped the others.
     pub fn describe(&self) -> String {
-        let kib = |n: usize| n / 1024;
         let mut s = format!(
-            "socket buffers {} KiB receive, {} KiB send",
-            kib(self.receive),
-            kib(self.send)
+            "socket buffers {} receive, {} send",
+            size_text(self.receive),
+            size_text(self.send)
         );
         let names = |rmem: bool, wmem: bool| -> Vec<&'static str> {
             [(rmem, "net.core.rmem_max"), (wmem, "net.core.wmem_max")]
@@ -181,14 +180,25 @@ impl SocketBuffers {
         if !capped.is_empty() {
             let it = if capped.len() == 1 { "it" } else { "them" };
             s.push_str(&format!(
-                " (asked {} KiB; capped by {}: raise {it} with sysctl, or run with \
+                " (asked {}; capped by {}: raise {it} with sysctl, or run with \
                  CAP_NET_ADMIN, to absorb longer bursts)",
-                kib(self.asked),
+                size_text(self.asked),
                 capped.join(" and ")
             ));
         }
         s
     }
+}
+
+/// `bytes` in the largest binary unit that holds it exactly: `128 MiB`, `208 KiB`, `1 GiB`,
+/// `212993 bytes`.
+pub fn size_text(bytes: usize) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    crate::words::count(bytes as u64, "byte")
 }
 
 /// Asks for `size` bytes of receive and send buffer on `socket`; returns what the kernel
@@ -990,6 +1000,17 @@ mod tests {
     }
 
     #[test]
+    fn sizes_are_said_in_the_largest_exact_unit() {
+        assert_eq!(size_text(128 << 20), "128 MiB");
+        assert_eq!(size_text(1 << 30), "1 GiB");
+        assert_eq!(size_text(1536 << 20), "1536 MiB");
+        assert_eq!(size_text(208 << 10), "208 KiB");
+        assert_eq!(size_text(212_993), "212993 bytes");
+        assert_eq!(size_text(1), "1 byte");
+        assert_eq!(size_text(0), "0 bytes");
+    }
+
+    #[test]
     fn a_capped_buffer_names_the_limit_to_raise() {
         let b = SocketBuffers {
             asked: 8 << 20,
@@ -1000,7 +1021,7 @@ mod tests {
         };
         assert_eq!(
             b.describe(),
-            "socket buffers 208 KiB receive, 8192 KiB send (asked 8192 KiB; capped by \
+            "socket buffers 208 KiB receive, 8 MiB send (asked 8 MiB; capped by \
              net.core.rmem_max: raise it with sysctl, or run with CAP_NET_ADMIN, to absorb \
              longer bursts)"
         );
@@ -1017,17 +1038,14 @@ mod tests {
             receive: 8 << 20,
             ..b
         };
-        assert_eq!(
-            full.describe(),
-            "socket buffers 8192 KiB receive, 8192 KiB send"
-        );
+        assert_eq!(full.describe(), "socket buffers 8 MiB receive, 8 MiB send");
         let forced = SocketBuffers {
             receive_forced: true,
             ..full
         };
         assert_eq!(
             forced.describe(),
-            "socket buffers 8192 KiB receive, 8192 KiB send (past net.core.rmem_max with \
+            "socket buffers 8 MiB receive, 8 MiB send (past net.core.rmem_max with \
              CAP_NET_ADMIN)"
         );
     }

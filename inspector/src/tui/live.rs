@@ -58,8 +58,8 @@ pub fn run(
                 Arc::new(dissectors),
                 color(),
                 size,
+                program,
             );
-            app.program = program.to_owned();
             app.live = Some(Live {
                 follow: true,
                 ..Live::default()

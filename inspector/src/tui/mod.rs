@@ -87,8 +87,7 @@ pub fn run(capture: Capture, dissectors: Dissectors, program: &str) -> Result<()
     let never = AtomicBool::new(false);
     session(
         |size| {
-            let mut app = App::new(capture, dissectors, color(), size);
-            app.program = program.to_owned();
+            let app = App::new(capture, dissectors, color(), size, program);
             let rx = spawn_summaries(
                 Arc::clone(&app.capture),
                 Arc::clone(&app.dissectors),

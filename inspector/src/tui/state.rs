@@ -217,13 +217,15 @@ pub struct App {
 }
 
 impl App {
-    /// A new inspector over a capture. Summaries start unknown; feed them with
+    /// A new inspector over a capture, run by `program` (as `Cli::new` names it: its help
+    /// says `PROGRAM inspect: keys`). Summaries start unknown; feed them with
     /// [`App::add_summaries`] (from a background pass) or [`App::summarize_all`].
     pub fn new(
         capture: Arc<Capture>,
         dissectors: Arc<Dissectors>,
         color: bool,
         size: (u16, u16),
+        program: &str,
     ) -> Self {
         let n = capture.datagrams().len();
         let seen = Arc::new(
@@ -252,7 +254,7 @@ impl App {
             size,
             live: None,
             profile: None,
-            program: "bitlens".into(),
+            program: program.to_owned(),
         };
         app.open_selected();
         app

@@ -260,6 +260,7 @@ impl<'a> Ctx<'a, '_> {
                     format!("type name \"{n}\" is a built-in type (rename it)"),
                 ));
             }
+            crate::work::step();
             self.ids.insert(n.clone(), self.raw.len());
             self.raw.push((Spanned::new(name.span(), n), list));
         }
@@ -332,6 +333,7 @@ impl<'a> Ctx<'a, '_> {
                 }
             };
             p.name(&name.span(), name.get_ref(), "field name")?;
+            crate::work::step();
             if let Some(&j) = index.get(name.get_ref().as_str()) {
                 return Err(duplicate_name(p, &spans[j], name.get_ref(), &name.span()));
             }
@@ -346,6 +348,7 @@ impl<'a> Ctx<'a, '_> {
             let guard = match guard {
                 None => None,
                 Some((flag, when)) => {
+                    crate::work::step();
                     let j = index
                         .get(flag.get_ref().as_str())
                         .copied()
@@ -368,6 +371,7 @@ impl<'a> Ctx<'a, '_> {
             let kind = self.kind(&ty, t, &f.span())?;
             spans.push(name.span());
             let interned = intern(name.get_ref());
+            crate::work::step();
             index.insert(interned, fields.len());
             fields.push(BField {
                 name: interned,
