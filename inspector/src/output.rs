@@ -77,6 +77,7 @@ impl<'a> JsonLines<'a> {
             out: buf,
             pos: 0,
             last_range: RangeCache::default(),
+            floats: FloatTexts::default(),
             keep_room: true,
             scratch: Vec::new(),
         })
@@ -109,27 +110,7 @@ fn datagram_json(
     dissection: &Dissection,
 ) {
     let fields = &dissection.trace.fields;
-    j.raw("{\"frame\":");
-    j.uint(d.frame);
-    j.raw(",\"time\":");
-    j.time(d.time);
-    j.raw(",\"src\":");
-    j.addr(&d.src);
-    j.raw(",\"dst\":");
-    j.addr(&d.dst);
-    j.raw(",\"len\":");
-    j.uint(d.declared_len() as u64);
-    if payload_len != d.declared_len() {
-        j.raw(",\"captured\":");
-        j.uint(payload_len as u64);
-    }
-    j.raw(",\"decoder\":");
-    j.str(decoder);
-    j.raw(",\"status\":");
-    j.str(dissection.status.name());
-    j.raw(",\"packet_type\":");
-    j.opt_str(dissection.packet_type);
-    j.raw(",\"fields\":[");
+    j.header(d, payload_len, decoder, dissection);
     if dissection.messages.is_none() {
         let mut first = true;
         for f in fields.iter().filter(|f| shown(f)) {
@@ -159,17 +140,7 @@ fn datagram_json(
         } = &f.kind
         {
             j.comma(&mut first);
-            j.raw("{\"label\":");
-            j.str(label);
-            j.raw(",\"bit\":");
-            j.uint(f.bit as u64);
-            j.raw(",\"ok\":");
-            j.raw(if expected == found { "true" } else { "false" });
-            j.raw(",\"expected\":");
-            j.uint(u64::from(*expected));
-            j.raw(",\"found\":");
-            j.uint(u64::from(*found));
-            j.raw("}");
+            j.check(label, f.bit, *expected, *found);
         }
     }
     j.raw("],\"error\":");
@@ -250,25 +221,42 @@ fn datagram_json(
     j.raw("}");
 }
 
-/// Whether a JSON string needs escaping: a control character, `"` or `\\`. Eight bytes at a
-/// time (the classic "has a byte less than n" and "has a zero byte" word tricks, exact in what
-/// they report: a word with no such byte never reports one); a string of 8 bytes or more ends
-/// with its last 8 bytes as one more word instead of a byte loop over the rest.
+/// Whether a JSON string needs escaping: a control character, `"` or `\\`. Sixteen bytes at a
+/// time ([`escape_in_block`]); a string of 16 bytes or more ends with its last 16 as one more
+/// block instead of a byte loop over the rest, and a shorter one is one block of its first and
+/// last 8 (or 4) bytes, padded with spaces.
+#[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH != 0;
-    let bad = |c: &[u8; 8]| {
-        let w = u64::from_le_bytes(*c);
-        w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0
-            || has_zero(w ^ (ONES * u64::from(b'"')))
-            || has_zero(w ^ (ONES * u64::from(b'\\')))
+    let Some(last) = bytes.last_chunk::<16>() else {
+        let mut block = [b' '; 16];
+        if let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+            block[..8].copy_from_slice(head);
+            block[8..].copy_from_slice(tail);
+        } else if let (Some(head), Some(tail)) =
+            (bytes.first_chunk::<4>(), bytes.last_chunk::<4>())
+        {
+            block[..4].copy_from_slice(head);
+            block[4..8].copy_from_slice(tail);
+        } else {
+            for (to, &b) in block.iter_mut().zip(bytes) {
+                *to = b;
+            }
+        }
+        return escape_in_block(&block);
     };
-    let Some(last) = bytes.last_chunk::<8>() else {
-        return bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
-    };
-    let (chunks, rest) = bytes.as_chunks::<8>();
-    chunks.iter().any(bad) || (!rest.is_empty() && bad(last))
+    let (blocks, rest) = bytes.as_chunks::<16>();
+    blocks.iter().any(escape_in_block) || (!rest.is_empty() && escape_in_block(last))
+}
+
+/// Whether 16 bytes hold one to escape: a reduction without branches, which LLVM compiles to
+/// vector compares of the whole block.
+#[inline(always)]
+fn escape_in_block(block: &[u8; 16]) -> bool {
+    let mut any = 0u8;
+    for &b in block {
+        any |= u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\');
+    }
+    any != 0
 }
 
 /// Two decimal digits for each of 0..100: `DIGITS[2 * n..2 * n + 2]`.
@@ -305,38 +293,66 @@ fn write_decimal(out: &mut [u8; 20], v: u64) -> usize {
     write_decimal_long(out, v)
 }
 
-/// [`write_decimal`] of a value of 5 digits or more.
+/// The eight decimal digits of `v` (below 10^8, leading zeros kept) as the values 0..=9 in the
+/// bytes of a word, the first digit in its lowest byte (the byte a little-endian store writes
+/// first). No division by a runtime value and no loop: the number is split into halves in the
+/// word's lanes, 4 + 4 digits in two 32-bit lanes, then 2 + 2 in 16-bit lanes, then 1 + 1 in
+/// bytes, each split a multiplication by a fixed-point reciprocal that is exact in its range.
+#[inline(always)]
+fn digit_bytes(v: u32) -> u64 {
+    let v = u64::from(v);
+    let high = v / 10_000;
+    // Lanes of 32 bits: the first four digits low, the last four high.
+    let x = high | ((v - high * 10_000) << 32);
+    // Each lane (below 10^4) divided by 100: floor(n * 10486 / 2^20) is n / 100 for n < 10^4.
+    let hundreds = ((x * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    let y = hundreds | ((x - hundreds * 100) << 16);
+    // Each 16-bit lane (below 100) divided by 10: floor(n * 103 / 2^10) is n / 10 for n < 100.
+    let tens = ((y * 103) >> 10) & 0x000f_000f_000f_000f;
+    tens | ((y - tens * 10) << 8)
+}
+
+/// `'0'` in every byte: added to [`digit_bytes`], the digits' ASCII.
+const ASCII_ZEROS: u64 = u64::from_ne_bytes([b'0'; 8]);
+
+/// Writes the digits of `v` (1 to 10^8 - 1) without leading zeros as one 8-byte store at the
+/// start of `out` (the bytes past the digits are zeros) and returns how many there are.
+#[inline(always)]
+fn write_leading(out: &mut [u8], v: u32) -> usize {
+    let digits = digit_bytes(v);
+    // The leading zeros are the word's low zero bytes; `v` > 0 has a non-zero digit.
+    let zeros = (digits.trailing_zeros() / 8).min(7);
+    let text = (digits | ASCII_ZEROS) >> (8 * zeros);
+    out[..8].copy_from_slice(&text.to_le_bytes());
+    8 - zeros as usize
+}
+
+/// Writes all eight digits of `v` (below 10^8), leading zeros kept, at the start of `out`.
+#[inline(always)]
+fn write_eight(out: &mut [u8], v: u32) {
+    out[..8].copy_from_slice(&(digit_bytes(v) | ASCII_ZEROS).to_le_bytes());
+}
+
+/// [`write_decimal`] of a value of 5 digits or more: at most three groups of eight digits
+/// ([`digit_bytes`]), the first without its leading zeros. It may write zeros past the digits
+/// (within the 20 bytes).
 #[inline(never)]
 fn write_decimal_long(out: &mut [u8; 20], v: u64) -> usize {
-    let len = v.ilog10() as usize + 1;
-    // Two digits at a time from the right: `i` stays within 2..=20 in the loops.
-    let mut i = len;
-    let mut small = match u32::try_from(v) {
-        Ok(small) => small,
-        Err(_) => {
-            let mut v = v;
-            while v > u64::from(u32::MAX) {
-                let r = (v % 100) as usize * 2;
-                v /= 100;
-                i -= 2;
-                out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
-            }
-            v as u32
-        }
-    };
-    while small >= 100 {
-        let r = (small % 100) as usize * 2;
-        small /= 100;
-        i -= 2;
-        out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
+    const E8: u64 = 100_000_000;
+    if v < E8 {
+        return write_leading(out, v as u32);
     }
-    if small >= 10 {
-        let r = small as usize * 2;
-        out[..2].copy_from_slice(&DIGITS[r..r + 2]);
+    let (high, low) = (v / E8, (v % E8) as u32);
+    let n = if high < E8 {
+        write_leading(out, high as u32)
     } else {
-        out[0] = b'0' + small as u8;
-    }
-    len
+        // 17 to 20 digits: `high / E8` is at most 1844.
+        let n = write_leading(out, (high / E8) as u32);
+        write_eight(&mut out[n..], (high % E8) as u32);
+        n + 8
+    };
+    write_eight(&mut out[n..], low);
+    n + 8
 }
 
 /// Copies `src` into `dst` (of the same length). Short strings (paths, names, float digits:
@@ -393,6 +409,47 @@ impl Cursor<'_> {
         self.p += write_decimal(w, v);
     }
 
+    /// A string that needs no escaping (the caller checked, or it is a constant), quoted.
+    #[inline(always)]
+    fn quoted(&mut self, s: &str) {
+        self.put(b"\"");
+        self.put_slice(s.as_bytes());
+        self.put(b"\"");
+    }
+
+    /// A capture time as a string, as [`Timestamp`]'s `Display` writes it: 33 bytes of room.
+    #[inline(always)]
+    fn time(&mut self, t: Timestamp) {
+        let (negative, secs, nanos) = t.epoch_parts();
+        if negative {
+            self.put(b"\"-");
+        } else {
+            self.put(b"\"");
+        }
+        self.uint(secs);
+        // `.` and nine digits, leading zeros kept; nanos is below 10^9.
+        self.put(&[b'.', b'0' + (nanos / 100_000_000) as u8]);
+        write_eight(&mut self.w[self.p..], nanos % 100_000_000);
+        self.p += 8;
+        self.put(b"\"");
+    }
+
+    /// An IPv4 address and port as a string, as `SocketAddr`'s `Display` writes it: 44 bytes of
+    /// room (the last number written needs 20).
+    #[inline(always)]
+    fn addr_v4(&mut self, a: &std::net::SocketAddrV4) {
+        let [a0, a1, a2, a3] = a.ip().octets();
+        self.put(b"\"");
+        for octet in [a0, a1, a2] {
+            self.uint(u64::from(octet));
+            self.put(b".");
+        }
+        self.uint(u64::from(a3));
+        self.put(b":");
+        self.uint(u64::from(a.port()));
+        self.put(b"\"");
+    }
+
     /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
     /// and whether it was: wider values are strings, which the caller writes.
     #[inline(always)]
@@ -428,6 +485,7 @@ struct Json<'a> {
     out: &'a mut Vec<u8>,
     pos: usize,
     last_range: RangeCache,
+    floats: FloatTexts,
     /// Leave the room in the buffer when dropped ([`JsonLines`]).
     keep_room: bool,
     /// For [`Json::append`].
@@ -452,6 +510,35 @@ impl Default for RangeCache {
     }
 }
 
+/// The texts of the first floats of the last vector of floats written (a position, a velocity):
+/// its components usually follow as fields of their own with the same values, and each is then
+/// a copy instead of another run of the float formatter. Matched by bit pattern, so a copy is
+/// always the text the formatter would write.
+#[derive(Default)]
+struct FloatTexts {
+    /// How many entries hold a text; the components are looked up in order from `next`.
+    count: usize,
+    next: usize,
+    bits: [u32; 4],
+    /// Each text in the first `len` bytes of 16 (an `f32`'s shortest form is at most 15).
+    text: [[u8; 16]; 4],
+    len: [usize; 4],
+}
+
+impl FloatTexts {
+    /// The text of `x` when it is the next float of the vector.
+    #[inline(always)]
+    fn next_text(&mut self, x: f32) -> Option<(&[u8; 16], usize)> {
+        let i = self.next;
+        if i < self.count && self.bits[i] == x.to_bits() {
+            self.next = i + 1;
+            Some((&self.text[i], self.len[i]))
+        } else {
+            None
+        }
+    }
+}
+
 impl Drop for Json<'_> {
     /// Cuts the room off: the buffer ends with the JSON written (unless `keep_room`).
     fn drop(&mut self) {
@@ -468,6 +555,7 @@ impl<'a> Json<'a> {
             out: buf,
             pos,
             last_range: RangeCache::default(),
+            floats: FloatTexts::default(),
             keep_room: false,
             scratch: Vec::new(),
         }
@@ -687,7 +775,9 @@ impl<'a> Json<'a> {
             // Floats as `Value` serializes them (NaN and infinities as strings).
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
+            Value::Floats(xs) if xs.iter().all(|x| x.is_finite()) => self.finite_floats(xs),
             Value::Floats(xs) => {
+                self.floats.count = 0;
                 self.byte(b'[');
                 for (i, x) in xs.iter().enumerate() {
                     if i > 0 {
@@ -698,6 +788,39 @@ impl<'a> Json<'a> {
                 self.byte(b']');
             }
         }
+    }
+
+    /// A vector of finite floats, `[X,Y,..]`, through one cursor; the texts of the first four
+    /// are kept for its components ([`FloatTexts`]).
+    fn finite_floats(&mut self, xs: &[f32]) {
+        // 2 bytes of brackets, 16 for each float and its comma, 16 past the last for the copy
+        // of a text into the cache.
+        let n = 18 + 16 * xs.len();
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
+        let cache = &mut self.floats;
+        cache.count = xs.len().min(4);
+        cache.next = 0;
+        c.put(b"[");
+        for (i, x) in xs.iter().enumerate() {
+            if i > 0 {
+                c.put(b",");
+            }
+            let at = c.p;
+            c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+            if i < 4 {
+                cache.bits[i] = x.to_bits();
+                cache.len[i] = c.p - at;
+                cache.text[i].copy_from_slice(&c.w[at..at + 16]);
+            }
+        }
+        c.put(b"]");
+        self.pos += c.p;
     }
 
     /// A float as the codec's `Value` serializes it: shortest round-trip form by zmij
@@ -744,7 +867,14 @@ impl<'a> Json<'a> {
     fn field_head(&mut self, path: &str, f: &TraceField) {
         // 9 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
-        let mut c = self.cursor(path.len() + 100);
+        let n = path.len() + 100;
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
         c.put(b"{\"path\":\"");
         c.put_slice(path.as_bytes());
         c.put(b"\",\"bit\":");
@@ -763,7 +893,14 @@ impl<'a> Json<'a> {
                 true
             }
             Value::F32(x) if x.is_finite() => {
-                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+                match self.floats.next_text(*x) {
+                    // A vector's component: its text, copied whole (16 bytes of room).
+                    Some((text, len)) => {
+                        c.w[c.p..c.p + 16].copy_from_slice(text);
+                        c.p += len;
+                    }
+                    None => c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes()),
+                }
                 true
             }
             Value::F64(x) if x.is_finite() => {
@@ -800,6 +937,125 @@ impl<'a> Json<'a> {
             self.last_range.len = text.len();
             self.last_range.range = Some(r);
         }
+    }
+
+    /// A datagram's object up to its fields: `{"frame":F,"time":T,"src":S,"dst":D,"len":L,
+    /// ["captured":C,]"decoder":N,"status":S,"packet_type":P,"fields":[`. Through one cursor when
+    /// its strings need no escaping and its addresses are IPv4 (every datagram of most
+    /// captures), else piece by piece ([`Json::header_pieces`]).
+    fn header(&mut self, d: &Datagram, payload_len: usize, decoder: &str, dissection: &Dissection) {
+        let (SocketAddr::V4(src), SocketAddr::V4(dst)) = (&d.src, &d.dst) else {
+            return self.header_pieces(d, payload_len, decoder, dissection);
+        };
+        let packet_type = dissection.packet_type.unwrap_or("");
+        if needs_escape(decoder.as_bytes()) || needs_escape(packet_type.as_bytes()) {
+            return self.header_pieces(d, payload_len, decoder, dissection);
+        }
+        let status = dissection.status.name();
+        // 10 + 21 + 8 + 33 + 7 + 44 + 7 + 44 + 7 + 20 + 12 + 20 + 12 + 11 + 15 + 20 + 11 bytes at
+        // most for the keys, numbers and addresses, and the strings.
+        let mut c = self.cursor(310 + decoder.len() + status.len() + packet_type.len());
+        c.put(b"{\"frame\":");
+        c.uint(d.frame);
+        c.put(b",\"time\":");
+        c.time(d.time);
+        c.put(b",\"src\":");
+        c.addr_v4(src);
+        c.put(b",\"dst\":");
+        c.addr_v4(dst);
+        c.put(b",\"len\":");
+        c.uint(d.declared_len() as u64);
+        if payload_len != d.declared_len() {
+            c.put(b",\"captured\":");
+            c.uint(payload_len as u64);
+        }
+        c.put(b",\"decoder\":");
+        c.quoted(decoder);
+        // Status names are constants without anything to escape (a test holds them to it).
+        c.put(b",\"status\":");
+        c.quoted(status);
+        c.put(b",\"packet_type\":");
+        match dissection.packet_type {
+            Some(t) => c.quoted(t),
+            None => c.put(b"null"),
+        }
+        c.put(b",\"fields\":[");
+        self.pos += c.p;
+    }
+
+    /// [`Json::header`] piece by piece: IPv6 addresses, strings to escape.
+    #[cold]
+    fn header_pieces(
+        &mut self,
+        d: &Datagram,
+        payload_len: usize,
+        decoder: &str,
+        dissection: &Dissection,
+    ) {
+        self.raw("{\"frame\":");
+        self.uint(d.frame);
+        self.raw(",\"time\":");
+        self.time(d.time);
+        self.raw(",\"src\":");
+        self.addr(&d.src);
+        self.raw(",\"dst\":");
+        self.addr(&d.dst);
+        self.raw(",\"len\":");
+        self.uint(d.declared_len() as u64);
+        if payload_len != d.declared_len() {
+            self.raw(",\"captured\":");
+            self.uint(payload_len as u64);
+        }
+        self.raw(",\"decoder\":");
+        self.str(decoder);
+        self.raw(",\"status\":");
+        self.str(dissection.status.name());
+        self.raw(",\"packet_type\":");
+        self.opt_str(dissection.packet_type);
+        self.raw(",\"fields\":[");
+    }
+
+    /// A check: `{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one cursor when
+    /// its label needs no escaping. A check that held (`expected` is `found`, most of them) has
+    /// its digits written once and copied.
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        if needs_escape(label.as_bytes()) {
+            self.raw("{\"label\":");
+            self.escaped(label);
+            self.raw(",\"bit\":");
+            self.uint(bit as u64);
+            self.raw(",\"ok\":");
+            self.raw(if expected == found { "true" } else { "false" });
+            self.raw(",\"expected\":");
+            self.uint(u64::from(expected));
+            self.raw(",\"found\":");
+            self.uint(u64::from(found));
+            self.byte(b'}');
+            return;
+        }
+        // 11 + 8 + 20 + 23 + 20 + 9 + 20 + 1 bytes and the label.
+        let mut c = self.cursor(label.len() + 120);
+        c.put(b"{\"label\":");
+        c.quoted(label);
+        c.put(b",\"bit\":");
+        c.uint(bit as u64);
+        if expected == found {
+            c.put(b",\"ok\":true,\"expected\":");
+            let at = c.p;
+            c.uint(u64::from(expected));
+            let n = c.p - at;
+            c.put(b",\"found\":");
+            // The digits (at most 10) and what follows them, as one copy of constant length.
+            c.w.copy_within(at..at + 16, c.p);
+            c.p += n;
+        } else {
+            c.put(b",\"ok\":false,\"expected\":");
+            c.uint(u64::from(expected));
+            c.put(b",\"found\":");
+            c.uint(u64::from(found));
+        }
+        c.put(b"}");
+        self.pos += c.p;
     }
 
     fn problem(&mut self, p: &Problem) {
@@ -911,11 +1167,11 @@ mod tests {
         }
     }
 
-    /// The word-at-a-time test against a byte-by-byte one: every length up to 24, each byte that
+    /// The block-at-a-time test against a byte-by-byte one: every length up to 40, each byte that
     /// must be escaped (and its harmless neighbours) at every position.
     #[test]
     fn needs_escape_finds_every_special_byte_anywhere() {
-        for len in 0..=24usize {
+        for len in 0..=40usize {
             for at in 0..len.max(1) {
                 for b in [
                     0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
@@ -1183,8 +1439,132 @@ mod tests {
                 check(&mut j, &|j| j.field(&s, &f), reference);
             }
         }
+        // Checks with labels of that alphabet, held and failed, of every magnitude.
+        for _ in 0..5_000 {
+            let label: String = (0..bits.next() % 20)
+                .map(|_| alphabet[bits.next() as usize % alphabet.len()])
+                .collect();
+            let bit = bits.magnitude() as usize;
+            let expected = (bits.magnitude() >> 32) as u32;
+            let found = if bits.next() % 3 == 0 {
+                bits.next() as u32
+            } else {
+                expected
+            };
+            let reference = format!(
+                "{{\"label\":{},\"bit\":{bit},\"ok\":{},\"expected\":{expected},\"found\":{found}}}",
+                serde_json::to_string(&label).unwrap(),
+                expected == found
+            );
+            check(
+                &mut j,
+                &|j| j.check(&label, bit, expected, found),
+                reference,
+            );
+        }
+        // Vectors of floats and the fields after them: their components (whose texts are
+        // copied), other floats, the same float twice, non-finite ones, fields skipped.
+        for _ in 0..5_000 {
+            let mut xs: Vec<f32> = (0..bits.next() % 7)
+                .map(|_| f32::from_bits(bits.next() as u32))
+                .collect();
+            if bits.next() % 4 == 0 {
+                xs.push(f32::NAN);
+            }
+            let v = Value::Floats(xs.clone());
+            let reference = serde_json::to_string(&v).unwrap();
+            check(&mut j, &|j| j.value(&v), reference);
+            let mut after: Vec<f32> = xs
+                .iter()
+                .copied()
+                .filter(|_| bits.next() % 5 != 0)
+                .collect();
+            if bits.next() % 3 == 0 {
+                after.insert(0, f32::from_bits(bits.next() as u32));
+            }
+            if let Some(&x) = after.first() {
+                after.push(x);
+            }
+            for x in after {
+                let value = Value::F32(x);
+                let reference = format!(
+                    "{{\"path\":\"v.x\",\"bit\":0,\"bits\":17,\"value\":{},\"min\":null,\"max\":null}}",
+                    serde_json::to_string(&value).unwrap()
+                );
+                let f = TraceField::new("v.x", 1, 0, 17, value, FieldKind::Value);
+                check(&mut j, &|j| j.field("v.x", &f), reference);
+            }
+        }
+        // Datagram headers: IPv4 and IPv6 addresses, times of every magnitude and sign, a
+        // captured length or not, decoders and packet types with and without escapes.
+        let names = [
+            "demo",
+            "batch",
+            "",
+            "say \"hi\"",
+            "t\tab",
+            "SceneUpdate",
+            "ünï",
+        ];
+        for _ in 0..5_000 {
+            let mut addr = || -> SocketAddr {
+                let port = bits.next() as u16 >> (bits.next() % 16);
+                if bits.next() % 5 == 0 {
+                    SocketAddr::from((Ipv6Addr::from(bits.next() as u128 * 977), port))
+                } else {
+                    SocketAddr::from((
+                        Ipv4Addr::from((bits.next() as u32) >> (bits.next() % 32)),
+                        port,
+                    ))
+                }
+            };
+            let (src, dst) = (addr(), addr());
+            let nanos = i128::from(bits.magnitude() as i64)
+                * if bits.next() % 2 == 0 {
+                    1
+                } else {
+                    1_000_000_000
+                };
+            let time = Timestamp::from_nanos(nanos);
+            let len = bits.magnitude() as usize % 70_000;
+            let d = Datagram::detached(bits.magnitude(), time, src, dst, len);
+            let payload_len = if bits.next() % 4 == 0 { len / 2 } else { len };
+            let decoder = names[bits.next() as usize % names.len()];
+            let mut dissection = Dissection::not_decoded(
+                bitlens_codec::dissect::Status::ALL[bits.next() as usize % 7],
+            );
+            dissection.packet_type = match bits.next() % 3 {
+                0 => None,
+                _ => Some(names[bits.next() as usize % names.len()]),
+            };
+            let captured = if payload_len == len {
+                String::new()
+            } else {
+                format!(",\"captured\":{payload_len}")
+            };
+            let reference = format!(
+                "{{\"frame\":{},\"time\":\"{time}\",\"src\":\"{src}\",\"dst\":\"{dst}\",\"len\":{len}{captured},\"decoder\":{},\"status\":{},\"packet_type\":{},\"fields\":[",
+                d.frame,
+                serde_json::to_string(decoder).unwrap(),
+                serde_json::to_string(dissection.status.name()).unwrap(),
+                serde_json::to_string(&dissection.packet_type).unwrap()
+            );
+            check(
+                &mut j,
+                &|j| j.header(&d, payload_len, decoder, &dissection),
+                reference,
+            );
+        }
         drop(j);
         assert_eq!(String::from_utf8(all).unwrap(), expected);
+    }
+
+    /// The header writes status names without escaping them: none has anything to escape.
+    #[test]
+    fn status_names_need_no_escaping() {
+        for status in bitlens_codec::dissect::Status::ALL {
+            assert!(!needs_escape(status.name().as_bytes()), "{status:?}");
+        }
     }
 
     /// Lines written over a reused buffer's bytes: only the bytes written count, whatever was
