@@ -76,7 +76,7 @@ impl<'a> JsonLines<'a> {
         JsonLines(Json {
             out: buf,
             pos: 0,
-            last_range: RangeCache::default(),
+            ranges: RangeCache::default(),
             floats: FloatTexts::default(),
             keep_room: true,
             scratch: Vec::new(),
@@ -492,12 +492,12 @@ const ROOM: usize = 2000;
 /// (literal keys, the digits of a number, a field's `{"path":"...","bit":` in one piece), with
 /// no capacity check, length update or `memcpy` call per piece as `Vec::extend_from_slice`
 /// makes, and numbers are written straight into place (no local array to copy, no padding to
-/// cut). The text of the last range written is kept ([`RangeCache`]) and copied whole for the
-/// fields that share it.
+/// cut). The texts of recent ranges are kept ([`RangeCache`]) and copied whole for the fields
+/// that share them.
 struct Json<'a> {
     out: &'a mut Vec<u8>,
     pos: usize,
-    last_range: RangeCache,
+    ranges: RangeCache,
     floats: FloatTexts,
     /// Leave the room in the buffer when dropped ([`JsonLines`]).
     keep_room: bool,
@@ -505,21 +505,38 @@ struct Json<'a> {
     scratch: Vec<u8>,
 }
 
-/// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
-/// range with the field before (256 full-range ints of one array, three floats of a vector).
+/// The texts `,"min":A,"max":B}` of recent ranges, in eight slots picked by a hash of the range
+/// (a later range with the same hash takes the slot): most fields of a packet share their range
+/// with a field shortly before (256 full-range ints of one array, the three components of each
+/// vector of an object, the same fields of the next object).
+#[derive(Default)]
 struct RangeCache {
+    slots: [RangeText; 8],
+}
+
+/// One slot of a [`RangeCache`]: a range and its text, in the first `len` bytes of 64.
+struct RangeText {
     range: Option<(i128, i128)>,
     text: [u8; 64],
     len: usize,
 }
 
-impl Default for RangeCache {
+impl Default for RangeText {
     fn default() -> Self {
-        RangeCache {
+        RangeText {
             range: None,
             text: [0; 64],
             len: 0,
         }
+    }
+}
+
+impl RangeCache {
+    /// The slot of `r`: the top three bits of a multiplicative hash of its bounds.
+    #[inline(always)]
+    fn slot(&mut self, r: (i128, i128)) -> &mut RangeText {
+        let key = (r.0 as u64) ^ (r.1 as u64).rotate_left(29);
+        &mut self.slots[(key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61) as usize]
     }
 }
 
@@ -567,7 +584,7 @@ impl<'a> Json<'a> {
         Json {
             out: buf,
             pos,
-            last_range: RangeCache::default(),
+            ranges: RangeCache::default(),
             floats: FloatTexts::default(),
             keep_room: false,
             scratch: Vec::new(),
@@ -930,25 +947,39 @@ impl<'a> Json<'a> {
 
     /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
     fn range_end(&mut self, r: (i128, i128)) {
-        if self.last_range.range == Some(r) {
+        if self.out.len() - self.pos < 64 {
+            self.grow(64);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
+        let slot = self.ranges.slot(r);
+        if slot.range == Some(r) {
             // The whole cached array (a copy of constant length), then `pos` past its text.
-            let text = self.last_range.text;
-            *self.window::<64>() = text;
-            self.pos += self.last_range.len;
+            c.w[..64].copy_from_slice(&slot.text);
+            self.pos += slot.len;
             return;
         }
-        let at = self.pos;
-        self.raw(",\"min\":");
-        self.int(r.0);
-        self.raw(",\"max\":");
-        self.int(r.1);
-        self.byte(b'}');
-        let text = &self.out[at..self.pos];
-        // Two 64-bit ranges take at most 57 bytes; wider ones are not cached.
-        if let Some(dst) = self.last_range.text.get_mut(..text.len()) {
-            dst.copy_from_slice(text);
-            self.last_range.len = text.len();
-            self.last_range.range = Some(r);
+        // Bounds within 64 bits: at most 7 + 20 + 7 + 20 + 1 bytes, 64 of room for the copy.
+        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
+        if fits(r.0) && fits(r.1) {
+            c.put(b",\"min\":");
+            c.int(r.0);
+            c.put(b",\"max\":");
+            c.int(r.1);
+            c.put(b"}");
+            slot.text.copy_from_slice(&c.w[..64]);
+            slot.len = c.p;
+            slot.range = Some(r);
+            self.pos += c.p;
+        } else {
+            // Wider bounds (strings of digits) are not cached.
+            self.raw(",\"min\":");
+            self.int(r.0);
+            self.raw(",\"max\":");
+            self.int(r.1);
+            self.byte(b'}');
         }
     }
 
@@ -1210,6 +1241,8 @@ mod tests {
             (0, i128::from(u64::MAX)),
             (i128::MIN, i128::MAX),
             (-1, 0),
+            (i128::from(i64::MIN), i128::from(u64::MAX)),
+            (i128::from(i64::MIN) - 1, 0),
         ];
         let fresh = |r: (i128, i128)| written(|j| j.range_end(r));
         for a in ranges {
@@ -1225,6 +1258,19 @@ mod tests {
             }
         }
         assert_eq!(fresh((-3, 7)), ",\"min\":-3,\"max\":7}");
+        // More ranges than slots, cycled: every slot taken over and over.
+        let mut buf = Vec::new();
+        let mut j = Json::new(&mut buf);
+        let mut expected = String::new();
+        for _ in 0..3 {
+            for k in 0..40 {
+                let r = (-k, k * 1000);
+                j.range_end(r);
+                expected.push_str(&fresh(r));
+            }
+        }
+        drop(j);
+        assert_eq!(String::from_utf8(buf).unwrap(), expected);
     }
 
     #[test]
