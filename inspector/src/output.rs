@@ -223,11 +223,15 @@ fn datagram_json(
 
 /// Whether a JSON string needs escaping: a control character, `"` or `\\`. A string of 16
 /// bytes or more is tested in blocks of 16 ([`escape_in_block`]), the last 16 bytes as one more
-/// block instead of a byte loop over the rest; a shorter one as its first and last 8 (or 4)
-/// bytes in words ([`escape_in_word`]). No branch per block or word.
+/// block instead of a byte loop over the rest (one of 17 to 32 bytes is its first and last
+/// block); a shorter one as its first and last 8 (or 4) bytes in words ([`escape_in_word`]). No
+/// branch per block or word.
 #[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
-    if let Some(last) = bytes.last_chunk::<16>() {
+    if let (Some(first), Some(last)) = (bytes.first_chunk::<16>(), bytes.last_chunk::<16>()) {
+        if bytes.len() <= 32 {
+            return escape_in_block(first) | escape_in_block(last);
+        }
         let mut any = escape_in_block(last);
         for block in bytes.as_chunks::<16>().0 {
             any |= escape_in_block(block);
