@@ -78,6 +78,7 @@ impl<'a> JsonLines<'a> {
             pos: 0,
             ranges: RangeCache::default(),
             floats: FloatTexts::default(),
+            checks: Vec::new(),
             keep_room: true,
             scratch: Vec::new(),
         })
@@ -111,39 +112,46 @@ fn datagram_json(
 ) {
     let fields = &dissection.trace.fields;
     j.header(d, payload_len, decoder, dissection);
+    // Each field and check is written after a comma; `close_list` makes the first one the `[`.
+    let start = j.pos;
     if dissection.messages.is_none() {
-        let mut first = true;
-        for f in fields.iter().filter(|f| shown(f)) {
-            j.comma(&mut first);
-            j.field(f.path(), f);
+        // One pass over the entries: the fields written, the checks' places kept for their list.
+        let mut checks = std::mem::take(&mut j.checks);
+        checks.clear();
+        for (i, f) in fields.iter().enumerate() {
+            if matches!(f.kind, FieldKind::Check { .. }) {
+                checks.push(i);
+            } else if shown(f) {
+                j.field(f.path(), f);
+            }
         }
+        j.close_list(start);
+        j.raw(",\"checks\":");
+        let start = j.pos;
+        for &i in &checks {
+            j.check_entry(&fields[i]);
+        }
+        j.close_list(start);
+        j.checks = checks;
     } else {
         // A batch inside a transport: the transport's own entries (its messages' fields are
         // listed per message).
-        let mut first = true;
         for layer in &dissection.layers {
             let own = fields.get(layer.header.clone()).unwrap_or_default().iter();
             let own = own.chain(fields.get(layer.trailer.clone()).unwrap_or_default());
             for f in own.filter(|f| shown(f)) {
-                j.comma(&mut first);
                 j.field(f.path(), f);
             }
         }
-    }
-    j.raw("],\"checks\":[");
-    let mut first = true;
-    for f in fields {
-        if let FieldKind::Check {
-            label,
-            expected,
-            found,
-        } = &f.kind
-        {
-            j.comma(&mut first);
-            j.check(label, f.bit, *expected, *found);
+        j.close_list(start);
+        j.raw(",\"checks\":");
+        let start = j.pos;
+        for f in fields {
+            j.check_entry(f);
         }
+        j.close_list(start);
     }
-    j.raw("],\"error\":");
+    j.raw(",\"error\":");
     match &dissection.problem {
         Some(p) => j.problem(p),
         None => j.raw("null"),
@@ -195,13 +203,13 @@ fn datagram_json(
                 Some(p) => j.problem(p),
                 None => j.raw("null"),
             }
-            j.raw(",\"fields\":[");
-            let mut first_field = true;
+            j.raw(",\"fields\":");
+            let start = j.pos;
             for (path, f) in dissection.body_of(m).filter(|(_, f)| shown(f)) {
-                j.comma(&mut first_field);
                 j.field(path, f);
             }
-            j.raw("]}");
+            j.close_list(start);
+            j.byte(b'}');
         }
         j.raw("]");
     }
@@ -360,7 +368,17 @@ fn write_decimal_long(out: &mut [u8; 20], v: u64) -> usize {
         return write_leading(out, v as u32);
     }
     let (high, low) = (v / E8, (v % E8) as u32);
-    let n = if high < E8 {
+    let n = if high < 100 {
+        // 9 or 10 digits (every `u32` and `i32` of that size): one or two leading digits.
+        let pair = high as usize * 2;
+        if high < 10 {
+            out[0] = DIGITS[pair + 1];
+            1
+        } else {
+            out[..2].copy_from_slice(&DIGITS[pair..pair + 2]);
+            2
+        }
+    } else if high < E8 {
         write_leading(out, high as u32)
     } else {
         // 17 to 20 digits: `high / E8` is at most 1844.
@@ -503,6 +521,8 @@ struct Json<'a> {
     pos: usize,
     ranges: RangeCache,
     floats: FloatTexts,
+    /// The places of a datagram's checks among its entries (kept for the next datagram's).
+    checks: Vec<usize>,
     /// Leave the room in the buffer when dropped ([`JsonLines`]).
     keep_room: bool,
     /// For [`Json::append`].
@@ -590,6 +610,7 @@ impl<'a> Json<'a> {
             pos,
             ranges: RangeCache::default(),
             floats: FloatTexts::default(),
+            checks: Vec::new(),
             keep_room: false,
             scratch: Vec::new(),
         }
@@ -874,10 +895,11 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// A field, under `path` (its own, or relative to its message).
+    /// A field after a comma (of a list closed by [`Json::close_list`]), under `path` (its
+    /// own, or relative to its message).
     fn field(&mut self, path: &str, f: &TraceField) {
         if needs_escape(path.as_bytes()) {
-            self.raw("{\"path\":");
+            self.raw(",{\"path\":");
             self.escaped(path);
             self.raw(",\"bit\":");
             self.uint(f.bit as u64);
@@ -894,12 +916,12 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// `{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
+    /// `,{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
     /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
     /// fields), else by [`Json::value`].
     #[inline(always)]
     fn field_head(&mut self, path: &str, f: &TraceField) {
-        // 9 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
+        // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
         let n = path.len() + 100;
         if self.out.len() - self.pos < n {
@@ -909,7 +931,7 @@ impl<'a> Json<'a> {
             w: &mut self.out[self.pos..],
             p: 0,
         };
-        c.put(b"{\"path\":\"");
+        c.put(b",{\"path\":\"");
         c.put_slice(path.as_bytes());
         c.put(b"\",\"bit\":");
         c.uint(f.bit as u64);
@@ -987,8 +1009,32 @@ impl<'a> Json<'a> {
         }
     }
 
+    /// Closes a list whose items were written from `start` on, each after a comma: the first
+    /// comma becomes the `[` (nothing written: `[]`), and `]` ends it.
+    fn close_list(&mut self, start: usize) {
+        if self.pos == start {
+            self.raw("[]");
+        } else {
+            self.out[start] = b'[';
+            self.byte(b']');
+        }
+    }
+
+    /// The check of a trace entry, after a comma ([`Json::check`]); nothing for other entries.
+    #[inline]
+    fn check_entry(&mut self, f: &TraceField) {
+        if let FieldKind::Check {
+            label,
+            expected,
+            found,
+        } = &f.kind
+        {
+            self.check(label, f.bit, *expected, *found);
+        }
+    }
+
     /// A datagram's object up to its fields: `{"frame":F,"time":T,"src":S,"dst":D,"len":L,
-    /// ["captured":C,]"decoder":N,"status":S,"packet_type":P,"fields":[`. Through one cursor when
+    /// ["captured":C,]"decoder":N,"status":S,"packet_type":P,"fields":`. Through one cursor when
     /// its strings need no escaping and its addresses are IPv4 (every datagram of most
     /// captures), else piece by piece ([`Json::header_pieces`]).
     fn header(&mut self, d: &Datagram, payload_len: usize, decoder: &str, dissection: &Dissection) {
@@ -1027,7 +1073,7 @@ impl<'a> Json<'a> {
             Some(t) => c.quoted(t),
             None => c.put(b"null"),
         }
-        c.put(b",\"fields\":[");
+        c.put(b",\"fields\":");
         self.pos += c.p;
     }
 
@@ -1060,15 +1106,16 @@ impl<'a> Json<'a> {
         self.str(dissection.status.name());
         self.raw(",\"packet_type\":");
         self.opt_str(dissection.packet_type);
-        self.raw(",\"fields\":[");
+        self.raw(",\"fields\":");
     }
 
-    /// A check: `{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one cursor when
+    /// A check after a comma: `,{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one
+    /// cursor when
     /// its label needs no escaping. A check that held (`expected` is `found`, most of them) has
     /// its digits written once and copied.
     fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
         if needs_escape(label.as_bytes()) {
-            self.raw("{\"label\":");
+            self.raw(",{\"label\":");
             self.escaped(label);
             self.raw(",\"bit\":");
             self.uint(bit as u64);
@@ -1081,9 +1128,9 @@ impl<'a> Json<'a> {
             self.byte(b'}');
             return;
         }
-        // 11 + 8 + 20 + 23 + 20 + 9 + 20 + 1 bytes and the label.
+        // 12 + 8 + 20 + 23 + 20 + 9 + 20 + 1 bytes and the label.
         let mut c = self.cursor(label.len() + 120);
-        c.put(b"{\"label\":");
+        c.put(b",{\"label\":");
         c.quoted(label);
         c.put(b",\"bit\":");
         c.uint(bit as u64);
@@ -1495,7 +1542,7 @@ mod tests {
                 Value::Floats(vec![x, 1.5]),
             ] {
                 let reference = format!(
-                    "{{\"path\":{quoted},\"bit\":{bit},\"bits\":{bits_},\"value\":{},\"min\":null,\"max\":null}}",
+                    ",{{\"path\":{quoted},\"bit\":{bit},\"bits\":{bits_},\"value\":{},\"min\":null,\"max\":null}}",
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new(&s, 0, bit, bits_, value, FieldKind::Value);
@@ -1515,7 +1562,7 @@ mod tests {
                 expected
             };
             let reference = format!(
-                "{{\"label\":{},\"bit\":{bit},\"ok\":{},\"expected\":{expected},\"found\":{found}}}",
+                ",{{\"label\":{},\"bit\":{bit},\"ok\":{},\"expected\":{expected},\"found\":{found}}}",
                 serde_json::to_string(&label).unwrap(),
                 expected == found
             );
@@ -1551,7 +1598,7 @@ mod tests {
             for x in after {
                 let value = Value::F32(x);
                 let reference = format!(
-                    "{{\"path\":\"v.x\",\"bit\":0,\"bits\":17,\"value\":{},\"min\":null,\"max\":null}}",
+                    ",{{\"path\":\"v.x\",\"bit\":0,\"bits\":17,\"value\":{},\"min\":null,\"max\":null}}",
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new("v.x", 1, 0, 17, value, FieldKind::Value);
@@ -1606,7 +1653,7 @@ mod tests {
                 format!(",\"captured\":{payload_len}")
             };
             let reference = format!(
-                "{{\"frame\":{},\"time\":\"{time}\",\"src\":\"{src}\",\"dst\":\"{dst}\",\"len\":{len}{captured},\"decoder\":{},\"status\":{},\"packet_type\":{},\"fields\":[",
+                "{{\"frame\":{},\"time\":\"{time}\",\"src\":\"{src}\",\"dst\":\"{dst}\",\"len\":{len}{captured},\"decoder\":{},\"status\":{},\"packet_type\":{},\"fields\":",
                 d.frame,
                 serde_json::to_string(decoder).unwrap(),
                 serde_json::to_string(dissection.status.name()).unwrap(),
@@ -1620,6 +1667,24 @@ mod tests {
         }
         drop(j);
         assert_eq!(String::from_utf8(all).unwrap(), expected);
+    }
+
+    /// Lists closed by `close_list`: none, one and several items written after commas.
+    #[test]
+    fn lists_of_items_after_commas_are_closed_as_json_lists() {
+        for n in 0..4 {
+            let text = written(|j| {
+                j.raw("x:");
+                let start = j.pos;
+                for i in 0..n {
+                    j.raw(",");
+                    j.uint(i);
+                }
+                j.close_list(start);
+            });
+            let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            assert_eq!(text, format!("x:[{}]", items.join(",")));
+        }
     }
 
     /// The header writes status names without escaping them: none has anything to escape.
