@@ -1556,7 +1556,7 @@ mod tests {
                 .collect();
             let bit = bits.magnitude() as usize;
             let expected = (bits.magnitude() >> 32) as u32;
-            let found = if bits.next() % 3 == 0 {
+            let found = if bits.next().is_multiple_of(3) {
                 bits.next() as u32
             } else {
                 expected
@@ -1578,7 +1578,7 @@ mod tests {
             let mut xs: Vec<f32> = (0..bits.next() % 7)
                 .map(|_| f32::from_bits(bits.next() as u32))
                 .collect();
-            if bits.next() % 4 == 0 {
+            if bits.next().is_multiple_of(4) {
                 xs.push(f32::NAN);
             }
             let v = Value::Floats(xs.clone());
@@ -1587,9 +1587,9 @@ mod tests {
             let mut after: Vec<f32> = xs
                 .iter()
                 .copied()
-                .filter(|_| bits.next() % 5 != 0)
+                .filter(|_| !bits.next().is_multiple_of(5))
                 .collect();
-            if bits.next() % 3 == 0 {
+            if bits.next().is_multiple_of(3) {
                 after.insert(0, f32::from_bits(bits.next() as u32));
             }
             if let Some(&x) = after.first() {
@@ -1619,7 +1619,7 @@ mod tests {
         for _ in 0..5_000 {
             let mut addr = || -> SocketAddr {
                 let port = bits.next() as u16 >> (bits.next() % 16);
-                if bits.next() % 5 == 0 {
+                if bits.next().is_multiple_of(5) {
                     SocketAddr::from((Ipv6Addr::from(bits.next() as u128 * 977), port))
                 } else {
                     SocketAddr::from((
@@ -1630,7 +1630,7 @@ mod tests {
             };
             let (src, dst) = (addr(), addr());
             let nanos = i128::from(bits.magnitude() as i64)
-                * if bits.next() % 2 == 0 {
+                * if bits.next().is_multiple_of(2) {
                     1
                 } else {
                     1_000_000_000
@@ -1638,7 +1638,11 @@ mod tests {
             let time = Timestamp::from_nanos(nanos);
             let len = bits.magnitude() as usize % 70_000;
             let d = Datagram::detached(bits.magnitude(), time, src, dst, len);
-            let payload_len = if bits.next() % 4 == 0 { len / 2 } else { len };
+            let payload_len = if bits.next().is_multiple_of(4) {
+                len / 2
+            } else {
+                len
+            };
             let decoder = names[bits.next() as usize % names.len()];
             let mut dissection = Dissection::not_decoded(
                 bitlens_codec::dissect::Status::ALL[bits.next() as usize % 7],
