@@ -76,7 +76,9 @@ impl<'a> JsonLines<'a> {
         JsonLines(Json {
             out: buf,
             pos: 0,
-            last_range: RangeCache::default(),
+            ranges: RangeCache::default(),
+            floats: FloatTexts::default(),
+            checks: Vec::new(),
             keep_room: true,
             scratch: Vec::new(),
         })
@@ -109,70 +111,47 @@ fn datagram_json(
     dissection: &Dissection,
 ) {
     let fields = &dissection.trace.fields;
-    j.raw("{\"frame\":");
-    j.uint(d.frame);
-    j.raw(",\"time\":");
-    j.time(d.time);
-    j.raw(",\"src\":");
-    j.addr(&d.src);
-    j.raw(",\"dst\":");
-    j.addr(&d.dst);
-    j.raw(",\"len\":");
-    j.uint(d.declared_len() as u64);
-    if payload_len != d.declared_len() {
-        j.raw(",\"captured\":");
-        j.uint(payload_len as u64);
-    }
-    j.raw(",\"decoder\":");
-    j.str(decoder);
-    j.raw(",\"status\":");
-    j.str(dissection.status.name());
-    j.raw(",\"packet_type\":");
-    j.opt_str(dissection.packet_type);
-    j.raw(",\"fields\":[");
+    j.header(d, payload_len, decoder, dissection);
+    // Each field and check is written after a comma; `close_list` makes the first one the `[`.
+    let start = j.pos;
     if dissection.messages.is_none() {
-        let mut first = true;
-        for f in fields.iter().filter(|f| shown(f)) {
-            j.comma(&mut first);
-            j.field(f.path(), f);
+        // One pass over the entries: the fields written, the checks' places kept for their list.
+        let mut checks = std::mem::take(&mut j.checks);
+        checks.clear();
+        for (i, f) in fields.iter().enumerate() {
+            if matches!(f.kind, FieldKind::Check { .. }) {
+                checks.push(i);
+            } else if shown(f) {
+                j.field(f.path(), f);
+            }
         }
+        j.close_list(start);
+        j.raw(",\"checks\":");
+        let start = j.pos;
+        for &i in &checks {
+            j.check_entry(&fields[i]);
+        }
+        j.close_list(start);
+        j.checks = checks;
     } else {
         // A batch inside a transport: the transport's own entries (its messages' fields are
         // listed per message).
-        let mut first = true;
         for layer in &dissection.layers {
             let own = fields.get(layer.header.clone()).unwrap_or_default().iter();
             let own = own.chain(fields.get(layer.trailer.clone()).unwrap_or_default());
             for f in own.filter(|f| shown(f)) {
-                j.comma(&mut first);
                 j.field(f.path(), f);
             }
         }
-    }
-    j.raw("],\"checks\":[");
-    let mut first = true;
-    for f in fields {
-        if let FieldKind::Check {
-            label,
-            expected,
-            found,
-        } = &f.kind
-        {
-            j.comma(&mut first);
-            j.raw("{\"label\":");
-            j.str(label);
-            j.raw(",\"bit\":");
-            j.uint(f.bit as u64);
-            j.raw(",\"ok\":");
-            j.raw(if expected == found { "true" } else { "false" });
-            j.raw(",\"expected\":");
-            j.uint(u64::from(*expected));
-            j.raw(",\"found\":");
-            j.uint(u64::from(*found));
-            j.raw("}");
+        j.close_list(start);
+        j.raw(",\"checks\":");
+        let start = j.pos;
+        for f in fields {
+            j.check_entry(f);
         }
+        j.close_list(start);
     }
-    j.raw("],\"error\":");
+    j.raw(",\"error\":");
     match &dissection.problem {
         Some(p) => j.problem(p),
         None => j.raw("null"),
@@ -224,13 +203,13 @@ fn datagram_json(
                 Some(p) => j.problem(p),
                 None => j.raw("null"),
             }
-            j.raw(",\"fields\":[");
-            let mut first_field = true;
+            j.raw(",\"fields\":");
+            let start = j.pos;
             for (path, f) in dissection.body_of(m).filter(|(_, f)| shown(f)) {
-                j.comma(&mut first_field);
                 j.field(path, f);
             }
-            j.raw("]}");
+            j.close_list(start);
+            j.byte(b'}');
         }
         j.raw("]");
     }
@@ -250,25 +229,59 @@ fn datagram_json(
     j.raw("}");
 }
 
-/// Whether a JSON string needs escaping: a control character, `"` or `\\`. Eight bytes at a
-/// time (the classic "has a byte less than n" and "has a zero byte" word tricks, exact in what
-/// they report: a word with no such byte never reports one); a string of 8 bytes or more ends
-/// with its last 8 bytes as one more word instead of a byte loop over the rest.
+/// Whether a JSON string needs escaping: a control character, `"` or `\\`. A string of 16
+/// bytes or more is tested in blocks of 16 ([`escape_in_block`]), the last 16 bytes as one more
+/// block instead of a byte loop over the rest (one of 17 to 32 bytes is its first and last
+/// block); a shorter one as its first and last 8 (or 4) bytes in words ([`escape_in_word`]). No
+/// branch per block or word.
+#[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    if let (Some(first), Some(last)) = (bytes.first_chunk::<16>(), bytes.last_chunk::<16>()) {
+        if bytes.len() <= 32 {
+            return escape_in_block(first) | escape_in_block(last);
+        }
+        let mut any = escape_in_block(last);
+        for block in bytes.as_chunks::<16>().0 {
+            any |= escape_in_block(block);
+        }
+        return any;
+    }
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH != 0;
-    let bad = |c: &[u8; 8]| {
-        let w = u64::from_le_bytes(*c);
-        w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0
-            || has_zero(w ^ (ONES * u64::from(b'"')))
-            || has_zero(w ^ (ONES * u64::from(b'\\')))
-    };
-    let Some(last) = bytes.last_chunk::<8>() else {
-        return bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
-    };
-    let (chunks, rest) = bytes.as_chunks::<8>();
-    chunks.iter().any(bad) || (!rest.is_empty() && bad(last))
+    if let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+        let marks =
+            escape_in_word(u64::from_le_bytes(*head)) | escape_in_word(u64::from_le_bytes(*tail));
+        return marks & HIGH != 0;
+    }
+    if let (Some(head), Some(tail)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        let word =
+            u64::from(u32::from_le_bytes(*head)) | u64::from(u32::from_le_bytes(*tail)) << 32;
+        return escape_in_word(word) & HIGH != 0;
+    }
+    bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// A word whose high bits (`0x80` of a byte) are not all clear when one of the word's eight
+/// bytes is to be escaped, and all clear when none is: the classic "has a byte less than n" and
+/// "has a zero byte" word tricks, exact in whether they report (a word with no such byte never
+/// reports one, though the byte they mark may be a later one).
+#[inline(always)]
+fn escape_in_word(w: u64) -> u64 {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w;
+    w.wrapping_sub(ONES * 0x20) & !w
+        | zero_byte(w ^ (ONES * u64::from(b'"')))
+        | zero_byte(w ^ (ONES * u64::from(b'\\')))
+}
+
+/// Whether 16 bytes hold one to escape: a reduction without branches, which LLVM compiles to
+/// vector compares of the whole block.
+#[inline(always)]
+fn escape_in_block(block: &[u8; 16]) -> bool {
+    let mut any = 0u8;
+    for &b in block {
+        any |= u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\');
+    }
+    any != 0
 }
 
 /// Two decimal digits for each of 0..100: `DIGITS[2 * n..2 * n + 2]`.
@@ -305,38 +318,77 @@ fn write_decimal(out: &mut [u8; 20], v: u64) -> usize {
     write_decimal_long(out, v)
 }
 
-/// [`write_decimal`] of a value of 5 digits or more.
-#[inline(never)]
+/// The eight decimal digits of `v` (below 10^8, leading zeros kept) as the values 0..=9 in the
+/// bytes of a word, the first digit in its lowest byte (the byte a little-endian store writes
+/// first). No division by a runtime value and no loop: the number is split into halves in the
+/// word's lanes, 4 + 4 digits in two 32-bit lanes, then 2 + 2 in 16-bit lanes, then 1 + 1 in
+/// bytes, each split a multiplication by a fixed-point reciprocal that is exact in its range.
+#[inline(always)]
+fn digit_bytes(v: u32) -> u64 {
+    let v = u64::from(v);
+    let high = v / 10_000;
+    // Lanes of 32 bits: the first four digits low, the last four high.
+    let x = high | ((v - high * 10_000) << 32);
+    // Each lane (below 10^4) divided by 100: floor(n * 10486 / 2^20) is n / 100 for n < 10^4.
+    let hundreds = ((x * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    let y = hundreds | ((x - hundreds * 100) << 16);
+    // Each 16-bit lane (below 100) divided by 10: floor(n * 103 / 2^10) is n / 10 for n < 100.
+    let tens = ((y * 103) >> 10) & 0x000f_000f_000f_000f;
+    tens | ((y - tens * 10) << 8)
+}
+
+/// `'0'` in every byte: added to [`digit_bytes`], the digits' ASCII.
+const ASCII_ZEROS: u64 = u64::from_ne_bytes([b'0'; 8]);
+
+/// Writes the digits of `v` (1 to 10^8 - 1) without leading zeros as one 8-byte store at the
+/// start of `out` (the bytes past the digits are zeros) and returns how many there are.
+#[inline(always)]
+fn write_leading(out: &mut [u8], v: u32) -> usize {
+    let digits = digit_bytes(v);
+    // The leading zeros are the word's low zero bytes; `v` > 0 has a non-zero digit.
+    let zeros = (digits.trailing_zeros() / 8).min(7);
+    let text = (digits | ASCII_ZEROS) >> (8 * zeros);
+    out[..8].copy_from_slice(&text.to_le_bytes());
+    8 - zeros as usize
+}
+
+/// Writes all eight digits of `v` (below 10^8), leading zeros kept, at the start of `out`.
+#[inline(always)]
+fn write_eight(out: &mut [u8], v: u32) {
+    out[..8].copy_from_slice(&(digit_bytes(v) | ASCII_ZEROS).to_le_bytes());
+}
+
+/// [`write_decimal`] of a value of 5 digits or more: at most three groups of eight digits
+/// ([`digit_bytes`]), the first without its leading zeros. It may write zeros past the digits
+/// (within the 20 bytes). Inlined: a call cost a third of it (saving and restoring registers,
+/// loading its constants).
+#[inline(always)]
 fn write_decimal_long(out: &mut [u8; 20], v: u64) -> usize {
-    let len = v.ilog10() as usize + 1;
-    // Two digits at a time from the right: `i` stays within 2..=20 in the loops.
-    let mut i = len;
-    let mut small = match u32::try_from(v) {
-        Ok(small) => small,
-        Err(_) => {
-            let mut v = v;
-            while v > u64::from(u32::MAX) {
-                let r = (v % 100) as usize * 2;
-                v /= 100;
-                i -= 2;
-                out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
-            }
-            v as u32
+    const E8: u64 = 100_000_000;
+    if v < E8 {
+        return write_leading(out, v as u32);
+    }
+    let (high, low) = (v / E8, (v % E8) as u32);
+    let n = if high < 100 {
+        // 9 or 10 digits (every `u32` and `i32` of that size): one or two leading digits.
+        let pair = high as usize * 2;
+        if high < 10 {
+            out[0] = DIGITS[pair + 1];
+            1
+        } else {
+            out[..2].copy_from_slice(&DIGITS[pair..pair + 2]);
+            2
         }
-    };
-    while small >= 100 {
-        let r = (small % 100) as usize * 2;
-        small /= 100;
-        i -= 2;
-        out[i..i + 2].copy_from_slice(&DIGITS[r..r + 2]);
-    }
-    if small >= 10 {
-        let r = small as usize * 2;
-        out[..2].copy_from_slice(&DIGITS[r..r + 2]);
+    } else if high < E8 {
+        write_leading(out, high as u32)
     } else {
-        out[0] = b'0' + small as u8;
-    }
-    len
+        // 17 to 20 digits: `high / E8` is at most 1844.
+        let n = write_leading(out, (high / E8) as u32);
+        write_eight(&mut out[n..], (high % E8) as u32);
+        n + 8
+    };
+    write_eight(&mut out[n..], low);
+    n + 8
 }
 
 /// Copies `src` into `dst` (of the same length). Short strings (paths, names, float digits:
@@ -393,6 +445,47 @@ impl Cursor<'_> {
         self.p += write_decimal(w, v);
     }
 
+    /// A string that needs no escaping (the caller checked, or it is a constant), quoted.
+    #[inline(always)]
+    fn quoted(&mut self, s: &str) {
+        self.put(b"\"");
+        self.put_slice(s.as_bytes());
+        self.put(b"\"");
+    }
+
+    /// A capture time as a string, as [`Timestamp`]'s `Display` writes it: 33 bytes of room.
+    #[inline(always)]
+    fn time(&mut self, t: Timestamp) {
+        let (negative, secs, nanos) = t.epoch_parts();
+        if negative {
+            self.put(b"\"-");
+        } else {
+            self.put(b"\"");
+        }
+        self.uint(secs);
+        // `.` and nine digits, leading zeros kept; nanos is below 10^9.
+        self.put(&[b'.', b'0' + (nanos / 100_000_000) as u8]);
+        write_eight(&mut self.w[self.p..], nanos % 100_000_000);
+        self.p += 8;
+        self.put(b"\"");
+    }
+
+    /// An IPv4 address and port as a string, as `SocketAddr`'s `Display` writes it: 44 bytes of
+    /// room (the last number written needs 20).
+    #[inline(always)]
+    fn addr_v4(&mut self, a: &std::net::SocketAddrV4) {
+        let [a0, a1, a2, a3] = a.ip().octets();
+        self.put(b"\"");
+        for octet in [a0, a1, a2] {
+            self.uint(u64::from(octet));
+            self.put(b".");
+        }
+        self.uint(u64::from(a3));
+        self.put(b":");
+        self.uint(u64::from(a.port()));
+        self.put(b"\"");
+    }
+
     /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
     /// and whether it was: wider values are strings, which the caller writes.
     #[inline(always)]
@@ -422,32 +515,81 @@ const ROOM: usize = 2000;
 /// (literal keys, the digits of a number, a field's `{"path":"...","bit":` in one piece), with
 /// no capacity check, length update or `memcpy` call per piece as `Vec::extend_from_slice`
 /// makes, and numbers are written straight into place (no local array to copy, no padding to
-/// cut). The text of the last range written is kept ([`RangeCache`]) and copied whole for the
-/// fields that share it.
+/// cut). The texts of recent ranges are kept ([`RangeCache`]) and copied whole for the fields
+/// that share them.
 struct Json<'a> {
     out: &'a mut Vec<u8>,
     pos: usize,
-    last_range: RangeCache,
+    ranges: RangeCache,
+    floats: FloatTexts,
+    /// The places of a datagram's checks among its entries (kept for the next datagram's).
+    checks: Vec<usize>,
     /// Leave the room in the buffer when dropped ([`JsonLines`]).
     keep_room: bool,
     /// For [`Json::append`].
     scratch: Vec<u8>,
 }
 
-/// The text `,"min":A,"max":B}` of the last range written: most fields of a packet share their
-/// range with the field before (256 full-range ints of one array, three floats of a vector).
+/// The texts `,"min":A,"max":B}` of recent ranges, in eight slots picked by a hash of the range
+/// (a later range with the same hash takes the slot): most fields of a packet share their range
+/// with a field shortly before (256 full-range ints of one array, the three components of each
+/// vector of an object, the same fields of the next object).
+#[derive(Default)]
 struct RangeCache {
+    slots: [RangeText; 8],
+}
+
+/// One slot of a [`RangeCache`]: a range and its text, in the first `len` bytes of 64.
+struct RangeText {
     range: Option<(i128, i128)>,
     text: [u8; 64],
     len: usize,
 }
 
-impl Default for RangeCache {
+impl Default for RangeText {
     fn default() -> Self {
-        RangeCache {
+        RangeText {
             range: None,
             text: [0; 64],
             len: 0,
+        }
+    }
+}
+
+impl RangeCache {
+    /// The slot of `r`: the top three bits of a multiplicative hash of its bounds.
+    #[inline(always)]
+    fn slot(&mut self, r: (i128, i128)) -> &mut RangeText {
+        let key = (r.0 as u64) ^ (r.1 as u64).rotate_left(29);
+        &mut self.slots[(key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61) as usize]
+    }
+}
+
+/// The texts of the first floats of the last vector of floats written (a position, a velocity):
+/// its components usually follow as fields of their own with the same values, and each is then
+/// a copy instead of another run of the float formatter. Matched by bit pattern, so a copy is
+/// always the text the formatter would write.
+#[derive(Default)]
+struct FloatTexts {
+    /// How many entries hold a text; the components are looked up in order from `next`.
+    count: usize,
+    next: usize,
+    bits: [u32; 4],
+    /// Each text in the first `len` bytes of 16 (an `f32`'s shortest form is at most 15).
+    text: [[u8; 16]; 4],
+    len: [usize; 4],
+}
+
+impl FloatTexts {
+    /// The text of `x` when it is the next float of the vector.
+    #[inline(always)]
+    fn next_text(&mut self, x: f32) -> Option<(&[u8; 16], usize)> {
+        let i = self.next;
+        if i < self.count && self.bits[i] == x.to_bits() {
+            self.next = i + 1;
+            Some((&self.text[i], self.len[i]))
+        } else {
+            None
         }
     }
 }
@@ -467,7 +609,9 @@ impl<'a> Json<'a> {
         Json {
             out: buf,
             pos,
-            last_range: RangeCache::default(),
+            ranges: RangeCache::default(),
+            floats: FloatTexts::default(),
+            checks: Vec::new(),
             keep_room: false,
             scratch: Vec::new(),
         }
@@ -687,7 +831,9 @@ impl<'a> Json<'a> {
             // Floats as `Value` serializes them (NaN and infinities as strings).
             Value::F32(x) => self.f32(*x),
             Value::F64(x) => self.f64(*x),
+            Value::Floats(xs) if xs.iter().all(|x| x.is_finite()) => self.finite_floats(xs),
             Value::Floats(xs) => {
+                self.floats.count = 0;
                 self.byte(b'[');
                 for (i, x) in xs.iter().enumerate() {
                     if i > 0 {
@@ -698,6 +844,39 @@ impl<'a> Json<'a> {
                 self.byte(b']');
             }
         }
+    }
+
+    /// A vector of finite floats, `[X,Y,..]`, through one cursor; the texts of the first four
+    /// are kept for its components ([`FloatTexts`]).
+    fn finite_floats(&mut self, xs: &[f32]) {
+        // 2 bytes of brackets, 16 for each float and its comma, 16 past the last for the copy
+        // of a text into the cache.
+        let n = 18 + 16 * xs.len();
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
+        let cache = &mut self.floats;
+        cache.count = xs.len().min(4);
+        cache.next = 0;
+        c.put(b"[");
+        for (i, x) in xs.iter().enumerate() {
+            if i > 0 {
+                c.put(b",");
+            }
+            let at = c.p;
+            c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+            if i < 4 {
+                cache.bits[i] = x.to_bits();
+                cache.len[i] = c.p - at;
+                cache.text[i].copy_from_slice(&c.w[at..at + 16]);
+            }
+        }
+        c.put(b"]");
+        self.pos += c.p;
     }
 
     /// A float as the codec's `Value` serializes it: shortest round-trip form by zmij
@@ -717,10 +896,11 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// A field, under `path` (its own, or relative to its message).
+    /// A field after a comma (of a list closed by [`Json::close_list`]), under `path` (its
+    /// own, or relative to its message).
     fn field(&mut self, path: &str, f: &TraceField) {
         if needs_escape(path.as_bytes()) {
-            self.raw("{\"path\":");
+            self.raw(",{\"path\":");
             self.escaped(path);
             self.raw(",\"bit\":");
             self.uint(f.bit as u64);
@@ -737,15 +917,22 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// `{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
+    /// `,{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
     /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
     /// fields), else by [`Json::value`].
     #[inline(always)]
     fn field_head(&mut self, path: &str, f: &TraceField) {
-        // 9 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
+        // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
-        let mut c = self.cursor(path.len() + 100);
-        c.put(b"{\"path\":\"");
+        let n = path.len() + 100;
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
+        c.put(b",{\"path\":\"");
         c.put_slice(path.as_bytes());
         c.put(b"\",\"bit\":");
         c.uint(f.bit as u64);
@@ -763,7 +950,14 @@ impl<'a> Json<'a> {
                 true
             }
             Value::F32(x) if x.is_finite() => {
-                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+                match self.floats.next_text(*x) {
+                    // A vector's component: its text, copied whole (16 bytes of room).
+                    Some((text, len)) => {
+                        c.w[c.p..c.p + 16].copy_from_slice(text);
+                        c.p += len;
+                    }
+                    None => c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes()),
+                }
                 true
             }
             Value::F64(x) if x.is_finite() => {
@@ -780,26 +974,184 @@ impl<'a> Json<'a> {
 
     /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
     fn range_end(&mut self, r: (i128, i128)) {
-        if self.last_range.range == Some(r) {
+        if self.out.len() - self.pos < 64 {
+            self.grow(64);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
+        let slot = self.ranges.slot(r);
+        if slot.range == Some(r) {
             // The whole cached array (a copy of constant length), then `pos` past its text.
-            let text = self.last_range.text;
-            *self.window::<64>() = text;
-            self.pos += self.last_range.len;
+            c.w[..64].copy_from_slice(&slot.text);
+            self.pos += slot.len;
             return;
         }
-        let at = self.pos;
-        self.raw(",\"min\":");
-        self.int(r.0);
-        self.raw(",\"max\":");
-        self.int(r.1);
-        self.byte(b'}');
-        let text = &self.out[at..self.pos];
-        // Two 64-bit ranges take at most 57 bytes; wider ones are not cached.
-        if let Some(dst) = self.last_range.text.get_mut(..text.len()) {
-            dst.copy_from_slice(text);
-            self.last_range.len = text.len();
-            self.last_range.range = Some(r);
+        // Bounds within 64 bits: at most 7 + 20 + 7 + 20 + 1 bytes, 64 of room for the copy.
+        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
+        if fits(r.0) && fits(r.1) {
+            c.put(b",\"min\":");
+            c.int(r.0);
+            c.put(b",\"max\":");
+            c.int(r.1);
+            c.put(b"}");
+            slot.text.copy_from_slice(&c.w[..64]);
+            slot.len = c.p;
+            slot.range = Some(r);
+            self.pos += c.p;
+        } else {
+            // Wider bounds (strings of digits) are not cached.
+            self.raw(",\"min\":");
+            self.int(r.0);
+            self.raw(",\"max\":");
+            self.int(r.1);
+            self.byte(b'}');
         }
+    }
+
+    /// Closes a list whose items were written from `start` on, each after a comma: the first
+    /// comma becomes the `[` (nothing written: `[]`), and `]` ends it.
+    fn close_list(&mut self, start: usize) {
+        if self.pos == start {
+            self.raw("[]");
+        } else {
+            self.out[start] = b'[';
+            self.byte(b']');
+        }
+    }
+
+    /// The check of a trace entry, after a comma ([`Json::check`]); nothing for other entries.
+    #[inline]
+    fn check_entry(&mut self, f: &TraceField) {
+        if let FieldKind::Check {
+            label,
+            expected,
+            found,
+        } = &f.kind
+        {
+            self.check(label, f.bit, *expected, *found);
+        }
+    }
+
+    /// A datagram's object up to its fields: `{"frame":F,"time":T,"src":S,"dst":D,"len":L,
+    /// ["captured":C,]"decoder":N,"status":S,"packet_type":P,"fields":`. Through one cursor when
+    /// its strings need no escaping and its addresses are IPv4 (every datagram of most
+    /// captures), else piece by piece ([`Json::header_pieces`]).
+    fn header(&mut self, d: &Datagram, payload_len: usize, decoder: &str, dissection: &Dissection) {
+        let (SocketAddr::V4(src), SocketAddr::V4(dst)) = (&d.src, &d.dst) else {
+            return self.header_pieces(d, payload_len, decoder, dissection);
+        };
+        let packet_type = dissection.packet_type.unwrap_or("");
+        if needs_escape(decoder.as_bytes()) || needs_escape(packet_type.as_bytes()) {
+            return self.header_pieces(d, payload_len, decoder, dissection);
+        }
+        let status = dissection.status.name();
+        // 10 + 21 + 8 + 33 + 7 + 44 + 7 + 44 + 7 + 20 + 12 + 20 + 12 + 11 + 15 + 20 + 11 bytes at
+        // most for the keys, numbers and addresses, and the strings.
+        let mut c = self.cursor(310 + decoder.len() + status.len() + packet_type.len());
+        c.put(b"{\"frame\":");
+        c.uint(d.frame);
+        c.put(b",\"time\":");
+        c.time(d.time);
+        c.put(b",\"src\":");
+        c.addr_v4(src);
+        c.put(b",\"dst\":");
+        c.addr_v4(dst);
+        c.put(b",\"len\":");
+        c.uint(d.declared_len() as u64);
+        if payload_len != d.declared_len() {
+            c.put(b",\"captured\":");
+            c.uint(payload_len as u64);
+        }
+        c.put(b",\"decoder\":");
+        c.quoted(decoder);
+        // Status names are constants without anything to escape (a test holds them to it).
+        c.put(b",\"status\":");
+        c.quoted(status);
+        c.put(b",\"packet_type\":");
+        match dissection.packet_type {
+            Some(t) => c.quoted(t),
+            None => c.put(b"null"),
+        }
+        c.put(b",\"fields\":");
+        self.pos += c.p;
+    }
+
+    /// [`Json::header`] piece by piece: IPv6 addresses, strings to escape.
+    #[cold]
+    fn header_pieces(
+        &mut self,
+        d: &Datagram,
+        payload_len: usize,
+        decoder: &str,
+        dissection: &Dissection,
+    ) {
+        self.raw("{\"frame\":");
+        self.uint(d.frame);
+        self.raw(",\"time\":");
+        self.time(d.time);
+        self.raw(",\"src\":");
+        self.addr(&d.src);
+        self.raw(",\"dst\":");
+        self.addr(&d.dst);
+        self.raw(",\"len\":");
+        self.uint(d.declared_len() as u64);
+        if payload_len != d.declared_len() {
+            self.raw(",\"captured\":");
+            self.uint(payload_len as u64);
+        }
+        self.raw(",\"decoder\":");
+        self.str(decoder);
+        self.raw(",\"status\":");
+        self.str(dissection.status.name());
+        self.raw(",\"packet_type\":");
+        self.opt_str(dissection.packet_type);
+        self.raw(",\"fields\":");
+    }
+
+    /// A check after a comma: `,{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one
+    /// cursor when
+    /// its label needs no escaping. A check that held (`expected` is `found`, most of them) has
+    /// its digits written once and copied.
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        if needs_escape(label.as_bytes()) {
+            self.raw(",{\"label\":");
+            self.escaped(label);
+            self.raw(",\"bit\":");
+            self.uint(bit as u64);
+            self.raw(",\"ok\":");
+            self.raw(if expected == found { "true" } else { "false" });
+            self.raw(",\"expected\":");
+            self.uint(u64::from(expected));
+            self.raw(",\"found\":");
+            self.uint(u64::from(found));
+            self.byte(b'}');
+            return;
+        }
+        // 12 + 8 + 20 + 23 + 20 + 9 + 20 + 1 bytes and the label.
+        let mut c = self.cursor(label.len() + 120);
+        c.put(b",{\"label\":");
+        c.quoted(label);
+        c.put(b",\"bit\":");
+        c.uint(bit as u64);
+        if expected == found {
+            c.put(b",\"ok\":true,\"expected\":");
+            let at = c.p;
+            c.uint(u64::from(expected));
+            let n = c.p - at;
+            c.put(b",\"found\":");
+            // The digits (at most 10) and what follows them, as one copy of constant length.
+            c.w.copy_within(at..at + 16, c.p);
+            c.p += n;
+        } else {
+            c.put(b",\"ok\":false,\"expected\":");
+            c.uint(u64::from(expected));
+            c.put(b",\"found\":");
+            c.uint(u64::from(found));
+        }
+        c.put(b"}");
+        self.pos += c.p;
     }
 
     fn problem(&mut self, p: &Problem) {
@@ -911,11 +1263,11 @@ mod tests {
         }
     }
 
-    /// The word-at-a-time test against a byte-by-byte one: every length up to 24, each byte that
+    /// The block-at-a-time test against a byte-by-byte one: every length up to 40, each byte that
     /// must be escaped (and its harmless neighbours) at every position.
     #[test]
     fn needs_escape_finds_every_special_byte_anywhere() {
-        for len in 0..=24usize {
+        for len in 0..=40usize {
             for at in 0..len.max(1) {
                 for b in [
                     0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
@@ -941,6 +1293,8 @@ mod tests {
             (0, i128::from(u64::MAX)),
             (i128::MIN, i128::MAX),
             (-1, 0),
+            (i128::from(i64::MIN), i128::from(u64::MAX)),
+            (i128::from(i64::MIN) - 1, 0),
         ];
         let fresh = |r: (i128, i128)| written(|j| j.range_end(r));
         for a in ranges {
@@ -956,6 +1310,19 @@ mod tests {
             }
         }
         assert_eq!(fresh((-3, 7)), ",\"min\":-3,\"max\":7}");
+        // More ranges than slots, cycled: every slot taken over and over.
+        let mut buf = Vec::new();
+        let mut j = Json::new(&mut buf);
+        let mut expected = String::new();
+        for _ in 0..3 {
+            for k in 0..40 {
+                let r = (-k, k * 1000);
+                j.range_end(r);
+                expected.push_str(&fresh(r));
+            }
+        }
+        drop(j);
+        assert_eq!(String::from_utf8(buf).unwrap(), expected);
     }
 
     #[test]
@@ -1176,15 +1543,161 @@ mod tests {
                 Value::Floats(vec![x, 1.5]),
             ] {
                 let reference = format!(
-                    "{{\"path\":{quoted},\"bit\":{bit},\"bits\":{bits_},\"value\":{},\"min\":null,\"max\":null}}",
+                    ",{{\"path\":{quoted},\"bit\":{bit},\"bits\":{bits_},\"value\":{},\"min\":null,\"max\":null}}",
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new(&s, 0, bit, bits_, value, FieldKind::Value);
                 check(&mut j, &|j| j.field(&s, &f), reference);
             }
         }
+        // Checks with labels of that alphabet, held and failed, of every magnitude.
+        for _ in 0..5_000 {
+            let label: String = (0..bits.next() % 20)
+                .map(|_| alphabet[bits.next() as usize % alphabet.len()])
+                .collect();
+            let bit = bits.magnitude() as usize;
+            let expected = (bits.magnitude() >> 32) as u32;
+            let found = if bits.next().is_multiple_of(3) {
+                bits.next() as u32
+            } else {
+                expected
+            };
+            let reference = format!(
+                ",{{\"label\":{},\"bit\":{bit},\"ok\":{},\"expected\":{expected},\"found\":{found}}}",
+                serde_json::to_string(&label).unwrap(),
+                expected == found
+            );
+            check(
+                &mut j,
+                &|j| j.check(&label, bit, expected, found),
+                reference,
+            );
+        }
+        // Vectors of floats and the fields after them: their components (whose texts are
+        // copied), other floats, the same float twice, non-finite ones, fields skipped.
+        for _ in 0..5_000 {
+            let mut xs: Vec<f32> = (0..bits.next() % 7)
+                .map(|_| f32::from_bits(bits.next() as u32))
+                .collect();
+            if bits.next().is_multiple_of(4) {
+                xs.push(f32::NAN);
+            }
+            let v = Value::Floats(xs.clone());
+            let reference = serde_json::to_string(&v).unwrap();
+            check(&mut j, &|j| j.value(&v), reference);
+            let mut after: Vec<f32> = xs
+                .iter()
+                .copied()
+                .filter(|_| !bits.next().is_multiple_of(5))
+                .collect();
+            if bits.next().is_multiple_of(3) {
+                after.insert(0, f32::from_bits(bits.next() as u32));
+            }
+            if let Some(&x) = after.first() {
+                after.push(x);
+            }
+            for x in after {
+                let value = Value::F32(x);
+                let reference = format!(
+                    ",{{\"path\":\"v.x\",\"bit\":0,\"bits\":17,\"value\":{},\"min\":null,\"max\":null}}",
+                    serde_json::to_string(&value).unwrap()
+                );
+                let f = TraceField::new("v.x", 1, 0, 17, value, FieldKind::Value);
+                check(&mut j, &|j| j.field("v.x", &f), reference);
+            }
+        }
+        // Datagram headers: IPv4 and IPv6 addresses, times of every magnitude and sign, a
+        // captured length or not, decoders and packet types with and without escapes.
+        let names = [
+            "demo",
+            "batch",
+            "",
+            "say \"hi\"",
+            "t\tab",
+            "SceneUpdate",
+            "ünï",
+        ];
+        for _ in 0..5_000 {
+            let mut addr = || -> SocketAddr {
+                let port = bits.next() as u16 >> (bits.next() % 16);
+                if bits.next().is_multiple_of(5) {
+                    SocketAddr::from((Ipv6Addr::from(bits.next() as u128 * 977), port))
+                } else {
+                    SocketAddr::from((
+                        Ipv4Addr::from((bits.next() as u32) >> (bits.next() % 32)),
+                        port,
+                    ))
+                }
+            };
+            let (src, dst) = (addr(), addr());
+            let nanos = i128::from(bits.magnitude() as i64)
+                * if bits.next().is_multiple_of(2) {
+                    1
+                } else {
+                    1_000_000_000
+                };
+            let time = Timestamp::from_nanos(nanos);
+            let len = bits.magnitude() as usize % 70_000;
+            let d = Datagram::detached(bits.magnitude(), time, src, dst, len);
+            let payload_len = if bits.next().is_multiple_of(4) {
+                len / 2
+            } else {
+                len
+            };
+            let decoder = names[bits.next() as usize % names.len()];
+            let mut dissection = Dissection::not_decoded(
+                bitlens_codec::dissect::Status::ALL[bits.next() as usize % 7],
+            );
+            dissection.packet_type = match bits.next() % 3 {
+                0 => None,
+                _ => Some(names[bits.next() as usize % names.len()]),
+            };
+            let captured = if payload_len == len {
+                String::new()
+            } else {
+                format!(",\"captured\":{payload_len}")
+            };
+            let reference = format!(
+                "{{\"frame\":{},\"time\":\"{time}\",\"src\":\"{src}\",\"dst\":\"{dst}\",\"len\":{len}{captured},\"decoder\":{},\"status\":{},\"packet_type\":{},\"fields\":",
+                d.frame,
+                serde_json::to_string(decoder).unwrap(),
+                serde_json::to_string(dissection.status.name()).unwrap(),
+                serde_json::to_string(&dissection.packet_type).unwrap()
+            );
+            check(
+                &mut j,
+                &|j| j.header(&d, payload_len, decoder, &dissection),
+                reference,
+            );
+        }
         drop(j);
         assert_eq!(String::from_utf8(all).unwrap(), expected);
+    }
+
+    /// Lists closed by `close_list`: none, one and several items written after commas.
+    #[test]
+    fn lists_of_items_after_commas_are_closed_as_json_lists() {
+        for n in 0..4 {
+            let text = written(|j| {
+                j.raw("x:");
+                let start = j.pos;
+                for i in 0..n {
+                    j.raw(",");
+                    j.uint(i);
+                }
+                j.close_list(start);
+            });
+            let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            assert_eq!(text, format!("x:[{}]", items.join(",")));
+        }
+    }
+
+    /// The header writes status names without escaping them: none has anything to escape.
+    #[test]
+    fn status_names_need_no_escaping() {
+        for status in bitlens_codec::dissect::Status::ALL {
+            assert!(!needs_escape(status.name().as_bytes()), "{status:?}");
+        }
     }
 
     /// Lines written over a reused buffer's bytes: only the bytes written count, whatever was
