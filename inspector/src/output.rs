@@ -575,7 +575,7 @@ struct FloatTexts {
     count: usize,
     next: usize,
     bits: [u32; 4],
-    /// Each text in the first `len` bytes of 16 (an `f32`'s shortest form is at most 15).
+    /// Each text in the first `len` bytes of 16 (an `f32`'s shortest form is at most 16).
     text: [[u8; 16]; 4],
     len: [usize; 4],
 }
@@ -849,9 +849,10 @@ impl<'a> Json<'a> {
     /// A vector of finite floats, `[X,Y,..]`, through one cursor; the texts of the first four
     /// are kept for its components ([`FloatTexts`]).
     fn finite_floats(&mut self, xs: &[f32]) {
-        // 2 bytes of brackets, 16 for each float and its comma, 16 past the last for the copy
-        // of a text into the cache.
-        let n = 18 + 16 * xs.len();
+        // 2 bytes of brackets, 17 for each float and its comma (an `f32`'s shortest form is at
+        // most 16 bytes, `-0.0000010000003`), 16 past the last for the copy of a text into the
+        // cache.
+        let n = xs.len().saturating_mul(17).saturating_add(18);
         if self.out.len() - self.pos < n {
             self.grow(n);
         }
@@ -1415,6 +1416,36 @@ mod tests {
             written(|j| j.value(&payload)),
             r#""nan:0x7ff0000000000001""#
         );
+    }
+
+    /// A long vector of finite floats whose texts are the longest an `f32` has (16 bytes with
+    /// the sign: `-0.0000010000003`), alone and after other text: its room is counted for
+    /// them, and the texts kept for its components are whole.
+    #[test]
+    fn long_vectors_of_the_longest_floats_fit_their_room() {
+        let x = f32::from_bits(3_045_472_192);
+        assert_eq!(zmij::Buffer::new().format_finite(x).len(), 16);
+        for len in [1, 4, 17, 18, 2017, 2018, 3000, 10_000] {
+            let v = Value::Floats(vec![x; len]);
+            assert_eq!(
+                written(|j| j.value(&v)),
+                serde_json::to_string(&v).unwrap(),
+                "{len}"
+            );
+            let f = TraceField::new("v.x", 1, 0, 17, Value::F32(x), FieldKind::Value);
+            let text = written(|j| {
+                j.raw("x");
+                j.value(&v);
+                j.field("v.x", &f);
+            });
+            assert_eq!(
+                text,
+                format!(
+                    "x{},{{\"path\":\"v.x\",\"bit\":0,\"bits\":17,\"value\":-0.0000010000003,\"min\":null,\"max\":null}}",
+                    serde_json::to_string(&v).unwrap()
+                )
+            );
+        }
     }
 
     /// A reproducible stream of 64-bit values (splitmix64) for the differential tests.
