@@ -292,7 +292,7 @@ const DIGITS: &[u8; 200] = b"\
 /// Writes the decimal digits of `v` at the start of `out` and returns how many there are
 /// (1..=20). Values below 10,000 (bit positions, widths, octets, ports, small values: most of
 /// the numbers of a datagram) take no loop and no division by a runtime length; the rest are
-/// written two digits at a time from the right, in 32-bit arithmetic when they fit.
+/// written in groups of eight digits ([`write_decimal_long`]).
 #[inline(always)]
 fn write_decimal(out: &mut [u8; 20], v: u64) -> usize {
     if v < 10 {
@@ -973,7 +973,8 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
+    /// `,"min":A,"max":B}`, copied from its [`RangeCache`] slot when that slot holds the same
+    /// range (a range of 64-bit bounds is cached, a wider one written each time).
     fn range_end(&mut self, r: (i128, i128)) {
         if self.out.len() - self.pos < 64 {
             self.grow(64);
@@ -1112,9 +1113,8 @@ impl<'a> Json<'a> {
     }
 
     /// A check after a comma: `,{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one
-    /// cursor when
-    /// its label needs no escaping. A check that held (`expected` is `found`, most of them) has
-    /// its digits written once and copied.
+    /// cursor when its label needs no escaping. A check that held (`expected` is `found`, most
+    /// of them) has its digits written once and copied.
     fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
         if needs_escape(label.as_bytes()) {
             self.raw(",{\"label\":");
