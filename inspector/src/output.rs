@@ -292,7 +292,7 @@ const DIGITS: &[u8; 200] = b"\
 /// Writes the decimal digits of `v` at the start of `out` and returns how many there are
 /// (1..=20). Values below 10,000 (bit positions, widths, octets, ports, small values: most of
 /// the numbers of a datagram) take no loop and no division by a runtime length; the rest are
-/// written two digits at a time from the right, in 32-bit arithmetic when they fit.
+/// written in groups of eight digits ([`write_decimal_long`]).
 #[inline(always)]
 fn write_decimal(out: &mut [u8; 20], v: u64) -> usize {
     if v < 10 {
@@ -507,6 +507,26 @@ impl Cursor<'_> {
 /// switches to `rep stosb`, and under callgrind every byte counts as an instruction.
 const ROOM: usize = 2000;
 
+/// Makes the room past `pos` in `out` at least `n` bytes, and [`ROOM`] more.
+#[cold]
+#[inline(never)]
+fn grow_at(out: &mut Vec<u8>, pos: usize, n: usize) {
+    out.resize(pos + n + ROOM, 0);
+}
+
+/// A cursor over at least `n` bytes of the room past `pos` in `out`, as [`Json::cursor`] gives
+/// one, borrowing only the buffer: the caller may use the writer's caches at the same time.
+#[inline(always)]
+fn cursor_at(out: &mut Vec<u8>, pos: usize, n: usize) -> Cursor<'_> {
+    if out.len() - pos < n {
+        grow_at(out, pos, n);
+    }
+    Cursor {
+        w: &mut out[pos..],
+        p: 0,
+    }
+}
+
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
 ///
 /// The buffer is kept longer than what is written: `out[..pos]` is the JSON, `out[pos..]`
@@ -575,7 +595,7 @@ struct FloatTexts {
     count: usize,
     next: usize,
     bits: [u32; 4],
-    /// Each text in the first `len` bytes of 16 (an `f32`'s shortest form is at most 15).
+    /// Each text in the first `len` bytes of 16 (an `f32`'s shortest form is at most 16).
     text: [[u8; 16]; 4],
     len: [usize; 4],
 }
@@ -621,10 +641,7 @@ impl<'a> Json<'a> {
     /// advance `pos` by what was written.
     #[inline(always)]
     fn room(&mut self, n: usize) -> &mut [u8] {
-        if self.out.len() - self.pos < n {
-            self.grow(n);
-        }
-        &mut self.out[self.pos..]
+        cursor_at(self.out, self.pos, n).w
     }
 
     /// `N` bytes of room, as an array.
@@ -633,12 +650,6 @@ impl<'a> Json<'a> {
         self.room(N)
             .first_chunk_mut()
             .expect("room() gives at least N bytes")
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, n: usize) {
-        self.out.resize(self.pos + n + ROOM, 0);
     }
 
     /// Bytes of runtime length (copied as [`copy_short`] does).
@@ -849,16 +860,11 @@ impl<'a> Json<'a> {
     /// A vector of finite floats, `[X,Y,..]`, through one cursor; the texts of the first four
     /// are kept for its components ([`FloatTexts`]).
     fn finite_floats(&mut self, xs: &[f32]) {
-        // 2 bytes of brackets, 16 for each float and its comma, 16 past the last for the copy
-        // of a text into the cache.
-        let n = 18 + 16 * xs.len();
-        if self.out.len() - self.pos < n {
-            self.grow(n);
-        }
-        let mut c = Cursor {
-            w: &mut self.out[self.pos..],
-            p: 0,
-        };
+        // 2 bytes of brackets, 17 for each float and its comma (an `f32`'s shortest form is at
+        // most 16 bytes, `-0.0000010000003`), 16 past the last for the copy of a text into the
+        // cache.
+        let n = xs.len().saturating_mul(17).saturating_add(18);
+        let mut c = cursor_at(self.out, self.pos, n);
         let cache = &mut self.floats;
         cache.count = xs.len().min(4);
         cache.next = 0;
@@ -925,13 +931,7 @@ impl<'a> Json<'a> {
         // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
         let n = path.len() + 100;
-        if self.out.len() - self.pos < n {
-            self.grow(n);
-        }
-        let mut c = Cursor {
-            w: &mut self.out[self.pos..],
-            p: 0,
-        };
+        let mut c = cursor_at(self.out, self.pos, n);
         c.put(b",{\"path\":\"");
         c.put_slice(path.as_bytes());
         c.put(b"\",\"bit\":");
@@ -972,15 +972,10 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// `,"min":A,"max":B}`, from the cache when the range is the last one written.
+    /// `,"min":A,"max":B}`, copied from its [`RangeCache`] slot when that slot holds the same
+    /// range (a range of 64-bit bounds is cached, a wider one written each time).
     fn range_end(&mut self, r: (i128, i128)) {
-        if self.out.len() - self.pos < 64 {
-            self.grow(64);
-        }
-        let mut c = Cursor {
-            w: &mut self.out[self.pos..],
-            p: 0,
-        };
+        let mut c = cursor_at(self.out, self.pos, 64);
         let slot = self.ranges.slot(r);
         if slot.range == Some(r) {
             // The whole cached array (a copy of constant length), then `pos` past its text.
@@ -1111,9 +1106,8 @@ impl<'a> Json<'a> {
     }
 
     /// A check after a comma: `,{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one
-    /// cursor when
-    /// its label needs no escaping. A check that held (`expected` is `found`, most of them) has
-    /// its digits written once and copied.
+    /// cursor when its label needs no escaping. A check that held (`expected` is `found`, most
+    /// of them) has its digits written once and copied.
     fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
         if needs_escape(label.as_bytes()) {
             self.raw(",{\"label\":");
@@ -1415,6 +1409,36 @@ mod tests {
             written(|j| j.value(&payload)),
             r#""nan:0x7ff0000000000001""#
         );
+    }
+
+    /// A long vector of finite floats whose texts are the longest an `f32` has (16 bytes with
+    /// the sign: `-0.0000010000003`), alone and after other text: its room is counted for
+    /// them, and the texts kept for its components are whole.
+    #[test]
+    fn long_vectors_of_the_longest_floats_fit_their_room() {
+        let x = f32::from_bits(3_045_472_192);
+        assert_eq!(zmij::Buffer::new().format_finite(x).len(), 16);
+        for len in [1, 4, 17, 18, 2017, 2018, 3000, 10_000] {
+            let v = Value::Floats(vec![x; len]);
+            assert_eq!(
+                written(|j| j.value(&v)),
+                serde_json::to_string(&v).unwrap(),
+                "{len}"
+            );
+            let f = TraceField::new("v.x", 1, 0, 17, Value::F32(x), FieldKind::Value);
+            let text = written(|j| {
+                j.raw("x");
+                j.value(&v);
+                j.field("v.x", &f);
+            });
+            assert_eq!(
+                text,
+                format!(
+                    "x{},{{\"path\":\"v.x\",\"bit\":0,\"bits\":17,\"value\":-0.0000010000003,\"min\":null,\"max\":null}}",
+                    serde_json::to_string(&v).unwrap()
+                )
+            );
+        }
     }
 
     /// A reproducible stream of 64-bit values (splitmix64) for the differential tests.

@@ -690,6 +690,7 @@ fn block_name(block_type: u32) -> String {
 /// initial 48B, trailing 52B", is not passed through).
 fn format_detail(f: &PcapNgFormatError, block_type: u32) -> String {
     let block = block_name(block_type);
+    let bytes = |n: u64| crate::words::count(n, "byte");
     match f {
         PcapNgFormatError::MissingSectionHeader => {
             "the file does not start with a section header block".into()
@@ -698,16 +699,23 @@ fn format_detail(f: &PcapNgFormatError, block_type: u32) -> String {
             format!("{block} has the unknown byte-order magic {magic:#010x}")
         }
         PcapNgFormatError::BlockNotAligned(len) => {
-            format!("{block} claims {len} bytes, not a multiple of 4")
+            format!("{block} claims {}, not a multiple of 4", bytes(*len as u64))
         }
         PcapNgFormatError::BlockTooShort(min, len) => {
-            format!("{block} claims {len} bytes, fewer than the {min} it needs")
+            format!(
+                "{block} claims {}, fewer than the {min} it needs",
+                bytes(*len as u64)
+            )
         }
         PcapNgFormatError::BlockLengthMismatch(start, end) => format!(
-            "{block} claims {start} bytes at its start and {end} at its end (they must agree)"
+            "{block} claims {} at its start and {end} at its end (they must agree)",
+            bytes(u64::from(*start))
         ),
         PcapNgFormatError::InvalidBlockLength { expected, actual } => {
-            format!("{block} claims {actual} bytes, but its contents take {expected}")
+            format!(
+                "{block} claims {}, but its contents take {expected}",
+                bytes(u64::from(*actual))
+            )
         }
     }
 }

@@ -481,6 +481,17 @@ fn pcapng_damage() {
             len - 1
         )
     );
+    // Issue 31.5's singular count: a block that claims 1 byte says so.
+    let mut one = good.clone();
+    one[third + 4..third + 8].copy_from_slice(&1u32.to_le_bytes());
+    let c = Capture::from_bytes("one.pcapng", one).unwrap();
+    assert_eq!(
+        c.damage().unwrap().to_string(),
+        format!(
+            "one.pcapng: frame 2 at byte {third}: malformed pcapng block: enhanced packet \
+             block claims 1 byte, not a multiple of 4"
+        )
+    );
 
     // A second section with an unknown byte-order magic.
     let mut second = good.clone();
