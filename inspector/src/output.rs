@@ -507,26 +507,6 @@ impl Cursor<'_> {
 /// switches to `rep stosb`, and under callgrind every byte counts as an instruction.
 const ROOM: usize = 2000;
 
-/// Makes the room past `pos` in `out` at least `n` bytes, and [`ROOM`] more.
-#[cold]
-#[inline(never)]
-fn grow_at(out: &mut Vec<u8>, pos: usize, n: usize) {
-    out.resize(pos + n + ROOM, 0);
-}
-
-/// A cursor over at least `n` bytes of the room past `pos` in `out`, as [`Json::cursor`] gives
-/// one, borrowing only the buffer: the caller may use the writer's caches at the same time.
-#[inline(always)]
-fn cursor_at(out: &mut Vec<u8>, pos: usize, n: usize) -> Cursor<'_> {
-    if out.len() - pos < n {
-        grow_at(out, pos, n);
-    }
-    Cursor {
-        w: &mut out[pos..],
-        p: 0,
-    }
-}
-
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
 ///
 /// The buffer is kept longer than what is written: `out[..pos]` is the JSON, `out[pos..]`
@@ -641,7 +621,10 @@ impl<'a> Json<'a> {
     /// advance `pos` by what was written.
     #[inline(always)]
     fn room(&mut self, n: usize) -> &mut [u8] {
-        cursor_at(self.out, self.pos, n).w
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        &mut self.out[self.pos..]
     }
 
     /// `N` bytes of room, as an array.
@@ -650,6 +633,12 @@ impl<'a> Json<'a> {
         self.room(N)
             .first_chunk_mut()
             .expect("room() gives at least N bytes")
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        self.out.resize(self.pos + n + ROOM, 0);
     }
 
     /// Bytes of runtime length (copied as [`copy_short`] does).
@@ -864,7 +853,13 @@ impl<'a> Json<'a> {
         // most 16 bytes, `-0.0000010000003`), 16 past the last for the copy of a text into the
         // cache.
         let n = xs.len().saturating_mul(17).saturating_add(18);
-        let mut c = cursor_at(self.out, self.pos, n);
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
         let cache = &mut self.floats;
         cache.count = xs.len().min(4);
         cache.next = 0;
@@ -931,7 +926,13 @@ impl<'a> Json<'a> {
         // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
         let n = path.len() + 100;
-        let mut c = cursor_at(self.out, self.pos, n);
+        if self.out.len() - self.pos < n {
+            self.grow(n);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
         c.put(b",{\"path\":\"");
         c.put_slice(path.as_bytes());
         c.put(b"\",\"bit\":");
@@ -975,7 +976,13 @@ impl<'a> Json<'a> {
     /// `,"min":A,"max":B}`, copied from its [`RangeCache`] slot when that slot holds the same
     /// range (a range of 64-bit bounds is cached, a wider one written each time).
     fn range_end(&mut self, r: (i128, i128)) {
-        let mut c = cursor_at(self.out, self.pos, 64);
+        if self.out.len() - self.pos < 64 {
+            self.grow(64);
+        }
+        let mut c = Cursor {
+            w: &mut self.out[self.pos..],
+            p: 0,
+        };
         let slot = self.ranges.slot(r);
         if slot.range == Some(r) {
             // The whole cached array (a copy of constant length), then `pos` past its text.
