@@ -108,8 +108,9 @@ pub fn parse_keylog(text: &str) -> Result<HashMap<SocketAddr, ClientKeys>, KeyEr
         let words: Vec<&str> = line.split_whitespace().collect();
         let [label, addr, id, c2s, s2c] = words[..] else {
             return Err(at(KeyError(format!(
-                "expected `{KEYLOG_LABEL} ADDRESS PROTOCOL_ID KEY KEY`, found {} words",
-                words.len()
+                "expected `{KEYLOG_LABEL} ADDRESS PROTOCOL_ID KEY KEY`, found {} word{}",
+                words.len(),
+                if words.len() == 1 { "" } else { "s" }
             ))));
         };
         if label != KEYLOG_LABEL {
@@ -229,6 +230,17 @@ mod tests {
                 .unwrap_err()
                 .0
                 .contains("address")
+        );
+        // A word count in words: "1 word", not "1 words" (trial31).
+        assert_eq!(
+            parse_keylog("zz").unwrap_err().0,
+            "line 1: expected `NETCODE_CLIENT ADDRESS PROTOCOL_ID KEY KEY`, found 1 word"
+        );
+        assert!(
+            parse_keylog("NETCODE_CLIENT 1.2.3.4:5")
+                .unwrap_err()
+                .0
+                .ends_with("found 2 words")
         );
         assert!(parse_key(&"g".repeat(64)).is_err());
         assert!(parse_key(&"é".repeat(32)).is_err());

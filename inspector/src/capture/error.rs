@@ -68,6 +68,8 @@ pub enum CaptureError {
         needed: u64,
         /// Bytes left in the file.
         available: u64,
+        /// A pcapng block (said "block"), not a pcap record.
+        pcapng: bool,
     },
     /// A record or block claims more than [`MAX_RECORD_LEN`](super::MAX_RECORD_LEN) bytes.
     RecordTooLong {
@@ -75,6 +77,8 @@ pub enum CaptureError {
         at: Location,
         /// Bytes the record claims, its header included (as for [`CaptureError::TruncatedRecord`]).
         claimed: u64,
+        /// A pcapng block (said "block"), not a pcap record.
+        pcapng: bool,
     },
     /// A pcapng section header has an unknown byte-order magic.
     BadMagic {
@@ -157,14 +161,22 @@ impl fmt::Display for CaptureError {
                 at,
                 needed,
                 available,
+                pcapng,
             } => write!(
                 f,
-                "{at}: record claims {needed} bytes with its header, only {available} left \
-                 (file cut short?)"
+                "{at}: {} claims {needed} bytes{}, only {available} left (file cut short?)",
+                claimant(*pcapng).0,
+                claimant(*pcapng).1
             ),
-            Self::RecordTooLong { at, claimed } => write!(
+            Self::RecordTooLong {
+                at,
+                claimed,
+                pcapng,
+            } => write!(
                 f,
-                "{at}: record claims {claimed} bytes with its header, more than the {} MiB limit",
+                "{at}: {} claims {claimed} bytes{}, more than the {} MiB limit",
+                claimant(*pcapng).0,
+                claimant(*pcapng).1,
                 super::MAX_RECORD_LEN >> 20
             ),
             Self::BadMagic { at, magic } => {
@@ -184,6 +196,16 @@ impl fmt::Display for CaptureError {
                 write!(f, "datagram {index} cannot be written: {detail}")
             }
         }
+    }
+}
+
+/// The subject of a length error: a pcap record's length leaves out its 16-byte header, a pcapng
+/// block's counts the whole block, so only the first says "with its header".
+fn claimant(pcapng: bool) -> (&'static str, &'static str) {
+    if pcapng {
+        ("pcapng block", "")
+    } else {
+        ("record", " with its header")
     }
 }
 
@@ -209,6 +231,7 @@ mod tests {
                 offset: 4242,
             },
             claimed: u64::from(u32::MAX),
+            pcapng: false,
         };
         assert_eq!(
             e.to_string(),

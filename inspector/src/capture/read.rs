@@ -425,6 +425,7 @@ impl Indexer<'_, '_> {
                     at: at(),
                     needed,
                     available,
+                    pcapng: false,
                 });
             };
             // The whole record, its header included, as a pcapng block length counts it: in the
@@ -434,6 +435,7 @@ impl Indexer<'_, '_> {
                 return Some(CaptureError::RecordTooLong {
                     at: at(),
                     claimed: record_len,
+                    pcapng: false,
                 });
             }
             let record_len = record_len as usize;
@@ -447,6 +449,7 @@ impl Indexer<'_, '_> {
                     at: at(),
                     needed,
                     available,
+                    pcapng: false,
                 });
             }
             // Raw: timestamps and lengths are taken as written, like Wireshark does, rather than
@@ -567,6 +570,7 @@ impl Indexer<'_, '_> {
                     at: at(),
                     needed: BLOCK_MIN_LEN as u64,
                     available,
+                    pcapng: true,
                 }
             });
         }
@@ -590,6 +594,7 @@ impl Indexer<'_, '_> {
             return Some(CaptureError::RecordTooLong {
                 at: at(),
                 claimed: len,
+                pcapng: true,
             });
         }
         if len > available {
@@ -604,6 +609,7 @@ impl Indexer<'_, '_> {
                     at: at(),
                     needed: len,
                     available,
+                    pcapng: true,
                 }
             });
         }
@@ -654,6 +660,7 @@ impl Indexer<'_, '_> {
                     at,
                     needed: needed as u64,
                     available: available as u64,
+                    pcapng: true,
                 }
             }
             PcapNgParseError::InvalidFormat(PcapNgFormatError::InvalidMagicNumber(magic)) => {

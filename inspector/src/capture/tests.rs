@@ -449,6 +449,25 @@ fn pcapng_damage() {
         c.damage(),
         Some(CaptureError::RecordTooLong { .. })
     ));
+    // A pcapng block length counts the whole block: no pcap "record ... with its header".
+    assert_eq!(
+        c.damage().unwrap().to_string(),
+        format!(
+            "big.pcapng: frame 2 at byte {third}: pcapng block claims 2147483632 bytes, \
+             more than the 16 MiB limit"
+        )
+    );
+
+    let cut = good[..third + 20].to_vec();
+    let c = Capture::from_bytes("cut.pcapng", cut).unwrap();
+    assert_eq!(
+        c.damage().unwrap().to_string(),
+        format!(
+            "cut.pcapng: frame 2 at byte {third}: pcapng block claims {} bytes, only 20 left \
+             (file cut short?)",
+            block_at(&good, 4) - third
+        )
+    );
 
     let mut mismatch = good.clone();
     let trailer = block_at(&good, 4) - 4;

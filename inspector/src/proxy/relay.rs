@@ -58,6 +58,9 @@ pub const LISTEN_BUFFER: usize = 128 << 20;
 pub const UPSTREAM_BUFFER: usize = 2 << 20;
 /// Datagrams per `sendmmsg`.
 const SEND_BATCH: usize = 64;
+/// The largest buffer Linux grants whatever the caps and capabilities: it halves `INT_MAX`
+/// before doubling the value for its bookkeeping, so `--socket-buffer 1GiB` gets one byte less.
+const KERNEL_MAX_BUFFER: usize = i32::MAX as usize / 2;
 /// The smallest read: slots made on the stack.
 const FEW: usize = 4;
 
@@ -176,7 +179,9 @@ impl SocketBuffers {
                 forced.join(" and ")
             ));
         }
-        let capped = names(self.receive < self.asked, self.send < self.asked);
+        // Short of the kernel's own ceiling is no system limit's doing.
+        let full = self.asked.min(KERNEL_MAX_BUFFER);
+        let capped = names(self.receive < full, self.send < full);
         if !capped.is_empty() {
             let it = if capped.len() == 1 { "it" } else { "them" };
             s.push_str(&format!(
@@ -230,7 +235,7 @@ where
 {
     let _ = setsockopt(socket, plain, &size);
     let granted = getsockopt(socket, plain).unwrap_or(0) / 2;
-    if granted >= size || setsockopt(socket, force, &size).is_err() {
+    if granted >= size.min(KERNEL_MAX_BUFFER) || setsockopt(socket, force, &size).is_err() {
         return (granted, false);
     }
     let forced = getsockopt(socket, plain).unwrap_or(0) / 2;
@@ -1047,6 +1052,33 @@ mod tests {
             forced.describe(),
             "socket buffers 8 MiB receive, 8 MiB send (past net.core.rmem_max with \
              CAP_NET_ADMIN)"
+        );
+        // 1 GiB, forced: the kernel grants one byte less (its INT_MAX / 2), which no sysctl
+        // or capability raises; before, the line also said "capped by ... run with
+        // CAP_NET_ADMIN" to a proxy that had just used it.
+        let most = SocketBuffers {
+            asked: 1 << 30,
+            receive: KERNEL_MAX_BUFFER,
+            send: KERNEL_MAX_BUFFER,
+            receive_forced: true,
+            send_forced: true,
+        };
+        assert_eq!(
+            most.describe(),
+            "socket buffers 1073741823 bytes receive, 1073741823 bytes send (past \
+             net.core.rmem_max and net.core.wmem_max with CAP_NET_ADMIN)"
+        );
+        let capped = SocketBuffers {
+            receive: 208 << 10,
+            receive_forced: false,
+            ..most
+        };
+        assert!(
+            capped
+                .describe()
+                .contains("(asked 1 GiB; capped by net.core.rmem_max:"),
+            "{}",
+            capped.describe()
         );
     }
 
