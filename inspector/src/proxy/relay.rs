@@ -179,7 +179,17 @@ impl SocketBuffers {
                 forced.join(" and ")
             ));
         }
-        // Short of the kernel's own ceiling is no system limit's doing.
+        // Short of the kernel's own ceiling is no system limit's doing; at the ceiling, say
+        // what was asked, so that an odd number of bytes reads as the kernel's, not a typo.
+        if self.asked > KERNEL_MAX_BUFFER
+            && (self.receive == KERNEL_MAX_BUFFER || self.send == KERNEL_MAX_BUFFER)
+        {
+            s.push_str(&format!(
+                " (asked {}: the kernel grants at most {})",
+                size_text(self.asked),
+                size_text(KERNEL_MAX_BUFFER)
+            ));
+        }
         let full = self.asked.min(KERNEL_MAX_BUFFER);
         let capped = names(self.receive < full, self.send < full);
         if !capped.is_empty() {
@@ -1066,7 +1076,8 @@ mod tests {
         assert_eq!(
             most.describe(),
             "socket buffers 1073741823 bytes receive, 1073741823 bytes send (past \
-             net.core.rmem_max and net.core.wmem_max with CAP_NET_ADMIN)"
+             net.core.rmem_max and net.core.wmem_max with CAP_NET_ADMIN) (asked 1 GiB: the \
+             kernel grants at most 1073741823 bytes)"
         );
         let capped = SocketBuffers {
             receive: 208 << 10,
