@@ -140,6 +140,13 @@ fn soak_args<'a>(command: &'a str, capture: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// [`soak_args`] with the soak's configuration (`--schema yojimbo.schema.toml`).
+fn configured_args<'a>(command: &'a str, capture: &'a str) -> Vec<&'a str> {
+    let mut args = soak_args(command, capture);
+    args.extend(["--schema", "yojimbo.schema.toml"]);
+    args
+}
+
 fn stdout_json(out: &std::process::Output) -> Vec<Json> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -149,13 +156,12 @@ fn stdout_json(out: &std::process::Output) -> Vec<Json> {
 
 #[test]
 fn the_reference_captures_decode_with_their_schemas() {
-    let mut args = soak_args("decode", "yojimbo-soak.pcap");
-    args.extend(["--json", "--schema", "yojimbo.schema.toml"]);
+    let mut args = configured_args("decode", "yojimbo-soak.pcap");
+    args.push("--json");
     let out = bitlens(&args);
     assert!(out.status.success(), "{out:?}");
     check_soak(&stdout_json(&out));
-    let mut args = soak_args("check", "yojimbo-soak.pcap");
-    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let args = configured_args("check", "yojimbo-soak.pcap");
     let out = bitlens(&args);
     let table = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{table}");
@@ -163,8 +169,7 @@ fn the_reference_captures_decode_with_their_schemas() {
 
     // profile: a reassembled packet's and a block's entries (numbered after the datagram's
     // bits) are not counted again: the rows add up to the datagrams' bits.
-    let mut args = soak_args("profile", "yojimbo-soak.pcap");
-    args.extend(["--schema", "yojimbo.schema.toml"]);
+    let args = configured_args("profile", "yojimbo-soak.pcap");
     let out = bitlens(&args);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
@@ -410,14 +415,7 @@ fn without_a_configuration_the_reliable_header_shows_and_the_reason_is_given() {
     assert_eq!(payloads, 358);
     assert!(lines.iter().all(|l| l["status"] != "error"));
 
-    let out = bitlens(&[
-        "check",
-        "yojimbo-soak.pcap",
-        "--decode",
-        "40000=yojimbo",
-        "--netcode-key",
-        "yojimbo-reference.key",
-    ]);
+    let out = bitlens(&soak_args("check", "yojimbo-soak.pcap"));
     let table = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{table}");
     assert!(
@@ -587,14 +585,7 @@ fn the_tui_shows_a_complete_block_as_its_own_node() {
 /// summary must not say they are "encrypted without a key" (helper trial3).
 #[test]
 fn check_without_a_configuration_does_not_blame_the_key() {
-    let out = bitlens(&[
-        "check",
-        "yojimbo-soak.pcap",
-        "--decode",
-        "40000=yojimbo",
-        "--netcode-key",
-        "yojimbo-reference.key",
-    ]);
+    let out = bitlens(&soak_args("check", "yojimbo-soak.pcap"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let last = stdout.lines().last().expect("a summary line");
@@ -616,26 +607,22 @@ fn check_with_a_wrong_key_says_the_key_does_not_open_them() {
     let wrong = std::env::temp_dir().join(format!("bitlens-wrong-{}.key", std::process::id()));
     std::fs::write(&wrong, format!("{}\n", "07".repeat(32))).expect("writes the key");
     let wrong = wrong.to_str().expect("a UTF-8 path");
-    for args in [
-        &[
-            "check",
-            "yojimbo-soak.pcap",
-            "--decode",
-            "40000=yojimbo",
-            "--schema",
-            "yojimbo.schema.toml",
-            "--netcode-key",
-            wrong,
-        ][..],
-        &[
-            "check",
-            "netcode.pcap",
-            "--decode",
-            "5000=netcode+demo",
-            "--netcode-key",
-            wrong,
-        ][..],
-    ] {
+    let mut yojimbo = configured_args("check", "yojimbo-soak.pcap");
+    let key = yojimbo
+        .iter()
+        .position(|&a| a == "--netcode-key")
+        .expect("a key")
+        + 1;
+    yojimbo[key] = wrong;
+    let netcode = [
+        "check",
+        "netcode.pcap",
+        "--decode",
+        "5000=netcode+demo",
+        "--netcode-key",
+        wrong,
+    ];
+    for args in [&yojimbo[..], &netcode[..]] {
         let out = bitlens(args);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let last = stdout.lines().last().expect("a summary line");
@@ -685,23 +672,9 @@ fn a_block_pending_at_the_capture_s_end_is_reported() {
     let cut = std::env::temp_dir().join(format!("bitlens-soak560-{}.pcap", std::process::id()));
     std::fs::write(&cut, pcap_prefix(&soak, 560)).expect("writes the cut capture");
     let cut_path = cut.to_str().expect("a UTF-8 path");
-    let args = |cmd: &'static str, capture: &'static str| {
-        [
-            cmd,
-            capture,
-            "--decode",
-            "40000=yojimbo",
-            "--schema",
-            "yojimbo.schema.toml",
-            "--netcode-key",
-            "yojimbo-reference.key",
-        ]
-    };
     let block = "yojimbo 127.0.0.1:40000 -> 127.0.0.1:50512: block of message 251 on channel 1 \
                  incomplete: 3 of 9 fragments arrived (datagrams 516, 517, 524, 525, 544, 550)";
-    let mut a = args("check", "");
-    a[1] = cut_path;
-    let out = bitlens(&a);
+    let out = bitlens(&configured_args("check", cut_path));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
@@ -713,9 +686,7 @@ fn a_block_pending_at_the_capture_s_end_is_reported() {
         stdout.contains("-> 127.0.0.1:50512: 29 fragmented packets incomplete (sequences 28, "),
         "{stdout}"
     );
-    let mut a = args("decode", "");
-    a[1] = cut_path;
-    let out = bitlens(&a);
+    let out = bitlens(&configured_args("decode", cut_path));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -725,7 +696,7 @@ fn a_block_pending_at_the_capture_s_end_is_reported() {
         "{stderr}"
     );
     // The whole capture: its disconnects ended the connections, nothing is left pending.
-    let out = bitlens(&args("check", "yojimbo-soak.pcap"));
+    let out = bitlens(&configured_args("check", "yojimbo-soak.pcap"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("still in reassembly"), "{stdout}");
     let _ = std::fs::remove_file(&cut);
