@@ -172,23 +172,25 @@ impl SocketBuffers {
                 .filter_map(|(c, name)| c.then_some(name))
                 .collect()
         };
+        // What the sizes owe to forcing and to the kernel's own ceiling, in one parenthesis.
+        let mut notes = Vec::new();
         let forced = names(self.receive_forced, self.send_forced);
         if !forced.is_empty() {
-            s.push_str(&format!(
-                " (past {} with CAP_NET_ADMIN)",
-                forced.join(" and ")
-            ));
+            notes.push(format!("past {} with CAP_NET_ADMIN", forced.join(" and ")));
         }
         // Short of the kernel's own ceiling is no system limit's doing; at the ceiling, say
         // what was asked, so that an odd number of bytes reads as the kernel's, not a typo.
         if self.asked > KERNEL_MAX_BUFFER
             && (self.receive == KERNEL_MAX_BUFFER || self.send == KERNEL_MAX_BUFFER)
         {
-            s.push_str(&format!(
-                " (asked {}: the kernel grants at most {})",
+            notes.push(format!(
+                "asked {}: the kernel grants at most {}",
                 size_text(self.asked),
                 size_text(KERNEL_MAX_BUFFER)
             ));
+        }
+        if !notes.is_empty() {
+            s.push_str(&format!(" ({})", notes.join("; ")));
         }
         let full = self.asked.min(KERNEL_MAX_BUFFER);
         let capped = names(self.receive < full, self.send < full);
@@ -1076,7 +1078,7 @@ mod tests {
         assert_eq!(
             most.describe(),
             "socket buffers 1073741823 bytes receive, 1073741823 bytes send (past \
-             net.core.rmem_max and net.core.wmem_max with CAP_NET_ADMIN) (asked 1 GiB: the \
+             net.core.rmem_max and net.core.wmem_max with CAP_NET_ADMIN; asked 1 GiB: the \
              kernel grants at most 1073741823 bytes)"
         );
         let capped = SocketBuffers {
