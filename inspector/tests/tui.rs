@@ -773,3 +773,48 @@ fn the_live_help_lists_follow_and_pause() {
     file.handle_key(Key::Char('?'));
     assert!(!screen(&file).contains("live: "));
 }
+
+/// A capture that ends with fragments still in reassembly (the yojimbo soak capture's first
+/// 560 datagrams): the status bar says so, as `check` does; the whole capture, which ends with
+/// disconnects, leaves nothing pending.
+#[test]
+fn the_status_bar_says_what_was_left_in_reassembly() {
+    use bitlens::cmd::common::DecodeOpts;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let opts = DecodeOpts {
+        decode: vec!["40000=yojimbo".into()],
+        schema: Some(root.join("captures/yojimbo.schema.toml")),
+        netcode_key: Some(root.join("captures/yojimbo-reference.key")),
+        ..DecodeOpts::default()
+    };
+    let none = Dissectors::new();
+    let d = Arc::new(
+        opts.dissectors(&bitlens::Context::new("bitlens", &none))
+            .expect("valid options"),
+    );
+    let soak = std::fs::read(root.join("captures/yojimbo-soak.pcap")).unwrap();
+    // The first 560 records of the pcap (24-byte file header, 16-byte record headers).
+    let mut end = 24;
+    for _ in 0..560 {
+        end += 16 + u32::from_le_bytes(soak[end + 8..end + 12].try_into().unwrap()) as usize;
+    }
+    let cut = Capture::from_bytes("cut.pcap", soak[..end].to_vec()).unwrap();
+    let mut app = App::new(Arc::new(cut), Arc::clone(&d), false, (400, 30), "bitlens");
+    app.summarize_all();
+    assert_eq!(app.pending.len(), 3, "{:?}", app.pending);
+    let status = screen_row(&render(&app), 29);
+    assert!(
+        status.contains(
+            "│ still in reassembly when the capture ended: yojimbo 127.0.0.1:50512 -> \
+             127.0.0.1:40000: 29 fragmented packets incomplete (sequences 3, 5, "
+        ),
+        "{status}"
+    );
+    assert!(status.contains(", 94) (and 2 more) "), "{status}");
+    let whole = Capture::from_bytes("soak.pcap", soak).unwrap();
+    let mut app = App::new(Arc::new(whole), d, false, (400, 30), "bitlens");
+    app.summarize_all();
+    assert!(app.pending.is_empty(), "{:?}", app.pending);
+    let status = screen_row(&render(&app), 29);
+    assert!(!status.contains("still in reassembly"), "{status}");
+}

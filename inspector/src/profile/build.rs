@@ -183,6 +183,7 @@ pub(super) fn profile(p: Profiler<'_>) -> Profile {
         not_decoded,
         largest_datagram: p.largest.map(|(frame, bytes)| Largest { frame, bytes }),
         stacks,
+        pending: Vec::new(),
     }
 }
 

@@ -848,6 +848,13 @@ pub struct Profile {
     /// Per-type stacks of the flame graph (`type;field;subfield`, bits), internal to `flame`.
     #[serde(skip)]
     pub stacks: Vec<(String, u64)>,
+    /// What the transports still held in reassembly when the capture ended (fragments whose
+    /// packet or block never completed), one line each ([`Tracker::finish`]); left out of the
+    /// JSON when empty.
+    ///
+    /// [`Tracker::finish`]: bitlens_codec::observe::Tracker::finish
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
 }
 
 /// A row of totals.
