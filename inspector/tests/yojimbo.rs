@@ -673,7 +673,7 @@ fn a_block_pending_at_the_capture_s_end_is_reported() {
     std::fs::write(&cut, pcap_prefix(&soak, 560)).expect("writes the cut capture");
     let cut_path = cut.to_str().expect("a UTF-8 path");
     let block = "yojimbo 127.0.0.1:40000 -> 127.0.0.1:50512: block of message 251 on channel 1 \
-                 incomplete: 3 of 9 fragments arrived (datagrams 516, 517, 524, 525, 544, 550)";
+                 incomplete: 3 of 9 fragments arrived, in datagrams 516, 517, 524, 525, 544, 550";
     let out = bitlens(&configured_args("check", cut_path));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
