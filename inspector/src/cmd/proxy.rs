@@ -323,7 +323,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
     check_packet_names(&config, &dis)?;
     let mut outputs = Outputs::default();
     if let Some(path) = &args.record {
-        outputs.recording = Some(Recording::create(path).map_err(anyhow::Error::msg)?);
+        outputs.recording = Some(Recording::create(path, program).map_err(anyhow::Error::msg)?);
     }
     if let Some(path) = &args.mutation_log {
         let file = std::fs::File::create(path)
