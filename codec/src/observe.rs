@@ -51,8 +51,10 @@ impl fmt::Debug for Observation {
 }
 
 /// The sequential half of a stateful layer: sees every datagram of its ports once, in capture
-/// (or arrival) order, and says what the per-datagram reading needs to know about it. It must
-/// be cheap (no decryption of payloads) and hold bounded memory whatever the traffic.
+/// (or arrival) order, and says what the per-datagram reading needs to know about it. It
+/// should do only what needs that order (it runs on one thread: netcode's opens packets here
+/// because its replay window moves only for packets that open, and hands the plaintext on so
+/// that nothing is decrypted twice) and hold bounded memory whatever the traffic.
 pub trait Tracker: Send {
     /// Takes note of the datagram from `from` to `to` whose UDP payload is `datagram`, and
     /// returns what the dissection of that datagram needs.

@@ -214,12 +214,24 @@ impl Dissectors {
         &self,
         datagrams: impl IntoIterator<Item = (&'a Datagram, &'a [u8])>,
     ) -> Vec<Observation> {
+        self.observe_all_finished(datagrams).0
+    }
+
+    /// [`Dissectors::observe_all`], and what the transports still held unfinished when the
+    /// last datagram was observed ([`Observer::finish`], one line each).
+    pub fn observe_all_finished<'a>(
+        &self,
+        datagrams: impl IntoIterator<Item = (&'a Datagram, &'a [u8])>,
+    ) -> (Vec<Observation>, Vec<String>) {
         match self.observer() {
-            Some(mut o) => datagrams
-                .into_iter()
-                .map(|(d, payload)| o.observe(d, payload))
-                .collect(),
-            None => Vec::new(),
+            Some(mut o) => {
+                let seen = datagrams
+                    .into_iter()
+                    .map(|(d, payload)| o.observe(d, payload))
+                    .collect();
+                (seen, o.finish())
+            }
+            None => (Vec::new(), Vec::new()),
         }
     }
 

@@ -903,3 +903,49 @@ fn netcode_options_without_a_netcode_port_are_pointed_out() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("no payload was decrypted"), "{err}");
 }
+
+/// A key log with wrong session keys for the shipped capture's client: no packet opens, so
+/// none moves a replay window (netcode 1.02's reader moves it only after a packet opened):
+/// every encrypted packet is a MAC error, the resent one (frame 12) too, and none a replay.
+#[test]
+fn a_wrong_key_log_gives_mac_errors_and_no_replays() {
+    let dir = tempdir().join("wrong-keylog");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut log = KeyLog::new(Vec::new());
+    let client: SocketAddr = "127.0.0.1:50001".parse().unwrap();
+    log.client(client, PROTOCOL_ID, &[1; 32], &[2; 32]).unwrap();
+    let path = dir.join("wrong.keylog");
+    std::fs::write(&path, log.into_inner()).unwrap();
+    let args = [
+        "--decode",
+        "5000=netcode+demo",
+        "--netcode-keylog",
+        path.to_str().unwrap(),
+    ];
+    let mut check = vec!["check", "captures/netcode.pcap"];
+    check.extend(args);
+    let o = bitlens(&check);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("netcode: error/mac_mismatch"), "{text}");
+    assert!(!text.contains("replay"), "{text}");
+    let mut decode = vec!["decode", "--json", "captures/netcode.pcap"];
+    decode.extend(args);
+    let o = bitlens(&decode);
+    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let frame12 = lines.iter().find(|l| l["frame"] == 12).unwrap();
+    assert_eq!(frame12["error"]["kind"], "mac_mismatch", "{frame12}");
+    let kinds: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| l["error"]["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["mac_mismatch", "too_small"].into(),
+        "only what does not open, and the cut packet (found before decryption)"
+    );
+}

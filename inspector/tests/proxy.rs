@@ -1683,3 +1683,53 @@ fn the_socket_buffer_is_the_size_asked_and_the_start_up_line_says_so() {
         );
     }
 }
+
+/// `proxy ... > /dev/full`: the lines cannot be written; the proxy says so as decode does
+/// ("cannot write to standard output: REASON", the OS's error number left out) and exits 2.
+#[test]
+fn a_full_standard_output_stops_the_proxy_with_status_2() {
+    use std::io::{BufRead, BufReader};
+    let server = Server::start(demo_reader, false);
+    let full = std::fs::File::create("/dev/full").expect("/dev/full");
+    let mut child = Command::new(BIN)
+        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
+        .arg(server.addr.to_string())
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let addr: SocketAddr = first
+        .strip_prefix("bitlens proxy: listening on ")
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("no start-up line: {first}"))
+        .parse()
+        .unwrap();
+    // Enough lines to fill the output's buffer, sent until the proxy stops.
+    let c = client();
+    let until = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("the proxy did not stop on a full standard output");
+        }
+        for x in 0..64 {
+            let _ = c.send_to(&packet_a(x), addr);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(2), "{rest}");
+    assert!(
+        rest.lines()
+            .any(|l| l == "bitlens: cannot write to standard output: No space left on device"),
+        "{rest}"
+    );
+    assert!(!rest.contains("os error"), "{rest}");
+}

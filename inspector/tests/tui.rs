@@ -773,3 +773,92 @@ fn the_live_help_lists_follow_and_pause() {
     file.handle_key(Key::Char('?'));
     assert!(!screen(&file).contains("live: "));
 }
+
+/// A capture that ends with fragments still in reassembly (the yojimbo soak capture's first
+/// 560 datagrams): the status bar says so, as `check` does; the whole capture, which ends with
+/// disconnects, leaves nothing pending.
+#[test]
+fn the_status_bar_says_what_was_left_in_reassembly() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let d = soak_dissectors();
+    let soak = std::fs::read(root.join("captures/yojimbo-soak.pcap")).unwrap();
+    // The first 560 records of the pcap (24-byte file header, 16-byte record headers).
+    let mut end = 24;
+    for _ in 0..560 {
+        end += 16 + u32::from_le_bytes(soak[end + 8..end + 12].try_into().unwrap()) as usize;
+    }
+    let cut = Capture::from_bytes("cut.pcap", soak[..end].to_vec()).unwrap();
+    let mut app = App::new(Arc::new(cut), Arc::clone(&d), false, (400, 30), "bitlens");
+    app.summarize_all();
+    assert_eq!(app.pending.len(), 3, "{:?}", app.pending);
+    let status = screen_row(&render(&app), 29);
+    assert!(
+        status.contains(
+            "│ still in reassembly when the capture ended: yojimbo 127.0.0.1:50512 -> \
+             127.0.0.1:40000: 29 fragmented packets incomplete (sequences 3, 5, "
+        ),
+        "{status}"
+    );
+    assert!(status.contains(", 94) (and 2 more) "), "{status}");
+    let whole = Capture::from_bytes("soak.pcap", soak).unwrap();
+    let mut app = App::new(Arc::new(whole), d, false, (400, 30), "bitlens");
+    app.summarize_all();
+    assert!(app.pending.is_empty(), "{:?}", app.pending);
+    let status = screen_row(&render(&app), 29);
+    assert!(!status.contains("still in reassembly"), "{status}");
+}
+
+/// The yojimbo soak capture's dissectors: yojimbo on 40000 with its key and configuration.
+fn soak_dissectors() -> Arc<Dissectors> {
+    use bitlens::cmd::common::DecodeOpts;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let opts = DecodeOpts {
+        decode: vec!["40000=yojimbo".into()],
+        schema: Some(root.join("captures/yojimbo.schema.toml")),
+        netcode_key: Some(root.join("captures/yojimbo-reference.key")),
+        ..DecodeOpts::default()
+    };
+    let none = Dissectors::new();
+    Arc::new(
+        opts.dissectors(&bitlens::Context::new("bitlens", &none))
+            .expect("valid options"),
+    )
+}
+
+/// The profile of the datagrams a filter keeps (the soak capture's reassembled packets, whose
+/// messages came in fragments the filter leaves out): every row's share is of a whole that
+/// holds it, at most 100%, and each table's shares add up to 100% at most.
+#[test]
+fn a_filtered_profile_s_shares_stay_within_their_whole() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let soak = std::fs::read(root.join("captures/yojimbo-soak.pcap")).unwrap();
+    let capture = Capture::from_bytes("soak.pcap", soak).unwrap();
+    let mut app = App::new(Arc::new(capture), soak_dissectors(), false, SIZE, "bitlens");
+    app.summarize_all();
+    for filter in ["type:yojimbo.packet", ""] {
+        app.apply_filter(filter);
+        app.open_profile();
+        let view = app.profile.take().expect("the profile view");
+        let p = &view.profile;
+        assert!(
+            !p.message_types.is_empty() && !p.channels.is_empty(),
+            "{filter}"
+        );
+        for (word, r) in view.rows() {
+            assert!(
+                r.share <= 1.0 + 1e-9,
+                "{filter}: {word}{} {}",
+                r.name,
+                r.share
+            );
+        }
+        for (table, rows) in [
+            ("message types", &p.message_types),
+            ("channels", &p.channels),
+            ("packet types", &p.packet_types),
+        ] {
+            let sum: f64 = rows.iter().map(|r| r.share).sum();
+            assert!(sum <= 1.0 + 1e-9, "{filter}: {table} add up to {sum}");
+        }
+    }
+}

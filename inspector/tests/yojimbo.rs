@@ -673,7 +673,7 @@ fn a_block_pending_at_the_capture_s_end_is_reported() {
     std::fs::write(&cut, pcap_prefix(&soak, 560)).expect("writes the cut capture");
     let cut_path = cut.to_str().expect("a UTF-8 path");
     let block = "yojimbo 127.0.0.1:40000 -> 127.0.0.1:50512: block of message 251 on channel 1 \
-                 incomplete: 3 of 9 fragments arrived (datagrams 516, 517, 524, 525, 544, 550)";
+                 incomplete: 3 of 9 fragments arrived, in datagrams 516, 517, 524, 525, 544, 550";
     let out = bitlens(&configured_args("check", cut_path));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -695,9 +695,35 @@ fn a_block_pending_at_the_capture_s_end_is_reported() {
         )),
         "{stderr}"
     );
+    // `profile` says it too: a note line each in the table, a list in the JSON.
+    let out = bitlens(&configured_args("profile", cut_path));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let note = "note: still in reassembly when the capture ended: ";
+    assert_eq!(stdout.matches(note).count(), 3, "{stdout}");
+    assert!(
+        stdout.contains(&format!("\n{note}yojimbo 127.0.0.1:40000 -> ")),
+        "{stdout}"
+    );
+    let mut json = configured_args("profile", cut_path);
+    json.push("--json");
+    let out = bitlens(&json);
+    let profile: Json = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let pending = profile["pending"].as_array().expect("a list of lines");
+    assert_eq!(pending.len(), 3, "{pending:?}");
+    assert!(pending.iter().any(|l| l == block), "{pending:?}");
     // The whole capture: its disconnects ended the connections, nothing is left pending.
     let out = bitlens(&configured_args("check", "yojimbo-soak.pcap"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("still in reassembly"), "{stdout}");
+    let out = bitlens(&configured_args("profile", "yojimbo-soak.pcap"));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("still in reassembly"),
+        "nothing pending, no note"
+    );
+    let mut json = configured_args("profile", "yojimbo-soak.pcap");
+    json.push("--json");
+    let profile: Json = serde_json::from_slice(&bitlens(&json).stdout).expect("one JSON object");
+    assert!(profile.get("pending").is_none(), "left out when empty");
     let _ = std::fs::remove_file(&cut);
 }

@@ -257,3 +257,49 @@ fn a_reassembled_packets_fields_are_placed_in_the_fragment_that_carries_them() {
     assert!(elsewhere > 100, "{elsewhere} fields elsewhere");
     assert!(refused >= 1);
 }
+
+/// The proxy's sequential pass reports at exit what it still held in reassembly, as `check`
+/// does at a capture's end: the soak client's datagrams among the capture's first 560 stop
+/// part way through fragmented packets.
+#[test]
+fn the_proxy_says_at_exit_what_was_left_in_reassembly() {
+    let capture = Capture::open(common::root().join("captures/yojimbo-soak.pcap")).unwrap();
+    let sent: Vec<Vec<u8>> = capture.datagrams()[..560]
+        .iter()
+        .filter(|d| d.dst.port() == 40000)
+        .map(|d| capture.payload(d).to_vec())
+        .collect();
+    let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
+    upstream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let decode = format!("{}=yojimbo", upstream.local_addr().unwrap().port());
+    let proxy = common::proxy::proxy(
+        upstream.local_addr().unwrap(),
+        &[
+            "--decode",
+            &decode,
+            "--netcode-key",
+            "captures/yojimbo-reference.key",
+            "--schema",
+            "captures/yojimbo.schema.toml",
+            "--quiet",
+        ],
+    );
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut buf = [0u8; 2048];
+    for d in &sent {
+        socket.send_to(d, proxy.addr).unwrap();
+        upstream.recv_from(&mut buf).expect("the proxy forwards");
+    }
+    let (_, stderr, ok) = proxy.interrupt();
+    assert!(ok, "{stderr}");
+    let want = format!(
+        "bitlens proxy: warning: still in reassembly when the proxy stopped: yojimbo {} -> {}: \
+         29 fragmented packets incomplete (sequences 3, 5, 7, ",
+        socket.local_addr().unwrap(),
+        upstream.local_addr().unwrap()
+    );
+    assert!(stderr.contains(&want), "{want}\n{stderr}");
+    assert_eq!(stderr.matches("still in reassembly").count(), 1, "{stderr}");
+}

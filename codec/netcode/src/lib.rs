@@ -366,8 +366,7 @@ impl Netcode {
             u.encrypted(why);
             return;
         };
-        let Some(plain) = open_packet(&key, h.sequence, &packet_ad(id, h.prefix), &d[body..])
-        else {
+        let Some(plain) = plaintext(seen, &key, id, h, d) else {
             if record {
                 u.header
                     .push(bytes("netcode.encrypted", body, &d[body..mac_at]));
@@ -413,6 +412,17 @@ impl Netcode {
     }
 }
 
+/// The plaintext of encrypted packet `d` (header `h`): what the sequential pass opened
+/// ([`Seen::opened`]; a packet is decrypted once) when it opened these very bytes, else `d`
+/// opened with `key` and protocol id `id`. `None` when the MAC does not verify.
+fn plaintext(seen: Option<&Seen>, key: &Key, id: u64, h: &Header, d: &[u8]) -> Option<Vec<u8>> {
+    let sealed = d.get(h.body_offset()..)?;
+    match seen.and_then(|s| s.opened.as_ref()) {
+        Some(o) if o.sealed == sealed => o.plain.clone(),
+        _ => open_packet(key, h.sequence, &packet_ad(id, h.prefix), sealed),
+    }
+}
+
 /// The keyring to change, copied first when it is shared (`Arc::make_mut` without `Clone`:
 /// keys are copied only here).
 fn keyring_mut(keys: &mut Arc<Keyring>) -> &mut Keyring {
@@ -443,12 +453,7 @@ impl Transport for Netcode {
         }
         let s = seen.get::<Seen>()?;
         let (key, id) = (s.key?, s.protocol_id?);
-        let plain = open_packet(
-            &key,
-            h.sequence,
-            &packet_ad(id, h.prefix),
-            &d[h.body_offset()..],
-        )?;
+        let plain = plaintext(Some(s), &key, id, &h, d)?;
         let mut opened = d.to_vec();
         opened[h.body_offset()..h.body_offset() + plain.len()].copy_from_slice(&plain);
         Some(opened)

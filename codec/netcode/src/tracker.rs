@@ -8,11 +8,11 @@
 //! captures and live clients choose the addresses, and the table holds at most
 //! [`MAX_CONNECTIONS`].
 
-use crate::crypto::{Key, open_token, token_ad};
+use crate::crypto::{Key, open_packet, open_token, packet_ad, token_ad};
 use crate::keys::ClientKeys;
 use crate::token::read_token;
 use crate::wire::{
-    NONCE_OFFSET, PacketType, TOKEN_BYTES, TOKEN_OFFSET, bytes_at, read_header,
+    Header, NONCE_OFFSET, PacketType, TOKEN_BYTES, TOKEN_OFFSET, bytes_at, read_header,
     request_expire_timestamp, request_protocol_id,
 };
 use bitlens_codec::observe::{Observation, Tracker};
@@ -54,8 +54,23 @@ pub struct Seen {
     pub key: Option<Key>,
     /// The connection's protocol id (from its request or key log line).
     pub protocol_id: Option<u64>,
-    /// Its sequence was seen before in this direction (or is older than the window).
+    /// Its sequence was received before in this direction (or is older than the window).
     pub replay: bool,
+    /// What opening it with [`Seen::key`] gave, when the pass tried.
+    pub opened: Option<Opened>,
+}
+
+/// What the pass's decryption of an encrypted packet gave (it opens each packet whose key it
+/// knows and that is not a replay, as the standard's reader does before it moves the window;
+/// the dissection then reads this instead of decrypting again).
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The bytes opened (ciphertext and MAC): the dissection uses [`Opened::plain`] only for
+    /// these bytes (the proxy dissects a datagram it changed with the observation of the
+    /// datagram as it came).
+    pub sealed: Vec<u8>,
+    /// The plaintext, or `None` when the MAC did not verify with the key.
+    pub plain: Option<Vec<u8>>,
 }
 
 /// A replay window: the newest sequence and the last 256 by their low bits.
@@ -72,18 +87,20 @@ impl Window {
         }
     }
 
-    /// True when `seq` was seen or is too old; records it otherwise.
-    fn replayed(&mut self, seq: u64) -> bool {
+    /// True when `seq` was received or is too old.
+    fn replayed(&self, seq: u64) -> bool {
         if seq.saturating_add(REPLAY_WINDOW) <= self.newest {
             return true;
         }
-        let slot = &mut self.seen[(seq % REPLAY_WINDOW) as usize];
-        if *slot != u64::MAX && *slot >= seq {
-            return true;
-        }
-        *slot = seq;
+        let slot = self.seen[(seq % REPLAY_WINDOW) as usize];
+        slot != u64::MAX && slot >= seq
+    }
+
+    /// Records `seq` as received (after its packet opened: one that does not open must not
+    /// move the window, or a forged packet could make the real one a replay).
+    fn advance(&mut self, seq: u64) {
+        self.seen[(seq % REPLAY_WINDOW) as usize] = seq;
         self.newest = self.newest.max(seq);
-        false
     }
 }
 
@@ -216,6 +233,7 @@ impl Tracker for NetcodeTracker {
                 key: None,
                 protocol_id: Some(id),
                 replay: false,
+                opened: None,
             });
         }
         // One hash for both ways: the sender as the client first, then as the server.
@@ -224,7 +242,7 @@ impl Tracker for NetcodeTracker {
             let from_client = slots[slot].is_some();
             let at = if from_client { slot } else { 1 - slot };
             if let Some(c) = slots[at].as_mut() {
-                return seen_by(c, from_client, h.packet_type, h.sequence);
+                return seen_by(c, from_client, &h, d);
             }
         }
         // A connection whose request was not seen: the key log may know its client.
@@ -245,22 +263,41 @@ impl Tracker for NetcodeTracker {
             .get_mut(&key)
             .and_then(|slots| slots[slot].as_mut())
         {
-            Some(c) => seen_by(c, from_client, h.packet_type, h.sequence),
+            Some(c) => seen_by(c, from_client, &h, d),
             None => Observation::new(Seen::default()),
         }
     }
 }
 
-/// What connection `c` knows of a datagram of its client (`from_client`) or its server: its
-/// key, and whether its sequence is a replay (recorded otherwise).
-fn seen_by(c: &mut Connection, from_client: bool, t: PacketType, sequence: u64) -> Observation {
-    let replay = t.replay_protected() && c.windows[usize::from(!from_client)].replayed(sequence);
+/// What connection `c` knows of datagram `d` (header `h`) of its client (`from_client`) or
+/// its server: its key, whether its sequence is a replay, and its plaintext. As netcode 1.02's
+/// reader: a replay is not opened, and the window records a sequence only once its packet
+/// opened.
+fn seen_by(c: &mut Connection, from_client: bool, h: &Header, d: &[u8]) -> Observation {
+    let protected = h.packet_type.replay_protected();
+    let window = &mut c.windows[usize::from(!from_client)];
+    let replay = protected && window.replayed(h.sequence);
     let key = c.keys.map(|(c2s, s2c)| if from_client { c2s } else { s2c });
+    let opened = match (key, d.get(h.body_offset()..)) {
+        (Some(k), Some(sealed)) if !replay => {
+            let ad = packet_ad(c.protocol_id, h.prefix);
+            let plain = open_packet(&k, h.sequence, &ad, sealed);
+            if protected && plain.is_some() {
+                window.advance(h.sequence);
+            }
+            Some(Opened {
+                sealed: sealed.to_vec(),
+                plain,
+            })
+        }
+        _ => None,
+    };
     Observation::new(Seen {
         from_client: Some(from_client),
         key,
         protocol_id: Some(c.protocol_id),
         replay,
+        opened,
     })
 }
 
@@ -272,10 +309,14 @@ mod tests {
         SocketAddr::from(([10, 0, 0, last], port))
     }
 
-    /// A payload packet with a one-byte sequence (and room for the MAC).
-    fn payload(seq: u8) -> Vec<u8> {
-        let mut d = vec![5 | 1 << 4, seq];
-        d.extend_from_slice(&[0; 20]);
+    /// A payload packet with a one-byte sequence, sealed with `key` (protocol id 7).
+    fn payload(seq: u8, key: &Key) -> Vec<u8> {
+        let prefix = 5 | 1 << 4;
+        let mut body = vec![seq; 4];
+        let mac = crate::crypto::seal_packet(key, seq.into(), &packet_ad(7, prefix), &mut body);
+        let mut d = vec![prefix, seq];
+        d.extend_from_slice(&body);
+        d.extend_from_slice(&mac);
         d
     }
 
@@ -298,8 +339,15 @@ mod tests {
         })
     }
 
+    /// What `t` sees of a payload packet from `from` to `to`, sealed with the key of that
+    /// direction in `t`'s key log (the client's or the server's; zeros for a stranger).
     fn seen(t: &mut NetcodeTracker, from: SocketAddr, to: SocketAddr, seq: u8) -> Seen {
-        t.observe(from, to, &payload(seq))
+        let key = match (t.keys.keylog.get(&from), t.keys.keylog.get(&to)) {
+            (Some(k), _) => k.client_to_server,
+            (None, Some(k)) => k.server_to_client,
+            (None, None) => [0; 32],
+        };
+        t.observe(from, to, &payload(seq, &key))
             .get::<Seen>()
             .cloned()
             .expect("a netcode datagram")
@@ -351,15 +399,49 @@ mod tests {
     #[test]
     fn a_window_refuses_repeats_and_the_too_old() {
         let mut w = Window::new();
-        assert!(!w.replayed(0));
-        assert!(w.replayed(0));
-        assert!(!w.replayed(5));
-        assert!(!w.replayed(3), "late but new");
-        assert!(w.replayed(3));
-        assert!(!w.replayed(1000));
-        assert!(w.replayed(1000 - 256), "older than the window");
-        assert!(!w.replayed(1000 - 255));
-        assert!(!w.replayed(u64::MAX - 1));
-        assert!(w.replayed(u64::MAX - 1));
+        // Received: checked, then recorded.
+        let mut received = |seq: u64| {
+            let r = w.replayed(seq);
+            if !r {
+                w.advance(seq);
+            }
+            r
+        };
+        assert!(!received(0));
+        assert!(received(0));
+        assert!(!received(5));
+        assert!(!received(3), "late but new");
+        assert!(received(3));
+        assert!(!received(1000));
+        assert!(received(1000 - 256), "older than the window");
+        assert!(!received(1000 - 255));
+        assert!(!received(u64::MAX - 1));
+        assert!(received(u64::MAX - 1));
+    }
+
+    #[test]
+    fn a_packet_that_does_not_open_leaves_the_window_alone() {
+        let (client, server) = (addr(11, 50001), addr(1, 40000));
+        let mut t = NetcodeTracker::new(keyring([client]));
+        // Sequence 9 sealed with a wrong key, twice, and a forged far-ahead sequence: none
+        // opens, none is a replay, and none moves the window.
+        for seq in [9, 9, 250] {
+            let s = t
+                .observe(client, server, &payload(seq, &[0x55; 32]))
+                .get::<Seen>()
+                .cloned()
+                .expect("a netcode datagram");
+            assert!(!s.replay, "sequence {seq}");
+            let o = s.opened.expect("the key is known: the pass tried");
+            assert_eq!(o.plain, None);
+        }
+        // The real 9 and an old one then open; the real 9 again is a replay.
+        let real = seen(&mut t, client, server, 9);
+        assert!(!real.replay);
+        assert_eq!(real.opened.and_then(|o| o.plain), Some(vec![9; 4]));
+        assert!(!seen(&mut t, client, server, 1).replay);
+        let again = seen(&mut t, client, server, 9);
+        assert!(again.replay);
+        assert!(again.opened.is_none(), "a replay is not opened");
     }
 }

@@ -200,7 +200,7 @@ impl Tracker for YojimboTracker {
 
     /// What each connection still held in reassembly: each block on a line of its own
     /// (`yojimbo FROM -> TO: block of message 251 on channel 1 incomplete: 3 of 9 fragments
-    /// arrived (datagrams ...)`), the fragmented connection packets in one count per
+    /// arrived, in datagrams ...`), the fragmented connection packets in one count per
     /// connection (a lossy link loses many, each resent as messages, not as the packet).
     fn finish(&mut self) -> Vec<String> {
         let Some(c) = &mut self.connections else {
@@ -281,6 +281,20 @@ fn numbers(ds: &[u64]) -> String {
     s
 }
 
+/// `n word` or `n words`: `1 byte`, `2 bytes`.
+fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The datagrams something came in, in words: `datagram 5`, `datagrams 5, 7`.
+fn in_datagrams(ds: &[u64]) -> String {
+    match ds {
+        [] => "no datagram".to_owned(),
+        [d] => format!("datagram {d}"),
+        _ => format!("datagrams {}", numbers(ds)),
+    }
+}
+
 /// A note in words.
 pub fn note_text(n: &Note) -> String {
     match n {
@@ -309,9 +323,9 @@ pub fn note_text(n: &Note) -> String {
             received,
             datagrams,
         } => format!(
-            "packet {sequence} incomplete: {} of {num_fragments} fragments arrived (datagrams {})",
+            "packet {sequence} incomplete: {} of {num_fragments} fragments arrived, in {}",
             received.len(),
-            numbers(datagrams)
+            in_datagrams(datagrams)
         ),
         Note::DuplicateBlockFragment {
             channel,
@@ -346,9 +360,9 @@ pub fn note_text(n: &Note) -> String {
             datagrams,
         } => format!(
             "block of message {message_id} on channel {channel} incomplete: {} of \
-             {num_fragments} fragments arrived (datagrams {})",
+             {num_fragments} fragments arrived, in {}",
             received.len(),
-            numbers(datagrams)
+            in_datagrams(datagrams)
         ),
     }
 }
@@ -435,11 +449,11 @@ impl Reading<'_> {
         let p = format!("{NAME}.blocks[{i}]");
         let total = b.body.len + b.data.len() * 8;
         let summary = format!(
-            "channel {}, message {} ({name}), {} bytes from datagrams {}",
+            "channel {}, message {} ({name}), {} from {}",
             b.channel,
             b.message_id,
-            b.data.len(),
-            numbers(&b.datagrams)
+            count(b.data.len(), "byte"),
+            in_datagrams(&b.datagrams)
         );
         self.fields
             .push(entry(&p, 2, at, total, Value::Str(summary), true));
@@ -549,9 +563,9 @@ impl Yojimbo {
                     r.packet_type = "yojimbo.packet (reassembled)";
                     if record {
                         let what = format!(
-                            "packet {seq}: {} bytes from datagrams {}",
-                            bytes.len(),
-                            numbers(datagrams)
+                            "packet {seq}: {} from {}",
+                            count(bytes.len(), "byte"),
+                            in_datagrams(datagrams)
                         );
                         let e = entry(
                             "yojimbo.reassembled",
@@ -726,6 +740,42 @@ mod tests {
                 MessageType::new("b", true, Arc::new(NoBody)),
             ],
         }
+    }
+
+    /// The incomplete-fragment notes name the datagrams in words, singular or plural.
+    #[test]
+    fn incomplete_notes_say_which_datagrams_in_words() {
+        let packet = |datagrams: Vec<u64>| Note::PacketIncomplete {
+            sequence: 5,
+            num_fragments: 3,
+            received: vec![0],
+            datagrams,
+        };
+        assert_eq!(
+            note_text(&packet(vec![5])),
+            "packet 5 incomplete: 1 of 3 fragments arrived, in datagram 5"
+        );
+        assert_eq!(
+            note_text(&packet(vec![5, 7])),
+            "packet 5 incomplete: 1 of 3 fragments arrived, in datagrams 5, 7"
+        );
+        let block = Note::BlockIncomplete {
+            channel: 1,
+            message_id: 251,
+            num_fragments: 9,
+            received: vec![0, 1],
+            datagrams: vec![516],
+        };
+        assert_eq!(
+            note_text(&block),
+            "block of message 251 on channel 1 incomplete: 2 of 9 fragments arrived, in datagram \
+             516"
+        );
+        assert_eq!(
+            (count(1, "byte"), count(2, "byte")),
+            ("1 byte".into(), "2 bytes".into())
+        );
+        assert_eq!(in_datagrams(&[]), "no datagram");
     }
 
     /// Hostile plaintexts (random bytes, and valid headers with random bytes after them):

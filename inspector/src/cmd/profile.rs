@@ -157,8 +157,7 @@ pub fn profile_file(
     })
     .map_err(|e| anyhow!("{e}"))?;
     bar.finish();
-    Ok((
-        profiler.finish(),
-        summary.damage.as_ref().map(ToString::to_string),
-    ))
+    let mut profile = profiler.finish();
+    profile.pending = observer.as_mut().map(|o| o.finish()).unwrap_or_default();
+    Ok((profile, summary.damage.as_ref().map(ToString::to_string)))
 }

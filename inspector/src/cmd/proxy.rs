@@ -323,7 +323,7 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
     check_packet_names(&config, &dis)?;
     let mut outputs = Outputs::default();
     if let Some(path) = &args.record {
-        outputs.recording = Some(Recording::create(path).map_err(anyhow::Error::msg)?);
+        outputs.recording = Some(Recording::create(path, program).map_err(anyhow::Error::msg)?);
     }
     if let Some(path) = &args.mutation_log {
         let file = std::fs::File::create(path)
@@ -337,6 +337,8 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
         )));
     }
     let summary = describe(&config, &dis);
+    // The same sequential pass as the relay's (a clone shares it): what it still holds at exit.
+    let observed = dis.clone();
     let proxy = Proxy::bind(config.clone(), dis)
         .with_context(|| format!("--listen {}: cannot bind", args.listen))?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -381,6 +383,9 @@ pub fn run(args: &ProxyArgs, defaults: &Dissectors, program: &str) -> Result<()>
     );
     for miss in &report.misses {
         stderr_line!("{me}: {miss}");
+    }
+    for line in observed.finish() {
+        stderr_line!("{me}: warning: still in reassembly when the proxy stopped: {line}");
     }
     // Only frames that reached the file count; a recording that failed is the error below.
     if let Some(path) = &args.record

@@ -102,12 +102,21 @@ pub(super) fn profile(p: Profiler<'_>) -> Profile {
         .map(|(n, t)| row(*n, *t, total))
         .collect();
     by_bits(&mut packet_types, |r| r.bits, |r| &r.name);
-    let mut message_types: Vec<Row> = p.messages.iter().map(|(n, t)| row(*n, *t, total)).collect();
+    // Message types and channels count yojimbo's reassembled packets on the datagram that
+    // completed them, whose fragments came in others (which a TUI filter may leave out): their
+    // shares are of their own table's bits, a whole that holds them, not of the datagrams'.
+    let messages_total = p.messages.values().map(|t| t.bits).sum();
+    let mut message_types: Vec<Row> = p
+        .messages
+        .iter()
+        .map(|(n, t)| row(*n, *t, messages_total))
+        .collect();
     by_bits(&mut message_types, |r| r.bits, |r| &r.name);
+    let channels_total = p.channels.values().map(|t| t.bits).sum();
     let mut channels: Vec<Row> = p
         .channels
         .iter()
-        .map(|(c, t)| row(format!("channel {c}"), *t, total))
+        .map(|(c, t)| row(format!("channel {c}"), *t, channels_total))
         .collect();
     by_bits(&mut channels, |r| r.bits, |r| &r.name);
     let mut overhead_totals = [Tally::default(); Overhead::ALL.len()];
@@ -183,6 +192,7 @@ pub(super) fn profile(p: Profiler<'_>) -> Profile {
         not_decoded,
         largest_datagram: p.largest.map(|(frame, bytes)| Largest { frame, bytes }),
         stacks,
+        pending: Vec::new(),
     }
 }
 

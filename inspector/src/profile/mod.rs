@@ -828,7 +828,9 @@ pub struct Profile {
     pub packet_types: Vec<Row>,
     /// Per batch message type (bits of header and body); per yojimbo message type (bits of
     /// its type and body, wherever it was read: a fragmented packet's messages on the datagram
-    /// that completed it).
+    /// that completed it). Shares are of the message types' bits (and the channels' of the
+    /// channels'): a profile of some datagrams (the TUI's filter) can hold the datagram that
+    /// completed a packet without the fragments that carried it.
     pub message_types: Vec<Row>,
     /// Per yojimbo channel (`channel N`): its connection packet entries (framing, message ids,
     /// messages, block fragments), counted as the message types are.
@@ -848,6 +850,13 @@ pub struct Profile {
     /// Per-type stacks of the flame graph (`type;field;subfield`, bits), internal to `flame`.
     #[serde(skip)]
     pub stacks: Vec<(String, u64)>,
+    /// What the transports still held in reassembly when the capture ended (fragments whose
+    /// packet or block never completed), one line each ([`Tracker::finish`]); left out of the
+    /// JSON when empty.
+    ///
+    /// [`Tracker::finish`]: bitlens_codec::observe::Tracker::finish
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
 }
 
 /// A row of totals.
@@ -861,7 +870,8 @@ pub struct Row {
     pub bits: u64,
     /// Bytes (bits / 8).
     pub bytes: f64,
-    /// Share of the decoded total, 0..=1.
+    /// Share of the decoded total, 0..=1; a message type's of all message types' bits, a
+    /// channel's of all channels' ([`Profile::message_types`]).
     pub share: f64,
     /// Bits per occurrence.
     pub bits_per: f64,

@@ -152,6 +152,16 @@ pub fn render(p: &Profile, name: &str, width: usize, top: Option<usize>) -> Stri
             );
         }
     }
+    if !p.pending.is_empty() {
+        // As `check` and `decode` say it: fragments whose packet or block never completed.
+        let _ = writeln!(out);
+        for line in &p.pending {
+            let _ = writeln!(
+                out,
+                "note: still in reassembly when the capture ended: {line}"
+            );
+        }
+    }
     // Every line fits: names were fitted already, long file names and headers are cut here.
     let mut fitted = String::with_capacity(out.len());
     for line in out.lines() {

@@ -150,6 +150,15 @@ impl SessionDissector {
         }
     }
 
+    /// The traffic ended (the proxy stops): what the transports still held unfinished
+    /// ([`Observer::finish`], one line each; nothing without a transport).
+    pub fn finish(&self) -> Vec<String> {
+        match &self.observer {
+            Some(o) => o.lock().unwrap_or_else(|e| e.into_inner()).finish(),
+            None => Vec::new(),
+        }
+    }
+
     /// The datagram with its transport's payload in plaintext, to mutate in place; `None`
     /// without a transport (the bytes are the payload's) or a key.
     pub fn open(&self, payload: &[u8], seen: &Observation) -> Option<Vec<u8>> {

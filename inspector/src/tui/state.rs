@@ -175,6 +175,9 @@ pub struct App {
     /// What the transports' sequential pass observed of each datagram (empty without
     /// transports), so that any datagram can be dissected on its own, in any order.
     pub seen: Arc<Vec<Observation>>,
+    /// What the transports still held in reassembly when the capture ended (fragments whose
+    /// packet or block never completed), one line each; the status bar says it.
+    pub pending: Vec<String>,
     /// What is known of each datagram (`None` until the background pass reaches it).
     pub summaries: Vec<Option<Summary>>,
     /// Packet type names, indexed by [`Summary::packet_type`].
@@ -228,13 +231,13 @@ impl App {
         program: &str,
     ) -> Self {
         let n = capture.datagrams().len();
-        let seen = Arc::new(
-            dissectors.observe_all(capture.datagrams().iter().map(|d| (d, capture.payload(d)))),
-        );
+        let (seen, pending) = dissectors
+            .observe_all_finished(capture.datagrams().iter().map(|d| (d, capture.payload(d))));
         let mut app = App {
             capture,
             dissectors,
-            seen,
+            seen: Arc::new(seen),
+            pending,
             summaries: vec![None; n],
             type_names: Vec::new(),
             type_ids: HashMap::new(),

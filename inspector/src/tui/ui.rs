@@ -603,6 +603,18 @@ fn draw_status(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         }
     }
     spans.push(Span::raw(format!("│ {} ", app.dissectors.describe())));
+    if let Some(first) = app.pending.first() {
+        // What a reader of the capture would miss, as `check` lists it (after the counts: a
+        // narrow terminal cuts this off, not them).
+        let more = match app.pending.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        spans.push(Span::styled(
+            format!("│ still in reassembly when the capture ended: {first}{more} "),
+            t.fg(Color::Yellow),
+        ));
+    }
     if let Some(live) = &app.live {
         let mode = match (live.paused, live.follow) {
             (true, _) => format!("PAUSED ({} new)", live.waiting),
