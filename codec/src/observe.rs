@@ -81,6 +81,16 @@ pub trait Tracker: Send {
     fn finish(&mut self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether the observations this pass returns may carry what it decrypted (default: yes,
+    /// for a tracker that decrypts anything), so that the dissection of the same bytes does not
+    /// decrypt them again. An owner that keeps every observation of a capture (the TUI, a
+    /// plaintext export: [`Observation`]s live as long as the capture) turns it off: its
+    /// memory is then the capture's alone, and each dissection decrypts for itself. What the
+    /// pass decides (replays, reassembly) is the same either way. Default: does nothing.
+    fn keep_plaintext(&mut self, keep: bool) {
+        let _ = keep;
+    }
 }
 
 #[cfg(test)]

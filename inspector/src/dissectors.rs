@@ -219,12 +219,18 @@ impl Dissectors {
 
     /// [`Dissectors::observe_all`], and what the transports still held unfinished when the
     /// last datagram was observed ([`Observer::finish`], one line each).
+    ///
+    /// The observations do not carry what the transports decrypted
+    /// ([`Observer::keep_plaintext`]): kept for the whole capture, they would hold a second copy
+    /// of every encrypted payload (two, with the sealed bytes they came from). Each dissection
+    /// decrypts its datagram again instead.
     pub fn observe_all_finished<'a>(
         &self,
         datagrams: impl IntoIterator<Item = (&'a Datagram, &'a [u8])>,
     ) -> (Vec<Observation>, Vec<String>) {
         match self.observer() {
             Some(mut o) => {
+                o.keep_plaintext(false);
                 let seen = datagrams
                     .into_iter()
                     .map(|(d, payload)| o.observe(d, payload))
@@ -593,6 +599,14 @@ impl Observer {
             .collect()
     }
 
+    /// Whether observations carry what the transports decrypted ([`Tracker::keep_plaintext`]:
+    /// yes unless told otherwise). Off for an owner that keeps every observation.
+    pub fn keep_plaintext(&mut self, keep: bool) {
+        for (_, t) in &mut self.trackers {
+            t.keep_plaintext(keep);
+        }
+    }
+
     /// [`Observer::observe`] for a live datagram from `src` to `dst` (the proxy).
     pub fn observe_live(
         &mut self,
@@ -664,6 +678,72 @@ mod tests {
         assert!(e.contains("port 0 is not a UDP port"), "{e}");
         assert!(d.apply_override(" 0 =none").is_err());
         assert_eq!(d.describe(), "40000=demo 40001=batch");
+    }
+
+    /// netcode.pcap with its server key, and yojimbo's soak sample with its key and schema.
+    fn encrypted() -> Vec<(&'static str, Dissectors)> {
+        let captures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures");
+        let key = |file: &str| {
+            let text = std::fs::read_to_string(captures.join(file)).unwrap();
+            bitlens_netcode::parse_key(&text).unwrap()
+        };
+        let mut netcode = shipped();
+        netcode.add_transport(Arc::new(
+            Netcode::new().with_private_key(key("netcode.key")),
+        ));
+        netcode.apply_override("5000=netcode+demo").unwrap();
+        let mut yojimbo = shipped();
+        let file = "yojimbo.schema.toml";
+        let text = std::fs::read_to_string(captures.join(file)).unwrap();
+        let schema = Arc::new(Schema::from_toml(&text, file).unwrap());
+        let with_key = Netcode::new().with_private_key(key("yojimbo-reference.key"));
+        yojimbo.set_yojimbo(with_key, Some(&schema)).unwrap();
+        yojimbo.apply_override("40000=yojimbo").unwrap();
+        vec![("netcode.pcap", netcode), ("yojimbo-soak.pcap", yojimbo)]
+    }
+
+    #[test]
+    fn observations_kept_for_a_whole_capture_hold_no_plaintext_and_dissect_the_same() {
+        let captures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures");
+        for (file, d) in encrypted() {
+            let capture = crate::capture::Capture::open(captures.join(file)).unwrap();
+            let datagrams = || capture.datagrams().iter().map(|x| (x, capture.payload(x)));
+            // As decode streams them: the plaintext each packet opened to comes along.
+            let mut observer = d.observer().expect("a transport's tracker");
+            let streamed: Vec<Observation> =
+                datagrams().map(|(x, p)| observer.observe(x, p)).collect();
+            let kept = d.observe_all(datagrams());
+            assert_eq!(streamed.len(), kept.len());
+            let carried = |o: &Observation| {
+                o.get::<bitlens_netcode::Seen>()
+                    .is_some_and(|s| s.opened.is_some())
+            };
+            if file == "netcode.pcap" {
+                assert!(
+                    streamed.iter().any(carried),
+                    "{file}: the stream carries plaintext"
+                );
+            }
+            assert!(
+                !kept.iter().any(carried),
+                "{file}: kept observations hold none"
+            );
+            // Each datagram dissects to the same JSON either way (the kept ones decrypt again).
+            let mut opened = 0;
+            for (i, (x, p)) in datagrams().enumerate() {
+                let mut json = |seen: &Observation| {
+                    let (name, dissection) = d.dissect_seen(x, p, seen);
+                    let mut line = Vec::new();
+                    crate::output::write_json(&mut line, x, p.len(), name, &dissection);
+                    opened += usize::from(dissection.layers.iter().any(|l| l.plaintext.is_some()));
+                    line
+                };
+                let a = json(&streamed[i]);
+                let b = json(&kept[i]);
+                assert!(a == b, "{file}: frame {} differs", x.frame);
+            }
+            assert!(opened > 0, "{file}: some payloads were opened");
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub use keys::{
     ClientKeys, KEYLOG_LABEL, KeyError, KeyLog, parse_key, parse_keylog, parse_protocol_id,
 };
 pub use token::{PrivateToken, TokenValue, read_token};
-pub use tracker::{MAX_CONNECTIONS, REPLAY_WINDOW};
+pub use tracker::{MAX_CONNECTIONS, Opened, REPLAY_WINDOW, Seen};
 
 use bitlens_codec::Value;
 use bitlens_codec::dissect::Problem;
@@ -36,7 +36,7 @@ use crypto::{open_token, token_ad};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tracker::{Keyring, NetcodeTracker, Seen};
+use tracker::{Keyring, NetcodeTracker};
 use wire::{
     CHALLENGE_TOKEN_BYTES, Header, MAC_BYTES, NONCE_OFFSET, PacketType, TOKEN_BYTES, TOKEN_OFFSET,
     VERSION_INFO, bytes_at, read_header, u32_at, u64_at,
@@ -409,6 +409,20 @@ impl Netcode {
         } else {
             self.control(h, &plain, body, record, u);
         }
+    }
+}
+
+/// netcode's observation `o` without the plaintext its sequential pass opened (the dissection
+/// then opens the packet again); any other observation as it is. For a layer above
+/// netcode that reads the plaintext in its own pass (yojimbo's reassembly) and then hands on an
+/// observation that is kept ([`Tracker::keep_plaintext`]).
+pub fn without_plaintext(o: Observation) -> Observation {
+    match o.get::<Seen>() {
+        Some(seen) if seen.opened.is_some() => Observation::new(Seen {
+            opened: None,
+            ..seen.clone()
+        }),
+        _ => o,
     }
 }
 

@@ -134,6 +134,8 @@ pub struct NetcodeTracker {
     len: usize,
     /// (client, server), oldest first.
     order: VecDeque<(SocketAddr, SocketAddr)>,
+    /// Observations carry the plaintext opened ([`Tracker::keep_plaintext`]).
+    keep_plaintext: bool,
 }
 
 impl NetcodeTracker {
@@ -144,6 +146,7 @@ impl NetcodeTracker {
             connections: HashMap::default(),
             len: 0,
             order: VecDeque::new(),
+            keep_plaintext: true,
         }
     }
 
@@ -242,7 +245,7 @@ impl Tracker for NetcodeTracker {
             let from_client = slots[slot].is_some();
             let at = if from_client { slot } else { 1 - slot };
             if let Some(c) = slots[at].as_mut() {
-                return seen_by(c, from_client, &h, d);
+                return seen_by(c, from_client, &h, d, self.keep_plaintext);
             }
         }
         // A connection whose request was not seen: the key log may know its client.
@@ -263,17 +266,22 @@ impl Tracker for NetcodeTracker {
             .get_mut(&key)
             .and_then(|slots| slots[slot].as_mut())
         {
-            Some(c) => seen_by(c, from_client, &h, d),
+            Some(c) => seen_by(c, from_client, &h, d, self.keep_plaintext),
             None => Observation::new(Seen::default()),
         }
+    }
+
+    fn keep_plaintext(&mut self, keep: bool) {
+        self.keep_plaintext = keep;
     }
 }
 
 /// What connection `c` knows of datagram `d` (header `h`) of its client (`from_client`) or
 /// its server: its key, whether its sequence is a replay, and its plaintext. As netcode 1.02's
 /// reader: a replay is not opened, and the window records a sequence only once its packet
-/// opened.
-fn seen_by(c: &mut Connection, from_client: bool, h: &Header, d: &[u8]) -> Observation {
+/// opened. Without `keep` the observation does not carry the plaintext (the dissection opens
+/// the packet again).
+fn seen_by(c: &mut Connection, from_client: bool, h: &Header, d: &[u8], keep: bool) -> Observation {
     let protected = h.packet_type.replay_protected();
     let window = &mut c.windows[usize::from(!from_client)];
     let replay = protected && window.replayed(h.sequence);
@@ -285,7 +293,7 @@ fn seen_by(c: &mut Connection, from_client: bool, h: &Header, d: &[u8]) -> Obser
             if protected && plain.is_some() {
                 window.advance(h.sequence);
             }
-            Some(Opened {
+            keep.then(|| Opened {
                 sealed: sealed.to_vec(),
                 plain,
             })
@@ -443,5 +451,27 @@ mod tests {
         let again = seen(&mut t, client, server, 9);
         assert!(again.replay);
         assert!(again.opened.is_none(), "a replay is not opened");
+    }
+
+    #[test]
+    fn without_its_plaintext_an_observation_decides_the_same() {
+        let (client, server) = (addr(11, 50001), addr(1, 40000));
+        let mut t = NetcodeTracker::new(keyring([client]));
+        t.keep_plaintext(false);
+        // A forged packet does not move the window, the real one does, and nothing opened is
+        // carried on.
+        let forged = t
+            .observe(client, server, &payload(9, &[0x55; 32]))
+            .get::<Seen>()
+            .cloned()
+            .expect("a netcode datagram");
+        assert!(!forged.replay && forged.opened.is_none());
+        let real = seen(&mut t, client, server, 9);
+        assert!(!real.replay && real.opened.is_none());
+        assert!(real.key.is_some(), "the key is still handed on");
+        assert!(seen(&mut t, client, server, 9).replay);
+        t.keep_plaintext(true);
+        let next = seen(&mut t, client, server, 10);
+        assert_eq!(next.opened.and_then(|o| o.plain), Some(vec![10; 4]));
     }
 }

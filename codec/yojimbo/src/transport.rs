@@ -141,6 +141,9 @@ struct YojimboTracker {
     connections: Option<Connections<Key>>,
     /// Datagrams seen, for numbering when the tools give no number.
     count: u64,
+    /// Observations carry netcode's plaintext ([`Tracker::keep_plaintext`]; reassembly reads
+    /// it here either way).
+    keep_plaintext: bool,
 }
 
 impl Tracker for YojimboTracker {
@@ -195,7 +198,17 @@ impl Tracker for YojimboTracker {
             }
             _ => None,
         };
+        let netcode = if self.keep_plaintext {
+            netcode
+        } else {
+            bitlens_netcode::without_plaintext(netcode)
+        };
         Observation::new(Seen { netcode, found })
+    }
+
+    fn keep_plaintext(&mut self, keep: bool) {
+        // netcode's pass keeps its plaintext for reassembly here, which drops it after.
+        self.keep_plaintext = keep;
     }
 
     /// What each connection still held in reassembly: each block on a line of its own
@@ -622,6 +635,7 @@ impl Transport for Yojimbo {
             inner: self.netcode.tracker(),
             connections,
             count: 0,
+            keep_plaintext: true,
         })
     }
 
