@@ -13,18 +13,73 @@
 # with the arguments as cargo gave them, so the code under test is instrumented as before,
 # including the dependencies' generic code instantiated in it.
 #
+# A crate of this repository that forbids `unsafe` (the workspace's `unsafe_code = "forbid"`, which
+# cargo passes as `--forbid=unsafe_code`, or `#![forbid(unsafe_code)]` in its crate root) also
+# drops `-Zsanitizer=address` (third pass): safe code cannot make a memory error that ASan's
+# instrumentation of its loads and stores would see; the ASan runtime, its allocator and every
+# crate that may hold `unsafe` (dependencies, the guard allocator, the fuzz crate and targets) keep
+# it. The rule reads the compilation's own flags and source, so a crate that gains `unsafe`
+# (and so loses the forbid) is instrumented again. FUZZ_ASAN_ALL=1 keeps ASan in every crate.
+#
 # Any other compilation (no sancov pass asked for: cargo build, test, clippy, doc) is run as is.
-# FUZZ_INSTRUMENT_ALL=1 instruments every crate, as cargo fuzz alone does.
+# FUZZ_INSTRUMENT_ALL=1 instruments every crate, as cargo fuzz alone does (coverage and ASan).
 case " $* " in
   *" -Cpasses=sancov-module "* | *" passes=sancov-module "*) ;;
   *) exec "$@" ;;
 esac
 [ "${FUZZ_INSTRUMENT_ALL:-0}" = 1 ] && exec "$@"
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+# Does this compilation forbid `unsafe` in the whole crate? Either cargo passes the workspace's
+# `[lints.rust] unsafe_code = "forbid"` (`--forbid=unsafe_code` or `-F unsafe_code`), or the crate
+# root (the `.rs` file on the command line) has `#![forbid(unsafe_code)]`: rustc itself then
+# refuses any `unsafe` block, function or impl in the crate, and no `allow` can lift a forbid.
+forbids_unsafe() {
+  prev= src=
+  for arg do
+    case "$prev $arg" in
+      "-F unsafe_code" | "--forbid unsafe_code" | *" -Funsafe_code" | *" --forbid=unsafe_code") return 0 ;;
+    esac
+    case "$arg" in
+      *.rs) [ -z "$src" ] && src=$arg ;;
+    esac
+    prev=$arg
+  done
+  [ -n "$src" ] || return 1
+  case "$src" in
+    /*) ;;
+    *) [ -f "$src" ] || src=${CARGO_MANIFEST_DIR:-.}/$src ;;
+  esac
+  grep -Eq '^[[:space:]]*#!\[forbid\(([^]]*[(, ])?unsafe_code\b' "$src" 2>/dev/null
+}
 if [ -n "${CARGO_MANIFEST_DIR:-}" ]; then
   dir=$(cd "$CARGO_MANIFEST_DIR" 2>/dev/null && pwd -P) || dir=$CARGO_MANIFEST_DIR
   case "$dir" in
-    "$root" | "$root"/*) exec "$@" ;;
+    "$root" | "$root"/*)
+      # A crate of this repository that forbids `unsafe` compiles without ASan's instrumentation
+      # (the ASan runtime, its allocator and every other crate keep it); FUZZ_ASAN_ALL=1 keeps
+      # ASan everywhere, as cargo fuzz alone does. fuzz/README.md says why no check is lost.
+      if [ "${FUZZ_ASAN_ALL:-0}" != 1 ] && forbids_unsafe "$@"; then
+        [ -n "${FUZZ_WRAPPER_LOG:-}" ] && echo "no-asan $dir" >> "$FUZZ_WRAPPER_LOG"
+        skip_next=0
+        for arg do
+          shift
+          if [ "$skip_next" = 1 ]; then
+            skip_next=0
+            [ "$arg" = sanitizer=address ] && continue
+            set -- "$@" -Z "$arg"
+            continue
+          fi
+          case "$arg" in
+            -Zsanitizer=address) ;;
+            -Z) skip_next=1 ;;
+            *) set -- "$@" "$arg" ;;
+          esac
+        done
+        [ "$skip_next" = 1 ] && set -- "$@" -Z
+      else
+        [ -n "${FUZZ_WRAPPER_LOG:-}" ] && echo "asan $dir" >> "$FUZZ_WRAPPER_LOG"
+      fi
+      exec "$@" ;;
   esac
 fi
 # A dependency: drop the sancov pass (its -sanitizer-coverage-* LLVM options then do nothing) and
