@@ -11,7 +11,14 @@
 # if asked, the optimization level. A crate of this repository
 # (its manifest folder inside the repository: codec/, inspector/, fuzz/, examples/ ...) compiles
 # with the arguments as cargo gave them, so the code under test is instrumented as before,
-# including the dependencies' generic code instantiated in it.
+# including the dependencies' generic code instantiated in it. Except an oracle: a crate of this
+# repository whose manifest says `fuzz-oracle = true` (under `[package.metadata.bitlens]`) holds
+# code the harnesses run only to check the code under test (codec/fuzz-oracle: parsing a
+# `decode --json` line back with serde_json); it is compiled like a dependency, without the pass,
+# so libFuzzer is not steered towards inputs that exercise the checker. Its checks all still run.
+# The rule: whatever a harness calls only to compute an expected value or to read an output back
+# goes into such a crate, with non-generic functions (a generic one would be instantiated, and
+# instrumented, in its caller).
 #
 # A crate of this repository that forbids `unsafe` (the workspace's `unsafe_code = "forbid"`, which
 # cargo passes as `--forbid=unsafe_code`, or `#![forbid(unsafe_code)]` in its crate root) also
@@ -51,55 +58,48 @@ forbids_unsafe() {
   esac
   grep -Eq '^[[:space:]]*#!\[forbid\(([^]]*[(, ])?unsafe_code\b' "$src" 2>/dev/null
 }
+# What to drop: the coverage instrumentation (cov) and ASan's (asan), 1 = drop.
+cov=1 asan=0
 if [ -n "${CARGO_MANIFEST_DIR:-}" ]; then
   dir=$(cd "$CARGO_MANIFEST_DIR" 2>/dev/null && pwd -P) || dir=$CARGO_MANIFEST_DIR
   case "$dir" in
     "$root" | "$root"/*)
-      # A crate of this repository that forbids `unsafe` compiles without ASan's instrumentation
-      # (the ASan runtime, its allocator and every other crate keep it); FUZZ_ASAN_ALL=1 keeps
-      # ASan everywhere, as cargo fuzz alone does. fuzz/README.md says why no check is lost.
-      if [ "${FUZZ_ASAN_ALL:-0}" != 1 ] && forbids_unsafe "$@"; then
-        [ -n "${FUZZ_WRAPPER_LOG:-}" ] && echo "no-asan $dir" >> "$FUZZ_WRAPPER_LOG"
-        skip_next=0
-        for arg do
-          shift
-          if [ "$skip_next" = 1 ]; then
-            skip_next=0
-            [ "$arg" = sanitizer=address ] && continue
-            set -- "$@" -Z "$arg"
-            continue
-          fi
-          case "$arg" in
-            -Zsanitizer=address) ;;
-            -Z) skip_next=1 ;;
-            *) set -- "$@" "$arg" ;;
-          esac
-        done
-        [ "$skip_next" = 1 ] && set -- "$@" -Z
-      else
-        [ -n "${FUZZ_WRAPPER_LOG:-}" ] && echo "asan $dir" >> "$FUZZ_WRAPPER_LOG"
-      fi
-      exec "$@" ;;
+      # A crate of this repository is code under test (instrumented), unless its manifest
+      # marks it an oracle (`fuzz-oracle = true` under `[package.metadata.bitlens]`: code a
+      # harness runs only to check the code under test, e.g. parsing its JSON back).
+      cov=0
+      grep -Eq '^[[:space:]]*fuzz-oracle[[:space:]]*=[[:space:]]*true' "$dir/Cargo.toml" 2>/dev/null &&
+        cov=1
+      # One that forbids `unsafe` compiles without ASan's instrumentation (the ASan runtime,
+      # its allocator and every other crate keep it); FUZZ_ASAN_ALL=1 keeps ASan everywhere,
+      # as cargo fuzz alone does. fuzz/README.md says why no check is lost.
+      [ "${FUZZ_ASAN_ALL:-0}" != 1 ] && forbids_unsafe "$@" && asan=1
+      ;;
   esac
 fi
-# A dependency: drop the sancov pass (its -sanitizer-coverage-* LLVM options then do nothing) and
-# the branch folding switch, in both spellings (`-Cx` and `-C x`).
-skip_next=0
+[ -n "${FUZZ_WRAPPER_LOG:-}" ] && echo "drop-cov=$cov drop-asan=$asan ${dir:-?}" >> "$FUZZ_WRAPPER_LOG"
+[ "$cov" = 0 ] && [ "$asan" = 0 ] && exec "$@"
+# Drop the sancov pass (its -sanitizer-coverage-* LLVM options then do nothing) and the branch
+# folding switch, and/or `-Zsanitizer=address`, in both spellings (`-Cx` and `-C x`, `-Zx`, `-Z x`).
+dropped() {
+  case "$cov:$1" in
+    1:passes=sancov-module | 1:llvm-args=-simplifycfg-branch-fold-threshold=0) return 0 ;;
+  esac
+  [ "$asan:$1" = 1:sanitizer=address ]
+}
+flag=
 for arg do
   shift
-  if [ "$skip_next" = 1 ]; then
-    skip_next=0
-    case "$arg" in
-      passes=sancov-module | llvm-args=-simplifycfg-branch-fold-threshold=0) continue ;;
-    esac
-    set -- "$@" -C "$arg"
+  if [ -n "$flag" ]; then
+    dropped "$arg" || set -- "$@" "$flag" "$arg"
+    flag=
     continue
   fi
   case "$arg" in
-    -Cpasses=sancov-module | -Cllvm-args=-simplifycfg-branch-fold-threshold=0) ;;
-    -C) skip_next=1 ;;
+    -C | -Z) flag=$arg ;;
+    -C?* | -Z?*) dropped "${arg#-?}" || set -- "$@" "$arg" ;;
     *) set -- "$@" "$arg" ;;
   esac
 done
-[ "$skip_next" = 1 ] && set -- "$@" -C
+[ -n "$flag" ] && set -- "$@" "$flag"
 exec "$@"
