@@ -11,40 +11,95 @@
 # if asked, the optimization level. A crate of this repository
 # (its manifest folder inside the repository: codec/, inspector/, fuzz/, examples/ ...) compiles
 # with the arguments as cargo gave them, so the code under test is instrumented as before,
-# including the dependencies' generic code instantiated in it.
+# including the dependencies' generic code instantiated in it. Except an oracle: a crate of this
+# repository whose manifest says `fuzz-oracle = true` (under `[package.metadata.bitlens]`) holds
+# code the harnesses run only to check the code under test (codec/fuzz-oracle: parsing a
+# `decode --json` line back with serde_json); it is compiled like a dependency, without the pass,
+# so libFuzzer is not steered towards inputs that exercise the checker. Its checks all still run.
+# The rule: whatever a harness calls only to compute an expected value or to read an output back
+# goes into such a crate, with non-generic functions (a generic one would be instantiated, and
+# instrumented, in its caller).
+#
+# A crate of this repository that forbids `unsafe` (the workspace's `unsafe_code = "forbid"`, which
+# cargo passes as `--forbid=unsafe_code`, or `#![forbid(unsafe_code)]` in its crate root) also
+# drops `-Zsanitizer=address` (third pass): safe code cannot make a memory error that ASan's
+# instrumentation of its loads and stores would see; the ASan runtime, its allocator and every
+# crate that may hold `unsafe` (dependencies, the guard allocator, the fuzz crate and targets) keep
+# it. The rule reads the compilation's own flags and source, so a crate that gains `unsafe`
+# (and so loses the forbid) is instrumented again. FUZZ_ASAN_ALL=1 keeps ASan in every crate.
 #
 # Any other compilation (no sancov pass asked for: cargo build, test, clippy, doc) is run as is.
-# FUZZ_INSTRUMENT_ALL=1 instruments every crate, as cargo fuzz alone does.
+# FUZZ_INSTRUMENT_ALL=1 instruments every crate, as cargo fuzz alone does (coverage and ASan).
 case " $* " in
   *" -Cpasses=sancov-module "* | *" passes=sancov-module "*) ;;
   *) exec "$@" ;;
 esac
 [ "${FUZZ_INSTRUMENT_ALL:-0}" = 1 ] && exec "$@"
 root=$(cd "$(dirname "$0")/.." && pwd -P)
+# Does this compilation forbid `unsafe` in the whole crate? Either cargo passes the workspace's
+# `[lints.rust] unsafe_code = "forbid"` (`--forbid=unsafe_code` or `-F unsafe_code`), or the crate
+# root (the `.rs` file on the command line) has `#![forbid(unsafe_code)]`: rustc itself then
+# refuses any `unsafe` block, function or impl in the crate, and no `allow` can lift a forbid.
+forbids_unsafe() {
+  prev= src=
+  for arg do
+    case "$prev $arg" in
+      "-F unsafe_code" | "--forbid unsafe_code" | *" -Funsafe_code" | *" --forbid=unsafe_code") return 0 ;;
+    esac
+    case "$arg" in
+      *.rs) [ -z "$src" ] && src=$arg ;;
+    esac
+    prev=$arg
+  done
+  [ -n "$src" ] || return 1
+  case "$src" in
+    /*) ;;
+    *) [ -f "$src" ] || src=${CARGO_MANIFEST_DIR:-.}/$src ;;
+  esac
+  grep -Eq '^[[:space:]]*#!\[forbid\(([^]]*[(, ])?unsafe_code\b' "$src" 2>/dev/null
+}
+# What to drop: the coverage instrumentation (cov) and ASan's (asan), 1 = drop.
+cov=1 asan=0
 if [ -n "${CARGO_MANIFEST_DIR:-}" ]; then
   dir=$(cd "$CARGO_MANIFEST_DIR" 2>/dev/null && pwd -P) || dir=$CARGO_MANIFEST_DIR
   case "$dir" in
-    "$root" | "$root"/*) exec "$@" ;;
+    "$root" | "$root"/*)
+      # A crate of this repository is code under test (instrumented), unless its manifest
+      # marks it an oracle (`fuzz-oracle = true` under `[package.metadata.bitlens]`: code a
+      # harness runs only to check the code under test, e.g. parsing its JSON back).
+      cov=0
+      grep -Eq '^[[:space:]]*fuzz-oracle[[:space:]]*=[[:space:]]*true' "$dir/Cargo.toml" 2>/dev/null &&
+        cov=1
+      # One that forbids `unsafe` compiles without ASan's instrumentation (the ASan runtime,
+      # its allocator and every other crate keep it); FUZZ_ASAN_ALL=1 keeps ASan everywhere,
+      # as cargo fuzz alone does. fuzz/README.md says why no check is lost.
+      [ "${FUZZ_ASAN_ALL:-0}" != 1 ] && forbids_unsafe "$@" && asan=1
+      ;;
   esac
 fi
-# A dependency: drop the sancov pass (its -sanitizer-coverage-* LLVM options then do nothing) and
-# the branch folding switch, in both spellings (`-Cx` and `-C x`).
-skip_next=0
+[ -n "${FUZZ_WRAPPER_LOG:-}" ] && echo "drop-cov=$cov drop-asan=$asan ${dir:-?}" >> "$FUZZ_WRAPPER_LOG"
+[ "$cov" = 0 ] && [ "$asan" = 0 ] && exec "$@"
+# Drop the sancov pass (its -sanitizer-coverage-* LLVM options then do nothing) and the branch
+# folding switch, and/or `-Zsanitizer=address`, in both spellings (`-Cx` and `-C x`, `-Zx`, `-Z x`).
+dropped() {
+  case "$cov:$1" in
+    1:passes=sancov-module | 1:llvm-args=-simplifycfg-branch-fold-threshold=0) return 0 ;;
+  esac
+  [ "$asan:$1" = 1:sanitizer=address ]
+}
+flag=
 for arg do
   shift
-  if [ "$skip_next" = 1 ]; then
-    skip_next=0
-    case "$arg" in
-      passes=sancov-module | llvm-args=-simplifycfg-branch-fold-threshold=0) continue ;;
-    esac
-    set -- "$@" -C "$arg"
+  if [ -n "$flag" ]; then
+    dropped "$arg" || set -- "$@" "$flag" "$arg"
+    flag=
     continue
   fi
   case "$arg" in
-    -Cpasses=sancov-module | -Cllvm-args=-simplifycfg-branch-fold-threshold=0) ;;
-    -C) skip_next=1 ;;
+    -C | -Z) flag=$arg ;;
+    -C?* | -Z?*) dropped "${arg#-?}" || set -- "$@" "$arg" ;;
     *) set -- "$@" "$arg" ;;
   esac
 done
-[ "$skip_next" = 1 ] && set -- "$@" -C
+[ -n "$flag" ] && set -- "$@" "$flag"
 exec "$@"
