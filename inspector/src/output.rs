@@ -1285,13 +1285,13 @@ impl FieldLine<'_> {
         out.extend_from_slice(b" bits");
         if let Some((lo, hi)) = self.range {
             out.extend_from_slice(b", ");
-            out.extend_from_slice(digits.format(lo).as_bytes());
+            int_text(out, lo);
             out.extend_from_slice(b"..=");
-            out.extend_from_slice(digits.format(hi).as_bytes());
+            int_text(out, hi);
         }
         if let Some(raw) = self.raw {
             out.extend_from_slice(b", code ");
-            out.extend_from_slice(digits.format(raw).as_bytes());
+            int_text(out, raw);
         }
         out.push(b']');
         if self.failed {
@@ -1299,6 +1299,16 @@ impl FieldLine<'_> {
         }
         out.push(b'\n');
     }
+}
+
+/// `i` in decimal: through `i64` when it fits (`itoa`'s 128-bit path is several times slower).
+fn int_text(out: &mut Vec<u8>, i: i128) {
+    let mut digits = itoa::Buffer::new();
+    let text = match i64::try_from(i) {
+        Ok(small) => digits.format(small),
+        Err(_) => digits.format(i),
+    };
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// `x` as `{:#010x}` writes it: `0x` and eight lowercase hex digits.
@@ -1316,7 +1326,7 @@ fn value_text(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::None => {}
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
+        Value::Int(i) => int_text(out, *i),
         Value::F32(x) => match f32_text(*x) {
             Some(text) => out.extend_from_slice(text.as_bytes()),
             // A whole number below 2^24 is every f32 near it, so its shortest digits are its
