@@ -7,6 +7,7 @@ use bitlens_codec::dissect::{Dissection, Problem};
 use bitlens_codec::float_text::{f32_text, f64_text};
 use bitlens_codec::{FieldKind, TraceField, Value};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::net::SocketAddr;
 
 /// Whether JSON lists a trace entry among `fields`: values, and scopes that carry a value of
@@ -1191,41 +1192,175 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
     s
 }
 
-/// The field tree of a dissected datagram, indented, one field per line.
-pub fn field_lines(dissection: &Dissection) -> Vec<String> {
+/// The field tree of a dissected datagram, indented, one field per line, each ending in a
+/// newline, appended to `out` (what `decode --fields` prints under the datagram's line).
+pub fn write_field_lines(out: &mut Vec<u8>, dissection: &Dissection) {
     let trace = &dissection.trace;
     // A read past the end at a field with too few bits to read: shown where it stopped.
     let stop = trace.past_end_entry();
-    trace
-        .fields
-        .iter()
-        .chain(stop.as_ref())
-        .map(|f| {
-            let indent = "  ".repeat(f.depth + 1);
-            let name = f.name();
-            let mut line = match &f.kind {
-                FieldKind::Scope if matches!(f.value, Value::None) => format!("{indent}{name}"),
-                FieldKind::Scope | FieldKind::Value => format!("{indent}{name} = {}", f.value),
-                FieldKind::Padding => format!("{indent}(padding)"),
-                FieldKind::Check { label, expected, found } => {
-                    let mark = if expected == found { "✓" } else { "✗" };
-                    format!("{indent}check {mark} \"{label}\" expected {expected:#010x} found {found:#010x}")
+    for f in trace.fields.iter().chain(stop.as_ref()) {
+        FieldLine {
+            depth: f.depth,
+            name: f.name(),
+            value: &f.value,
+            kind: &f.kind,
+            bit: f.bit,
+            bits: f.bits,
+            range: f.range,
+            raw: f.raw,
+            failed: f.failed,
+        }
+        .write(out);
+    }
+}
+
+/// One field of the tree as `decode --fields` shows it: the pieces its line is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldLine<'a> {
+    /// Nesting depth: 0 at the top (indented by two spaces per level, plus two).
+    pub depth: usize,
+    /// The field's own name (the last part of its path).
+    pub name: &'a str,
+    /// The value shown after ` = ` (for a scope, nothing when it has none).
+    pub value: &'a Value,
+    /// What the field is.
+    pub kind: &'a FieldKind,
+    /// First bit.
+    pub bit: usize,
+    /// Width in bits.
+    pub bits: usize,
+    /// The allowed range of the wire integer, for ranged fields.
+    pub range: Option<(i128, i128)>,
+    /// The integer sent on the wire, where it differs from the value.
+    pub raw: Option<i128>,
+    /// The read stopped at this field.
+    pub failed: bool,
+}
+
+/// Spaces to indent with, copied from in slices.
+const SPACES: &[u8] = &[b' '; 64];
+
+impl FieldLine<'_> {
+    /// Appends the field's line and a newline to `out`. Integers, bools, floats, checks and
+    /// padding are written by hand (no `core::fmt`); strings, bytes, float vectors, fixed
+    /// values and `u128`s above `i128::MAX` as `Value`'s `Display` writes them.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        let mut indent = self.depth.saturating_add(1).saturating_mul(2);
+        while indent > 0 {
+            let n = indent.min(SPACES.len());
+            out.extend_from_slice(&SPACES[..n]);
+            indent -= n;
+        }
+        match self.kind {
+            FieldKind::Scope if matches!(self.value, Value::None) => {
+                out.extend_from_slice(self.name.as_bytes());
+            }
+            FieldKind::Scope | FieldKind::Value => {
+                out.extend_from_slice(self.name.as_bytes());
+                out.extend_from_slice(b" = ");
+                value_text(out, self.value);
+            }
+            FieldKind::Padding => out.extend_from_slice(b"(padding)"),
+            FieldKind::Check {
+                label,
+                expected,
+                found,
+            } => {
+                let mark: &str = if expected == found { "✓" } else { "✗" };
+                out.extend_from_slice(b"check ");
+                out.extend_from_slice(mark.as_bytes());
+                out.extend_from_slice(b" \"");
+                out.extend_from_slice(label.as_bytes());
+                out.extend_from_slice(b"\" expected ");
+                hex32(out, *expected);
+                out.extend_from_slice(b" found ");
+                hex32(out, *found);
+            }
+        }
+        let mut digits = itoa::Buffer::new();
+        out.extend_from_slice(b"  [bit ");
+        out.extend_from_slice(digits.format(self.bit).as_bytes());
+        out.extend_from_slice(b", ");
+        out.extend_from_slice(digits.format(self.bits).as_bytes());
+        out.extend_from_slice(b" bits");
+        if let Some((lo, hi)) = self.range {
+            out.extend_from_slice(b", ");
+            int_text(out, lo);
+            out.extend_from_slice(b"..=");
+            int_text(out, hi);
+        }
+        if let Some(raw) = self.raw {
+            out.extend_from_slice(b", code ");
+            int_text(out, raw);
+        }
+        out.push(b']');
+        if self.failed {
+            out.extend_from_slice(b"  <- read stopped here");
+        }
+        out.push(b'\n');
+    }
+}
+
+/// `i` in decimal: through `i64` when it fits (`itoa`'s 128-bit path is several times slower).
+fn int_text(out: &mut Vec<u8>, i: i128) {
+    let mut digits = itoa::Buffer::new();
+    let text = match i64::try_from(i) {
+        Ok(small) => digits.format(small),
+        Err(_) => digits.format(i),
+    };
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// `x` as `{:#010x}` writes it: `0x` and eight lowercase hex digits.
+fn hex32(out: &mut Vec<u8>, x: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = *b"0x00000000";
+    for (i, d) in text[2..].iter_mut().enumerate() {
+        *d = HEX[((x >> (28 - 4 * i)) & 0xf) as usize];
+    }
+    out.extend_from_slice(&text);
+}
+
+/// `value` as its `Display` writes it.
+fn value_text(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::None => {}
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Int(i) => int_text(out, *i),
+        Value::F32(x) => match f32_text(*x) {
+            Some(text) => out.extend_from_slice(text.as_bytes()),
+            // A whole number below 2^24 is every f32 near it, so its shortest digits are its
+            // integer's: `Display` writes those, with no `.0` (and `-0` for minus zero).
+            None if x.trunc() == *x && x.abs() < 16_777_216.0 => {
+                if x.is_sign_negative() {
+                    out.push(b'-');
                 }
-            };
-            let _ = write!(line, "  [bit {}, {} bits", f.bit, f.bits);
-            if let Some((lo, hi)) = f.range {
-                let _ = write!(line, ", {lo}..={hi}");
+                let whole = x.abs() as u32;
+                out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
             }
-            if let Some(raw) = f.raw {
-                let _ = write!(line, ", code {raw}");
+            None => {
+                let _ = write!(out, "{x}");
             }
-            line.push(']');
-            if f.failed {
-                line.push_str("  <- read stopped here");
+        },
+        Value::F64(x) => match f64_text(*x) {
+            Some(text) => out.extend_from_slice(text.as_bytes()),
+            // As for f32, below 2^53.
+            None if x.trunc() == *x && x.abs() < 9_007_199_254_740_992.0 => {
+                if x.is_sign_negative() {
+                    out.push(b'-');
+                }
+                let whole = x.abs() as u64;
+                out.extend_from_slice(itoa::Buffer::new().format(whole).as_bytes());
             }
-            line
-        })
-        .collect()
+            None => {
+                let _ = write!(out, "{x}");
+            }
+        },
+        // The rare kinds: Debug escaping, hex bytes, float vectors, fixed decimals.
+        Value::Str(_) | Value::Bytes(_) | Value::Floats(_) | Value::U128(_) | Value::Fixed(_) => {
+            let _ = write!(out, "{value}");
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1233,6 +1368,259 @@ mod tests {
     use super::*;
     use bitlens_codec::trace::JsonInt;
     use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV6};
+
+    /// The `format!` code `decode --fields` used before [`FieldLine::write`]: the reference the
+    /// writer's text is held to.
+    fn formatted_line(f: &FieldLine) -> String {
+        let indent = "  ".repeat(f.depth + 1);
+        let name = f.name;
+        let mut line = match f.kind {
+            FieldKind::Scope if matches!(f.value, Value::None) => format!("{indent}{name}"),
+            FieldKind::Scope | FieldKind::Value => format!("{indent}{name} = {}", f.value),
+            FieldKind::Padding => format!("{indent}(padding)"),
+            FieldKind::Check {
+                label,
+                expected,
+                found,
+            } => {
+                let mark = if expected == found { "✓" } else { "✗" };
+                format!(
+                    "{indent}check {mark} \"{label}\" expected {expected:#010x} found {found:#010x}"
+                )
+            }
+        };
+        let _ = write!(line, "  [bit {}, {} bits", f.bit, f.bits);
+        if let Some((lo, hi)) = f.range {
+            let _ = write!(line, ", {lo}..={hi}");
+        }
+        if let Some(raw) = f.raw {
+            let _ = write!(line, ", code {raw}");
+        }
+        line.push(']');
+        if f.failed {
+            line.push_str("  <- read stopped here");
+        }
+        line.push('\n');
+        line
+    }
+
+    fn written_line(f: &FieldLine) -> String {
+        let mut out = b"before\n".to_vec();
+        f.write(&mut out);
+        String::from_utf8(out[7..].to_vec()).unwrap()
+    }
+
+    /// Every value kind, every field kind, with and without ranges, codes and a failed read,
+    /// at depths 0 to 5 and one deeper than the indentation constant: the writer's line is the
+    /// `format!` code's, byte for byte.
+    #[test]
+    fn field_lines_are_written_as_format_wrote_them() {
+        let f32s = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -2.75,
+            1.0e-7,
+            1.0e20,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            f32::MAX,
+            f32::MIN,
+            f32::EPSILON,
+            16_777_215.0,
+            16_777_216.0,
+            -16_777_216.0,
+            33_554_432.0,
+            123_456.79,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::from_bits(0xffc0_1234),
+        ];
+        let f64s = [
+            0.0f64,
+            -0.0,
+            1.0,
+            -7.0,
+            0.1,
+            1.0e-300,
+            1.0e300,
+            f64::from_bits(1),
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            -9_007_199_254_740_993.0,
+            4_294_967_296.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::from_bits(0x7ff0_0000_0000_0001),
+            f64::from_bits(0xfff8_0000_0000_00ff),
+        ];
+        let mut values = vec![
+            Value::None,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Str(String::new()),
+            Value::Str("say \"hi\"\\ tab\t nl\n nul\0 del\u{7f} ünïcödé ✓ 🦀 \u{200b}".into()),
+            Value::Bytes(vec![]),
+            Value::Bytes(vec![0, 1, 0xab, 0xff]),
+            Value::Floats(vec![]),
+            Value::Floats(vec![1.0, -0.0, f32::NAN, f32::from_bits(0x7fa0_0000), 0.1]),
+            Value::U128(u128::MAX),
+            Value::from_u128(u128::MAX / 2 + 1),
+            Value::Fixed(bitlens_codec::Fixed {
+                raw: -12_345,
+                fraction_bits: 8,
+            }),
+            Value::Fixed(bitlens_codec::Fixed {
+                raw: i128::MAX,
+                fraction_bits: 127,
+            }),
+        ];
+        for i in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            i128::from(i64::MIN),
+            i128::from(i64::MAX),
+            i128::from(u64::MAX),
+            i128::from(u64::MAX) + 1,
+            i128::MIN,
+            i128::MAX,
+        ] {
+            values.push(Value::Int(i));
+        }
+        values.extend(f32s.map(Value::F32));
+        values.extend(f64s.map(Value::F64));
+        let checks = [
+            FieldKind::Check {
+                label: "crc32".into(),
+                expected: 0xdead_beef,
+                found: 0xdead_beef,
+            },
+            FieldKind::Check {
+                label: "after \"quotes\" ✓".into(),
+                expected: 0,
+                found: u32::MAX,
+            },
+            FieldKind::Check {
+                label: "".into(),
+                expected: 0x0123_4567,
+                found: 0x89ab_cdef,
+            },
+        ];
+        let kinds = [FieldKind::Value, FieldKind::Scope, FieldKind::Padding];
+        let none = Value::None;
+        let ranges = [
+            None,
+            Some((0, 5)),
+            Some((i128::MIN, i128::MAX)),
+            Some((-3, -1)),
+        ];
+        let raws = [None, Some(0), Some(-1), Some(i128::MIN), Some(i128::MAX)];
+        let mut lines = 0;
+        for depth in [0, 1, 2, 3, 4, 5, 40] {
+            for (bit, bits) in [(0, 0), (7, 1), (usize::MAX, usize::MAX)] {
+                for range in ranges {
+                    for raw in raws {
+                        for failed in [false, true] {
+                            let mut pieces = Vec::new();
+                            for kind in &kinds {
+                                for value in &values {
+                                    pieces.push((kind, value));
+                                }
+                            }
+                            for check in &checks {
+                                pieces.push((check, &none));
+                            }
+                            for (kind, value) in pieces {
+                                for name in ["x", "objects[17]", "[3]", "ünï"] {
+                                    let line = FieldLine {
+                                        depth,
+                                        name,
+                                        value,
+                                        kind,
+                                        bit,
+                                        bits,
+                                        range,
+                                        raw,
+                                        failed,
+                                    };
+                                    assert_eq!(written_line(&line), formatted_line(&line));
+                                    lines += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(lines > 100_000, "{lines}");
+        assert_eq!(
+            written_line(&FieldLine {
+                depth: 1,
+                name: "hp",
+                value: &Value::F32(-0.0),
+                kind: &FieldKind::Value,
+                bit: 3,
+                bits: 7,
+                range: Some((-1, 99)),
+                raw: Some(5),
+                failed: true,
+            }),
+            "    hp = -0  [bit 3, 7 bits, -1..=99, code 5]  <- read stopped here\n"
+        );
+    }
+
+    /// The whole-number float path against `Display` over spread bit patterns: every exponent,
+    /// mantissas with few and many low bits, both signs.
+    #[test]
+    fn floats_are_written_as_display_writes_them() {
+        let text = |v: &Value| {
+            let mut out = Vec::new();
+            value_text(&mut out, v);
+            String::from_utf8(out).unwrap()
+        };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            // splitmix64
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            // Clear a random number of low mantissa bits: whole numbers come up often.
+            let clear = (z >> 58) as u32;
+            let b32 = (z as u32) & !((1u32 << (clear % 24)) - 1);
+            let b64 = z & !((1u64 << (clear % 53)) - 1);
+            for v in [
+                Value::F32(f32::from_bits(b32)),
+                Value::F64(f64::from_bits(b64)),
+            ] {
+                assert_eq!(text(&v), v.to_string(), "{v:?}");
+            }
+        }
+        for i in -70_000i32..70_000 {
+            #[allow(clippy::cast_precision_loss)]
+            for v in [
+                Value::F32(i as f32),
+                Value::F32(i as f32 * 256.0),
+                Value::F64(f64::from(i) * 1.0e10),
+            ] {
+                assert_eq!(text(&v), v.to_string(), "{v:?}");
+            }
+        }
+    }
 
     fn written(f: impl FnOnce(&mut Json)) -> String {
         let mut buf = Vec::new();

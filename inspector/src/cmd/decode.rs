@@ -161,12 +161,10 @@ fn render(
             line.push_str("  ");
             line.push_str(&flaw.message(name, d.frame));
         }
-        // Writing into a Vec cannot fail.
-        let _ = writeln!(buf, "{line}");
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
         if fields {
-            for l in output::field_lines(&dissection) {
-                let _ = writeln!(buf, "{l}");
-            }
+            output::write_field_lines(buf, &dissection);
         }
         dissection.recycle();
     }
