@@ -401,6 +401,77 @@ pub trait Tracer {
         kind: FieldKind,
         failed: bool,
     );
+    /// A signed integer field within `i64` was read, with its allowed range if it has one.
+    /// The default builds the [`Value`] and calls [`Tracer::field`]; a tracer that stores ints
+    /// as they are overrides it (no `i128` built per field).
+    #[inline]
+    fn int(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: i64,
+        range: Option<(i64, i64)>,
+        failed: bool,
+    ) {
+        let range = range.map(|(lo, hi)| (i128::from(lo), i128::from(hi)));
+        let value = Value::Int(i128::from(value));
+        self.field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
+    /// An unsigned integer field within `u64` was read, with its allowed range `0..=max` if it
+    /// has one. The default calls [`Tracer::field`] as [`Tracer::int`]'s does.
+    #[inline]
+    fn uint(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: u64,
+        max: Option<u64>,
+        failed: bool,
+    ) {
+        let range = max.map(|hi| (0, i128::from(hi)));
+        let value = Value::Int(i128::from(value));
+        self.field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
+    /// A one-bit bool field was read.
+    #[inline]
+    fn boolean(&mut self, name: &str, bit: usize, value: bool) {
+        let kind = FieldKind::Value;
+        self.field(name, bit, 1, Value::Bool(value), None, kind, false);
+    }
+    /// A 32-bit float field was read.
+    #[inline]
+    fn float32(&mut self, name: &str, bit: usize, bits: usize, value: f32) {
+        let kind = FieldKind::Value;
+        self.field(name, bit, bits, Value::F32(value), None, kind, false);
+    }
+    /// A 64-bit float field was read.
+    #[inline]
+    fn float64(&mut self, name: &str, bit: usize, bits: usize, value: f64) {
+        let kind = FieldKind::Value;
+        self.field(name, bit, bits, Value::F64(value), None, kind, false);
+    }
+    /// Alignment padding of `bits` (more than 0) bits was read: `pad` is what they held,
+    /// failed when not 0.
+    #[inline]
+    fn padding(&mut self, name: &str, bit: usize, bits: usize, pad: u64) {
+        let value = Value::Int(i128::from(pad));
+        let kind = FieldKind::Padding;
+        self.field(name, bit, bits, value, None, kind, pad != 0);
+    }
+    /// A 32-bit check marker labelled `label` was read: `found` against `expected`, failed
+    /// when they differ.
+    #[inline]
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        let kind = FieldKind::Check {
+            label: label.into(),
+            expected,
+            found,
+        };
+        let value = Value::Int(i128::from(found));
+        self.field(label, bit, 32, value, None, kind, found != expected);
+    }
     /// A scope (`Some(name)`) or array element (`index`) begins.
     fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize);
     /// The innermost scope ends at `bit`.
@@ -427,6 +498,20 @@ impl Tracer for NoTrace {
         _: bool,
     ) {
     }
+    #[inline(always)]
+    fn int(&mut self, _: &str, _: usize, _: usize, _: i64, _: Option<(i64, i64)>, _: bool) {}
+    #[inline(always)]
+    fn uint(&mut self, _: &str, _: usize, _: usize, _: u64, _: Option<u64>, _: bool) {}
+    #[inline(always)]
+    fn boolean(&mut self, _: &str, _: usize, _: bool) {}
+    #[inline(always)]
+    fn float32(&mut self, _: &str, _: usize, _: usize, _: f32) {}
+    #[inline(always)]
+    fn float64(&mut self, _: &str, _: usize, _: usize, _: f64) {}
+    #[inline(always)]
+    fn padding(&mut self, _: &str, _: usize, _: usize, _: u64) {}
+    #[inline(always)]
+    fn check(&mut self, _: &str, _: usize, _: u32, _: u32) {}
     #[inline(always)]
     fn enter(&mut self, _: Option<&str>, _: Option<usize>, _: usize) {}
     #[inline(always)]
@@ -561,6 +646,7 @@ impl Recorder {
         }
     }
 
+    #[inline(always)]
     fn child_path(&mut self, name: &str) -> PathString {
         // Extend the current path in place and copy it once (inline, no allocation, up to 24
         // bytes): traces build a path for every field.
@@ -578,11 +664,12 @@ impl Recorder {
     }
 }
 
-impl Tracer for Recorder {
-    const ACTIVE: bool = true;
-
+impl Recorder {
+    /// [`Tracer::field`]'s body, inlined into each typed hook so that the value, range and
+    /// kind are built in place in the entry (not built by the reader and moved in).
     #[allow(clippy::too_many_arguments, reason = "mirrors the trait")]
-    fn field(
+    #[inline(always)]
+    fn push_field(
         &mut self,
         name: &str,
         bit: usize,
@@ -615,6 +702,67 @@ impl Tracer for Recorder {
             failed,
         });
         self.last_ended = Some(self.fields.len() - 1);
+    }
+}
+
+impl Tracer for Recorder {
+    const ACTIVE: bool = true;
+
+    #[allow(clippy::too_many_arguments, reason = "mirrors the trait")]
+    fn field(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: Value,
+        range: Option<(i128, i128)>,
+        kind: FieldKind,
+        failed: bool,
+    ) {
+        self.push_field(name, bit, bits, value, range, kind, failed);
+    }
+
+    fn int(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: i64,
+        range: Option<(i64, i64)>,
+        failed: bool,
+    ) {
+        let range = range.map(|(lo, hi)| (i128::from(lo), i128::from(hi)));
+        let value = Value::Int(i128::from(value));
+        self.push_field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
+
+    fn uint(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: u64,
+        max: Option<u64>,
+        failed: bool,
+    ) {
+        let range = max.map(|hi| (0, i128::from(hi)));
+        let value = Value::Int(i128::from(value));
+        self.push_field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
+
+    fn boolean(&mut self, name: &str, bit: usize, value: bool) {
+        let kind = FieldKind::Value;
+        self.push_field(name, bit, 1, Value::Bool(value), None, kind, false);
+    }
+
+    fn float32(&mut self, name: &str, bit: usize, bits: usize, value: f32) {
+        let kind = FieldKind::Value;
+        self.push_field(name, bit, bits, Value::F32(value), None, kind, false);
+    }
+
+    fn float64(&mut self, name: &str, bit: usize, bits: usize, value: f64) {
+        let kind = FieldKind::Value;
+        self.push_field(name, bit, bits, Value::F64(value), None, kind, false);
     }
 
     fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
@@ -785,6 +933,105 @@ mod tests {
                 s("mice[4]", 1, 4, 1, false),
             ]
         );
+    }
+
+    /// A tracer with only the required hooks: the typed ones run their default bodies.
+    #[derive(Default)]
+    struct FieldOnly(Recorder);
+
+    impl Tracer for FieldOnly {
+        const ACTIVE: bool = true;
+        fn field(
+            &mut self,
+            name: &str,
+            bit: usize,
+            bits: usize,
+            value: Value,
+            range: Option<(i128, i128)>,
+            kind: FieldKind,
+            failed: bool,
+        ) {
+            self.0.field(name, bit, bits, value, range, kind, failed);
+        }
+        fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
+            self.0.enter(name, index, bit);
+        }
+        fn exit(&mut self, bit: usize) {
+            self.0.exit(bit);
+        }
+        fn annotate(&mut self, value: Value) {
+            self.0.annotate(value);
+        }
+    }
+
+    /// Every typed hook once, inside a scope and an array element.
+    fn typed_hooks<T: Tracer>(t: &mut T) {
+        t.enter(Some("s"), None, 0);
+        t.int("i", 0, 7, -5, Some((-64, 63)), false);
+        t.int("j", 7, 64, i64::MIN, None, true);
+        t.uint("u", 71, 64, u64::MAX, Some(u64::MAX), false);
+        t.uint("w", 135, 64, 3, None, false);
+        t.boolean("b", 199, true);
+        t.float32("f", 200, 32, f32::from_bits(0x7FA0_0001));
+        t.float64("d", 232, 64, -0.0);
+        t.padding("pad", 296, 5, 9);
+        t.check("label", 301, 0xDEAD_BEEF, 0xDEAD_BEEF);
+        t.check("crc32", 333, 1, 2);
+        t.enter(None, Some(3), 365);
+        t.uint("", 365, 4, 9, Some(15), false);
+        t.exit(369);
+        t.exit(369);
+    }
+
+    #[test]
+    fn typed_hooks_record_what_their_default_bodies_do() {
+        let mut typed = Recorder::default();
+        typed_hooks(&mut typed);
+        let mut plain = FieldOnly::default();
+        typed_hooks(&mut plain);
+        let (typed, plain) = (typed.close(369), plain.0.close(369));
+        assert_eq!(typed, plain);
+        let ranges: Vec<_> = typed.iter().map(|f| f.range).collect();
+        let max = Some((0, i128::from(u64::MAX)));
+        let element = Some((0, 15));
+        let none = None;
+        let expected = [
+            none,
+            Some((-64, 63)),
+            none,
+            max,
+            none,
+            none,
+            none,
+            none,
+            none,
+        ];
+        assert_eq!(ranges[..9], expected);
+        assert_eq!(ranges[9..], [none, none, element]);
+        let shown: Vec<_> = typed
+            .iter()
+            .map(|f| (f.path(), f.value.to_string(), f.failed))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("s", String::new(), false),
+                ("s.i", "-5".into(), false),
+                ("s.j", i64::MIN.to_string(), true),
+                ("s.u", u64::MAX.to_string(), false),
+                ("s.w", "3".into(), false),
+                ("s.b", "true".into(), false),
+                ("s.f", "nan:0x7fa00001".into(), false),
+                ("s.d", "-0".into(), false),
+                ("s.pad", "9".into(), true),
+                ("s.label", 0xDEAD_BEEF_u32.to_string(), false),
+                ("s.crc32", "2".into(), true),
+                ("s[3]", "9".into(), false),
+            ]
+        );
+        assert!(typed[10].check_failed() && !typed[9].check_failed());
+        assert_eq!(typed[8].kind, FieldKind::Padding);
+        assert_eq!(typed[11].depth, 1, "the element's one value stands for it");
     }
 
     #[test]
