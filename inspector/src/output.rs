@@ -3,19 +3,21 @@
 //! for batch formats, messages that are ranges of the tree).
 
 use crate::capture::{Datagram, Timestamp};
+use bitlens_codec::Entries;
 use bitlens_codec::dissect::{Dissection, Problem};
 use bitlens_codec::float_text::{f32_text, f64_text};
-use bitlens_codec::{FieldKind, TraceField, Value};
+use bitlens_codec::trace::{EntryKind, Field, ValueRef};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 /// Whether JSON lists a trace entry among `fields`: values, and scopes that carry a value of
 /// their own (a string, a vector, an index); not checks, padding or plain scopes.
-fn shown(f: &TraceField) -> bool {
-    match &f.kind {
-        FieldKind::Scope => !matches!(f.value, Value::None),
-        FieldKind::Value => true,
-        FieldKind::Check { .. } | FieldKind::Padding => false,
+#[inline(always)]
+fn shown(f: &Field<'_>) -> bool {
+    match f.kind() {
+        EntryKind::Scope => f.has_value(),
+        EntryKind::Value => true,
+        EntryKind::Check | EntryKind::Padding => false,
     }
 }
 
@@ -118,18 +120,23 @@ fn datagram_json(
         // One pass over the entries: the fields written, the checks' places kept for their list.
         let mut checks = std::mem::take(&mut j.checks);
         checks.clear();
-        for (i, f) in fields.iter().enumerate() {
-            if matches!(f.kind, FieldKind::Check { .. }) {
+        let mut walk = fields.walk();
+        let mut i = 0;
+        while let Some((f, path)) = walk.next_bytes() {
+            if f.kind() == EntryKind::Check {
                 checks.push(i);
-            } else if shown(f) {
-                j.field(f.path(), f);
+            } else if shown(&f) {
+                j.field(path, &f);
             }
+            i += 1;
         }
         j.close_list(start);
         j.raw(",\"checks\":");
         let start = j.pos;
         for &i in &checks {
-            j.check_entry(&fields[i]);
+            if let Some(f) = fields.view(i) {
+                j.check_entry(&f);
+            }
         }
         j.close_list(start);
         j.checks = checks;
@@ -137,17 +144,20 @@ fn datagram_json(
         // A batch inside a transport: the transport's own entries (its messages' fields are
         // listed per message).
         for layer in &dissection.layers {
-            let own = fields.get(layer.header.clone()).unwrap_or_default().iter();
-            let own = own.chain(fields.get(layer.trailer.clone()).unwrap_or_default());
-            for f in own.filter(|f| shown(f)) {
-                j.field(f.path(), f);
+            for range in [layer.header.clone(), layer.trailer.clone()] {
+                let mut walk = fields.walk_range(range);
+                while let Some((f, path)) = walk.next_bytes() {
+                    if shown(&f) {
+                        j.field(path, &f);
+                    }
+                }
             }
         }
         j.close_list(start);
         j.raw(",\"checks\":");
         let start = j.pos;
-        for f in fields {
-            j.check_entry(f);
+        for f in fields.views() {
+            j.check_entry(&f);
         }
         j.close_list(start);
     }
@@ -205,9 +215,11 @@ fn datagram_json(
             }
             j.raw(",\"fields\":");
             let start = j.pos;
-            for (path, f) in dissection.body_of(m).filter(|(_, f)| shown(f)) {
-                j.field(path, f);
-            }
+            dissection.walk_body(m, |path, f| {
+                if shown(&f) {
+                    j.field(path, &f);
+                }
+            });
             j.close_list(start);
             j.byte(b'}');
         }
@@ -803,23 +815,25 @@ impl<'a> Json<'a> {
         }
     }
 
-    fn value(&mut self, v: &Value) {
+    fn value(&mut self, v: ValueRef<'_>) {
         match v {
-            Value::None => self.raw("null"),
-            Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
-            Value::Int(i) => self.int(*i),
-            Value::U128(i) => {
+            ValueRef::None => self.raw("null"),
+            ValueRef::Bool(b) => self.raw(if b { "true" } else { "false" }),
+            ValueRef::Int(i) => self.int(i128::from(i)),
+            ValueRef::UInt(i) => self.uint(i),
+            ValueRef::Wide(i) => self.int(i),
+            ValueRef::U128(i) => {
                 self.byte(b'"');
-                self.bytes(itoa::Buffer::new().format(*i).as_bytes());
+                self.bytes(itoa::Buffer::new().format(i).as_bytes());
                 self.byte(b'"');
             }
             // As `Fixed` serializes: a number when f64 holds it exactly, else its decimal text.
-            Value::Fixed(x) => match x.exact_f64() {
+            ValueRef::Fixed(x) => match x.exact_f64() {
                 Some(f) => self.f64(f),
                 None => self.str(&x.to_string()),
             },
-            Value::Str(s) => self.str(s),
-            Value::Bytes(bytes) => {
+            ValueRef::Str(s) => self.str(s),
+            ValueRef::Bytes(bytes) => {
                 let n = bytes.len() * 2;
                 let w = &mut self.room(n + 2)[..n + 2];
                 w[0] = b'"';
@@ -829,10 +843,10 @@ impl<'a> Json<'a> {
                 self.pos += n + 2;
             }
             // Floats as `Value` serializes them (NaN and infinities as strings).
-            Value::F32(x) => self.f32(*x),
-            Value::F64(x) => self.f64(*x),
-            Value::Floats(xs) if xs.iter().all(|x| x.is_finite()) => self.finite_floats(xs),
-            Value::Floats(xs) => {
+            ValueRef::F32(x) => self.f32(x),
+            ValueRef::F64(x) => self.f64(x),
+            ValueRef::Floats(xs) if xs.iter().all(|x| x.is_finite()) => self.finite_floats(xs),
+            ValueRef::Floats(xs) => {
                 self.floats.count = 0;
                 self.byte(b'[');
                 for (i, x) in xs.iter().enumerate() {
@@ -899,20 +913,20 @@ impl<'a> Json<'a> {
 
     /// A field after a comma (of a list closed by [`Json::close_list`]), under `path` (its
     /// own, or relative to its message).
-    fn field(&mut self, path: &str, f: &TraceField) {
-        if needs_escape(path.as_bytes()) {
+    fn field(&mut self, path: &[u8], f: &Field<'_>) {
+        if needs_escape(path) {
             self.raw(",{\"path\":");
-            self.escaped(path);
+            self.escaped(std::str::from_utf8(path).unwrap_or(""));
             self.raw(",\"bit\":");
-            self.uint(f.bit as u64);
+            self.uint(f.bit() as u64);
             self.raw(",\"bits\":");
-            self.uint(f.bits as u64);
+            self.uint(f.bits() as u64);
             self.raw(",\"value\":");
-            self.value(&f.value);
+            self.value(f.value());
         } else {
             self.field_head(path, f);
         }
-        match f.range {
+        match f.range() {
             None => self.raw(",\"min\":null,\"max\":null}"),
             Some(r) => self.range_end(r),
         }
@@ -922,7 +936,7 @@ impl<'a> Json<'a> {
     /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
     /// fields), else by [`Json::value`].
     #[inline(always)]
-    fn field_head(&mut self, path: &str, f: &TraceField) {
+    fn field_head(&mut self, path: &[u8], f: &Field<'_>) {
         // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
         let n = path.len() + 100;
@@ -934,42 +948,53 @@ impl<'a> Json<'a> {
             p: 0,
         };
         c.put(b",{\"path\":\"");
-        c.put_slice(path.as_bytes());
+        c.put_slice(path);
         c.put(b"\",\"bit\":");
-        c.uint(f.bit as u64);
+        c.uint(f.bit() as u64);
         c.put(b",\"bits\":");
-        c.uint(f.bits as u64);
+        c.uint(f.bits() as u64);
         c.put(b",\"value\":");
-        let done = match &f.value {
-            Value::Int(i) => c.int(*i),
-            Value::Bool(true) => {
+        let value = f.value();
+        let done = match value {
+            ValueRef::Int(i) => {
+                if i < 0 {
+                    c.put(b"-");
+                }
+                c.uint(i.unsigned_abs());
+                true
+            }
+            ValueRef::UInt(u) => {
+                c.uint(u);
+                true
+            }
+            ValueRef::Bool(true) => {
                 c.put(b"true");
                 true
             }
-            Value::Bool(false) => {
+            ValueRef::Bool(false) => {
                 c.put(b"false");
                 true
             }
-            Value::F32(x) if x.is_finite() => {
-                match self.floats.next_text(*x) {
+            ValueRef::F32(x) if x.is_finite() => {
+                match self.floats.next_text(x) {
                     // A vector's component: its text, copied whole (16 bytes of room).
                     Some((text, len)) => {
                         c.w[c.p..c.p + 16].copy_from_slice(text);
                         c.p += len;
                     }
-                    None => c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes()),
+                    None => c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes()),
                 }
                 true
             }
-            Value::F64(x) if x.is_finite() => {
-                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+            ValueRef::F64(x) if x.is_finite() => {
+                c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes());
                 true
             }
             _ => false,
         };
         self.pos += c.p;
         if !done {
-            self.value(&f.value);
+            self.value(value);
         }
     }
 
@@ -1025,14 +1050,9 @@ impl<'a> Json<'a> {
 
     /// The check of a trace entry, after a comma ([`Json::check`]); nothing for other entries.
     #[inline]
-    fn check_entry(&mut self, f: &TraceField) {
-        if let FieldKind::Check {
-            label,
-            expected,
-            found,
-        } = &f.kind
-        {
-            self.check(label, f.bit, *expected, *found);
+    fn check_entry(&mut self, f: &Field<'_>) {
+        if let Some((label, expected, found)) = f.check() {
+            self.check(label, f.bit(), expected, found);
         }
     }
 
@@ -1195,32 +1215,34 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
 pub fn field_lines(dissection: &Dissection) -> Vec<String> {
     let trace = &dissection.trace;
     // A read past the end at a field with too few bits to read: shown where it stopped.
-    let stop = trace.past_end_entry();
+    let stop: Entries = trace.past_end_entry().into_iter().collect();
     trace
         .fields
-        .iter()
-        .chain(stop.as_ref())
+        .views()
+        .chain(stop.views())
         .map(|f| {
-            let indent = "  ".repeat(f.depth + 1);
+            let indent = "  ".repeat(f.depth() + 1);
             let name = f.name();
-            let mut line = match &f.kind {
-                FieldKind::Scope if matches!(f.value, Value::None) => format!("{indent}{name}"),
-                FieldKind::Scope | FieldKind::Value => format!("{indent}{name} = {}", f.value),
-                FieldKind::Padding => format!("{indent}(padding)"),
-                FieldKind::Check { label, expected, found } => {
+            let mut line = match f.check() {
+                Some((label, expected, found)) => {
                     let mark = if expected == found { "✓" } else { "✗" };
                     format!("{indent}check {mark} \"{label}\" expected {expected:#010x} found {found:#010x}")
                 }
+                None => match f.kind() {
+                    EntryKind::Scope if !f.has_value() => format!("{indent}{name}"),
+                    EntryKind::Padding => format!("{indent}(padding)"),
+                    _ => format!("{indent}{name} = {}", f.value()),
+                },
             };
-            let _ = write!(line, "  [bit {}, {} bits", f.bit, f.bits);
-            if let Some((lo, hi)) = f.range {
+            let _ = write!(line, "  [bit {}, {} bits", f.bit(), f.bits());
+            if let Some((lo, hi)) = f.range() {
                 let _ = write!(line, ", {lo}..={hi}");
             }
-            if let Some(raw) = f.raw {
+            if let Some(raw) = f.raw() {
                 let _ = write!(line, ", code {raw}");
             }
             line.push(']');
-            if f.failed {
+            if f.failed() {
                 line.push_str("  <- read stopped here");
             }
             line
@@ -1231,6 +1253,22 @@ pub fn field_lines(dissection: &Dissection) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bitlens_codec::{FieldKind, TraceField, Value};
+
+    impl Json<'_> {
+        /// [`Json::value`] of an owned value.
+        fn value_owned(&mut self, v: &Value) {
+            let f = TraceField::new("", 0, 0, 0, v.clone(), FieldKind::Value);
+            let e = Entries::from(vec![f]);
+            self.value(e.view(0).expect("one entry").value());
+        }
+
+        /// [`Json::field`] of an owned entry.
+        fn field_owned(&mut self, path: &str, f: &TraceField) {
+            let e = Entries::from(vec![f.clone()]);
+            self.field(path.as_bytes(), &e.view(0).expect("one entry"));
+        }
+    }
     use bitlens_codec::trace::JsonInt;
     use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV6};
 
@@ -1400,7 +1438,7 @@ mod tests {
             Value::F64(-f64::NAN),
         ] {
             assert_eq!(
-                written(|j| j.value(&v)),
+                written(|j| j.value_owned(&v)),
                 serde_json::to_string(&v).unwrap(),
                 "{v:?}"
             );
@@ -1408,12 +1446,12 @@ mod tests {
         // SCHEMA.md's spellings, not serde_json's null.
         let floats = Value::Floats(vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0]);
         assert_eq!(
-            written(|j| j.value(&floats)),
+            written(|j| j.value_owned(&floats)),
             r#"["nan","inf","-inf",-0.0]"#
         );
         let payload = Value::F64(f64::from_bits(0x7ff0000000000001));
         assert_eq!(
-            written(|j| j.value(&payload)),
+            written(|j| j.value_owned(&payload)),
             r#""nan:0x7ff0000000000001""#
         );
     }
@@ -1428,15 +1466,15 @@ mod tests {
         for len in [1, 4, 17, 18, 2017, 2018, 3000, 10_000] {
             let v = Value::Floats(vec![x; len]);
             assert_eq!(
-                written(|j| j.value(&v)),
+                written(|j| j.value_owned(&v)),
                 serde_json::to_string(&v).unwrap(),
                 "{len}"
             );
             let f = TraceField::new("v.x", 1, 0, 17, Value::F32(x), FieldKind::Value);
             let text = written(|j| {
                 j.raw("x");
-                j.value(&v);
-                j.field("v.x", &f);
+                j.value_owned(&v);
+                j.field_owned("v.x", &f);
             });
             assert_eq!(
                 text,
@@ -1503,7 +1541,7 @@ mod tests {
             let y = f64::from_bits(bits.next());
             for v in [Value::F32(x), Value::F64(y), Value::Floats(vec![x, -x])] {
                 let reference = serde_json::to_string(&v).unwrap();
-                check(&mut j, &|j| j.value(&v), reference);
+                check(&mut j, &|j| j.value_owned(&v), reference);
             }
         }
         // Floats of every class: subnormals, zeros, extremes, NaNs with payloads, small integers.
@@ -1535,7 +1573,7 @@ mod tests {
                 Value::F64(-f64::from(x)),
             ] {
                 let reference = serde_json::to_string(&v).unwrap();
-                check(&mut j, &|j| j.value(&v), reference);
+                check(&mut j, &|j| j.value_owned(&v), reference);
             }
         }
         // Strings of every length up to 40 over an alphabet with escapes, controls, multi-byte
@@ -1578,7 +1616,7 @@ mod tests {
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new(&s, 0, bit, bits_, value, FieldKind::Value);
-                check(&mut j, &|j| j.field(&s, &f), reference);
+                check(&mut j, &|j| j.field_owned(&s, &f), reference);
             }
         }
         // Checks with labels of that alphabet, held and failed, of every magnitude.
@@ -1615,7 +1653,7 @@ mod tests {
             }
             let v = Value::Floats(xs.clone());
             let reference = serde_json::to_string(&v).unwrap();
-            check(&mut j, &|j| j.value(&v), reference);
+            check(&mut j, &|j| j.value_owned(&v), reference);
             let mut after: Vec<f32> = xs
                 .iter()
                 .copied()
@@ -1634,7 +1672,7 @@ mod tests {
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new("v.x", 1, 0, 17, value, FieldKind::Value);
-                check(&mut j, &|j| j.field("v.x", &f), reference);
+                check(&mut j, &|j| j.field_owned("v.x", &f), reference);
             }
         }
         // Datagram headers: IPv4 and IPv6 addresses, times of every magnitude and sign, a
@@ -1778,5 +1816,42 @@ mod tests {
         ] {
             assert_eq!(written(|j| j.addr(&a)), format!("\"{a}\""), "{a}");
         }
+    }
+
+    #[test]
+    fn walked_paths_are_the_recorded_paths_in_every_shipped_capture() {
+        use bitlens_codec::observe::Observation;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../captures");
+        let dissectors = crate::dissectors::shipped();
+        let mut walked = 0;
+        for file in std::fs::read_dir(dir).expect("captures/") {
+            let path = file.expect("a directory entry").path();
+            if !path
+                .extension()
+                .is_some_and(|e| e == "pcap" || e == "pcapng")
+            {
+                continue;
+            }
+            let capture = crate::capture::Capture::open(&path).expect("a shipped capture");
+            for d in capture.datagrams() {
+                let payload = d.payload(capture.data());
+                let seen = &Observation::NONE;
+                let (_, tree) = dissectors.dissect_seen(d, payload, seen);
+                let (_, values) = dissectors.dissect_values_seen(d, payload, seen);
+                for x in [tree, values] {
+                    let fields = &x.trace.fields;
+                    let mut walk = fields.walk();
+                    let mut i = 0;
+                    while let Some((f, path)) = walk.next() {
+                        assert_eq!(path, f.path(), "{} frame {}", path, d.frame);
+                        assert_eq!(path, fields[i].path(), "{} frame {}", path, d.frame);
+                        i += 1;
+                    }
+                    assert_eq!(i, fields.len());
+                    walked += i;
+                }
+            }
+        }
+        assert!(walked > 10_000, "{walked} entries walked");
     }
 }

@@ -1235,6 +1235,7 @@ mod tests {
         let shown: Vec<_> = r
             .into_tracer()
             .into_fields()
+            .into_vec()
             .into_iter()
             .map(|f| (f.path().to_string(), f.bit, f.value))
             .collect();
