@@ -484,4 +484,18 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
             self.tracer.annotate(value());
         }
     }
+
+    #[inline(always)]
+    fn annotate_str(&mut self, value: &str) {
+        if T::ACTIVE {
+            self.tracer.annotate_str(value);
+        }
+    }
+
+    #[inline(always)]
+    fn annotate_floats(&mut self, value: &[f32]) {
+        if T::ACTIVE {
+            self.tracer.annotate_floats(value);
+        }
+    }
 }

@@ -475,6 +475,16 @@ pub trait Tracer {
     fn exit(&mut self, bit: usize);
     /// Replaces the display value of the entry that ended last.
     fn annotate(&mut self, value: Value);
+    /// [`Tracer::annotate`] with a text, borrowed. The default builds the [`Value`].
+    #[inline]
+    fn annotate_str(&mut self, value: &str) {
+        self.annotate(Value::Str(value.to_owned()));
+    }
+    /// [`Tracer::annotate`] with floats, borrowed. The default builds the [`Value`].
+    #[inline]
+    fn annotate_floats(&mut self, value: &[f32]) {
+        self.annotate(Value::Floats(value.to_vec()));
+    }
 }
 
 /// The tracer of [`ReadStream`](crate::ReadStream): records nothing and costs nothing.
@@ -515,6 +525,10 @@ impl Tracer for NoTrace {
     fn exit(&mut self, _: usize) {}
     #[inline(always)]
     fn annotate(&mut self, _: Value) {}
+    #[inline(always)]
+    fn annotate_str(&mut self, _: &str) {}
+    #[inline(always)]
+    fn annotate_floats(&mut self, _: &[f32]) {}
 }
 
 /// The parent of a root entry.
@@ -566,6 +580,8 @@ mod flag {
     pub const ABSOLUTE: u8 = 32;
     /// The name is an array index `[i]`: no dot before it.
     pub const INDEX: u8 = 64;
+    /// With `INDEX`: the index is the number in `name` (no text), written when walked.
+    pub const NUM: u8 = 128;
 }
 
 /// One trace entry as a trace stores it: 64 bytes, `Copy`, nothing on the heap. Its path is its
@@ -793,7 +809,21 @@ impl Entries {
         (off, u32_of(name.len()))
     }
 
+    /// An element's name `[i]`: its number (`flag::NUM`), or for an index past `u32::MAX`
+    /// its text; the name, its length and its flags.
+    #[inline(always)]
+    fn index_name(&mut self, i: usize) -> (u32, u32, u8) {
+        match u32::try_from(i) {
+            Ok(n) => (n, 0, flag::INDEX | flag::NUM),
+            Err(_) => {
+                let (off, len) = self.put_index(i);
+                (off, len, flag::INDEX)
+            }
+        }
+    }
+
     /// `[i]`'s span in `text`.
+    #[cold]
     fn put_index(&mut self, i: usize) -> (u32, u32) {
         let off = u32_of(self.text.len());
         self.text.push('[');
@@ -948,6 +978,12 @@ impl Entries {
     /// Appends an entry's name to its parent's path in `out`, as the recorder joins them.
     #[inline(always)]
     fn append_name(&self, e: &Entry, out: &mut String) {
+        if e.flags & flag::NUM != 0 {
+            out.push('[');
+            out.push_str(itoa::Buffer::new().format(e.name));
+            out.push(']');
+            return;
+        }
         let name = self.name_of(e);
         if !name.is_empty() {
             if e.flags & (flag::INDEX | flag::ABSOLUTE) == 0 && !out.is_empty() {
@@ -1267,17 +1303,20 @@ impl<'t> Field<'t> {
     }
 
     /// The last segment of the path: `x` of `objects[17].position.x`, `[3]` of `mice[3]`.
-    pub fn name(&self) -> &'t str {
+    pub fn name(&self) -> std::borrow::Cow<'t, str> {
         let s = self.store;
         let mut e = self.e;
         loop {
+            if e.flags & flag::NUM != 0 {
+                return format!("[{}]", e.name).into();
+            }
             let name = s.name_of(e);
             if !name.is_empty() || e.flags & flag::ABSOLUTE != 0 || e.parent == ROOT {
-                return last_segment(name);
+                return last_segment(name).into();
             }
             match s.entries.get(e.parent as usize) {
                 Some(p) => e = p,
-                None => return "",
+                None => return "".into(),
             }
         }
     }
@@ -1393,8 +1432,52 @@ impl<'t> Walk<'t> {
         } else {
             self.parent_len(e.parent, i)
         };
+        if e.flags & flag::NUM != 0 {
+            len = self.append_index(e.name, len);
+        } else {
+            len = self.append_name(e, len);
+        }
+        if e.kind == fk::SCOPE {
+            self.open.push((i as u32, len));
+        }
+        Some((
+            Field { store: s, e },
+            self.path.get(..len).unwrap_or_default(),
+        ))
+    }
+
+    /// Appends `[index]` at `len`; the new length.
+    #[inline(always)]
+    fn append_index(&mut self, index: u32, mut len: usize) -> usize {
+        // At most 12 bytes.
+        if self.path.len() < len + WALK_ROOM {
+            self.grow(len);
+        }
+        self.path[len] = b'[';
+        len += 1;
+        // The digits, last first, after counting them.
+        let (mut v, mut n) = (index, 1);
+        while v >= 10 {
+            v /= 10;
+            n += 1;
+        }
+        let (mut v, mut at) = (index, len + n);
+        while at > len {
+            at -= 1;
+            self.path[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        len += n;
+        self.path[len] = b']';
+        len + 1
+    }
+
+    /// Appends a named entry's name at `len` (after a dot when it needs one); the new length.
+    #[inline(always)]
+    fn append_name(&mut self, e: &Entry, mut len: usize) -> usize {
         let start = e.name as usize;
-        let name = s
+        let name = self
+            .store
             .text
             .as_bytes()
             .get(start..start + e.name_len as usize)
@@ -1411,13 +1494,7 @@ impl<'t> Walk<'t> {
             copy_short(&mut self.path[len..len + n], name);
             len += n;
         }
-        if e.kind == fk::SCOPE {
-            self.open.push((i as u32, len));
-        }
-        Some((
-            Field { store: s, e },
-            self.path.get(..len).unwrap_or_default(),
-        ))
+        len
     }
 
     /// The path length of `parent` (the scopes after it closed), for entry `i`.
@@ -1575,7 +1652,6 @@ impl Recorder {
             depth: u32_of(depth),
             bit: p.bit as u64,
             kind: fk::SCOPE,
-            flags: flag::INDEX,
             ..Entry::default()
         };
         let entries = &mut self.out.entries;
@@ -1585,8 +1661,9 @@ impl Recorder {
                 // with the element's name; the value becomes its unnamed child.
                 let value = &mut entries[v];
                 (scope.name, scope.name_len) = (value.name, value.name_len);
+                scope.flags = value.flags & (flag::INDEX | flag::NUM);
                 value.name_len = 0;
-                value.flags &= !flag::INDEX;
+                value.flags &= !(flag::INDEX | flag::NUM);
                 value.parent = u32_of(v);
                 value.depth += 1;
                 entries.insert(v, scope);
@@ -1596,7 +1673,7 @@ impl Recorder {
                 v
             }
             None => {
-                (scope.name, scope.name_len) = self.out.put_index(p.index);
+                (scope.name, scope.name_len, scope.flags) = self.out.index_name(p.index);
                 self.out.entries.push(scope);
                 self.out.entries.len() - 1
             }
@@ -1622,9 +1699,8 @@ impl Recorder {
                 p.value = Some(self.out.entries.len());
                 let (index, parent) = (p.index, p.parent);
                 depth -= 1;
-                (e.name, e.name_len) = self.out.put_index(index);
+                (e.name, e.name_len, e.flags) = self.out.index_name(index);
                 e.parent = parent;
-                e.flags = flag::INDEX;
                 e.depth = u32_of(depth);
                 return e;
             }
@@ -1820,24 +1896,51 @@ impl Tracer for Recorder {
             if i + 2 == entries.len()
                 && entries[i + 1].parent == u32_of(i)
                 && entries[i + 1].name_len == 0
+                && entries[i + 1].flags & flag::NUM == 0
             {
                 entries.swap_remove(i);
                 let value = &mut entries[i];
                 value.depth -= 1;
                 value.parent = scope.parent;
                 (value.name, value.name_len) = (scope.name, scope.name_len);
-                value.flags = (value.flags & !flag::INDEX) | (scope.flags & flag::INDEX);
+                let index = flag::INDEX | flag::NUM;
+                value.flags = (value.flags & !index) | (scope.flags & index);
             }
         }
     }
 
     fn annotate(&mut self, value: Value) {
-        let Some(i) = self.last_ended else {
-            return;
-        };
-        let Some(mut e) = self.out.entries.get(i).copied() else {
-            return;
-        };
+        if let Some((i, mut e)) = self.annotated() {
+            self.out.put_value(&mut e, value);
+            self.out.entries[i] = e;
+        }
+    }
+
+    fn annotate_str(&mut self, value: &str) {
+        if let Some((i, mut e)) = self.annotated() {
+            let (off, len) = self.out.put_text(value);
+            (e.value_kind, e.value) = (vk::STR, span(off, len));
+            self.out.entries[i] = e;
+        }
+    }
+
+    fn annotate_floats(&mut self, value: &[f32]) {
+        if let Some((i, mut e)) = self.annotated() {
+            let off = u32_of(self.out.floats.len());
+            self.out.floats.extend_from_slice(value);
+            (e.value_kind, e.value) = (vk::FLOATS, span(off, u32_of(value.len())));
+            self.out.entries[i] = e;
+        }
+    }
+}
+
+impl Recorder {
+    /// The entry that ended last, to be given a display value: its index and a copy whose
+    /// integer value (of a value entry) became its raw value.
+    #[inline]
+    fn annotated(&mut self) -> Option<(usize, Entry)> {
+        let i = self.last_ended?;
+        let mut e = self.out.entries.get(i).copied()?;
         if e.kind == fk::VALUE {
             let raw = match self.out.view(i).map_or(ValueRef::None, |f| f.value()) {
                 ValueRef::Int(x) => Some(i128::from(x)),
@@ -1849,8 +1952,7 @@ impl Tracer for Recorder {
                 self.out.put_raw(&mut e, raw);
             }
         }
-        self.out.put_value(&mut e, value);
-        self.out.entries[i] = e;
+        Some((i, e))
     }
 }
 

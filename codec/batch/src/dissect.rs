@@ -303,7 +303,7 @@ fn record_message<M: MessageSet>(
         rec.mark_failed(len_entry);
     }
     rec.exit(at + (MESSAGE_HEADER_LEN + head.len) * 8);
-    rec.annotate(Value::Str(name.unwrap_or("unknown").to_owned()));
+    rec.annotate_str(name.unwrap_or("unknown"));
     messages.push(MessageView {
         index: head.index,
         offset: head.offset,
