@@ -1388,6 +1388,44 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// Writes `[index]` at `len` of `buf` (12 bytes of room); the new length.
+#[inline(always)]
+fn write_index(buf: &mut [u8], len: usize, index: u32) -> usize {
+    let Some(w) = buf.get_mut(len..len + 12) else {
+        return len;
+    };
+    w[0] = b'[';
+    // The digits, last first, after counting them.
+    let (mut v, mut n) = (index, 1);
+    while v >= 10 {
+        v /= 10;
+        n += 1;
+    }
+    let mut v = index;
+    for k in (1..=n).rev() {
+        w[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    w[n + 1] = b']';
+    len + n + 2
+}
+
+/// Writes `name` at `len` of `buf` (after a dot when `dot` and the path so far is not empty;
+/// 33 bytes of room past the name); the new length.
+#[inline(always)]
+fn write_name(buf: &mut [u8], mut len: usize, name: &[u8], dot: bool) -> usize {
+    let n = name.len();
+    if n == 0 {
+        return len;
+    }
+    if dot && len > 0 {
+        buf[len] = b'.';
+        len += 1;
+    }
+    copy_short(&mut buf[len..len + n], name);
+    len + n
+}
+
 impl<'t> Walk<'t> {
     fn new(store: &'t Entries, range: std::ops::Range<usize>) -> Self {
         let (mut path, mut open) = SPARE_WALK.with(std::cell::Cell::take);
@@ -1426,17 +1464,29 @@ impl<'t> Walk<'t> {
         self.next = i + 1;
         let s = self.store;
         let e = s.entries.get(i)?;
-        let mut len = if e.flags & flag::ABSOLUTE != 0 {
+        let len = if e.flags & flag::ABSOLUTE != 0 {
             self.open.clear();
             0
         } else {
             self.parent_len(e.parent, i)
         };
-        if e.flags & flag::NUM != 0 {
-            len = self.append_index(e.name, len);
-        } else {
-            len = self.append_name(e, len);
+        // Room for the name (an index takes at most 12 bytes), a dot and the fixed-size copies.
+        let need = len + e.name_len as usize + WALK_ROOM;
+        if self.path.len() < need {
+            self.grow(need);
         }
+        // The buffer as a local slice: its stores cannot change the walk's fields, which stay
+        // in registers.
+        let len = if e.flags & flag::NUM != 0 {
+            write_index(&mut self.path, len, e.name)
+        } else {
+            let start = e.name as usize;
+            let name = (s.text.as_bytes())
+                .get(start..start + e.name_len as usize)
+                .unwrap_or_default();
+            let dot = e.flags & (flag::INDEX | flag::ABSOLUTE) == 0;
+            write_name(&mut self.path, len, name, dot)
+        };
         if e.kind == fk::SCOPE {
             self.open.push((i as u32, len));
         }
@@ -1444,57 +1494,6 @@ impl<'t> Walk<'t> {
             Field { store: s, e },
             self.path.get(..len).unwrap_or_default(),
         ))
-    }
-
-    /// Appends `[index]` at `len`; the new length.
-    #[inline(always)]
-    fn append_index(&mut self, index: u32, mut len: usize) -> usize {
-        // At most 12 bytes.
-        if self.path.len() < len + WALK_ROOM {
-            self.grow(len);
-        }
-        self.path[len] = b'[';
-        len += 1;
-        // The digits, last first, after counting them.
-        let (mut v, mut n) = (index, 1);
-        while v >= 10 {
-            v /= 10;
-            n += 1;
-        }
-        let (mut v, mut at) = (index, len + n);
-        while at > len {
-            at -= 1;
-            self.path[at] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-        len += n;
-        self.path[len] = b']';
-        len + 1
-    }
-
-    /// Appends a named entry's name at `len` (after a dot when it needs one); the new length.
-    #[inline(always)]
-    fn append_name(&mut self, e: &Entry, mut len: usize) -> usize {
-        let start = e.name as usize;
-        let name = self
-            .store
-            .text
-            .as_bytes()
-            .get(start..start + e.name_len as usize)
-            .unwrap_or_default();
-        let n = name.len();
-        if n != 0 {
-            if self.path.len() < len + n + WALK_ROOM {
-                self.grow(len + n);
-            }
-            if e.flags & (flag::INDEX | flag::ABSOLUTE) == 0 && len > 0 {
-                self.path[len] = b'.';
-                len += 1;
-            }
-            copy_short(&mut self.path[len..len + n], name);
-            len += n;
-        }
-        len
     }
 
     /// The path length of `parent` (the scopes after it closed), for entry `i`.
