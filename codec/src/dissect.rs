@@ -72,8 +72,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::observe::{Observation, Tracker};
 use crate::packet::{Packet, Protocol, ProtocolId, seal_crc, verify_packet};
 use crate::read::{ReadStream, TraceStream};
-#[allow(unused_imports, reason = "named in docs")]
-use crate::trace::Entries;
 use crate::trace::{Field, FieldKind, Trace, TraceField};
 use std::collections::HashSet;
 use std::fmt;
@@ -554,7 +552,7 @@ impl Dissection {
         body.iter().map(move |f| (relative(f.path(), scope), f))
     }
 
-    /// [`Dissection::body_of`] as views, through one path buffer ([`Entries::walk_range`]):
+    /// [`Dissection::body_of`] as views, through one path buffer ([`crate::trace::Entries::walk_range`]):
     /// `each` gets every entry of message `m`'s body with its path relative to the message,
     /// in stream order (paths as their UTF-8 bytes).
     pub fn walk_body<'a>(&'a self, m: &MessageView, mut each: impl FnMut(&[u8], Field<'a>)) {

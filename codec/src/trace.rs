@@ -1363,14 +1363,17 @@ pub struct Walk<'t> {
 /// bytes is copied in fixed-size pieces.
 const WALK_ROOM: usize = 64;
 
+/// A walk's buffers: the path and the open scopes.
+type WalkBuffers = (Vec<u8>, Vec<(u32, usize)>);
+
 thread_local! {
     /// A finished walk's buffers, for this thread's next one.
-    static SPARE_WALK: std::cell::Cell<(Vec<u8>, Vec<(u32, usize)>)> =
+    static SPARE_WALK: std::cell::Cell<WalkBuffers> =
         const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
-/// Copies `src` into the start of `dst` (at least 32 bytes longer than `src` is, or as long
-/// as 32 when `src` is shorter): a few fixed-size copies for up to 32 bytes, no `memcpy` call.
+/// Copies `src` into `dst` (as long as `src`): a few fixed-size copies for up to 32 bytes,
+/// no `memcpy` call.
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
