@@ -72,7 +72,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::observe::{Observation, Tracker};
 use crate::packet::{Packet, Protocol, ProtocolId, seal_crc, verify_packet};
 use crate::read::{ReadStream, TraceStream};
-use crate::trace::{FieldKind, Trace, TraceField};
+use crate::trace::{Field, FieldKind, Trace, TraceField};
 use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
@@ -352,6 +352,18 @@ fn relative<'p>(path: &'p str, scope: &str) -> &'p str {
     }
 }
 
+/// [`relative`] of a path's bytes.
+#[inline(always)]
+fn relative_bytes<'p>(path: &'p [u8], scope: &[u8]) -> &'p [u8] {
+    if scope.is_empty() {
+        return path;
+    }
+    match path.strip_prefix(scope) {
+        Some(rest) => rest.strip_prefix(b".").unwrap_or(rest),
+        None => path,
+    }
+}
+
 fn status_of(e: &Error) -> Status {
     match e.kind() {
         ErrorKind::CheckMismatch { .. } => Status::Desync,
@@ -538,6 +550,21 @@ impl Dissection {
         let scope = self.scope_path(m);
         let body = self.trace.fields.get(m.body.clone()).unwrap_or_default();
         body.iter().map(move |f| (relative(f.path(), scope), f))
+    }
+
+    /// [`Dissection::body_of`] as views, through one path buffer ([`crate::trace::Entries::walk_range`]):
+    /// `each` gets every entry of message `m`'s body with its path relative to the message,
+    /// in stream order (paths as their UTF-8 bytes).
+    pub fn walk_body<'a>(&'a self, m: &MessageView, mut each: impl FnMut(&[u8], Field<'a>)) {
+        let scope = if m.entries.start == m.body.start {
+            String::new()
+        } else {
+            self.trace.fields.path_of(m.entries.start)
+        };
+        let mut walk = self.trace.fields.walk_range(m.body.clone());
+        while let Some((f, path)) = walk.next_bytes() {
+            each(relative_bytes(path, scope.as_bytes()), f);
+        }
     }
 
     /// The path of message `m`'s scope (`[2]`); empty when the scope was not recorded

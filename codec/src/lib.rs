@@ -222,5 +222,5 @@ pub use packet::{
 pub use quantize::{CompressedFloat, CompressedFloatParams, SmallestThree};
 pub use read::{ReadStream, TraceStream};
 pub use stream::Stream;
-pub use trace::{FieldKind, Trace, TraceField, Value};
+pub use trace::{Entries, FieldKind, Trace, TraceField, Value};
 pub use write::{CountStream, WriteStream};

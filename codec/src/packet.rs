@@ -79,7 +79,7 @@ pub fn frame<S: Stream>(
     }
     if S::READING {
         let name = protocol.type_name(*packet_type).unwrap_or("?");
-        s.annotate(|| crate::trace::Value::Str(name.to_owned()));
+        s.annotate_str(name);
     }
     body(s, *packet_type)?;
     s.check(END_OF_PACKET)?;

@@ -112,6 +112,30 @@ impl<T: Tracer> Decoder<'_, T> {
         }
     }
 
+    /// The error of an `int` whose wire offset `raw` is above its range, recorded as a failed
+    /// field (with the value `min + raw`, which may lie beyond `i64`) when tracing.
+    #[cold]
+    fn int_out_of_range(
+        &mut self,
+        name: &str,
+        bit: usize,
+        width: u32,
+        raw: u64,
+        min: i64,
+        max: i64,
+    ) -> Error {
+        let value = i128::from(min) + i128::from(raw);
+        let range = (i128::from(min), i128::from(max));
+        if T::ACTIVE {
+            let kind = FieldKind::Value;
+            let shown = Value::Int(value);
+            let width = width as usize;
+            self.tracer
+                .field(name, bit, width, shown, Some(range), kind, true);
+        }
+        out_of_range(value, range.0, range.1, bit, name)
+    }
+
     /// Aligns, insisting on zero padding; records the padding when tracing.
     #[inline]
     fn read_padding(&mut self, name: &str) -> Result<()> {
@@ -119,15 +143,7 @@ impl<T: Tracer> Decoder<'_, T> {
         let pad = self.r.align().map_err(|e| past_end(e, bit, name))?;
         let width = self.r.bits_read() - bit;
         if T::ACTIVE && width > 0 {
-            self.tracer.field(
-                name,
-                bit,
-                width,
-                Value::Int(i128::from(pad)),
-                None,
-                FieldKind::Padding,
-                pad != 0,
-            );
+            self.tracer.padding(name, bit, width, u64::from(pad));
         }
         if pad != 0 {
             return Err(Error::new(
@@ -146,17 +162,8 @@ impl<T: Tracer> Decoder<'_, T> {
         *group = self.take("", 32)?;
         if T::ACTIVE {
             let value = *group;
-            let range = Some((0, i128::from(u16::MAX)));
-            let failed = value > u64::from(u16::MAX);
-            self.tracer.field(
-                "",
-                bit,
-                32,
-                Value::Int(i128::from(value)),
-                range,
-                FieldKind::Value,
-                failed,
-            );
+            let max = u64::from(u16::MAX);
+            self.tracer.uint("", bit, 32, value, Some(max), value > max);
         }
         Ok(())
     }
@@ -167,14 +174,7 @@ impl<T: Tracer> Decoder<'_, T> {
         let bit = self.r.bits_read();
         let found = self.take(label, 32)? as u32;
         if T::ACTIVE {
-            let kind = FieldKind::Check {
-                label: label.into(),
-                expected,
-                found,
-            };
-            let value = Value::Int(i128::from(found));
-            self.tracer
-                .field(label, bit, 32, value, None, kind, found != expected);
+            self.tracer.check(label, bit, expected, found);
         }
         if found != expected {
             let kind = ErrorKind::CheckMismatch {
@@ -221,9 +221,11 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
             ));
         }
         *v = self.take(name, n)?;
-        let value = *v;
-        let max = (1i128 << n) - 1;
-        self.record(name, bit, || Value::Int(i128::from(value)), Some((0, max)));
+        if T::ACTIVE {
+            let bits = self.r.bits_read() - bit;
+            let max = u64::MAX >> (64 - n);
+            self.tracer.uint(name, bit, bits, *v, Some(max), false);
+        }
         Ok(())
     }
 
@@ -231,8 +233,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     fn bool(&mut self, name: &str, v: &mut bool) -> Result<()> {
         let bit = self.r.bits_read();
         *v = self.take(name, 1)? != 0;
-        let value = *v;
-        self.record(name, bit, || Value::Bool(value), None);
+        if T::ACTIVE {
+            self.tracer.boolean(name, bit, *v);
+        }
         Ok(())
     }
 
@@ -297,26 +300,15 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         } else {
             self.take(name, width)?
         };
-        let range = (i128::from(min), i128::from(max));
         if raw > span(min, max) {
-            let value = i128::from(min) + i128::from(raw);
-            if T::ACTIVE {
-                let kind = FieldKind::Value;
-                self.tracer.field(
-                    name,
-                    bit,
-                    width as usize,
-                    Value::Int(value),
-                    Some(range),
-                    kind,
-                    true,
-                );
-            }
-            return Err(out_of_range(value, range.0, range.1, bit, name));
+            return Err(self.int_out_of_range(name, bit, width, raw, min, max));
         }
         *v = min.wrapping_add(raw as i64);
-        let value = *v;
-        self.record(name, bit, || Value::Int(i128::from(value)), Some(range));
+        if T::ACTIVE {
+            let bits = self.r.bits_read() - bit;
+            self.tracer
+                .int(name, bit, bits, *v, Some((min, max)), false);
+        }
         Ok(())
     }
 
@@ -324,8 +316,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     fn u64(&mut self, name: &str, v: &mut u64) -> Result<()> {
         let bit = self.r.bits_read();
         *v = self.take(name, 64)?;
-        let value = *v;
-        self.record(name, bit, || Value::Int(i128::from(value)), None);
+        if T::ACTIVE {
+            self.tracer.uint(name, bit, 64, *v, None, false);
+        }
         Ok(())
     }
 
@@ -367,8 +360,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     fn f32(&mut self, name: &str, v: &mut f32) -> Result<()> {
         let bit = self.r.bits_read();
         *v = f32::from_bits(self.take(name, 32)? as u32);
-        let value = *v;
-        self.record(name, bit, || Value::F32(value), None);
+        if T::ACTIVE {
+            self.tracer.float32(name, bit, 32, *v);
+        }
         Ok(())
     }
 
@@ -376,8 +370,9 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     fn f64(&mut self, name: &str, v: &mut f64) -> Result<()> {
         let bit = self.r.bits_read();
         *v = f64::from_bits(self.take(name, 64)?);
-        let value = *v;
-        self.record(name, bit, || Value::F64(value), None);
+        if T::ACTIVE {
+            self.tracer.float64(name, bit, 64, *v);
+        }
         Ok(())
     }
 
@@ -437,14 +432,7 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
         let found = self.take("crc32", 32)? as u32;
         let expected = packet_crc(protocol_id, self.r.data());
         if T::ACTIVE {
-            let kind = FieldKind::Check {
-                label: "crc32".into(),
-                expected,
-                found,
-            };
-            let value = Value::Int(i128::from(found));
-            self.tracer
-                .field("crc32", 0, 32, value, None, kind, found != expected);
+            self.tracer.check("crc32", 0, expected, found);
         }
         if found != expected {
             return Err(Error::new(
@@ -494,6 +482,20 @@ impl<T: Tracer + Default> Stream for Decoder<'_, T> {
     fn annotate(&mut self, value: impl FnOnce() -> Value) {
         if T::ACTIVE {
             self.tracer.annotate(value());
+        }
+    }
+
+    #[inline(always)]
+    fn annotate_str(&mut self, value: &str) {
+        if T::ACTIVE {
+            self.tracer.annotate_str(value);
+        }
+    }
+
+    #[inline(always)]
+    fn annotate_floats(&mut self, value: &[f32]) {
+        if T::ACTIVE {
+            self.tracer.annotate_floats(value);
         }
     }
 }

@@ -160,6 +160,18 @@ pub trait Stream: Sized {
     #[inline(always)]
     fn annotate(&mut self, _value: impl FnOnce() -> Value) {}
 
+    /// [`Stream::annotate`] with a text: the trace stream copies it (no `String` built).
+    #[inline(always)]
+    fn annotate_str(&mut self, value: &str) {
+        self.annotate(|| Value::Str(value.to_owned()));
+    }
+
+    /// [`Stream::annotate`] with floats: the trace stream copies them (no `Vec` built).
+    #[inline(always)]
+    fn annotate_floats(&mut self, value: &[f32]) {
+        self.annotate(|| Value::Floats(value.to_vec()));
+    }
+
     // ---- typed conveniences, built only from the primitives above ----
 
     /// [`Stream::int`] for any primitive integer type (not `u64`).
@@ -203,7 +215,7 @@ pub trait Stream: Sized {
             s.compressed_f32("z", &mut v[2], spec)
         })?;
         let value = *v;
-        self.annotate(|| Value::Floats(value.to_vec()));
+        self.annotate_floats(&value);
         Ok(())
     }
 
@@ -238,7 +250,7 @@ pub trait Stream: Sized {
             }
         }
         let value = *q;
-        self.annotate(|| Value::Floats(value.to_vec()));
+        self.annotate_floats(&value);
         Ok(())
     }
 

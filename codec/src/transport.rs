@@ -68,7 +68,7 @@
 use crate::dissect::{Carried, Dissection, Dissector, LayerView, Layout, Problem, Status, Verdict};
 use crate::observe::{Observation, Tracker};
 use crate::packet::ProtocolId;
-use crate::trace::{FieldKind, Trace, TraceField, Value};
+use crate::trace::{Entries, FieldKind, Trace, TraceField, Value};
 use std::sync::Arc;
 
 /// The plaintext a transport hands on, and where it sits in the datagram.
@@ -258,9 +258,7 @@ impl Stack {
             return d;
         };
         let mut d = inner.dissect_seen(&plain.bytes, &Observation::NONE, values);
-        for f in &mut d.trace.fields {
-            f.bit += base;
-        }
+        d.trace.fields.shift_bits(base);
         if let Some(p) = &mut d.problem {
             shift_problem(p, base);
         }
@@ -282,7 +280,7 @@ impl Stack {
     fn dissect_with(&self, datagram: &[u8], seen: &Observation, values: bool) -> Dissection {
         let u = self.transport.unwrap(datagram, seen, true);
         let header_len = u.header.len();
-        let mut fields = u.header;
+        let mut fields = Entries::new();
         let (mut status, mut packet_type, mut problem) = (u.status, Some(u.packet_type), u.problem);
         let (mut desync, mut messages) = (None, None);
         let mut payload_bits = 0..0;
@@ -319,9 +317,10 @@ impl Stack {
             // The inner trace's storage is the thread's recycled one (room for its fields
             // already): the few header entries go in front of it, rather than every inner entry
             // being moved into a fresh vector that grows as it goes.
-            let mut inner_fields = trace.fields;
-            inner_fields.splice(0..0, fields);
-            fields = inner_fields;
+            fields = trace.fields;
+            fields.prepend(u.header);
+        } else {
+            fields.extend(u.header);
         }
         let trailer_start = fields.len();
         fields.extend(u.trailer);

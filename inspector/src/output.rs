@@ -3,20 +3,22 @@
 //! for batch formats, messages that are ranges of the tree).
 
 use crate::capture::{Datagram, Timestamp};
+use bitlens_codec::Entries;
 use bitlens_codec::dissect::{Dissection, Problem};
 use bitlens_codec::float_text::{f32_text, f64_text};
-use bitlens_codec::{FieldKind, TraceField, Value};
+use bitlens_codec::trace::{EntryKind, Field, NamePart, ValueRef};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
 
 /// Whether JSON lists a trace entry among `fields`: values, and scopes that carry a value of
 /// their own (a string, a vector, an index); not checks, padding or plain scopes.
-fn shown(f: &TraceField) -> bool {
-    match &f.kind {
-        FieldKind::Scope => !matches!(f.value, Value::None),
-        FieldKind::Value => true,
-        FieldKind::Check { .. } | FieldKind::Padding => false,
+#[inline(always)]
+fn shown(f: &Field<'_>) -> bool {
+    match f.kind() {
+        EntryKind::Scope => f.has_value(),
+        EntryKind::Value => true,
+        EntryKind::Check | EntryKind::Padding => false,
     }
 }
 
@@ -119,18 +121,23 @@ fn datagram_json(
         // One pass over the entries: the fields written, the checks' places kept for their list.
         let mut checks = std::mem::take(&mut j.checks);
         checks.clear();
-        for (i, f) in fields.iter().enumerate() {
-            if matches!(f.kind, FieldKind::Check { .. }) {
+        let mut walk = fields.walk();
+        let mut i = 0;
+        while let Some((f, path)) = walk.next_bytes() {
+            if f.kind() == EntryKind::Check {
                 checks.push(i);
-            } else if shown(f) {
-                j.field(f.path(), f);
+            } else if shown(&f) {
+                j.field(path, &f);
             }
+            i += 1;
         }
         j.close_list(start);
         j.raw(",\"checks\":");
         let start = j.pos;
         for &i in &checks {
-            j.check_entry(&fields[i]);
+            if let Some(f) = fields.view(i) {
+                j.check_entry(&f);
+            }
         }
         j.close_list(start);
         j.checks = checks;
@@ -138,17 +145,20 @@ fn datagram_json(
         // A batch inside a transport: the transport's own entries (its messages' fields are
         // listed per message).
         for layer in &dissection.layers {
-            let own = fields.get(layer.header.clone()).unwrap_or_default().iter();
-            let own = own.chain(fields.get(layer.trailer.clone()).unwrap_or_default());
-            for f in own.filter(|f| shown(f)) {
-                j.field(f.path(), f);
+            for range in [layer.header.clone(), layer.trailer.clone()] {
+                let mut walk = fields.walk_range(range);
+                while let Some((f, path)) = walk.next_bytes() {
+                    if shown(&f) {
+                        j.field(path, &f);
+                    }
+                }
             }
         }
         j.close_list(start);
         j.raw(",\"checks\":");
         let start = j.pos;
-        for f in fields {
-            j.check_entry(f);
+        for f in fields.views() {
+            j.check_entry(&f);
         }
         j.close_list(start);
     }
@@ -206,9 +216,11 @@ fn datagram_json(
             }
             j.raw(",\"fields\":");
             let start = j.pos;
-            for (path, f) in dissection.body_of(m).filter(|(_, f)| shown(f)) {
-                j.field(path, f);
-            }
+            dissection.walk_body(m, |path, f| {
+                if shown(&f) {
+                    j.field(path, &f);
+                }
+            });
             j.close_list(start);
             j.byte(b'}');
         }
@@ -804,23 +816,25 @@ impl<'a> Json<'a> {
         }
     }
 
-    fn value(&mut self, v: &Value) {
+    fn value(&mut self, v: ValueRef<'_>) {
         match v {
-            Value::None => self.raw("null"),
-            Value::Bool(b) => self.raw(if *b { "true" } else { "false" }),
-            Value::Int(i) => self.int(*i),
-            Value::U128(i) => {
+            ValueRef::None => self.raw("null"),
+            ValueRef::Bool(b) => self.raw(if b { "true" } else { "false" }),
+            ValueRef::Int(i) => self.int(i128::from(i)),
+            ValueRef::UInt(i) => self.uint(i),
+            ValueRef::Wide(i) => self.int(i),
+            ValueRef::U128(i) => {
                 self.byte(b'"');
-                self.bytes(itoa::Buffer::new().format(*i).as_bytes());
+                self.bytes(itoa::Buffer::new().format(i).as_bytes());
                 self.byte(b'"');
             }
             // As `Fixed` serializes: a number when f64 holds it exactly, else its decimal text.
-            Value::Fixed(x) => match x.exact_f64() {
+            ValueRef::Fixed(x) => match x.exact_f64() {
                 Some(f) => self.f64(f),
                 None => self.str(&x.to_string()),
             },
-            Value::Str(s) => self.str(s),
-            Value::Bytes(bytes) => {
+            ValueRef::Str(s) => self.str(s),
+            ValueRef::Bytes(bytes) => {
                 let n = bytes.len() * 2;
                 let w = &mut self.room(n + 2)[..n + 2];
                 w[0] = b'"';
@@ -830,10 +844,10 @@ impl<'a> Json<'a> {
                 self.pos += n + 2;
             }
             // Floats as `Value` serializes them (NaN and infinities as strings).
-            Value::F32(x) => self.f32(*x),
-            Value::F64(x) => self.f64(*x),
-            Value::Floats(xs) if xs.iter().all(|x| x.is_finite()) => self.finite_floats(xs),
-            Value::Floats(xs) => {
+            ValueRef::F32(x) => self.f32(x),
+            ValueRef::F64(x) => self.f64(x),
+            ValueRef::Floats(xs) if xs.iter().all(|x| x.is_finite()) => self.finite_floats(xs),
+            ValueRef::Floats(xs) => {
                 self.floats.count = 0;
                 self.byte(b'[');
                 for (i, x) in xs.iter().enumerate() {
@@ -900,20 +914,20 @@ impl<'a> Json<'a> {
 
     /// A field after a comma (of a list closed by [`Json::close_list`]), under `path` (its
     /// own, or relative to its message).
-    fn field(&mut self, path: &str, f: &TraceField) {
-        if needs_escape(path.as_bytes()) {
+    fn field(&mut self, path: &[u8], f: &Field<'_>) {
+        if needs_escape(path) {
             self.raw(",{\"path\":");
-            self.escaped(path);
+            self.escaped(std::str::from_utf8(path).unwrap_or(""));
             self.raw(",\"bit\":");
-            self.uint(f.bit as u64);
+            self.uint(f.bit() as u64);
             self.raw(",\"bits\":");
-            self.uint(f.bits as u64);
+            self.uint(f.bits() as u64);
             self.raw(",\"value\":");
-            self.value(&f.value);
+            self.value(f.value());
         } else {
             self.field_head(path, f);
         }
-        match f.range {
+        match f.range() {
             None => self.raw(",\"min\":null,\"max\":null}"),
             Some(r) => self.range_end(r),
         }
@@ -923,7 +937,7 @@ impl<'a> Json<'a> {
     /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
     /// fields), else by [`Json::value`].
     #[inline(always)]
-    fn field_head(&mut self, path: &str, f: &TraceField) {
+    fn field_head(&mut self, path: &[u8], f: &Field<'_>) {
         // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
         // form is at most 24).
         let n = path.len() + 100;
@@ -935,42 +949,53 @@ impl<'a> Json<'a> {
             p: 0,
         };
         c.put(b",{\"path\":\"");
-        c.put_slice(path.as_bytes());
+        c.put_slice(path);
         c.put(b"\",\"bit\":");
-        c.uint(f.bit as u64);
+        c.uint(f.bit() as u64);
         c.put(b",\"bits\":");
-        c.uint(f.bits as u64);
+        c.uint(f.bits() as u64);
         c.put(b",\"value\":");
-        let done = match &f.value {
-            Value::Int(i) => c.int(*i),
-            Value::Bool(true) => {
+        let value = f.value();
+        let done = match value {
+            ValueRef::Int(i) => {
+                if i < 0 {
+                    c.put(b"-");
+                }
+                c.uint(i.unsigned_abs());
+                true
+            }
+            ValueRef::UInt(u) => {
+                c.uint(u);
+                true
+            }
+            ValueRef::Bool(true) => {
                 c.put(b"true");
                 true
             }
-            Value::Bool(false) => {
+            ValueRef::Bool(false) => {
                 c.put(b"false");
                 true
             }
-            Value::F32(x) if x.is_finite() => {
-                match self.floats.next_text(*x) {
+            ValueRef::F32(x) if x.is_finite() => {
+                match self.floats.next_text(x) {
                     // A vector's component: its text, copied whole (16 bytes of room).
                     Some((text, len)) => {
                         c.w[c.p..c.p + 16].copy_from_slice(text);
                         c.p += len;
                     }
-                    None => c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes()),
+                    None => c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes()),
                 }
                 true
             }
-            Value::F64(x) if x.is_finite() => {
-                c.put_slice(zmij::Buffer::new().format_finite(*x).as_bytes());
+            ValueRef::F64(x) if x.is_finite() => {
+                c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes());
                 true
             }
             _ => false,
         };
         self.pos += c.p;
         if !done {
-            self.value(&f.value);
+            self.value(value);
         }
     }
 
@@ -1026,14 +1051,9 @@ impl<'a> Json<'a> {
 
     /// The check of a trace entry, after a comma ([`Json::check`]); nothing for other entries.
     #[inline]
-    fn check_entry(&mut self, f: &TraceField) {
-        if let FieldKind::Check {
-            label,
-            expected,
-            found,
-        } = &f.kind
-        {
-            self.check(label, f.bit, *expected, *found);
+    fn check_entry(&mut self, f: &Field<'_>) {
+        if let Some((label, expected, found)) = f.check() {
+            self.check(label, f.bit(), expected, found);
         }
     }
 
@@ -1197,18 +1217,41 @@ pub fn summary_line(d: &Datagram, decoder: &str, dissection: &Dissection) -> Str
 pub fn write_field_lines(out: &mut Vec<u8>, dissection: &Dissection) {
     let trace = &dissection.trace;
     // A read past the end at a field with too few bits to read: shown where it stopped.
-    let stop = trace.past_end_entry();
-    for f in trace.fields.iter().chain(stop.as_ref()) {
+    let stop: Entries = trace.past_end_entry().into_iter().collect();
+    // An array element's name `[i]` is written here, not allocated per field.
+    let mut index = [0u8; 12];
+    for f in trace.fields.views().chain(stop.views()) {
+        let kind = match (f.check(), f.kind()) {
+            (Some((label, expected, found)), _) => LineKind::Check {
+                label,
+                expected,
+                found,
+            },
+            (None, EntryKind::Scope) => LineKind::Scope,
+            (None, EntryKind::Padding) => LineKind::Padding,
+            (None, _) => LineKind::Value,
+        };
+        let name = match f.name_part() {
+            NamePart::Text(name) => name,
+            NamePart::Index(i) => {
+                let mut digits = itoa::Buffer::new();
+                let text = digits.format(i).as_bytes();
+                index[0] = b'[';
+                index[1..=text.len()].copy_from_slice(text);
+                index[text.len() + 1] = b']';
+                std::str::from_utf8(&index[..text.len() + 2]).unwrap_or("")
+            }
+        };
         FieldLine {
-            depth: f.depth,
-            name: f.name(),
-            value: &f.value,
-            kind: &f.kind,
-            bit: f.bit,
-            bits: f.bits,
-            range: f.range,
-            raw: f.raw,
-            failed: f.failed,
+            depth: f.depth(),
+            name,
+            value: f.value(),
+            kind,
+            bit: f.bit(),
+            bits: f.bits(),
+            range: f.range(),
+            raw: f.raw(),
+            failed: f.failed(),
         }
         .write(out);
     }
@@ -1222,9 +1265,9 @@ pub struct FieldLine<'a> {
     /// The field's own name (the last part of its path).
     pub name: &'a str,
     /// The value shown after ` = ` (for a scope, nothing when it has none).
-    pub value: &'a Value,
+    pub value: ValueRef<'a>,
     /// What the field is.
-    pub kind: &'a FieldKind,
+    pub kind: LineKind<'a>,
     /// First bit.
     pub bit: usize,
     /// Width in bits.
@@ -1235,6 +1278,26 @@ pub struct FieldLine<'a> {
     pub raw: Option<i128>,
     /// The read stopped at this field.
     pub failed: bool,
+}
+
+/// What a [`FieldLine`]'s field is.
+#[derive(Debug, Clone, Copy)]
+pub enum LineKind<'a> {
+    /// A value.
+    Value,
+    /// A struct or array scope.
+    Scope,
+    /// Alignment padding.
+    Padding,
+    /// A check marker (or the packet CRC).
+    Check {
+        /// The check's label.
+        label: &'a str,
+        /// The 32 bits the reader expected.
+        expected: u32,
+        /// The 32 bits found.
+        found: u32,
+    },
 }
 
 /// Spaces to indent with, copied from in slices.
@@ -1252,16 +1315,16 @@ impl FieldLine<'_> {
             indent -= n;
         }
         match self.kind {
-            FieldKind::Scope if matches!(self.value, Value::None) => {
+            LineKind::Scope if matches!(self.value, ValueRef::None) => {
                 out.extend_from_slice(self.name.as_bytes());
             }
-            FieldKind::Scope | FieldKind::Value => {
+            LineKind::Scope | LineKind::Value => {
                 out.extend_from_slice(self.name.as_bytes());
                 out.extend_from_slice(b" = ");
                 value_text(out, self.value);
             }
-            FieldKind::Padding => out.extend_from_slice(b"(padding)"),
-            FieldKind::Check {
+            LineKind::Padding => out.extend_from_slice(b"(padding)"),
+            LineKind::Check {
                 label,
                 expected,
                 found,
@@ -1272,9 +1335,9 @@ impl FieldLine<'_> {
                 out.extend_from_slice(b" \"");
                 out.extend_from_slice(label.as_bytes());
                 out.extend_from_slice(b"\" expected ");
-                hex32(out, *expected);
+                hex32(out, expected);
                 out.extend_from_slice(b" found ");
-                hex32(out, *found);
+                hex32(out, found);
             }
         }
         let mut digits = itoa::Buffer::new();
@@ -1322,16 +1385,18 @@ fn hex32(out: &mut Vec<u8>, x: u32) {
 }
 
 /// `value` as its `Display` writes it.
-fn value_text(out: &mut Vec<u8>, value: &Value) {
+fn value_text(out: &mut Vec<u8>, value: ValueRef) {
     match value {
-        Value::None => {}
-        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Int(i) => int_text(out, *i),
-        Value::F32(x) => match f32_text(*x) {
+        ValueRef::None => {}
+        ValueRef::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        ValueRef::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+        ValueRef::UInt(u) => out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes()),
+        ValueRef::Wide(i) => int_text(out, i),
+        ValueRef::F32(x) => match f32_text(x) {
             Some(text) => out.extend_from_slice(text.as_bytes()),
             // A whole number below 2^24 is every f32 near it, so its shortest digits are its
             // integer's: `Display` writes those, with no `.0` (and `-0` for minus zero).
-            None if x.trunc() == *x && x.abs() < 16_777_216.0 => {
+            None if x.trunc() == x && x.abs() < 16_777_216.0 => {
                 if x.is_sign_negative() {
                     out.push(b'-');
                 }
@@ -1342,10 +1407,10 @@ fn value_text(out: &mut Vec<u8>, value: &Value) {
                 let _ = write!(out, "{x}");
             }
         },
-        Value::F64(x) => match f64_text(*x) {
+        ValueRef::F64(x) => match f64_text(x) {
             Some(text) => out.extend_from_slice(text.as_bytes()),
             // As for f32, below 2^53.
-            None if x.trunc() == *x && x.abs() < 9_007_199_254_740_992.0 => {
+            None if x.trunc() == x && x.abs() < 9_007_199_254_740_992.0 => {
                 if x.is_sign_negative() {
                     out.push(b'-');
                 }
@@ -1357,7 +1422,11 @@ fn value_text(out: &mut Vec<u8>, value: &Value) {
             }
         },
         // The rare kinds: Debug escaping, hex bytes, float vectors, fixed decimals.
-        Value::Str(_) | Value::Bytes(_) | Value::Floats(_) | Value::U128(_) | Value::Fixed(_) => {
+        ValueRef::Str(_)
+        | ValueRef::Bytes(_)
+        | ValueRef::Floats(_)
+        | ValueRef::U128(_)
+        | ValueRef::Fixed(_) => {
             let _ = write!(out, "{value}");
         }
     }
@@ -1366,12 +1435,61 @@ fn value_text(out: &mut Vec<u8>, value: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bitlens_codec::{FieldKind, TraceField, Value};
+
+    impl Json<'_> {
+        /// [`Json::value`] of an owned value.
+        fn value_owned(&mut self, v: &Value) {
+            let f = TraceField::new("", 0, 0, 0, v.clone(), FieldKind::Value);
+            let e = Entries::from(vec![f]);
+            self.value(e.view(0).expect("one entry").value());
+        }
+
+        /// [`Json::field`] of an owned entry.
+        fn field_owned(&mut self, path: &str, f: &TraceField) {
+            let e = Entries::from(vec![f.clone()]);
+            self.field(path.as_bytes(), &e.view(0).expect("one entry"));
+        }
+    }
     use bitlens_codec::trace::JsonInt;
     use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV6};
 
+    /// A [`FieldLine`] with owned pieces (what `decode --fields` read from `TraceField`s).
+    struct OwnedLine<'a> {
+        depth: usize,
+        name: &'a str,
+        value: &'a Value,
+        kind: &'a FieldKind,
+        bit: usize,
+        bits: usize,
+        range: Option<(i128, i128)>,
+        raw: Option<i128>,
+        failed: bool,
+    }
+
+    /// `v` as a trace view gives it.
+    fn value_ref(v: &Value) -> ValueRef<'_> {
+        match v {
+            Value::None => ValueRef::None,
+            Value::Bool(b) => ValueRef::Bool(*b),
+            Value::Int(i) => match (i64::try_from(*i), u64::try_from(*i)) {
+                (Ok(small), _) => ValueRef::Int(small),
+                (_, Ok(u)) => ValueRef::UInt(u),
+                _ => ValueRef::Wide(*i),
+            },
+            Value::U128(u) => ValueRef::U128(*u),
+            Value::F32(x) => ValueRef::F32(*x),
+            Value::F64(x) => ValueRef::F64(*x),
+            Value::Str(s) => ValueRef::Str(s),
+            Value::Bytes(b) => ValueRef::Bytes(b),
+            Value::Floats(v) => ValueRef::Floats(v),
+            Value::Fixed(x) => ValueRef::Fixed(*x),
+        }
+    }
+
     /// The `format!` code `decode --fields` used before [`FieldLine::write`]: the reference the
     /// writer's text is held to.
-    fn formatted_line(f: &FieldLine) -> String {
+    fn formatted_line(f: &OwnedLine) -> String {
         let indent = "  ".repeat(f.depth + 1);
         let name = f.name;
         let mut line = match f.kind {
@@ -1404,9 +1522,34 @@ mod tests {
         line
     }
 
-    fn written_line(f: &FieldLine) -> String {
+    fn written_line(f: &OwnedLine) -> String {
+        let kind = match f.kind {
+            FieldKind::Value => LineKind::Value,
+            FieldKind::Scope => LineKind::Scope,
+            FieldKind::Padding => LineKind::Padding,
+            FieldKind::Check {
+                label,
+                expected,
+                found,
+            } => LineKind::Check {
+                label,
+                expected: *expected,
+                found: *found,
+            },
+        };
+        let line = FieldLine {
+            depth: f.depth,
+            name: f.name,
+            value: value_ref(f.value),
+            kind,
+            bit: f.bit,
+            bits: f.bits,
+            range: f.range,
+            raw: f.raw,
+            failed: f.failed,
+        };
         let mut out = b"before\n".to_vec();
-        f.write(&mut out);
+        line.write(&mut out);
         String::from_utf8(out[7..].to_vec()).unwrap()
     }
 
@@ -1545,7 +1688,7 @@ mod tests {
                             }
                             for (kind, value) in pieces {
                                 for name in ["x", "objects[17]", "[3]", "ünï"] {
-                                    let line = FieldLine {
+                                    let line = OwnedLine {
                                         depth,
                                         name,
                                         value,
@@ -1567,7 +1710,7 @@ mod tests {
         }
         assert!(lines > 100_000, "{lines}");
         assert_eq!(
-            written_line(&FieldLine {
+            written_line(&OwnedLine {
                 depth: 1,
                 name: "hp",
                 value: &Value::F32(-0.0),
@@ -1588,7 +1731,7 @@ mod tests {
     fn floats_are_written_as_display_writes_them() {
         let text = |v: &Value| {
             let mut out = Vec::new();
-            value_text(&mut out, v);
+            value_text(&mut out, value_ref(v));
             String::from_utf8(out).unwrap()
         };
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -1788,7 +1931,7 @@ mod tests {
             Value::F64(-f64::NAN),
         ] {
             assert_eq!(
-                written(|j| j.value(&v)),
+                written(|j| j.value_owned(&v)),
                 serde_json::to_string(&v).unwrap(),
                 "{v:?}"
             );
@@ -1796,12 +1939,12 @@ mod tests {
         // SCHEMA.md's spellings, not serde_json's null.
         let floats = Value::Floats(vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0]);
         assert_eq!(
-            written(|j| j.value(&floats)),
+            written(|j| j.value_owned(&floats)),
             r#"["nan","inf","-inf",-0.0]"#
         );
         let payload = Value::F64(f64::from_bits(0x7ff0000000000001));
         assert_eq!(
-            written(|j| j.value(&payload)),
+            written(|j| j.value_owned(&payload)),
             r#""nan:0x7ff0000000000001""#
         );
     }
@@ -1816,15 +1959,15 @@ mod tests {
         for len in [1, 4, 17, 18, 2017, 2018, 3000, 10_000] {
             let v = Value::Floats(vec![x; len]);
             assert_eq!(
-                written(|j| j.value(&v)),
+                written(|j| j.value_owned(&v)),
                 serde_json::to_string(&v).unwrap(),
                 "{len}"
             );
             let f = TraceField::new("v.x", 1, 0, 17, Value::F32(x), FieldKind::Value);
             let text = written(|j| {
                 j.raw("x");
-                j.value(&v);
-                j.field("v.x", &f);
+                j.value_owned(&v);
+                j.field_owned("v.x", &f);
             });
             assert_eq!(
                 text,
@@ -1891,7 +2034,7 @@ mod tests {
             let y = f64::from_bits(bits.next());
             for v in [Value::F32(x), Value::F64(y), Value::Floats(vec![x, -x])] {
                 let reference = serde_json::to_string(&v).unwrap();
-                check(&mut j, &|j| j.value(&v), reference);
+                check(&mut j, &|j| j.value_owned(&v), reference);
             }
         }
         // Floats of every class: subnormals, zeros, extremes, NaNs with payloads, small integers.
@@ -1923,7 +2066,7 @@ mod tests {
                 Value::F64(-f64::from(x)),
             ] {
                 let reference = serde_json::to_string(&v).unwrap();
-                check(&mut j, &|j| j.value(&v), reference);
+                check(&mut j, &|j| j.value_owned(&v), reference);
             }
         }
         // Strings of every length up to 40 over an alphabet with escapes, controls, multi-byte
@@ -1966,7 +2109,7 @@ mod tests {
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new(&s, 0, bit, bits_, value, FieldKind::Value);
-                check(&mut j, &|j| j.field(&s, &f), reference);
+                check(&mut j, &|j| j.field_owned(&s, &f), reference);
             }
         }
         // Checks with labels of that alphabet, held and failed, of every magnitude.
@@ -2003,7 +2146,7 @@ mod tests {
             }
             let v = Value::Floats(xs.clone());
             let reference = serde_json::to_string(&v).unwrap();
-            check(&mut j, &|j| j.value(&v), reference);
+            check(&mut j, &|j| j.value_owned(&v), reference);
             let mut after: Vec<f32> = xs
                 .iter()
                 .copied()
@@ -2022,7 +2165,7 @@ mod tests {
                     serde_json::to_string(&value).unwrap()
                 );
                 let f = TraceField::new("v.x", 1, 0, 17, value, FieldKind::Value);
-                check(&mut j, &|j| j.field("v.x", &f), reference);
+                check(&mut j, &|j| j.field_owned("v.x", &f), reference);
             }
         }
         // Datagram headers: IPv4 and IPv6 addresses, times of every magnitude and sign, a
@@ -2166,5 +2309,42 @@ mod tests {
         ] {
             assert_eq!(written(|j| j.addr(&a)), format!("\"{a}\""), "{a}");
         }
+    }
+
+    #[test]
+    fn walked_paths_are_the_recorded_paths_in_every_shipped_capture() {
+        use bitlens_codec::observe::Observation;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../captures");
+        let dissectors = crate::dissectors::shipped();
+        let mut walked = 0;
+        for file in std::fs::read_dir(dir).expect("captures/") {
+            let path = file.expect("a directory entry").path();
+            if !path
+                .extension()
+                .is_some_and(|e| e == "pcap" || e == "pcapng")
+            {
+                continue;
+            }
+            let capture = crate::capture::Capture::open(&path).expect("a shipped capture");
+            for d in capture.datagrams() {
+                let payload = d.payload(capture.data());
+                let seen = &Observation::NONE;
+                let (_, tree) = dissectors.dissect_seen(d, payload, seen);
+                let (_, values) = dissectors.dissect_values_seen(d, payload, seen);
+                for x in [tree, values] {
+                    let fields = &x.trace.fields;
+                    let mut walk = fields.walk();
+                    let mut i = 0;
+                    while let Some((f, path)) = walk.next() {
+                        assert_eq!(path, f.path(), "{} frame {}", path, d.frame);
+                        assert_eq!(path, fields[i].path(), "{} frame {}", path, d.frame);
+                        i += 1;
+                    }
+                    assert_eq!(i, fields.len());
+                    walked += i;
+                }
+            }
+        }
+        assert!(walked > 10_000, "{walked} entries walked");
     }
 }

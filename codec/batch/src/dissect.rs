@@ -193,7 +193,7 @@ fn dissect_batch_as<M: MessageSet>(set: &M, data: &[u8], headers: Headers) -> Di
     let message_ends = messages
         .iter()
         .map(|m| (m.offset + MESSAGE_HEADER_LEN + m.len) * 8);
-    let bits_read = (fields.iter().map(|f| f.bit + f.bits))
+    let bits_read = (fields.views().map(|f| f.bit() + f.bits()))
         .chain(message_ends)
         .max()
         .unwrap_or(0);
@@ -298,15 +298,12 @@ fn record_message<M: MessageSet>(
         rec.exit(stopped);
     }
     let body_end = rec.recorded();
-    if status == MessageStatus::Error
-        && body_start == body_end
-        && let Some(len) = rec.entry_mut(len_entry)
-    {
+    if status == MessageStatus::Error && body_start == body_end {
         // Nothing of the body could be read: its length is what is wrong.
-        len.failed = true;
+        rec.mark_failed(len_entry);
     }
     rec.exit(at + (MESSAGE_HEADER_LEN + head.len) * 8);
-    rec.annotate(Value::Str(name.unwrap_or("unknown").to_owned()));
+    rec.annotate_str(name.unwrap_or("unknown"));
     messages.push(MessageView {
         index: head.index,
         offset: head.offset,

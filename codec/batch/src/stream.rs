@@ -881,7 +881,9 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             VarintRead::Ok(x, n) => {
                 self.pos += n;
                 *v = x;
-                self.record(name, at, || Value::Int(show(x)), false);
+                if T::ACTIVE {
+                    self.record_int(name, at, show(x));
+                }
                 Ok(())
             }
             VarintRead::PastEnd(remaining) => {
@@ -901,14 +903,34 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// Records an accepted integer through the tracer's typed hook where it and its range fit
+    /// `i64` (every one the format reads but a `u64` above `i64::MAX`).
+    #[inline]
+    fn record_int(&mut self, name: &str, at: usize, value: i128) {
+        let bits = (self.base + self.pos - at) * 8;
+        let range = self.range.take();
+        let narrow =
+            |(lo, hi): (i128, i128)| Some((i64::try_from(lo).ok()?, i64::try_from(hi).ok()?));
+        match (i64::try_from(value), range) {
+            (Ok(v), None) => self.tracer.int(name, at * 8, bits, v, None, false),
+            (Ok(v), Some(r)) if narrow(r).is_some() => {
+                self.tracer.int(name, at * 8, bits, v, narrow(r), false);
+            }
+            _ => {
+                let kind = FieldKind::Value;
+                let shown = Value::Int(value);
+                self.tracer
+                    .field(name, at * 8, bits, shown, range, kind, false);
+            }
+        }
+    }
+
     fn range_record(&mut self, name: &str, at: usize, value: u64, max: usize, failed: bool) {
         self.range = None;
         if T::ACTIVE {
             let bits = (self.base + self.pos - at) * 8;
-            let range = Some((0, max as i128));
-            let v = Value::Int(i128::from(value));
-            self.tracer
-                .field(name, at * 8, bits, v, range, FieldKind::Value, failed);
+            let max = Some(max as u64);
+            self.tracer.uint(name, at * 8, bits, value, max, failed);
         }
     }
 
@@ -1213,6 +1235,7 @@ mod tests {
         let shown: Vec<_> = r
             .into_tracer()
             .into_fields()
+            .into_vec()
             .into_iter()
             .map(|f| (f.path().to_string(), f.bit, f.value))
             .collect();

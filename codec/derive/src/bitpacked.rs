@@ -248,7 +248,7 @@ fn plain_enum_impl(
                     let text: &'static str = match self {
                         #(#name::#idents => #wires,)*
                     };
-                    s.annotate(|| #k::Value::Str(::std::string::String::from(text)));
+                    s.annotate_str(text);
                 }
                 ::core::result::Result::Ok(())
             }
@@ -494,7 +494,7 @@ fn union_impl(
                         #(#numbers => #wires,)*
                         _ => "",
                     };
-                    s.annotate(|| #k::Value::Str(::std::string::String::from(text)));
+                    s.annotate_str(text);
                 }
                 match self {
                     #(#patterns => { #serializes })*

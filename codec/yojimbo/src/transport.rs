@@ -439,7 +439,7 @@ impl Reading<'_> {
             Err(Refusal::new(RefusalKind::EmptyPacket, 0, "num_entries"))
         } else if self.record {
             let (r, t) = packet::trace(cfg, bytes, sequence);
-            moved(t.fields, NAME, depth, base, &mut self.fields);
+            moved(t.fields.into_vec(), NAME, depth, base, &mut self.fields);
             r
         } else {
             packet::read(cfg, bytes, sequence)
@@ -487,7 +487,13 @@ impl Reading<'_> {
         if let Some(t) = cfg.message_types.get(b.message_type as usize) {
             let mut s = TraceStream::new(&b.body.data);
             let r = t.body.trace(&mut s);
-            moved(s.into_trace(r).fields, &body, 4, at, &mut self.fields);
+            moved(
+                s.into_trace(r).fields.into_vec(),
+                &body,
+                4,
+                at,
+                &mut self.fields,
+            );
         }
         let data_at = at + b.body.len;
         self.fields.push(entry(
@@ -530,7 +536,13 @@ impl Yojimbo {
             let mut s = TraceStream::new(plain);
             let h = reliable::read(&mut s, plain, &rcfg);
             let verdict = h.as_ref().map(|_| ()).map_err(Refusal::to_codec);
-            moved(s.into_trace(verdict).fields, NAME, 1, base, &mut r.fields);
+            moved(
+                s.into_trace(verdict).fields.into_vec(),
+                NAME,
+                1,
+                base,
+                &mut r.fields,
+            );
             h
         } else {
             reliable::read(&mut ReadStream::new(plain), plain, &rcfg)
