@@ -73,6 +73,28 @@ pub enum Value {
 }
 
 impl Value {
+    /// The value borrowed, as a trace's [`Field::value`] gives it (an integer as
+    /// [`ValueRef::Int`] within `i64`, [`ValueRef::UInt`] within `u64`, else
+    /// [`ValueRef::Wide`]).
+    pub fn as_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::None => ValueRef::None,
+            Value::Bool(b) => ValueRef::Bool(*b),
+            Value::Int(i) => match (i64::try_from(*i), u64::try_from(*i)) {
+                (Ok(small), _) => ValueRef::Int(small),
+                (_, Ok(u)) => ValueRef::UInt(u),
+                _ => ValueRef::Wide(*i),
+            },
+            Value::U128(u) => ValueRef::U128(*u),
+            Value::F32(x) => ValueRef::F32(*x),
+            Value::F64(x) => ValueRef::F64(*x),
+            Value::Str(s) => ValueRef::Str(s),
+            Value::Bytes(b) => ValueRef::Bytes(b),
+            Value::Floats(v) => ValueRef::Floats(v),
+            Value::Fixed(x) => ValueRef::Fixed(*x),
+        }
+    }
+
     /// An unsigned 128-bit integer: [`Value::Int`] when it fits `i128`, else [`Value::U128`].
     pub fn from_u128(v: u128) -> Value {
         match i128::try_from(v) {
@@ -117,41 +139,7 @@ impl PartialEq for Value {
 
 impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::None => Ok(()),
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::U128(i) => write!(f, "{i}"),
-            Value::Fixed(x) => write!(f, "{x}"),
-            Value::F32(x) => match f32_text(*x) {
-                Some(text) => f.write_str(&text),
-                None => write!(f, "{x}"),
-            },
-            Value::F64(x) => match f64_text(*x) {
-                Some(text) => f.write_str(&text),
-                None => write!(f, "{x}"),
-            },
-            Value::Str(s) => write!(f, "{s:?}"),
-            Value::Bytes(b) => {
-                for byte in b {
-                    write!(f, "{byte:02x}")?;
-                }
-                Ok(())
-            }
-            Value::Floats(v) => {
-                write!(f, "(")?;
-                for (i, x) in v.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    match f32_text(*x) {
-                        Some(text) => f.write_str(&text)?,
-                        None => write!(f, "{x}")?,
-                    }
-                }
-                write!(f, ")")
-            }
-        }
+        std::fmt::Display::fmt(&self.as_ref(), f)
     }
 }
 
@@ -1122,8 +1110,14 @@ impl std::fmt::Display for ValueRef<'_> {
             ValueRef::Wide(i) => write!(f, "{i}"),
             ValueRef::U128(i) => write!(f, "{i}"),
             ValueRef::Fixed(x) => write!(f, "{x}"),
-            ValueRef::F32(x) => std::fmt::Display::fmt(&Value::F32(x), f),
-            ValueRef::F64(x) => std::fmt::Display::fmt(&Value::F64(x), f),
+            ValueRef::F32(x) => match f32_text(x) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, "{x}"),
+            },
+            ValueRef::F64(x) => match f64_text(x) {
+                Some(text) => f.write_str(&text),
+                None => write!(f, "{x}"),
+            },
             ValueRef::Str(s) => write!(f, "{s:?}"),
             ValueRef::Bytes(b) => {
                 for byte in b {

@@ -1467,26 +1467,6 @@ mod tests {
         failed: bool,
     }
 
-    /// `v` as a trace view gives it.
-    fn value_ref(v: &Value) -> ValueRef<'_> {
-        match v {
-            Value::None => ValueRef::None,
-            Value::Bool(b) => ValueRef::Bool(*b),
-            Value::Int(i) => match (i64::try_from(*i), u64::try_from(*i)) {
-                (Ok(small), _) => ValueRef::Int(small),
-                (_, Ok(u)) => ValueRef::UInt(u),
-                _ => ValueRef::Wide(*i),
-            },
-            Value::U128(u) => ValueRef::U128(*u),
-            Value::F32(x) => ValueRef::F32(*x),
-            Value::F64(x) => ValueRef::F64(*x),
-            Value::Str(s) => ValueRef::Str(s),
-            Value::Bytes(b) => ValueRef::Bytes(b),
-            Value::Floats(v) => ValueRef::Floats(v),
-            Value::Fixed(x) => ValueRef::Fixed(*x),
-        }
-    }
-
     /// The `format!` code `decode --fields` used before [`FieldLine::write`]: the reference the
     /// writer's text is held to.
     fn formatted_line(f: &OwnedLine) -> String {
@@ -1540,7 +1520,7 @@ mod tests {
         let line = FieldLine {
             depth: f.depth,
             name: f.name,
-            value: value_ref(f.value),
+            value: f.value.as_ref(),
             kind,
             bit: f.bit,
             bits: f.bits,
@@ -1731,7 +1711,7 @@ mod tests {
     fn floats_are_written_as_display_writes_them() {
         let text = |v: &Value| {
             let mut out = Vec::new();
-            value_text(&mut out, value_ref(v));
+            value_text(&mut out, v.as_ref());
             String::from_utf8(out).unwrap()
         };
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
