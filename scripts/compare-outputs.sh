@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Output of two `bitlens` builds, compared byte for byte: `decode --json`, `decode --fields` and
-# `check` on every shipped capture (captures/*.pcap, *.pcapng; the encrypted ones once more with
-# their keys), `decode --json --schema` with the demo schema, and a synthetic capture with
+# Output of two `bitlens` builds, compared byte for byte: `decode --json`, `decode --fields`,
+# `check` and `profile` (text and JSON) on every shipped capture (captures/*.pcap, *.pcapng; the
+# encrypted ones once more with their keys), `decode --json --schema` with the demo schema, and a synthetic capture with
 # labelled faults. For a change that must keep
 # the output identical (issue 15: "decode --json output on every shipped capture is
 # byte-identical before and after").
@@ -47,6 +47,8 @@ for capture in captures/*.pcap captures/*.pcapng "$out/synth-faults.pcap"; do
   compare "$name.json" decode --json "$capture"
   compare "$name.fields" decode --fields "$capture"
   compare "$name.check" check "$capture"
+  compare "$name.profile" profile "$capture"
+  compare "$name.profile.json" profile --json "$capture"
 done
 compare "demo.pcap.schema.json" decode --json --schema captures/demo.schema.toml captures/demo.pcap
 # The encrypted captures with their keys (captures/README.md says where each comes from): the
@@ -57,6 +59,7 @@ encrypted() { # NAME CAPTURE ARGS...
   compare "$name.json" decode --json "$capture" "$@"
   compare "$name.fields" decode --fields "$capture" "$@"
   compare "$name.check" check "$capture" "$@"
+  compare "$name.profile.json" profile --json "$capture" "$@"
 }
 encrypted netcode.pcap.keyed captures/netcode.pcap --decode 5000=netcode+demo \
   --netcode-key captures/netcode.key --netcode-protocol-id 0x6269746c656e7331

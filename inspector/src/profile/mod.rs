@@ -25,7 +25,7 @@ use crate::capture::{Datagram, Timestamp};
 use crate::dissectors::Dissectors;
 use bitlens_codec::dissect::{Dissection, Status, intern};
 use bitlens_codec::observe::Observation;
-use bitlens_codec::trace::{FieldKind, TraceField, Value};
+use bitlens_codec::trace::{EntryKind, Field, ValueRef};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -147,15 +147,16 @@ pub enum Class {
 /// first fragment's `...fragment.body.*`) a [`Class::Field`], a block fragment's bytes
 /// [`Overhead::BlockData`], a packet fragment's bytes [`Overhead::PacketFragments`], and the
 /// rest of the connection packet [`Overhead::ChannelFraming`].
-pub fn classify(d: &Dissection, i: usize, f: &TraceField) -> Class {
+pub fn classify(d: &Dissection, i: usize, f: Leaf) -> Class {
     let total = d.trace.total_bits;
-    if f.bit + f.bits > total {
+    let (bit, depth) = (f.field.bit(), f.field.depth());
+    if bit + f.field.bits() > total {
         return Class::Reassembled;
     }
     for layer in &d.layers {
         if layer.header.contains(&i) {
-            if let Some(rest) = f.path().strip_prefix("yojimbo.") {
-                return yojimbo_class(rest, f.bit >= total && total > 0);
+            if let Some(rest) = f.path.strip_prefix("yojimbo.") {
+                return yojimbo_class(rest, bit >= total && total > 0);
             }
             return Class::Overhead(Overhead::TransportHeader);
         }
@@ -163,22 +164,22 @@ pub fn classify(d: &Dissection, i: usize, f: &TraceField) -> Class {
             return Class::Overhead(Overhead::TransportTrailer);
         }
     }
-    let overhead = match &f.kind {
-        FieldKind::Padding => Some(Overhead::Padding),
-        FieldKind::Check { label, .. } if f.depth == 0 && label == "crc32" => Some(Overhead::Crc),
-        FieldKind::Check { .. } => Some(Overhead::CheckMarker),
-        FieldKind::Value | FieldKind::Scope => {
-            let path = f.path();
+    let overhead = match (f.field.check(), f.field.kind()) {
+        (Some((label, _, _)), _) if depth == 0 && label == "crc32" => Some(Overhead::Crc),
+        (Some(_), _) => Some(Overhead::CheckMarker),
+        (None, EntryKind::Padding) => Some(Overhead::Padding),
+        (None, _) => {
+            let path = f.path;
             // The name is looked at only for paths that can end in one of these (a cheap test
             // first: this runs for every leaf of every datagram).
-            if path.ends_with("len") && matches!(f.name(), "len" | "batch_len") {
+            if path.ends_with("len") && matches!(last_segment(path), "len" | "batch_len") {
                 Some(Overhead::LengthPrefix)
             } else if d.messages.is_some()
                 && d.message_of(i)
                     .is_some_and(|m| !m.body.contains(&i) && m.entries.start != i)
             {
                 Some(Overhead::MessageHeader)
-            } else if f.depth == 0 && path == "packet_type" {
+            } else if depth == 0 && path == "packet_type" {
                 Some(Overhead::PacketType)
             } else {
                 None
@@ -210,13 +211,31 @@ fn yojimbo_class(rest: &str, after: bool) -> Class {
 /// Bits of the value a compressed float entry stands for: 32 per `f32` (a compressed vector
 /// or quaternion counts each component), 64 for an `f64`; `None` for anything not a
 /// compressed float.
-pub fn raw_float_bits(f: &TraceField) -> Option<u64> {
-    match &f.value {
-        Value::Floats(v) => Some(32 * v.len() as u64),
-        Value::F32(_) if f.raw.is_some() => Some(32),
-        Value::F64(_) if f.raw.is_some() => Some(64),
+pub fn raw_float_bits(f: &Field) -> Option<u64> {
+    match f.value() {
+        ValueRef::Floats(v) => Some(32 * v.len() as u64),
+        ValueRef::F32(_) if f.raw().is_some() => Some(32),
+        ValueRef::F64(_) if f.raw().is_some() => Some(64),
         _ => None,
     }
+}
+
+/// What the profiler reads of one trace entry: its view and its full path (from
+/// [`bitlens_codec::Entries::walk`], so that no owned `TraceField` is built per entry).
+#[derive(Debug, Clone, Copy)]
+pub struct Leaf<'a> {
+    /// The entry.
+    pub field: Field<'a>,
+    /// Its full path: `objects[17].position.x`.
+    pub path: &'a str,
+}
+
+/// The last segment of a path, as `TraceField::name` gives it: `x` of `objects[17].position.x`,
+/// `[3]` of `mice[3]`.
+fn last_segment(path: &str) -> &str {
+    let dot = path.rfind('.').map_or(0, |i| i + 1);
+    let bracket = path.rfind('[').unwrap_or(0);
+    &path[dot.max(bracket)..]
 }
 
 /// A count and the bits it adds up to.
@@ -413,9 +432,9 @@ impl<'a> Profiler<'a> {
             let bits = d
                 .trace
                 .fields
-                .get(m.entries.start)
+                .view(m.entries.start)
                 .filter(|_| m.entries.start != m.body.start)
-                .map_or(m.len as u64 * 8, |f| f.bits as u64);
+                .map_or(m.len as u64 * 8, |f| f.bits() as u64);
             self.messages.entry(message_name(m)).or_default().add(bits);
         }
         // yojimbo: the message each leaf belongs to, and the message type and channel rows.
@@ -430,22 +449,28 @@ impl<'a> Profiler<'a> {
         let mut messages = d.messages.as_deref().unwrap_or_default();
         // Inside a compressed vector or quaternion: its components are not counted again.
         let mut packed_depth: Option<usize> = None;
-        for (i, f) in fields.iter().enumerate() {
-            if packed_depth.is_some_and(|depth| f.depth <= depth) {
+        let mut walk = fields.walk();
+        let mut next = 0;
+        while let Some((field, path)) = walk.next() {
+            let f = Leaf { field, path };
+            let i = next;
+            next += 1;
+            let depth = field.depth();
+            if packed_depth.is_some_and(|packed| depth <= packed) {
                 packed_depth = None;
             }
-            let leaf = fields.get(i + 1).is_none_or(|next| next.depth <= f.depth);
+            let leaf = fields.view(i + 1).is_none_or(|next| next.depth() <= depth);
             // Messages hold ascending ranges of entries: follow them instead of searching.
             while messages.first().is_some_and(|m| m.entries.end <= i) {
                 messages = &messages[1..];
             }
             let message = messages.first().filter(|m| m.entries.contains(&i));
             if packed_depth.is_none()
-                && let Some(raw) = raw_float_bits(f)
+                && let Some(raw) = raw_float_bits(&field)
             {
                 self.count_packed(packet_type, message.map(message_name), f, raw);
                 if !leaf {
-                    packed_depth = Some(f.depth);
+                    packed_depth = Some(depth);
                 }
             }
             if !leaf {
@@ -454,9 +479,9 @@ impl<'a> Profiler<'a> {
             let class = classify(d, i, f);
             // Only the datagram's own bits: a transport numbers what it read from several
             // datagrams (yojimbo's reassembled packet, its blocks) after them.
-            let bits = (f.bit as u64 + f.bits as u64)
+            let bits = (field.bit() as u64 + field.bits() as u64)
                 .min(payload_bits)
-                .saturating_sub(f.bit as u64);
+                .saturating_sub(field.bit() as u64);
             match class {
                 Class::Field => cost.field_bits += bits,
                 Class::Overhead(_) => cost.overhead_bits += bits,
@@ -471,7 +496,7 @@ impl<'a> Profiler<'a> {
             acc.tally.add(bits);
             acc.min_bits = acc.min_bits.min(bits);
             acc.max_bits = acc.max_bits.max(bits);
-            if let (Some(range), Some(v)) = (f.range, wire_int(f)) {
+            if let (Some(range), Some(v)) = (field.range(), wire_int(&field)) {
                 acc.range = Some(range);
                 acc.seen = Some(acc.seen.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
             }
@@ -503,26 +528,34 @@ impl<'a> Profiler<'a> {
         let fields = &d.trace.fields;
         let mut names = vec![None; fields.len()];
         // (entry path, channel, bits), (message path, type, bits).
-        let mut entry: Option<(&str, u64, u64)> = None;
-        let mut message: Option<(&str, Option<u32>, u64)> = None;
-        for (i, f) in fields.iter().enumerate() {
-            if fields.get(i + 1).is_some_and(|next| next.depth > f.depth) {
+        let mut entry: Option<(String, u64, u64)> = None;
+        let mut message: Option<(String, Option<u32>, u64)> = None;
+        let mut walk = fields.walk();
+        let mut next = 0;
+        while let Some((f, path)) = walk.next() {
+            let i = next;
+            next += 1;
+            if fields
+                .view(i + 1)
+                .is_some_and(|next| next.depth() > f.depth())
+            {
                 continue;
             }
-            let path = f.path();
             let Some((e, rest)) = yojimbo_entry(path) else {
                 continue;
             };
-            if entry.is_none_or(|(p, _, _)| p != e) {
+            if entry.as_ref().is_none_or(|(p, _, _)| p != e) {
                 self.flush_entry(entry.take());
-                entry = Some((e, 0, 0));
+                entry = Some((e.to_owned(), 0, 0));
             }
-            let value = match f.value {
-                Value::Int(v) => u64::try_from(v).ok(),
+            let value = match f.value() {
+                ValueRef::Int(v) => u64::try_from(v).ok(),
+                ValueRef::UInt(v) => Some(v),
+                ValueRef::Wide(v) => u64::try_from(v).ok(),
                 _ => None,
             };
             if let Some((_, channel, bits)) = &mut entry {
-                *bits += f.bits as u64;
+                *bits += f.bits() as u64;
                 if rest == "channel" {
                     *channel = value.unwrap_or(0);
                 }
@@ -537,9 +570,9 @@ impl<'a> Profiler<'a> {
             let Some((m, tail)) = m else {
                 continue;
             };
-            if message.is_none_or(|(p, _, _)| p != m) {
+            if message.as_ref().is_none_or(|(p, _, _)| p != m) {
                 self.flush_message(message.take());
-                message = Some((m, None, 0));
+                message = Some((m.to_owned(), None, 0));
             }
             let Some((_, kind, bits)) = &mut message else {
                 continue;
@@ -551,7 +584,7 @@ impl<'a> Profiler<'a> {
             let elided = self.yojimbo_types.len() == 1 && !m.ends_with("fragment");
             let known = kind.or(elided.then_some(0));
             if tail == "type" || tail.starts_with("body") {
-                *bits += f.bits as u64;
+                *bits += f.bits() as u64;
                 names[i] = known.map(|k| self.yojimbo_type_name(k));
             }
         }
@@ -560,7 +593,7 @@ impl<'a> Profiler<'a> {
         names
     }
 
-    fn flush_entry(&mut self, entry: Option<(&str, u64, u64)>) {
+    fn flush_entry(&mut self, entry: Option<(String, u64, u64)>) {
         if let Some((_, channel, bits)) = entry {
             self.channels.entry(channel).or_default().add(bits);
         }
@@ -568,7 +601,7 @@ impl<'a> Profiler<'a> {
 
     /// A message is counted when its type is known (a block fragment other than the first
     /// carries none: its bits are its channel's).
-    fn flush_message(&mut self, message: Option<(&str, Option<u32>, u64)>) {
+    fn flush_message(&mut self, message: Option<(String, Option<u32>, u64)>) {
         let Some((m, kind, bits)) = message else {
             return;
         };
@@ -596,7 +629,7 @@ impl<'a> Profiler<'a> {
         &mut self,
         packet_type: &'static str,
         message: Option<&'static str>,
-        f: &TraceField,
+        f: Leaf,
         class: Class,
     ) -> u32 {
         self.start_key(packet_type, message);
@@ -605,7 +638,7 @@ impl<'a> Profiler<'a> {
         let group = self.group as usize;
         if let Some(Some((path, c, id))) = self.shapes.get(group).and_then(|s| s.get(k))
             && *c == class
-            && **path == *f.path()
+            && **path == *f.path
         {
             return *id;
         }
@@ -619,7 +652,7 @@ impl<'a> Profiler<'a> {
                 shape.resize(k + 1, None);
             }
             if shape[k].is_none() {
-                shape[k] = Some((f.path().into(), class, id));
+                shape[k] = Some((f.path.into(), class, id));
             }
         }
         id
@@ -629,7 +662,7 @@ impl<'a> Profiler<'a> {
         &mut self,
         packet_type: &'static str,
         message: Option<&'static str>,
-        f: &TraceField,
+        f: Leaf,
         class: Class,
     ) -> u32 {
         if let Class::Overhead(o) = class {
@@ -637,7 +670,7 @@ impl<'a> Profiler<'a> {
         }
         let start = self.start_key(packet_type, message);
         // A yojimbo message body's field is named within its body (`sequence`).
-        let path = f.path();
+        let path = f.path;
         let path = match path.strip_prefix("yojimbo.") {
             Some(_) => path.split_once(".body.").map_or(path, |(_, p)| p),
             None => path,
@@ -719,14 +752,14 @@ impl<'a> Profiler<'a> {
         &mut self,
         packet_type: &'static str,
         message: Option<&'static str>,
-        f: &TraceField,
+        f: Leaf,
         raw_bits: u64,
     ) {
         self.prefix = None;
         self.scratch.clear();
         self.scratch.push_str(message.unwrap_or(packet_type));
         self.scratch.push('.');
-        fold_path(f.path(), message.is_some(), &mut self.scratch);
+        fold_path(f.path, message.is_some(), &mut self.scratch);
         let id = match self.packed_ids.get(self.scratch.as_str()) {
             Some(&id) => id,
             None => {
@@ -741,7 +774,7 @@ impl<'a> Profiler<'a> {
             }
         };
         let acc = &mut self.packed[id as usize];
-        acc.tally.add(f.bits as u64);
+        acc.tally.add(f.field.bits() as u64);
         acc.raw_bits += raw_bits;
     }
 
@@ -760,9 +793,11 @@ type ShapeSlot = (Box<str>, Class, u32);
 const SHAPE_LEAVES: usize = 4096;
 
 /// The wire integer of a ranged entry: its raw code when it has one, else its integer value.
-fn wire_int(f: &TraceField) -> Option<i128> {
-    f.raw.or(match f.value {
-        Value::Int(v) => Some(v),
+fn wire_int(f: &Field) -> Option<i128> {
+    f.raw().or(match f.value() {
+        ValueRef::Int(v) => Some(i128::from(v)),
+        ValueRef::UInt(v) => Some(i128::from(v)),
+        ValueRef::Wide(v) => Some(v),
         _ => None,
     })
 }

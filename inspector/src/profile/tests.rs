@@ -267,7 +267,13 @@ fn every_row_matches_a_plain_count_of_folded_paths() {
             let f = &dissection.trace.fields;
             for i in 0..f.len() {
                 let leaf = f.get(i + 1).is_none_or(|n| n.depth <= f[i].depth);
-                if !leaf || classify(&dissection, i, &f[i]) != Class::Field {
+                let path = f.path_of(i);
+                let view = f.view(i).expect("an entry");
+                let at = Leaf {
+                    field: view,
+                    path: &path,
+                };
+                if !leaf || classify(&dissection, i, at) != Class::Field {
                     continue;
                 }
                 let m = dissection.message_of(i);
