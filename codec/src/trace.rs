@@ -1051,8 +1051,9 @@ pub enum NamePart<'t> {
 }
 
 /// A borrowed view of a trace's value ([`Field::value`]): what [`Value`] holds, without
-/// building it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// building it. Equality is [`Value`]'s: floats compare by their bits (a NaN equals the same
+/// NaN), and an integer equals itself whichever variant holds it.
+#[derive(Debug, Clone, Copy)]
 pub enum ValueRef<'t> {
     /// No value.
     None,
@@ -1096,6 +1097,34 @@ impl ValueRef<'_> {
             ValueRef::Bytes(b) => Value::Bytes(b.to_vec()),
             ValueRef::Floats(xs) => Value::Floats(xs.to_vec()),
             ValueRef::Fixed(x) => Value::Fixed(x),
+        }
+    }
+}
+
+impl PartialEq for ValueRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let int = |v: &ValueRef| match *v {
+            ValueRef::Int(i) => Some(i128::from(i)),
+            ValueRef::UInt(u) => Some(i128::from(u)),
+            ValueRef::Wide(i) => Some(i),
+            _ => None,
+        };
+        if let (Some(a), Some(b)) = (int(self), int(other)) {
+            return a == b;
+        }
+        match (*self, *other) {
+            (ValueRef::None, ValueRef::None) => true,
+            (ValueRef::Bool(a), ValueRef::Bool(b)) => a == b,
+            (ValueRef::U128(a), ValueRef::U128(b)) => a == b,
+            (ValueRef::F32(a), ValueRef::F32(b)) => a.to_bits() == b.to_bits(),
+            (ValueRef::F64(a), ValueRef::F64(b)) => a.to_bits() == b.to_bits(),
+            (ValueRef::Str(a), ValueRef::Str(b)) => a == b,
+            (ValueRef::Bytes(a), ValueRef::Bytes(b)) => a == b,
+            (ValueRef::Floats(a), ValueRef::Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (ValueRef::Fixed(a), ValueRef::Fixed(b)) => a == b,
+            _ => false,
         }
     }
 }
@@ -2152,6 +2181,29 @@ mod tests {
         assert!(typed[10].check_failed() && !typed[9].check_failed());
         assert_eq!(typed[8].kind, FieldKind::Padding);
         assert_eq!(typed[11].depth, 1, "the element's one value stands for it");
+    }
+
+    #[test]
+    fn borrowed_values_compare_as_owned_ones_do() {
+        let values = [
+            Value::F32(f32::NAN),
+            Value::F32(-f32::NAN),
+            Value::F32(0.0),
+            Value::F32(-0.0),
+            Value::F64(f64::NAN),
+            Value::Floats(vec![f32::NAN, 1.0]),
+            Value::Int(-1),
+            Value::Int(i128::from(u64::MAX)),
+            Value::Int(i128::MAX),
+            Value::U128(u128::MAX),
+            Value::Str("x".into()),
+            Value::None,
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(a.as_ref() == b.as_ref(), a == b, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
