@@ -778,6 +778,15 @@ impl Entries {
         out
     }
 
+    /// Every text the entries hold, one after another: names, hand-made entries' paths,
+    /// string values and check labels. A walked path ([`Entries::walk`], [`Field::path`]) is
+    /// made of these names, dots and array indices `[i]`, so a writer that finds nothing to
+    /// escape here need not look at each path (or label) again.
+    #[inline]
+    pub fn texts(&self) -> &str {
+        &self.text
+    }
+
     #[inline(always)]
     fn text_at(&self, start: usize, end: usize) -> &str {
         self.text.get(start..end).unwrap_or("")
@@ -1419,17 +1428,44 @@ thread_local! {
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
+    // Both pieces are loaded before either is stored, as words: copies of constant length
+    // written as such were merged by LLVM into one `memcpy` call of the length picked.
     if (8..=16).contains(&n) {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
-    } else if (4..8).contains(&n) {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        let (head, tail) = (word::<8>(src, 0), word::<8>(src, n - 8));
+        put_word(dst, 0, head);
+        put_word(dst, n - 8, tail);
     } else if (17..=32).contains(&n) {
-        dst[..16].copy_from_slice(&src[..16]);
-        dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        let (head, tail) = (word::<16>(src, 0), word::<16>(src, n - 16));
+        put_word(dst, 0, head);
+        put_word(dst, n - 16, tail);
+    } else if (4..8).contains(&n) {
+        let (head, tail) = (word::<4>(src, 0), word::<4>(src, n - 4));
+        put_word(dst, 0, head);
+        put_word(dst, n - 4, tail);
+    } else if (1..4).contains(&n) {
+        // One to three bytes: the first, the middle and the last (some the same byte).
+        let (first, middle, last) = (src[0], src[n / 2], src[n - 1]);
+        dst[0] = first;
+        dst[n / 2] = middle;
+        dst[n - 1] = last;
     } else {
         dst[..n].copy_from_slice(src);
+    }
+}
+
+/// The `N` bytes of `s` at `at`, as a value.
+#[inline(always)]
+fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&s[at..at + N]);
+    w
+}
+
+/// Stores `w` at `at` of `d`.
+#[inline(always)]
+fn put_word<const N: usize>(d: &mut [u8], at: usize, w: [u8; N]) {
+    if let Some(slot) = d.get_mut(at..at + N).and_then(|s| s.first_chunk_mut::<N>()) {
+        *slot = w;
     }
 }
 
@@ -1440,6 +1476,26 @@ fn write_index(buf: &mut [u8], len: usize, index: u32) -> usize {
         return len;
     };
     w[0] = b'[';
+    // Most indices are below 1000: their digits without a loop.
+    let digit = |v: u32| b'0' + (v % 10) as u8;
+    if index < 10 {
+        w[1] = digit(index);
+        w[2] = b']';
+        return len + 3;
+    }
+    if index < 100 {
+        w[1] = digit(index / 10);
+        w[2] = digit(index);
+        w[3] = b']';
+        return len + 4;
+    }
+    if index < 1000 {
+        w[1] = digit(index / 100);
+        w[2] = digit(index / 10);
+        w[3] = digit(index);
+        w[4] = b']';
+        return len + 5;
+    }
     // The digits, last first, after counting them.
     let (mut v, mut n) = (index, 1);
     while v >= 10 {

@@ -84,6 +84,7 @@ impl<'a> JsonLines<'a> {
             checks: Vec::new(),
             keep_room: true,
             scratch: Vec::new(),
+            plain: false,
         })
     }
 
@@ -114,6 +115,7 @@ fn datagram_json(
     dissection: &Dissection,
 ) {
     let fields = &dissection.trace.fields;
+    j.plain = !needs_escape(fields.texts().as_bytes());
     j.header(d, payload_len, decoder, dissection);
     // Each field and check is written after a comma; `close_list` makes the first one the `[`.
     let start = j.pos;
@@ -245,19 +247,22 @@ fn datagram_json(
 /// Whether a JSON string needs escaping: a control character, `"` or `\\`. A string of 16
 /// bytes or more is tested in blocks of 16 ([`escape_in_block`]), the last 16 bytes as one more
 /// block instead of a byte loop over the rest (one of 17 to 32 bytes is its first and last
-/// block); a shorter one as its first and last 8 (or 4) bytes in words ([`escape_in_word`]). No
-/// branch per block or word.
+/// block); a shorter one as its first and last 8 (or 4) bytes in words ([`escape_in_word`]). One
+/// branch per block of a longer one, none per byte or word.
 #[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
     if let (Some(first), Some(last)) = (bytes.first_chunk::<16>(), bytes.last_chunk::<16>()) {
         if bytes.len() <= 32 {
             return escape_in_block(first) | escape_in_block(last);
         }
-        let mut any = escape_in_block(last);
+        // A loop that may leave early is not vectorized across blocks (which left texts under
+        // 512 bytes to a loop of one byte at a time): each block is its own vector compares.
         for block in bytes.as_chunks::<16>().0 {
-            any |= escape_in_block(block);
+            if escape_in_block(block) {
+                return true;
+            }
         }
-        return any;
+        return escape_in_block(last);
     }
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     if let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
@@ -405,22 +410,50 @@ fn write_decimal_long(out: &mut [u8; 20], v: u64) -> usize {
 }
 
 /// Copies `src` into `dst` (of the same length). Short strings (paths, names, float digits:
-/// most are 4 to 32 bytes) are two overlapping copies of a constant length, a few register
-/// moves, where a copy of runtime length calls libc's `memcpy`.
+/// 1 to 32 bytes) are two overlapping copies of a constant length (three single bytes below
+/// 4: names `x`, `a`), a few register moves, where a copy of runtime length calls libc's
+/// `memcpy`.
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
+    // Both pieces are loaded before either is stored, as words: copies of constant length
+    // written as such were merged by LLVM into one `memcpy` call of the length picked.
     if (8..=16).contains(&n) {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        let (head, tail) = (word::<8>(src, 0), word::<8>(src, n - 8));
+        put_word(dst, 0, head);
+        put_word(dst, n - 8, tail);
     } else if (17..=32).contains(&n) {
-        dst[..16].copy_from_slice(&src[..16]);
-        dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        let (head, tail) = (word::<16>(src, 0), word::<16>(src, n - 16));
+        put_word(dst, 0, head);
+        put_word(dst, n - 16, tail);
     } else if (4..8).contains(&n) {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        let (head, tail) = (word::<4>(src, 0), word::<4>(src, n - 4));
+        put_word(dst, 0, head);
+        put_word(dst, n - 4, tail);
+    } else if (1..4).contains(&n) {
+        // One to three bytes: the first, the middle and the last (some the same byte).
+        let (first, middle, last) = (src[0], src[n / 2], src[n - 1]);
+        dst[0] = first;
+        dst[n / 2] = middle;
+        dst[n - 1] = last;
     } else {
         dst[..n].copy_from_slice(src);
+    }
+}
+
+/// The `N` bytes of `s` at `at`, as a value.
+#[inline(always)]
+fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&s[at..at + N]);
+    w
+}
+
+/// Stores `w` at `at` of `d`.
+#[inline(always)]
+fn put_word<const N: usize>(d: &mut [u8], at: usize, w: [u8; N]) {
+    if let Some(slot) = d.get_mut(at..at + N).and_then(|s| s.first_chunk_mut::<N>()) {
+        *slot = w;
     }
 }
 
@@ -499,6 +532,39 @@ impl Cursor<'_> {
         self.put(b"\"");
     }
 
+    /// `,"min":A,"max":B}` of `range` (`null`s without one), copied whole from its slot of
+    /// `cache` when the slot holds that range, else written and kept there: 64 bytes of room.
+    /// False, with nothing written, for bounds beyond 64 bits (not cached).
+    #[inline(always)]
+    fn range(&mut self, cache: &mut RangeCache, range: Option<(i128, i128)>) -> bool {
+        let Some(r) = range else {
+            self.put(b",\"min\":null,\"max\":null}");
+            return true;
+        };
+        let slot = cache.slot(r);
+        if slot.range == Some(r) {
+            // The whole cached array (a copy of constant length), then past its text.
+            self.w[self.p..self.p + 64].copy_from_slice(&slot.text);
+            self.p += slot.len;
+            return true;
+        }
+        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
+        if !(fits(r.0) && fits(r.1)) {
+            return false;
+        }
+        // At most 7 + 20 + 7 + 20 + 1 bytes.
+        let at = self.p;
+        self.put(b",\"min\":");
+        self.int(r.0);
+        self.put(b",\"max\":");
+        self.int(r.1);
+        self.put(b"}");
+        slot.text.copy_from_slice(&self.w[at..at + 64]);
+        slot.len = self.p - at;
+        slot.range = Some(r);
+        true
+    }
+
     /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
     /// and whether it was: wider values are strings, which the caller writes.
     #[inline(always)]
@@ -541,6 +607,9 @@ struct Json<'a> {
     keep_room: bool,
     /// For [`Json::append`].
     scratch: Vec<u8>,
+    /// The current trace's texts hold nothing to escape ([`Entries::texts`]), so neither do
+    /// its paths and check labels.
+    plain: bool,
 }
 
 /// The texts `,"min":A,"max":B}` of recent ranges, in eight slots picked by a hash of the range
@@ -627,6 +696,7 @@ impl<'a> Json<'a> {
             checks: Vec::new(),
             keep_room: false,
             scratch: Vec::new(),
+            plain: false,
         }
     }
 
@@ -914,33 +984,39 @@ impl<'a> Json<'a> {
 
     /// A field after a comma (of a list closed by [`Json::close_list`]), under `path` (its
     /// own, or relative to its message).
+    #[inline]
     fn field(&mut self, path: &[u8], f: &Field<'_>) {
-        if needs_escape(path) {
-            self.raw(",{\"path\":");
-            self.escaped(std::str::from_utf8(path).unwrap_or(""));
-            self.raw(",\"bit\":");
-            self.uint(f.bit() as u64);
-            self.raw(",\"bits\":");
-            self.uint(f.bits() as u64);
-            self.raw(",\"value\":");
-            self.value(f.value());
+        if !self.plain && needs_escape(path) {
+            self.field_escaped(path, f);
         } else {
-            self.field_head(path, f);
-        }
-        match f.range() {
-            None => self.raw(",\"min\":null,\"max\":null}"),
-            Some(r) => self.range_end(r),
+            self.field_plain(path, f);
         }
     }
 
-    /// `,{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
-    /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
-    /// fields), else by [`Json::value`].
-    #[inline(always)]
-    fn field_head(&mut self, path: &[u8], f: &Field<'_>) {
-        // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
-        // form is at most 24).
-        let n = path.len() + 100;
+    /// [`Json::field`] with a path to escape, piece by piece.
+    #[cold]
+    #[inline(never)]
+    fn field_escaped(&mut self, path: &[u8], f: &Field<'_>) {
+        self.raw(",{\"path\":");
+        self.escaped(std::str::from_utf8(path).unwrap_or(""));
+        self.raw(",\"bit\":");
+        self.uint(f.bit() as u64);
+        self.raw(",\"bits\":");
+        self.uint(f.bits() as u64);
+        self.raw(",\"value\":");
+        self.value(f.value());
+        self.range_end(f.range());
+    }
+
+    /// `,{"path":"PATH","bit":B,"bits":N,"value":V,"min":A,"max":B}` for a path that needs no
+    /// escaping, through one cursor after one room check: the value too when it is a 64-bit
+    /// integer, a boolean or a finite float (most fields), and the range when its bounds fit 64
+    /// bits; else those by [`Json::value`] and [`Json::range_end`].
+    #[inline(never)]
+    fn field_plain(&mut self, path: &[u8], f: &Field<'_>) {
+        // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, 25 for the value (an `f64`'s shortest form is
+        // at most 24), then 64 for the range's text (copied whole from its cache slot).
+        let n = path.len() + 170;
         if self.out.len() - self.pos < n {
             self.grow(n);
         }
@@ -993,15 +1069,23 @@ impl<'a> Json<'a> {
             }
             _ => false,
         };
-        self.pos += c.p;
         if !done {
+            self.pos += c.p;
             self.value(value);
+            return self.range_end(f.range());
+        }
+        let range = f.range();
+        if c.range(&mut self.ranges, range) {
+            self.pos += c.p;
+        } else {
+            self.pos += c.p;
+            self.range_end(range);
         }
     }
 
-    /// `,"min":A,"max":B}`, copied from its [`RangeCache`] slot when that slot holds the same
-    /// range (a range of 64-bit bounds is cached, a wider one written each time).
-    fn range_end(&mut self, r: (i128, i128)) {
+    /// `,"min":A,"max":B}` (or `null`s), copied from its [`RangeCache`] slot when that slot
+    /// holds the same range.
+    fn range_end(&mut self, range: Option<(i128, i128)>) {
         if self.out.len() - self.pos < 64 {
             self.grow(64);
         }
@@ -1009,33 +1093,17 @@ impl<'a> Json<'a> {
             w: &mut self.out[self.pos..],
             p: 0,
         };
-        let slot = self.ranges.slot(r);
-        if slot.range == Some(r) {
-            // The whole cached array (a copy of constant length), then `pos` past its text.
-            c.w[..64].copy_from_slice(&slot.text);
-            self.pos += slot.len;
+        if c.range(&mut self.ranges, range) {
+            self.pos += c.p;
             return;
         }
-        // Bounds within 64 bits: at most 7 + 20 + 7 + 20 + 1 bytes, 64 of room for the copy.
-        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
-        if fits(r.0) && fits(r.1) {
-            c.put(b",\"min\":");
-            c.int(r.0);
-            c.put(b",\"max\":");
-            c.int(r.1);
-            c.put(b"}");
-            slot.text.copy_from_slice(&c.w[..64]);
-            slot.len = c.p;
-            slot.range = Some(r);
-            self.pos += c.p;
-        } else {
-            // Wider bounds (strings of digits) are not cached.
-            self.raw(",\"min\":");
-            self.int(r.0);
-            self.raw(",\"max\":");
-            self.int(r.1);
-            self.byte(b'}');
-        }
+        let Some(r) = range else { return };
+        // Wider bounds (strings of digits) are not cached.
+        self.raw(",\"min\":");
+        self.int(r.0);
+        self.raw(",\"max\":");
+        self.int(r.1);
+        self.byte(b'}');
     }
 
     /// Closes a list whose items were written from `start` on, each after a comma: the first
@@ -1137,7 +1205,7 @@ impl<'a> Json<'a> {
     /// cursor when its label needs no escaping. A check that held (`expected` is `found`, most
     /// of them) has its digits written once and copied.
     fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
-        if needs_escape(label.as_bytes()) {
+        if !self.plain && needs_escape(label.as_bytes()) {
             self.raw(",{\"label\":");
             self.escaped(label);
             self.raw(",\"bit\":");
@@ -1808,13 +1876,13 @@ mod tests {
             (i128::from(i64::MIN), i128::from(u64::MAX)),
             (i128::from(i64::MIN) - 1, 0),
         ];
-        let fresh = |r: (i128, i128)| written(|j| j.range_end(r));
+        let fresh = |r: (i128, i128)| written(|j| j.range_end(Some(r)));
         for a in ranges {
             for b in ranges {
                 let mut buf = Vec::new();
                 let mut j = Json::new(&mut buf);
                 for r in [a, a, b, a, b, b] {
-                    j.range_end(r);
+                    j.range_end(Some(r));
                 }
                 drop(j);
                 let expected: String = [a, a, b, a, b, b].map(fresh).concat();
@@ -1829,7 +1897,7 @@ mod tests {
         for _ in 0..3 {
             for k in 0..40 {
                 let r = (-k, k * 1000);
-                j.range_end(r);
+                j.range_end(Some(r));
                 expected.push_str(&fresh(r));
             }
         }
@@ -2008,8 +2076,8 @@ mod tests {
                 serde_json::to_string(&JsonInt(r.0)).unwrap(),
                 serde_json::to_string(&JsonInt(r.1)).unwrap()
             );
-            check(&mut j, &|j| j.range_end(r), reference.clone());
-            check(&mut j, &|j| j.range_end(r), reference);
+            check(&mut j, &|j| j.range_end(Some(r)), reference.clone());
+            check(&mut j, &|j| j.range_end(Some(r)), reference);
             let x = f32::from_bits(bits.next() as u32);
             let y = f64::from_bits(bits.next());
             for v in [Value::F32(x), Value::F64(y), Value::Floats(vec![x, -x])] {
