@@ -1915,6 +1915,27 @@ impl Tracer for Recorder {
         self.finish(e);
     }
 
+    /// A check entry as [`Tracer::check`]'s default records it, without the owned label and
+    /// value it builds (an allocation per check): the label's text is the entry's name too.
+    #[inline]
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        let mut e = self.begin(label, bit, 32);
+        let (off, len) = if e.flags & flag::NUM == 0 && e.name_len as usize == label.len() {
+            (e.name, e.name_len)
+        } else {
+            self.out.put_text(label)
+        };
+        (e.lo, e.hi) = (i64::from(off), i64::from(len));
+        e.raw = ((u64::from(expected) << 32) | u64::from(found)) as i64;
+        e.kind = fk::CHECK;
+        e.value_kind = vk::INT;
+        e.value = u64::from(found);
+        if found != expected {
+            e.flags |= flag::FAILED;
+        }
+        self.finish(e);
+    }
+
     #[inline]
     fn boolean(&mut self, name: &str, bit: usize, value: bool) {
         let mut e = self.begin(name, bit, 1);
