@@ -463,6 +463,34 @@ pub trait Tracer {
     fn exit(&mut self, bit: usize);
     /// Replaces the display value of the entry that ended last.
     fn annotate(&mut self, value: Value);
+    /// A [`Tracer::field`] of a text value, borrowed. The default builds the [`Value`].
+    #[inline]
+    fn text(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &str,
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let value = Value::Str(value.to_owned());
+        self.field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
+    /// A [`Tracer::field`] of a bytes value, borrowed. The default builds the [`Value`].
+    #[inline]
+    fn bytes(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &[u8],
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let value = Value::Bytes(value.to_vec());
+        self.field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
     /// [`Tracer::annotate`] with a text, borrowed. The default builds the [`Value`].
     #[inline]
     fn annotate_str(&mut self, value: &str) {
@@ -513,6 +541,10 @@ impl Tracer for NoTrace {
     fn exit(&mut self, _: usize) {}
     #[inline(always)]
     fn annotate(&mut self, _: Value) {}
+    #[inline(always)]
+    fn text(&mut self, _: &str, _: usize, _: usize, _: &str, _: Option<(i128, i128)>, _: bool) {}
+    #[inline(always)]
+    fn bytes(&mut self, _: &str, _: usize, _: usize, _: &[u8], _: Option<(i128, i128)>, _: bool) {}
     #[inline(always)]
     fn annotate_str(&mut self, _: &str) {}
     #[inline(always)]
@@ -1912,6 +1944,49 @@ impl Tracer for Recorder {
         if failed {
             e.flags |= flag::FAILED;
         }
+        self.finish(e);
+    }
+
+    #[inline]
+    fn text(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &str,
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let mut e = self.begin(name, bit, bits);
+        if failed {
+            e.flags |= flag::FAILED;
+        }
+        let (off, len) = self.out.put_text(value);
+        e.value_kind = vk::STR;
+        e.value = span(off, len);
+        self.out.put_range(&mut e, range);
+        self.finish(e);
+    }
+
+    #[inline]
+    fn bytes(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &[u8],
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let mut e = self.begin(name, bit, bits);
+        if failed {
+            e.flags |= flag::FAILED;
+        }
+        let off = u32_of(self.out.bytes.len());
+        self.out.bytes.extend_from_slice(value);
+        e.value_kind = vk::BYTES;
+        e.value = span(off, u32_of(value.len()));
+        self.out.put_range(&mut e, range);
         self.finish(e);
     }
 

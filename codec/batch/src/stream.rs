@@ -998,16 +998,27 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
     fn slice(&mut self, name: &'static str, v: &mut [u8], kind: SliceKind) -> Result<()> {
         let at = self.base + self.pos;
         let bytes = self.take(name, v.len())?;
+        // Borrowed by the tracer's typed hooks: no owned `Value` per slice.
+        let (bit, bits) = (at * 8, v.len() * 8);
         if kind == SliceKind::Utf8 {
             match std::str::from_utf8(bytes) {
-                Ok(s) => self.record(name, at, || Value::Str(s.to_owned()), false),
+                Ok(s) => {
+                    if T::ACTIVE {
+                        let range = self.range.take();
+                        self.tracer.text(name, bit, bits, s, range, false);
+                    }
+                }
                 Err(_) => {
-                    self.record(name, at, || Value::Bytes(bytes.to_vec()), true);
+                    if T::ACTIVE {
+                        let range = self.range.take();
+                        self.tracer.bytes(name, bit, bits, bytes, range, true);
+                    }
                     return Err(BatchError::new(BatchErrorKind::InvalidUtf8, at, name));
                 }
             }
-        } else {
-            self.record(name, at, || Value::Bytes(bytes.to_vec()), false);
+        } else if T::ACTIVE {
+            let range = self.range.take();
+            self.tracer.bytes(name, bit, bits, bytes, range, false);
         }
         v.copy_from_slice(bytes);
         Ok(())
