@@ -507,6 +507,113 @@ pub trait Tracer {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoTrace;
 
+/// A tracer lent out: every hook goes to the tracer behind the reference, so a reader can be
+/// handed `&mut rec` and the recorder is not moved in and out (a few hundred bytes) per use.
+impl<T: Tracer + ?Sized> Tracer for &mut T {
+    const ACTIVE: bool = T::ACTIVE;
+    #[inline(always)]
+    fn field(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: Value,
+        range: Option<(i128, i128)>,
+        kind: FieldKind,
+        failed: bool,
+    ) {
+        (**self).field(name, bit, bits, value, range, kind, failed);
+    }
+    #[inline(always)]
+    fn int(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: i64,
+        range: Option<(i64, i64)>,
+        failed: bool,
+    ) {
+        (**self).int(name, bit, bits, value, range, failed);
+    }
+    #[inline(always)]
+    fn uint(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: u64,
+        max: Option<u64>,
+        failed: bool,
+    ) {
+        (**self).uint(name, bit, bits, value, max, failed);
+    }
+    #[inline(always)]
+    fn boolean(&mut self, name: &str, bit: usize, value: bool) {
+        (**self).boolean(name, bit, value);
+    }
+    #[inline(always)]
+    fn float32(&mut self, name: &str, bit: usize, bits: usize, value: f32) {
+        (**self).float32(name, bit, bits, value);
+    }
+    #[inline(always)]
+    fn float64(&mut self, name: &str, bit: usize, bits: usize, value: f64) {
+        (**self).float64(name, bit, bits, value);
+    }
+    #[inline(always)]
+    fn padding(&mut self, name: &str, bit: usize, bits: usize, pad: u64) {
+        (**self).padding(name, bit, bits, pad);
+    }
+    #[inline(always)]
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        (**self).check(label, bit, expected, found);
+    }
+    #[inline(always)]
+    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
+        (**self).enter(name, index, bit);
+    }
+    #[inline(always)]
+    fn exit(&mut self, bit: usize) {
+        (**self).exit(bit);
+    }
+    #[inline(always)]
+    fn annotate(&mut self, value: Value) {
+        (**self).annotate(value);
+    }
+    #[inline(always)]
+    fn text(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &str,
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        (**self).text(name, bit, bits, value, range, failed);
+    }
+    #[inline(always)]
+    fn bytes(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &[u8],
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        (**self).bytes(name, bit, bits, value, range, failed);
+    }
+    #[inline(always)]
+    fn annotate_str(&mut self, value: &str) {
+        (**self).annotate_str(value);
+    }
+    #[inline(always)]
+    fn annotate_floats(&mut self, value: &[f32]) {
+        (**self).annotate_floats(value);
+    }
+}
+
 impl Tracer for NoTrace {
     const ACTIVE: bool = false;
     #[inline(always)]
