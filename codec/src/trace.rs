@@ -1131,6 +1131,7 @@ impl Entries {
 
     /// Gives the storage back for this thread's next recorder (not storage one huge packet
     /// made huge).
+    #[inline]
     fn recycle(mut self) {
         if self.entries.capacity() <= 1 << 16 && self.text.capacity() <= 1 << 20 {
             self.clear();
@@ -1862,6 +1863,7 @@ impl Recorder {
 
     /// Closes every scope still open at bit `end` (a read that stopped inside them) and returns
     /// the entries.
+    #[inline]
     pub fn close(mut self, end: usize) -> Entries {
         while !self.open.is_empty() {
             self.exit(end);
@@ -2271,6 +2273,7 @@ impl Trace {
     /// this thread, so that tracing datagram after datagram allocates it once (storage for
     /// more than 64K entries is freed instead: one huge packet should not pin its memory).
     /// Clearing it drops nothing per entry: entries are `Copy`.
+    #[inline]
     pub fn recycle(self) {
         self.fields.recycle();
     }
@@ -2372,6 +2375,37 @@ mod tests {
         }
     }
 
+    /// Short copies of every length copy exactly the bytes given; indices are written as
+    /// `[i]`, the ones below 1000 without the loop too.
+    #[test]
+    fn walk_pieces_copy_names_and_write_indices_exactly() {
+        let src: Vec<u8> = (1..=48u8).collect();
+        for n in 0..=48 {
+            let mut dst = vec![0u8; 64];
+            super::copy_short(&mut dst[..n], &src[..n]);
+            assert_eq!(dst[..n], src[..n], "{n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "{n}");
+        }
+        for i in [
+            0u32,
+            7,
+            9,
+            10,
+            42,
+            99,
+            100,
+            255,
+            999,
+            1000,
+            65_535,
+            u32::MAX,
+        ] {
+            let mut buf = vec![b'x'; 20];
+            let len = super::write_index(&mut buf, 3, i);
+            assert_eq!(&buf[..len], format!("xxx[{i}]").as_bytes());
+        }
+    }
+
     /// Every typed hook once, inside a scope and an array element.
     fn typed_hooks<T: Tracer>(t: &mut T) {
         t.enter(Some("s"), None, 0);
@@ -2385,6 +2419,8 @@ mod tests {
         t.padding("pad", 296, 5, 9);
         t.check("label", 301, 0xDEAD_BEEF, 0xDEAD_BEEF);
         t.check("crc32", 333, 1, 2);
+        t.text("t", 333, 16, "h\"i", None, false);
+        t.bytes("y", 349, 16, &[0xAB, 0x01], Some((0, 255)), true);
         t.enter(None, Some(3), 365);
         t.uint("", 365, 4, 9, Some(15), false);
         t.exit(369);
@@ -2399,6 +2435,12 @@ mod tests {
         typed_hooks(&mut plain);
         let (typed, plain) = (typed.close(369), plain.0.close(369));
         assert_eq!(typed, plain);
+        // A lent recorder (`&mut Recorder` as the tracer) records the same.
+        let mut lent = Recorder::default();
+        typed_hooks(&mut &mut lent);
+        assert_eq!(lent.close(369), typed);
+        // Every name, label and text is in `texts`, and the paths are made of them.
+        assert!(typed.texts().contains("crc32") && typed.texts().contains("h\"i"));
         let ranges: Vec<_> = typed.iter().map(|f| f.range).collect();
         let max = Some((0, i128::from(u64::MAX)));
         let element = Some((0, 15));
@@ -2415,7 +2457,7 @@ mod tests {
             none,
         ];
         assert_eq!(ranges[..9], expected);
-        assert_eq!(ranges[9..], [none, none, element]);
+        assert_eq!(ranges[9..], [none, none, none, Some((0, 255)), element]);
         let shown: Vec<_> = typed
             .iter()
             .map(|f| (f.path(), f.value.to_string(), f.failed))
@@ -2434,6 +2476,8 @@ mod tests {
                 ("s.pad", "9".into(), true),
                 ("s.label", 0xDEAD_BEEF_u32.to_string(), false),
                 ("s.crc32", "2".into(), true),
+                ("s.t", "\"h\\\"i\"".into(), false),
+                ("s.y", "ab01".into(), true),
                 ("s[3]", "9".into(), false),
             ]
         );

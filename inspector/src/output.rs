@@ -1849,8 +1849,16 @@ mod tests {
     /// must be escaped (and its harmless neighbours) at every position.
     #[test]
     fn needs_escape_finds_every_special_byte_anywhere() {
-        for len in 0..=40usize {
-            for at in 0..len.max(1) {
+        // Every length to 40; longer ones (the block loop, and past the 512 bytes where LLVM
+        // vectorized it) at a few places.
+        let lens = (0..=40usize).chain([47, 48, 63, 64, 100, 255, 511, 512, 513, 600]);
+        for len in lens {
+            let places: Vec<usize> = if len <= 40 {
+                (0..len.max(1)).collect()
+            } else {
+                vec![0, 1, 15, 16, 17, len / 2, len - 17, len - 16, len - 1]
+            };
+            for at in places {
                 for b in [
                     0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
                 ] {
@@ -2301,6 +2309,19 @@ mod tests {
             });
             let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert_eq!(text, format!("x:[{}]", items.join(",")));
+        }
+    }
+
+    /// Short copies of every length (two words, two half-words, three single bytes) copy
+    /// exactly the bytes given, and nothing past them.
+    #[test]
+    fn short_copies_copy_every_length_exactly() {
+        let src: Vec<u8> = (1..=48u8).collect();
+        for n in 0..=48 {
+            let mut dst = vec![0u8; 64];
+            copy_short(&mut dst[..n], &src[..n]);
+            assert_eq!(dst[..n], src[..n], "{n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "{n}");
         }
     }
 
