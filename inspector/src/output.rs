@@ -466,6 +466,92 @@ struct Cursor<'b> {
     p: usize,
 }
 
+/// Bytes of room a [`Window`] spans.
+const WINDOW: usize = 320;
+
+/// A fixed-size window of the writer's room and a position in it: a field's text after its
+/// path (at most 8 + 20 + 8 + 20 + 9 + 25 bytes, then 64 for a range's copy). Every piece is
+/// written at the position masked to 255 (which it never passes: what comes before the last
+/// piece is below 256 bytes), so the compiler sees each piece inside the window and checks no
+/// bounds per piece, as it does for a [`Cursor`]'s slice.
+struct Window<'b> {
+    w: &'b mut [u8; WINDOW],
+    p: usize,
+}
+
+impl Window<'_> {
+    /// The `N` bytes at the position.
+    #[inline(always)]
+    fn at<const N: usize>(&mut self) -> &mut [u8; N] {
+        debug_assert!(self.p < 256, "a field's tail is shorter");
+        let at = self.p & 255;
+        self.w[at..]
+            .first_chunk_mut()
+            .expect("255 + N is within the window")
+    }
+
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, s: &[u8; N]) {
+        *self.at::<N>() = *s;
+        self.p += N;
+    }
+
+    #[inline(always)]
+    fn uint(&mut self, v: u64) {
+        let n = write_decimal(self.at::<20>(), v);
+        self.p += n;
+    }
+
+    /// A float's text (at most 24 bytes).
+    #[inline(always)]
+    fn put_text(&mut self, s: &[u8]) {
+        let n = s.len().min(32);
+        copy_short(&mut self.at::<32>()[..n], &s[..n]);
+        self.p += n;
+    }
+
+    /// As [`Cursor::range`].
+    #[inline(always)]
+    fn range(&mut self, cache: &mut RangeCache, range: Option<(i128, i128)>) -> bool {
+        let Some(r) = range else {
+            self.put(b",\"min\":null,\"max\":null}");
+            return true;
+        };
+        let slot = cache.slot(r);
+        if slot.range == Some(r) {
+            *self.at::<64>() = slot.text;
+            self.p += slot.len;
+            return true;
+        }
+        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
+        if !(fits(r.0) && fits(r.1)) {
+            return false;
+        }
+        let at = self.p;
+        self.put(b",\"min\":");
+        self.int(r.0);
+        self.put(b",\"max\":");
+        self.int(r.1);
+        self.put(b"}");
+        let end = self.p;
+        self.p = at;
+        slot.text = *self.at::<64>();
+        self.p = end;
+        slot.len = end - at;
+        slot.range = Some(r);
+        true
+    }
+
+    /// A bound within `i64` or `u64` (the caller checked).
+    #[inline(always)]
+    fn int(&mut self, v: i128) {
+        if v < 0 {
+            self.put(b"-");
+        }
+        self.uint(v.unsigned_abs() as u64);
+    }
+}
+
 impl Cursor<'_> {
     /// Bytes of a length known at compile time.
     #[inline(always)]
@@ -1016,9 +1102,8 @@ impl<'a> Json<'a> {
     /// bits; else those by [`Json::value`] and [`Json::range_end`].
     #[inline(never)]
     fn field_plain(&mut self, path: &[u8], f: &Field<'_>) {
-        // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, 25 for the value (an `f64`'s shortest form is
-        // at most 24), then 64 for the range's text (copied whole from its cache slot).
-        let n = path.len() + 170;
+        // 10 + path, then the rest through a window ([`Window`]).
+        let n = path.len() + 10 + WINDOW;
         if self.out.len() - self.pos < n {
             self.grow(n);
         }
@@ -1028,59 +1113,65 @@ impl<'a> Json<'a> {
         };
         c.put(b",{\"path\":\"");
         c.put_slice(path);
-        c.put(b"\",\"bit\":");
-        c.uint(f.bit() as u64);
-        c.put(b",\"bits\":");
-        c.uint(f.bits() as u64);
-        c.put(b",\"value\":");
+        let head = c.p;
+        let mut w = Window {
+            w: c.w[head..]
+                .first_chunk_mut()
+                .expect("room was asked for the window"),
+            p: 0,
+        };
+        w.put(b"\",\"bit\":");
+        w.uint(f.bit() as u64);
+        w.put(b",\"bits\":");
+        w.uint(f.bits() as u64);
+        w.put(b",\"value\":");
         let value = f.value();
         let done = match value {
             ValueRef::Int(i) => {
                 if i < 0 {
-                    c.put(b"-");
+                    w.put(b"-");
                 }
-                c.uint(i.unsigned_abs());
+                w.uint(i.unsigned_abs());
                 true
             }
             ValueRef::UInt(u) => {
-                c.uint(u);
+                w.uint(u);
                 true
             }
             ValueRef::Bool(true) => {
-                c.put(b"true");
+                w.put(b"true");
                 true
             }
             ValueRef::Bool(false) => {
-                c.put(b"false");
+                w.put(b"false");
                 true
             }
             ValueRef::F32(x) if x.is_finite() => {
                 match self.floats.next_text(x) {
                     // A vector's component: its text, copied whole (16 bytes of room).
                     Some((text, len)) => {
-                        c.w[c.p..c.p + 16].copy_from_slice(text);
-                        c.p += len;
+                        *w.at::<16>() = *text;
+                        w.p += len;
                     }
-                    None => c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes()),
+                    None => w.put_text(zmij::Buffer::new().format_finite(x).as_bytes()),
                 }
                 true
             }
             ValueRef::F64(x) if x.is_finite() => {
-                c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+                w.put_text(zmij::Buffer::new().format_finite(x).as_bytes());
                 true
             }
             _ => false,
         };
         if !done {
-            self.pos += c.p;
+            self.pos += head + w.p;
             self.value(value);
             return self.range_end(f.range());
         }
         let range = f.range();
-        if c.range(&mut self.ranges, range) {
-            self.pos += c.p;
-        } else {
-            self.pos += c.p;
+        let cached = w.range(&mut self.ranges, range);
+        self.pos += head + w.p;
+        if !cached {
             self.range_end(range);
         }
     }
