@@ -1698,6 +1698,18 @@ impl<'t> Walk<'t> {
     /// writer of bytes takes).
     #[inline(always)]
     pub fn next_bytes(&mut self) -> Option<(Field<'t>, &[u8])> {
+        let (f, path) = self.next_where(|_| true)?;
+        Some((f, path.unwrap_or_default()))
+    }
+
+    /// The next entry, and its full path (as [`Walk::next_bytes`]) when `want` it: a reader
+    /// that shows some entries only (not checks or padding) skips building the others' paths.
+    /// A scope's path is always built (its children's paths start with it).
+    #[inline(always)]
+    pub fn next_where(
+        &mut self,
+        want: impl FnOnce(&Field<'t>) -> bool,
+    ) -> Option<(Field<'t>, Option<&[u8]>)> {
         let i = self.next;
         if i >= self.end {
             return None;
@@ -1705,6 +1717,11 @@ impl<'t> Walk<'t> {
         self.next = i + 1;
         let s = self.store;
         let e = s.entries.get(i)?;
+        let f = Field { store: s, e };
+        // Skipped, nothing changes: the buffer still holds the open scopes' paths.
+        if e.kind != fk::SCOPE && !want(&f) {
+            return Some((f, None));
+        }
         let len = if e.flags & flag::ABSOLUTE != 0 {
             self.open.clear();
             0
@@ -1731,10 +1748,7 @@ impl<'t> Walk<'t> {
         if e.kind == fk::SCOPE {
             self.open.push((i as u32, len));
         }
-        Some((
-            Field { store: s, e },
-            self.path.get(..len).unwrap_or_default(),
-        ))
+        Some((f, Some(self.path.get(..len).unwrap_or_default())))
     }
 
     /// The path length of `parent` (the scopes after it closed), for entry `i`.
@@ -2281,7 +2295,7 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
-    use super::{Entries, Entry, FieldKind, Recorder, Trace, TraceField, Tracer, Value};
+    use super::{Entries, Entry, EntryKind, FieldKind, Recorder, Trace, TraceField, Tracer, Value};
     use crate::fixed::Fixed;
 
     fn value(r: &mut Recorder, name: &str, bit: usize) {
@@ -2545,6 +2559,24 @@ mod tests {
                 assert_eq!(path, walked[k], "walk from {start}");
                 k += 1;
             }
+        }
+        // Skipping entries (every other one, then all): the paths of those wanted, and of
+        // every scope, are the same.
+        for none in [false, true] {
+            let mut w = e.walk();
+            let mut k = 0;
+            while let Some((f, path)) = w.next_where(|_| !none && k % 2 == 0) {
+                let (scope, wanted) = (f.kind() == EntryKind::Scope, !none && k % 2 == 0);
+                match path {
+                    Some(path) => {
+                        assert!(scope || wanted, "{k} built");
+                        assert_eq!(path, walked[k].as_bytes(), "{k}");
+                    }
+                    None => assert!(!scope && !wanted, "{k} skipped"),
+                }
+                k += 1;
+            }
+            assert_eq!(k, e.len());
         }
         walked
     }

@@ -125,11 +125,12 @@ fn datagram_json(
         checks.clear();
         let mut walk = fields.walk();
         let mut i = 0;
-        while let Some((f, path)) = walk.next_bytes() {
-            if f.kind() == EntryKind::Check {
-                checks.push(i);
-            } else if shown(&f) {
-                j.field(path, &f);
+        // Paths are built for the fields shown (and scopes), not for checks or padding.
+        while let Some((f, path)) = walk.next_where(shown) {
+            match path {
+                Some(path) if shown(&f) => j.field(path, &f),
+                _ if f.kind() == EntryKind::Check => checks.push(i),
+                _ => {}
             }
             i += 1;
         }
@@ -1312,29 +1313,39 @@ impl<'a> Json<'a> {
             self.byte(b'}');
             return;
         }
-        // 12 + 8 + 20 + 23 + 20 + 9 + 20 + 1 bytes and the label.
-        let mut c = self.cursor(label.len() + 120);
-        c.put(b",{\"label\":");
-        c.quoted(label);
-        c.put(b",\"bit\":");
-        c.uint(bit as u64);
+        // 11 bytes and the label, then at most 8 + 20 + 23 + 20 + 9 + 20 + 1 through a window.
+        let mut c = self.cursor(label.len() + 11 + WINDOW);
+        c.put(b",{\"label\":\"");
+        c.put_slice(label.as_bytes());
+        let head = c.p;
+        let mut w = Window {
+            w: c.w[head..]
+                .first_chunk_mut()
+                .expect("room was asked for the window"),
+            p: 0,
+        };
+        w.put(b"\",\"bit\":");
+        w.uint(bit as u64);
         if expected == found {
-            c.put(b",\"ok\":true,\"expected\":");
-            let at = c.p;
-            c.uint(u64::from(expected));
-            let n = c.p - at;
-            c.put(b",\"found\":");
+            w.put(b",\"ok\":true,\"expected\":");
+            let at = w.p;
+            w.uint(u64::from(expected));
+            let end = w.p;
             // The digits (at most 10) and what follows them, as one copy of constant length.
-            c.w.copy_within(at..at + 16, c.p);
-            c.p += n;
+            w.p = at;
+            let digits = *w.at::<16>();
+            w.p = end;
+            w.put(b",\"found\":");
+            *w.at::<16>() = digits;
+            w.p += end - at;
         } else {
-            c.put(b",\"ok\":false,\"expected\":");
-            c.uint(u64::from(expected));
-            c.put(b",\"found\":");
-            c.uint(u64::from(found));
+            w.put(b",\"ok\":false,\"expected\":");
+            w.uint(u64::from(expected));
+            w.put(b",\"found\":");
+            w.uint(u64::from(found));
         }
-        c.put(b"}");
-        self.pos += c.p;
+        w.put(b"}");
+        self.pos += head + w.p;
     }
 
     fn problem(&mut self, p: &Problem) {
