@@ -906,7 +906,14 @@ impl<'a> Json<'a> {
     /// messages), through serde_json's escaping otherwise.
     #[inline]
     fn str(&mut self, s: &str) {
-        if needs_escape(s.as_bytes()) {
+        self.str_of(s, false);
+    }
+
+    /// [`Json::str`], not looking for anything to escape when the caller knows there is none
+    /// (`plain`: a text of a trace whose texts hold nothing to escape).
+    #[inline(always)]
+    fn str_of(&mut self, s: &str, plain: bool) {
+        if !plain && needs_escape(s.as_bytes()) {
             self.escaped(s);
         } else {
             let n = s.len();
@@ -992,7 +999,8 @@ impl<'a> Json<'a> {
                 Some(f) => self.f64(f),
                 None => self.str(&x.to_string()),
             },
-            ValueRef::Str(s) => self.str(s),
+            // A text of the trace, which `plain` says holds nothing to escape.
+            ValueRef::Str(s) => self.str_of(s, self.plain),
             ValueRef::Bytes(bytes) => {
                 let n = bytes.len() * 2;
                 let w = &mut self.room(n + 2)[..n + 2];
@@ -1213,7 +1221,7 @@ impl<'a> Json<'a> {
     }
 
     /// The check of a trace entry, after a comma ([`Json::check`]); nothing for other entries.
-    #[inline]
+    #[inline(always)]
     fn check_entry(&mut self, f: &Field<'_>) {
         if let Some((label, expected, found)) = f.check() {
             self.check(label, f.bit(), expected, found);
@@ -1299,6 +1307,7 @@ impl<'a> Json<'a> {
     /// A check after a comma: `,{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one
     /// cursor when its label needs no escaping. A check that held (`expected` is `found`, most
     /// of them) has its digits written once and copied.
+    #[inline(always)]
     fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
         if !self.plain && needs_escape(label.as_bytes()) {
             self.raw(",{\"label\":");
