@@ -2113,6 +2113,22 @@ impl Tracer for Recorder {
         self.finish(e);
     }
 
+    #[inline]
+    fn padding(&mut self, name: &str, bit: usize, bits: usize, pad: u64) {
+        let mut e = self.begin(name, bit, bits);
+        e.kind = fk::PADDING;
+        e.value_kind = if pad > i64::MAX as u64 {
+            vk::UINT
+        } else {
+            vk::INT
+        };
+        e.value = pad;
+        if pad != 0 {
+            e.flags |= flag::FAILED;
+        }
+        self.finish(e);
+    }
+
     /// A check entry as [`Tracer::check`]'s default records it, without the owned label and
     /// value it builds (an allocation per check): the label's text is the entry's name too.
     #[inline]

@@ -860,10 +860,21 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     #[inline]
     fn record(&mut self, name: &str, at: usize, value: impl FnOnce() -> Value, failed: bool) {
         if T::ACTIVE {
-            let bits = (self.base + self.pos - at) * 8;
+            let (bit, bits) = (at * 8, (self.base + self.pos - at) * 8);
             let range = self.range.take();
-            self.tracer
-                .field(name, at * 8, bits, value(), range, FieldKind::Value, failed);
+            // The common values through the tracer's typed hooks (no `Value` unpacked).
+            match (value(), range) {
+                (Value::F32(x), None) if !failed => self.tracer.float32(name, bit, bits, x),
+                (Value::F64(x), None) if !failed => self.tracer.float64(name, bit, bits, x),
+                (Value::Int(v), None) if i64::try_from(v).is_ok() => {
+                    self.tracer.int(name, bit, bits, v as i64, None, failed);
+                }
+                (value, range) => {
+                    let kind = FieldKind::Value;
+                    self.tracer
+                        .field(name, bit, bits, value, range, kind, failed);
+                }
+            }
         }
     }
 
