@@ -2411,7 +2411,7 @@ mod tests {
     fn walk_pieces_copy_names_and_write_indices_exactly() {
         let src: Vec<u8> = (1..=48u8).collect();
         for n in 0..=48 {
-            let mut dst = vec![0u8; 64];
+            let mut dst = [0u8; 64];
             super::copy_short(&mut dst[..n], &src[..n]);
             assert_eq!(dst[..n], src[..n], "{n}");
             assert!(dst[n..].iter().all(|&b| b == 0), "{n}");

@@ -2430,7 +2430,7 @@ mod tests {
     fn short_copies_copy_every_length_exactly() {
         let src: Vec<u8> = (1..=48u8).collect();
         for n in 0..=48 {
-            let mut dst = vec![0u8; 64];
+            let mut dst = [0u8; 64];
             copy_short(&mut dst[..n], &src[..n]);
             assert_eq!(dst[..n], src[..n], "{n}");
             assert!(dst[n..].iter().all(|&b| b == 0), "{n}");
