@@ -581,6 +581,7 @@ impl Dissection {
 
     /// Gives the trace's storage back for the next dissection on this thread
     /// ([`Trace::recycle`]).
+    #[inline]
     pub fn recycle(self) {
         self.trace.recycle();
     }

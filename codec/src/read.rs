@@ -49,6 +49,7 @@ impl<'a> TraceStream<'a> {
 
     /// The trace, closed with the result the serialize function returned (a past_end marked
     /// where the read stopped: [`Trace::mark_past_end`]).
+    #[inline]
     pub fn into_trace(self, result: Result<()>) -> Trace {
         let end = self.r.bits_read();
         let mut trace = Trace {

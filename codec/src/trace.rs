@@ -463,6 +463,34 @@ pub trait Tracer {
     fn exit(&mut self, bit: usize);
     /// Replaces the display value of the entry that ended last.
     fn annotate(&mut self, value: Value);
+    /// A [`Tracer::field`] of a text value, borrowed. The default builds the [`Value`].
+    #[inline]
+    fn text(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &str,
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let value = Value::Str(value.to_owned());
+        self.field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
+    /// A [`Tracer::field`] of a bytes value, borrowed. The default builds the [`Value`].
+    #[inline]
+    fn bytes(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &[u8],
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let value = Value::Bytes(value.to_vec());
+        self.field(name, bit, bits, value, range, FieldKind::Value, failed);
+    }
     /// [`Tracer::annotate`] with a text, borrowed. The default builds the [`Value`].
     #[inline]
     fn annotate_str(&mut self, value: &str) {
@@ -478,6 +506,113 @@ pub trait Tracer {
 /// The tracer of [`ReadStream`](crate::ReadStream): records nothing and costs nothing.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoTrace;
+
+/// A tracer lent out: every hook goes to the tracer behind the reference, so a reader can be
+/// handed `&mut rec` and the recorder is not moved in and out (a few hundred bytes) per use.
+impl<T: Tracer + ?Sized> Tracer for &mut T {
+    const ACTIVE: bool = T::ACTIVE;
+    #[inline(always)]
+    fn field(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: Value,
+        range: Option<(i128, i128)>,
+        kind: FieldKind,
+        failed: bool,
+    ) {
+        (**self).field(name, bit, bits, value, range, kind, failed);
+    }
+    #[inline(always)]
+    fn int(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: i64,
+        range: Option<(i64, i64)>,
+        failed: bool,
+    ) {
+        (**self).int(name, bit, bits, value, range, failed);
+    }
+    #[inline(always)]
+    fn uint(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: u64,
+        max: Option<u64>,
+        failed: bool,
+    ) {
+        (**self).uint(name, bit, bits, value, max, failed);
+    }
+    #[inline(always)]
+    fn boolean(&mut self, name: &str, bit: usize, value: bool) {
+        (**self).boolean(name, bit, value);
+    }
+    #[inline(always)]
+    fn float32(&mut self, name: &str, bit: usize, bits: usize, value: f32) {
+        (**self).float32(name, bit, bits, value);
+    }
+    #[inline(always)]
+    fn float64(&mut self, name: &str, bit: usize, bits: usize, value: f64) {
+        (**self).float64(name, bit, bits, value);
+    }
+    #[inline(always)]
+    fn padding(&mut self, name: &str, bit: usize, bits: usize, pad: u64) {
+        (**self).padding(name, bit, bits, pad);
+    }
+    #[inline(always)]
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        (**self).check(label, bit, expected, found);
+    }
+    #[inline(always)]
+    fn enter(&mut self, name: Option<&str>, index: Option<usize>, bit: usize) {
+        (**self).enter(name, index, bit);
+    }
+    #[inline(always)]
+    fn exit(&mut self, bit: usize) {
+        (**self).exit(bit);
+    }
+    #[inline(always)]
+    fn annotate(&mut self, value: Value) {
+        (**self).annotate(value);
+    }
+    #[inline(always)]
+    fn text(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &str,
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        (**self).text(name, bit, bits, value, range, failed);
+    }
+    #[inline(always)]
+    fn bytes(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &[u8],
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        (**self).bytes(name, bit, bits, value, range, failed);
+    }
+    #[inline(always)]
+    fn annotate_str(&mut self, value: &str) {
+        (**self).annotate_str(value);
+    }
+    #[inline(always)]
+    fn annotate_floats(&mut self, value: &[f32]) {
+        (**self).annotate_floats(value);
+    }
+}
 
 impl Tracer for NoTrace {
     const ACTIVE: bool = false;
@@ -513,6 +648,10 @@ impl Tracer for NoTrace {
     fn exit(&mut self, _: usize) {}
     #[inline(always)]
     fn annotate(&mut self, _: Value) {}
+    #[inline(always)]
+    fn text(&mut self, _: &str, _: usize, _: usize, _: &str, _: Option<(i128, i128)>, _: bool) {}
+    #[inline(always)]
+    fn bytes(&mut self, _: &str, _: usize, _: usize, _: &[u8], _: Option<(i128, i128)>, _: bool) {}
     #[inline(always)]
     fn annotate_str(&mut self, _: &str) {}
     #[inline(always)]
@@ -778,6 +917,15 @@ impl Entries {
         out
     }
 
+    /// Every text the entries hold, one after another: names, hand-made entries' paths,
+    /// string values and check labels. A walked path ([`Entries::walk`], [`Field::path`]) is
+    /// made of these names, dots and array indices `[i]`, so a writer that finds nothing to
+    /// escape here need not look at each path (or label) again.
+    #[inline]
+    pub fn texts(&self) -> &str {
+        &self.text
+    }
+
     #[inline(always)]
     fn text_at(&self, start: usize, end: usize) -> &str {
         self.text.get(start..end).unwrap_or("")
@@ -983,6 +1131,7 @@ impl Entries {
 
     /// Gives the storage back for this thread's next recorder (not storage one huge packet
     /// made huge).
+    #[inline]
     fn recycle(mut self) {
         if self.entries.capacity() <= 1 << 16 && self.text.capacity() <= 1 << 20 {
             self.clear();
@@ -1419,17 +1568,44 @@ thread_local! {
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
+    // Both pieces are loaded before either is stored, as words: copies of constant length
+    // written as such were merged by LLVM into one `memcpy` call of the length picked.
     if (8..=16).contains(&n) {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
-    } else if (4..8).contains(&n) {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        let (head, tail) = (word::<8>(src, 0), word::<8>(src, n - 8));
+        put_word(dst, 0, head);
+        put_word(dst, n - 8, tail);
     } else if (17..=32).contains(&n) {
-        dst[..16].copy_from_slice(&src[..16]);
-        dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        let (head, tail) = (word::<16>(src, 0), word::<16>(src, n - 16));
+        put_word(dst, 0, head);
+        put_word(dst, n - 16, tail);
+    } else if (4..8).contains(&n) {
+        let (head, tail) = (word::<4>(src, 0), word::<4>(src, n - 4));
+        put_word(dst, 0, head);
+        put_word(dst, n - 4, tail);
+    } else if (1..4).contains(&n) {
+        // One to three bytes: the first, the middle and the last (some the same byte).
+        let (first, middle, last) = (src[0], src[n / 2], src[n - 1]);
+        dst[0] = first;
+        dst[n / 2] = middle;
+        dst[n - 1] = last;
     } else {
         dst[..n].copy_from_slice(src);
+    }
+}
+
+/// The `N` bytes of `s` at `at`, as a value.
+#[inline(always)]
+fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&s[at..at + N]);
+    w
+}
+
+/// Stores `w` at `at` of `d`.
+#[inline(always)]
+fn put_word<const N: usize>(d: &mut [u8], at: usize, w: [u8; N]) {
+    if let Some(slot) = d.get_mut(at..at + N).and_then(|s| s.first_chunk_mut::<N>()) {
+        *slot = w;
     }
 }
 
@@ -1440,6 +1616,26 @@ fn write_index(buf: &mut [u8], len: usize, index: u32) -> usize {
         return len;
     };
     w[0] = b'[';
+    // Most indices are below 1000: their digits without a loop.
+    let digit = |v: u32| b'0' + (v % 10) as u8;
+    if index < 10 {
+        w[1] = digit(index);
+        w[2] = b']';
+        return len + 3;
+    }
+    if index < 100 {
+        w[1] = digit(index / 10);
+        w[2] = digit(index);
+        w[3] = b']';
+        return len + 4;
+    }
+    if index < 1000 {
+        w[1] = digit(index / 100);
+        w[2] = digit(index / 10);
+        w[3] = digit(index);
+        w[4] = b']';
+        return len + 5;
+    }
     // The digits, last first, after counting them.
     let (mut v, mut n) = (index, 1);
     while v >= 10 {
@@ -1502,6 +1698,18 @@ impl<'t> Walk<'t> {
     /// writer of bytes takes).
     #[inline(always)]
     pub fn next_bytes(&mut self) -> Option<(Field<'t>, &[u8])> {
+        let (f, path) = self.next_where(|_| true)?;
+        Some((f, path.unwrap_or_default()))
+    }
+
+    /// The next entry, and its full path (as [`Walk::next_bytes`]) when `want` it: a reader
+    /// that shows some entries only (not checks or padding) skips building the others' paths.
+    /// A scope's path is always built (its children's paths start with it).
+    #[inline(always)]
+    pub fn next_where(
+        &mut self,
+        want: impl FnOnce(&Field<'t>) -> bool,
+    ) -> Option<(Field<'t>, Option<&[u8]>)> {
         let i = self.next;
         if i >= self.end {
             return None;
@@ -1509,6 +1717,11 @@ impl<'t> Walk<'t> {
         self.next = i + 1;
         let s = self.store;
         let e = s.entries.get(i)?;
+        let f = Field { store: s, e };
+        // Skipped, nothing changes: the buffer still holds the open scopes' paths.
+        if e.kind != fk::SCOPE && !want(&f) {
+            return Some((f, None));
+        }
         let len = if e.flags & flag::ABSOLUTE != 0 {
             self.open.clear();
             0
@@ -1535,10 +1748,7 @@ impl<'t> Walk<'t> {
         if e.kind == fk::SCOPE {
             self.open.push((i as u32, len));
         }
-        Some((
-            Field { store: s, e },
-            self.path.get(..len).unwrap_or_default(),
-        ))
+        Some((f, Some(self.path.get(..len).unwrap_or_default())))
     }
 
     /// The path length of `parent` (the scopes after it closed), for entry `i`.
@@ -1667,6 +1877,7 @@ impl Recorder {
 
     /// Closes every scope still open at bit `end` (a read that stopped inside them) and returns
     /// the entries.
+    #[inline]
     pub fn close(mut self, end: usize) -> Entries {
         while !self.open.is_empty() {
             self.exit(end);
@@ -1860,6 +2071,86 @@ impl Tracer for Recorder {
     }
 
     #[inline]
+    fn text(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &str,
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let mut e = self.begin(name, bit, bits);
+        if failed {
+            e.flags |= flag::FAILED;
+        }
+        let (off, len) = self.out.put_text(value);
+        e.value_kind = vk::STR;
+        e.value = span(off, len);
+        self.out.put_range(&mut e, range);
+        self.finish(e);
+    }
+
+    #[inline]
+    fn bytes(
+        &mut self,
+        name: &str,
+        bit: usize,
+        bits: usize,
+        value: &[u8],
+        range: Option<(i128, i128)>,
+        failed: bool,
+    ) {
+        let mut e = self.begin(name, bit, bits);
+        if failed {
+            e.flags |= flag::FAILED;
+        }
+        let off = u32_of(self.out.bytes.len());
+        self.out.bytes.extend_from_slice(value);
+        e.value_kind = vk::BYTES;
+        e.value = span(off, u32_of(value.len()));
+        self.out.put_range(&mut e, range);
+        self.finish(e);
+    }
+
+    #[inline]
+    fn padding(&mut self, name: &str, bit: usize, bits: usize, pad: u64) {
+        let mut e = self.begin(name, bit, bits);
+        e.kind = fk::PADDING;
+        e.value_kind = if pad > i64::MAX as u64 {
+            vk::UINT
+        } else {
+            vk::INT
+        };
+        e.value = pad;
+        if pad != 0 {
+            e.flags |= flag::FAILED;
+        }
+        self.finish(e);
+    }
+
+    /// A check entry as [`Tracer::check`]'s default records it, without the owned label and
+    /// value it builds (an allocation per check): the label's text is the entry's name too.
+    #[inline]
+    fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
+        let mut e = self.begin(label, bit, 32);
+        let (off, len) = if e.flags & flag::NUM == 0 && e.name_len as usize == label.len() {
+            (e.name, e.name_len)
+        } else {
+            self.out.put_text(label)
+        };
+        (e.lo, e.hi) = (i64::from(off), i64::from(len));
+        e.raw = ((u64::from(expected) << 32) | u64::from(found)) as i64;
+        e.kind = fk::CHECK;
+        e.value_kind = vk::INT;
+        e.value = u64::from(found);
+        if found != expected {
+            e.flags |= flag::FAILED;
+        }
+        self.finish(e);
+    }
+
+    #[inline]
     fn boolean(&mut self, name: &str, bit: usize, value: bool) {
         let mut e = self.begin(name, bit, 1);
         e.value_kind = vk::BOOL;
@@ -2012,6 +2303,7 @@ impl Trace {
     /// this thread, so that tracing datagram after datagram allocates it once (storage for
     /// more than 64K entries is freed instead: one huge packet should not pin its memory).
     /// Clearing it drops nothing per entry: entries are `Copy`.
+    #[inline]
     pub fn recycle(self) {
         self.fields.recycle();
     }
@@ -2019,7 +2311,7 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
-    use super::{Entries, Entry, FieldKind, Recorder, Trace, TraceField, Tracer, Value};
+    use super::{Entries, Entry, EntryKind, FieldKind, Recorder, Trace, TraceField, Tracer, Value};
     use crate::fixed::Fixed;
 
     fn value(r: &mut Recorder, name: &str, bit: usize) {
@@ -2113,6 +2405,37 @@ mod tests {
         }
     }
 
+    /// Short copies of every length copy exactly the bytes given; indices are written as
+    /// `[i]`, the ones below 1000 without the loop too.
+    #[test]
+    fn walk_pieces_copy_names_and_write_indices_exactly() {
+        let src: Vec<u8> = (1..=48u8).collect();
+        for n in 0..=48 {
+            let mut dst = [0u8; 64];
+            super::copy_short(&mut dst[..n], &src[..n]);
+            assert_eq!(dst[..n], src[..n], "{n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "{n}");
+        }
+        for i in [
+            0u32,
+            7,
+            9,
+            10,
+            42,
+            99,
+            100,
+            255,
+            999,
+            1000,
+            65_535,
+            u32::MAX,
+        ] {
+            let mut buf = vec![b'x'; 20];
+            let len = super::write_index(&mut buf, 3, i);
+            assert_eq!(&buf[..len], format!("xxx[{i}]").as_bytes());
+        }
+    }
+
     /// Every typed hook once, inside a scope and an array element.
     fn typed_hooks<T: Tracer>(t: &mut T) {
         t.enter(Some("s"), None, 0);
@@ -2126,6 +2449,8 @@ mod tests {
         t.padding("pad", 296, 5, 9);
         t.check("label", 301, 0xDEAD_BEEF, 0xDEAD_BEEF);
         t.check("crc32", 333, 1, 2);
+        t.text("t", 333, 16, "h\"i", None, false);
+        t.bytes("y", 349, 16, &[0xAB, 0x01], Some((0, 255)), true);
         t.enter(None, Some(3), 365);
         t.uint("", 365, 4, 9, Some(15), false);
         t.exit(369);
@@ -2140,6 +2465,12 @@ mod tests {
         typed_hooks(&mut plain);
         let (typed, plain) = (typed.close(369), plain.0.close(369));
         assert_eq!(typed, plain);
+        // A lent recorder (`&mut Recorder` as the tracer) records the same.
+        let mut lent = Recorder::default();
+        typed_hooks(&mut &mut lent);
+        assert_eq!(lent.close(369), typed);
+        // Every name, label and text is in `texts`, and the paths are made of them.
+        assert!(typed.texts().contains("crc32") && typed.texts().contains("h\"i"));
         let ranges: Vec<_> = typed.iter().map(|f| f.range).collect();
         let max = Some((0, i128::from(u64::MAX)));
         let element = Some((0, 15));
@@ -2156,7 +2487,7 @@ mod tests {
             none,
         ];
         assert_eq!(ranges[..9], expected);
-        assert_eq!(ranges[9..], [none, none, element]);
+        assert_eq!(ranges[9..], [none, none, none, Some((0, 255)), element]);
         let shown: Vec<_> = typed
             .iter()
             .map(|f| (f.path(), f.value.to_string(), f.failed))
@@ -2175,6 +2506,8 @@ mod tests {
                 ("s.pad", "9".into(), true),
                 ("s.label", 0xDEAD_BEEF_u32.to_string(), false),
                 ("s.crc32", "2".into(), true),
+                ("s.t", "\"h\\\"i\"".into(), false),
+                ("s.y", "ab01".into(), true),
                 ("s[3]", "9".into(), false),
             ]
         );
@@ -2242,6 +2575,24 @@ mod tests {
                 assert_eq!(path, walked[k], "walk from {start}");
                 k += 1;
             }
+        }
+        // Skipping entries (every other one, then all): the paths of those wanted, and of
+        // every scope, are the same.
+        for none in [false, true] {
+            let mut w = e.walk();
+            let mut k = 0;
+            while let Some((f, path)) = w.next_where(|_| !none && k % 2 == 0) {
+                let (scope, wanted) = (f.kind() == EntryKind::Scope, !none && k % 2 == 0);
+                match path {
+                    Some(path) => {
+                        assert!(scope || wanted, "{k} built");
+                        assert_eq!(path, walked[k].as_bytes(), "{k}");
+                    }
+                    None => assert!(!scope && !wanted, "{k} skipped"),
+                }
+                k += 1;
+            }
+            assert_eq!(k, e.len());
         }
         walked
     }

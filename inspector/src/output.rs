@@ -84,6 +84,7 @@ impl<'a> JsonLines<'a> {
             checks: Vec::new(),
             keep_room: true,
             scratch: Vec::new(),
+            plain: false,
         })
     }
 
@@ -114,6 +115,7 @@ fn datagram_json(
     dissection: &Dissection,
 ) {
     let fields = &dissection.trace.fields;
+    j.plain = !needs_escape(fields.texts().as_bytes());
     j.header(d, payload_len, decoder, dissection);
     // Each field and check is written after a comma; `close_list` makes the first one the `[`.
     let start = j.pos;
@@ -123,11 +125,12 @@ fn datagram_json(
         checks.clear();
         let mut walk = fields.walk();
         let mut i = 0;
-        while let Some((f, path)) = walk.next_bytes() {
-            if f.kind() == EntryKind::Check {
-                checks.push(i);
-            } else if shown(&f) {
-                j.field(path, &f);
+        // Paths are built for the fields shown (and scopes), not for checks or padding.
+        while let Some((f, path)) = walk.next_where(shown) {
+            match path {
+                Some(path) if shown(&f) => j.field(path, &f),
+                _ if f.kind() == EntryKind::Check => checks.push(i),
+                _ => {}
             }
             i += 1;
         }
@@ -245,19 +248,22 @@ fn datagram_json(
 /// Whether a JSON string needs escaping: a control character, `"` or `\\`. A string of 16
 /// bytes or more is tested in blocks of 16 ([`escape_in_block`]), the last 16 bytes as one more
 /// block instead of a byte loop over the rest (one of 17 to 32 bytes is its first and last
-/// block); a shorter one as its first and last 8 (or 4) bytes in words ([`escape_in_word`]). No
-/// branch per block or word.
+/// block); a shorter one as its first and last 8 (or 4) bytes in words ([`escape_in_word`]). One
+/// branch per block of a longer one, none per byte or word.
 #[inline(always)]
 fn needs_escape(bytes: &[u8]) -> bool {
     if let (Some(first), Some(last)) = (bytes.first_chunk::<16>(), bytes.last_chunk::<16>()) {
         if bytes.len() <= 32 {
             return escape_in_block(first) | escape_in_block(last);
         }
-        let mut any = escape_in_block(last);
+        // A loop that may leave early is not vectorized across blocks (which left texts under
+        // 512 bytes to a loop of one byte at a time): each block is its own vector compares.
         for block in bytes.as_chunks::<16>().0 {
-            any |= escape_in_block(block);
+            if escape_in_block(block) {
+                return true;
+            }
         }
-        return any;
+        return escape_in_block(last);
     }
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     if let (Some(head), Some(tail)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
@@ -405,22 +411,50 @@ fn write_decimal_long(out: &mut [u8; 20], v: u64) -> usize {
 }
 
 /// Copies `src` into `dst` (of the same length). Short strings (paths, names, float digits:
-/// most are 4 to 32 bytes) are two overlapping copies of a constant length, a few register
-/// moves, where a copy of runtime length calls libc's `memcpy`.
+/// 1 to 32 bytes) are two overlapping copies of a constant length (three single bytes below
+/// 4: names `x`, `a`), a few register moves, where a copy of runtime length calls libc's
+/// `memcpy`.
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
+    // Both pieces are loaded before either is stored, as words: copies of constant length
+    // written as such were merged by LLVM into one `memcpy` call of the length picked.
     if (8..=16).contains(&n) {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        let (head, tail) = (word::<8>(src, 0), word::<8>(src, n - 8));
+        put_word(dst, 0, head);
+        put_word(dst, n - 8, tail);
     } else if (17..=32).contains(&n) {
-        dst[..16].copy_from_slice(&src[..16]);
-        dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        let (head, tail) = (word::<16>(src, 0), word::<16>(src, n - 16));
+        put_word(dst, 0, head);
+        put_word(dst, n - 16, tail);
     } else if (4..8).contains(&n) {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        let (head, tail) = (word::<4>(src, 0), word::<4>(src, n - 4));
+        put_word(dst, 0, head);
+        put_word(dst, n - 4, tail);
+    } else if (1..4).contains(&n) {
+        // One to three bytes: the first, the middle and the last (some the same byte).
+        let (first, middle, last) = (src[0], src[n / 2], src[n - 1]);
+        dst[0] = first;
+        dst[n / 2] = middle;
+        dst[n - 1] = last;
     } else {
         dst[..n].copy_from_slice(src);
+    }
+}
+
+/// The `N` bytes of `s` at `at`, as a value.
+#[inline(always)]
+fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&s[at..at + N]);
+    w
+}
+
+/// Stores `w` at `at` of `d`.
+#[inline(always)]
+fn put_word<const N: usize>(d: &mut [u8], at: usize, w: [u8; N]) {
+    if let Some(slot) = d.get_mut(at..at + N).and_then(|s| s.first_chunk_mut::<N>()) {
+        *slot = w;
     }
 }
 
@@ -431,6 +465,92 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
 struct Cursor<'b> {
     w: &'b mut [u8],
     p: usize,
+}
+
+/// Bytes of room a [`Window`] spans.
+const WINDOW: usize = 320;
+
+/// A fixed-size window of the writer's room and a position in it: a field's text after its
+/// path (at most 8 + 20 + 8 + 20 + 9 + 25 bytes, then 64 for a range's copy). Every piece is
+/// written at the position masked to 255 (which it never passes: what comes before the last
+/// piece is below 256 bytes), so the compiler sees each piece inside the window and checks no
+/// bounds per piece, as it does for a [`Cursor`]'s slice.
+struct Window<'b> {
+    w: &'b mut [u8; WINDOW],
+    p: usize,
+}
+
+impl Window<'_> {
+    /// The `N` bytes at the position.
+    #[inline(always)]
+    fn at<const N: usize>(&mut self) -> &mut [u8; N] {
+        debug_assert!(self.p < 256, "a field's tail is shorter");
+        let at = self.p & 255;
+        self.w[at..]
+            .first_chunk_mut()
+            .expect("255 + N is within the window")
+    }
+
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, s: &[u8; N]) {
+        *self.at::<N>() = *s;
+        self.p += N;
+    }
+
+    #[inline(always)]
+    fn uint(&mut self, v: u64) {
+        let n = write_decimal(self.at::<20>(), v);
+        self.p += n;
+    }
+
+    /// A float's text (at most 24 bytes).
+    #[inline(always)]
+    fn put_text(&mut self, s: &[u8]) {
+        let n = s.len().min(32);
+        copy_short(&mut self.at::<32>()[..n], &s[..n]);
+        self.p += n;
+    }
+
+    /// As [`Cursor::range`].
+    #[inline(always)]
+    fn range(&mut self, cache: &mut RangeCache, range: Option<(i128, i128)>) -> bool {
+        let Some(r) = range else {
+            self.put(b",\"min\":null,\"max\":null}");
+            return true;
+        };
+        let slot = cache.slot(r);
+        if slot.range == Some(r) {
+            *self.at::<64>() = slot.text;
+            self.p += slot.len;
+            return true;
+        }
+        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
+        if !(fits(r.0) && fits(r.1)) {
+            return false;
+        }
+        let at = self.p;
+        self.put(b",\"min\":");
+        self.int(r.0);
+        self.put(b",\"max\":");
+        self.int(r.1);
+        self.put(b"}");
+        let end = self.p;
+        self.p = at;
+        slot.text = *self.at::<64>();
+        self.p = end;
+        slot.len = end - at;
+        slot.range = Some(r);
+        true
+    }
+
+    /// A bound within `i64` or `u64` (the caller checked).
+    #[inline(always)]
+    fn int(&mut self, v: i128) {
+        if v < 0 {
+            self.put(b"-");
+        }
+        self.uint(v.unsigned_abs() as u64);
+    }
 }
 
 impl Cursor<'_> {
@@ -499,6 +619,39 @@ impl Cursor<'_> {
         self.put(b"\"");
     }
 
+    /// `,"min":A,"max":B}` of `range` (`null`s without one), copied whole from its slot of
+    /// `cache` when the slot holds that range, else written and kept there: 64 bytes of room.
+    /// False, with nothing written, for bounds beyond 64 bits (not cached).
+    #[inline(always)]
+    fn range(&mut self, cache: &mut RangeCache, range: Option<(i128, i128)>) -> bool {
+        let Some(r) = range else {
+            self.put(b",\"min\":null,\"max\":null}");
+            return true;
+        };
+        let slot = cache.slot(r);
+        if slot.range == Some(r) {
+            // The whole cached array (a copy of constant length), then past its text.
+            self.w[self.p..self.p + 64].copy_from_slice(&slot.text);
+            self.p += slot.len;
+            return true;
+        }
+        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
+        if !(fits(r.0) && fits(r.1)) {
+            return false;
+        }
+        // At most 7 + 20 + 7 + 20 + 1 bytes.
+        let at = self.p;
+        self.put(b",\"min\":");
+        self.int(r.0);
+        self.put(b",\"max\":");
+        self.int(r.1);
+        self.put(b"}");
+        slot.text.copy_from_slice(&self.w[at..at + 64]);
+        slot.len = self.p - at;
+        slot.range = Some(r);
+        true
+    }
+
     /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
     /// and whether it was: wider values are strings, which the caller writes.
     #[inline(always)]
@@ -517,8 +670,10 @@ impl Cursor<'_> {
 
 /// Zeroed bytes the writer adds past what it has written when it runs out of room
 /// ([`Json::room`]). Below 2 KiB, libc's `memset` zeroes them with vector stores; from 2 KiB it
-/// switches to `rep stosb`, and under callgrind every byte counts as an instruction.
-const ROOM: usize = 2000;
+/// switches to `rep stosb`, and under callgrind every byte counts as an instruction. A growth
+/// adds the piece's length and this, so it stays under 2 KiB for pieces below 512 bytes (a
+/// field asks for its path and 170).
+const ROOM: usize = 1536;
 
 /// A JSON writer over a byte buffer: just the pieces `write_json` needs.
 ///
@@ -541,6 +696,9 @@ struct Json<'a> {
     keep_room: bool,
     /// For [`Json::append`].
     scratch: Vec<u8>,
+    /// The current trace's texts hold nothing to escape ([`Entries::texts`]), so neither do
+    /// its paths and check labels.
+    plain: bool,
 }
 
 /// The texts `,"min":A,"max":B}` of recent ranges, in eight slots picked by a hash of the range
@@ -627,6 +785,7 @@ impl<'a> Json<'a> {
             checks: Vec::new(),
             keep_room: false,
             scratch: Vec::new(),
+            plain: false,
         }
     }
 
@@ -747,7 +906,14 @@ impl<'a> Json<'a> {
     /// messages), through serde_json's escaping otherwise.
     #[inline]
     fn str(&mut self, s: &str) {
-        if needs_escape(s.as_bytes()) {
+        self.str_of(s, false);
+    }
+
+    /// [`Json::str`], not looking for anything to escape when the caller knows there is none
+    /// (`plain`: a text of a trace whose texts hold nothing to escape).
+    #[inline(always)]
+    fn str_of(&mut self, s: &str, plain: bool) {
+        if !plain && needs_escape(s.as_bytes()) {
             self.escaped(s);
         } else {
             let n = s.len();
@@ -833,7 +999,8 @@ impl<'a> Json<'a> {
                 Some(f) => self.f64(f),
                 None => self.str(&x.to_string()),
             },
-            ValueRef::Str(s) => self.str(s),
+            // A text of the trace, which `plain` says holds nothing to escape.
+            ValueRef::Str(s) => self.str_of(s, self.plain),
             ValueRef::Bytes(bytes) => {
                 let n = bytes.len() * 2;
                 let w = &mut self.room(n + 2)[..n + 2];
@@ -914,33 +1081,39 @@ impl<'a> Json<'a> {
 
     /// A field after a comma (of a list closed by [`Json::close_list`]), under `path` (its
     /// own, or relative to its message).
+    #[inline]
     fn field(&mut self, path: &[u8], f: &Field<'_>) {
-        if needs_escape(path) {
-            self.raw(",{\"path\":");
-            self.escaped(std::str::from_utf8(path).unwrap_or(""));
-            self.raw(",\"bit\":");
-            self.uint(f.bit() as u64);
-            self.raw(",\"bits\":");
-            self.uint(f.bits() as u64);
-            self.raw(",\"value\":");
-            self.value(f.value());
+        if !self.plain && needs_escape(path) {
+            self.field_escaped(path, f);
         } else {
-            self.field_head(path, f);
-        }
-        match f.range() {
-            None => self.raw(",\"min\":null,\"max\":null}"),
-            Some(r) => self.range_end(r),
+            self.field_plain(path, f);
         }
     }
 
-    /// `,{"path":"PATH","bit":B,"bits":N,"value":V` for a path that needs no escaping, through
-    /// one cursor: the value too when it is a 64-bit integer, a boolean or a finite float (most
-    /// fields), else by [`Json::value`].
+    /// [`Json::field`] with a path to escape, piece by piece.
+    #[cold]
+    #[inline(never)]
+    fn field_escaped(&mut self, path: &[u8], f: &Field<'_>) {
+        self.raw(",{\"path\":");
+        self.escaped(std::str::from_utf8(path).unwrap_or(""));
+        self.raw(",\"bit\":");
+        self.uint(f.bit() as u64);
+        self.raw(",\"bits\":");
+        self.uint(f.bits() as u64);
+        self.raw(",\"value\":");
+        self.value(f.value());
+        self.range_end(f.range());
+    }
+
+    /// `,{"path":"PATH","bit":B,"bits":N,"value":V,"min":A,"max":B}` for a path that needs no
+    /// escaping, through one cursor after one room check: the value too when it is a 64-bit
+    /// integer, a boolean or a finite float (most fields), and the range when its bounds fit 64
+    /// bits; else those by [`Json::value`] and [`Json::range_end`]. Inlined into the walks'
+    /// loops: a call cost some 20 instructions a field in saved and restored registers.
     #[inline(always)]
-    fn field_head(&mut self, path: &[u8], f: &Field<'_>) {
-        // 10 + path + 8 + 20 + 8 + 20 + 9 bytes, then 25 for the value (an `f64`'s shortest
-        // form is at most 24).
-        let n = path.len() + 100;
+    fn field_plain(&mut self, path: &[u8], f: &Field<'_>) {
+        // 10 + path, then the rest through a window ([`Window`]).
+        let n = path.len() + 10 + WINDOW;
         if self.out.len() - self.pos < n {
             self.grow(n);
         }
@@ -950,58 +1123,72 @@ impl<'a> Json<'a> {
         };
         c.put(b",{\"path\":\"");
         c.put_slice(path);
-        c.put(b"\",\"bit\":");
-        c.uint(f.bit() as u64);
-        c.put(b",\"bits\":");
-        c.uint(f.bits() as u64);
-        c.put(b",\"value\":");
+        let head = c.p;
+        let mut w = Window {
+            w: c.w[head..]
+                .first_chunk_mut()
+                .expect("room was asked for the window"),
+            p: 0,
+        };
+        w.put(b"\",\"bit\":");
+        w.uint(f.bit() as u64);
+        w.put(b",\"bits\":");
+        w.uint(f.bits() as u64);
+        w.put(b",\"value\":");
         let value = f.value();
         let done = match value {
             ValueRef::Int(i) => {
                 if i < 0 {
-                    c.put(b"-");
+                    w.put(b"-");
                 }
-                c.uint(i.unsigned_abs());
+                w.uint(i.unsigned_abs());
                 true
             }
             ValueRef::UInt(u) => {
-                c.uint(u);
+                w.uint(u);
                 true
             }
             ValueRef::Bool(true) => {
-                c.put(b"true");
+                w.put(b"true");
                 true
             }
             ValueRef::Bool(false) => {
-                c.put(b"false");
+                w.put(b"false");
                 true
             }
             ValueRef::F32(x) if x.is_finite() => {
                 match self.floats.next_text(x) {
                     // A vector's component: its text, copied whole (16 bytes of room).
                     Some((text, len)) => {
-                        c.w[c.p..c.p + 16].copy_from_slice(text);
-                        c.p += len;
+                        *w.at::<16>() = *text;
+                        w.p += len;
                     }
-                    None => c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes()),
+                    None => w.put_text(zmij::Buffer::new().format_finite(x).as_bytes()),
                 }
                 true
             }
             ValueRef::F64(x) if x.is_finite() => {
-                c.put_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+                w.put_text(zmij::Buffer::new().format_finite(x).as_bytes());
                 true
             }
             _ => false,
         };
-        self.pos += c.p;
         if !done {
+            self.pos += head + w.p;
             self.value(value);
+            return self.range_end(f.range());
+        }
+        let range = f.range();
+        let cached = w.range(&mut self.ranges, range);
+        self.pos += head + w.p;
+        if !cached {
+            self.range_end(range);
         }
     }
 
-    /// `,"min":A,"max":B}`, copied from its [`RangeCache`] slot when that slot holds the same
-    /// range (a range of 64-bit bounds is cached, a wider one written each time).
-    fn range_end(&mut self, r: (i128, i128)) {
+    /// `,"min":A,"max":B}` (or `null`s), copied from its [`RangeCache`] slot when that slot
+    /// holds the same range.
+    fn range_end(&mut self, range: Option<(i128, i128)>) {
         if self.out.len() - self.pos < 64 {
             self.grow(64);
         }
@@ -1009,33 +1196,17 @@ impl<'a> Json<'a> {
             w: &mut self.out[self.pos..],
             p: 0,
         };
-        let slot = self.ranges.slot(r);
-        if slot.range == Some(r) {
-            // The whole cached array (a copy of constant length), then `pos` past its text.
-            c.w[..64].copy_from_slice(&slot.text);
-            self.pos += slot.len;
+        if c.range(&mut self.ranges, range) {
+            self.pos += c.p;
             return;
         }
-        // Bounds within 64 bits: at most 7 + 20 + 7 + 20 + 1 bytes, 64 of room for the copy.
-        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
-        if fits(r.0) && fits(r.1) {
-            c.put(b",\"min\":");
-            c.int(r.0);
-            c.put(b",\"max\":");
-            c.int(r.1);
-            c.put(b"}");
-            slot.text.copy_from_slice(&c.w[..64]);
-            slot.len = c.p;
-            slot.range = Some(r);
-            self.pos += c.p;
-        } else {
-            // Wider bounds (strings of digits) are not cached.
-            self.raw(",\"min\":");
-            self.int(r.0);
-            self.raw(",\"max\":");
-            self.int(r.1);
-            self.byte(b'}');
-        }
+        let Some(r) = range else { return };
+        // Wider bounds (strings of digits) are not cached.
+        self.raw(",\"min\":");
+        self.int(r.0);
+        self.raw(",\"max\":");
+        self.int(r.1);
+        self.byte(b'}');
     }
 
     /// Closes a list whose items were written from `start` on, each after a comma: the first
@@ -1050,7 +1221,7 @@ impl<'a> Json<'a> {
     }
 
     /// The check of a trace entry, after a comma ([`Json::check`]); nothing for other entries.
-    #[inline]
+    #[inline(always)]
     fn check_entry(&mut self, f: &Field<'_>) {
         if let Some((label, expected, found)) = f.check() {
             self.check(label, f.bit(), expected, found);
@@ -1136,8 +1307,9 @@ impl<'a> Json<'a> {
     /// A check after a comma: `,{"label":L,"bit":B,"ok":O,"expected":E,"found":F}`, through one
     /// cursor when its label needs no escaping. A check that held (`expected` is `found`, most
     /// of them) has its digits written once and copied.
+    #[inline(always)]
     fn check(&mut self, label: &str, bit: usize, expected: u32, found: u32) {
-        if needs_escape(label.as_bytes()) {
+        if !self.plain && needs_escape(label.as_bytes()) {
             self.raw(",{\"label\":");
             self.escaped(label);
             self.raw(",\"bit\":");
@@ -1151,29 +1323,39 @@ impl<'a> Json<'a> {
             self.byte(b'}');
             return;
         }
-        // 12 + 8 + 20 + 23 + 20 + 9 + 20 + 1 bytes and the label.
-        let mut c = self.cursor(label.len() + 120);
-        c.put(b",{\"label\":");
-        c.quoted(label);
-        c.put(b",\"bit\":");
-        c.uint(bit as u64);
+        // 11 bytes and the label, then at most 8 + 20 + 23 + 20 + 9 + 20 + 1 through a window.
+        let mut c = self.cursor(label.len() + 11 + WINDOW);
+        c.put(b",{\"label\":\"");
+        c.put_slice(label.as_bytes());
+        let head = c.p;
+        let mut w = Window {
+            w: c.w[head..]
+                .first_chunk_mut()
+                .expect("room was asked for the window"),
+            p: 0,
+        };
+        w.put(b"\",\"bit\":");
+        w.uint(bit as u64);
         if expected == found {
-            c.put(b",\"ok\":true,\"expected\":");
-            let at = c.p;
-            c.uint(u64::from(expected));
-            let n = c.p - at;
-            c.put(b",\"found\":");
+            w.put(b",\"ok\":true,\"expected\":");
+            let at = w.p;
+            w.uint(u64::from(expected));
+            let end = w.p;
             // The digits (at most 10) and what follows them, as one copy of constant length.
-            c.w.copy_within(at..at + 16, c.p);
-            c.p += n;
+            w.p = at;
+            let digits = *w.at::<16>();
+            w.p = end;
+            w.put(b",\"found\":");
+            *w.at::<16>() = digits;
+            w.p += end - at;
         } else {
-            c.put(b",\"ok\":false,\"expected\":");
-            c.uint(u64::from(expected));
-            c.put(b",\"found\":");
-            c.uint(u64::from(found));
+            w.put(b",\"ok\":false,\"expected\":");
+            w.uint(u64::from(expected));
+            w.put(b",\"found\":");
+            w.uint(u64::from(found));
         }
-        c.put(b"}");
-        self.pos += c.p;
+        w.put(b"}");
+        self.pos += head + w.p;
     }
 
     fn problem(&mut self, p: &Problem) {
@@ -1779,8 +1961,16 @@ mod tests {
     /// must be escaped (and its harmless neighbours) at every position.
     #[test]
     fn needs_escape_finds_every_special_byte_anywhere() {
-        for len in 0..=40usize {
-            for at in 0..len.max(1) {
+        // Every length to 40; longer ones (the block loop, and past the 512 bytes where LLVM
+        // vectorized it) at a few places.
+        let lens = (0..=40usize).chain([47, 48, 63, 64, 100, 255, 511, 512, 513, 600]);
+        for len in lens {
+            let places: Vec<usize> = if len <= 40 {
+                (0..len.max(1)).collect()
+            } else {
+                vec![0, 1, 15, 16, 17, len / 2, len - 17, len - 16, len - 1]
+            };
+            for at in places {
                 for b in [
                     0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
                 ] {
@@ -1808,13 +1998,13 @@ mod tests {
             (i128::from(i64::MIN), i128::from(u64::MAX)),
             (i128::from(i64::MIN) - 1, 0),
         ];
-        let fresh = |r: (i128, i128)| written(|j| j.range_end(r));
+        let fresh = |r: (i128, i128)| written(|j| j.range_end(Some(r)));
         for a in ranges {
             for b in ranges {
                 let mut buf = Vec::new();
                 let mut j = Json::new(&mut buf);
                 for r in [a, a, b, a, b, b] {
-                    j.range_end(r);
+                    j.range_end(Some(r));
                 }
                 drop(j);
                 let expected: String = [a, a, b, a, b, b].map(fresh).concat();
@@ -1829,7 +2019,7 @@ mod tests {
         for _ in 0..3 {
             for k in 0..40 {
                 let r = (-k, k * 1000);
-                j.range_end(r);
+                j.range_end(Some(r));
                 expected.push_str(&fresh(r));
             }
         }
@@ -2008,8 +2198,8 @@ mod tests {
                 serde_json::to_string(&JsonInt(r.0)).unwrap(),
                 serde_json::to_string(&JsonInt(r.1)).unwrap()
             );
-            check(&mut j, &|j| j.range_end(r), reference.clone());
-            check(&mut j, &|j| j.range_end(r), reference);
+            check(&mut j, &|j| j.range_end(Some(r)), reference.clone());
+            check(&mut j, &|j| j.range_end(Some(r)), reference);
             let x = f32::from_bits(bits.next() as u32);
             let y = f64::from_bits(bits.next());
             for v in [Value::F32(x), Value::F64(y), Value::Floats(vec![x, -x])] {
@@ -2231,6 +2421,19 @@ mod tests {
             });
             let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert_eq!(text, format!("x:[{}]", items.join(",")));
+        }
+    }
+
+    /// Short copies of every length (two words, two half-words, three single bytes) copy
+    /// exactly the bytes given, and nothing past them.
+    #[test]
+    fn short_copies_copy_every_length_exactly() {
+        let src: Vec<u8> = (1..=48u8).collect();
+        for n in 0..=48 {
+            let mut dst = [0u8; 64];
+            copy_short(&mut dst[..n], &src[..n]);
+            assert_eq!(dst[..n], src[..n], "{n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "{n}");
         }
     }
 

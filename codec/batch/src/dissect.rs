@@ -163,7 +163,7 @@ fn dissect_batch_as<M: MessageSet>(set: &M, data: &[u8], headers: Headers) -> Di
                             stage: raw.header.stage.0,
                             len: raw.body.len(),
                         };
-                        rec = record_message(set, head, Ok(&raw), rec, &mut messages, headers);
+                        record_message(set, head, Ok(&raw), &mut rec, &mut messages, headers);
                     }
                     Err(e) => {
                         framing = Some(e);
@@ -180,7 +180,7 @@ fn dissect_batch_as<M: MessageSet>(set: &M, data: &[u8], headers: Headers) -> Di
                                 stage: h[1],
                                 len: usize::from(u16::from_le_bytes([h[2], h[3]])),
                             };
-                            rec = record_message(set, head, Err(e), rec, &mut messages, headers);
+                            record_message(set, head, Err(e), &mut rec, &mut messages, headers);
                         }
                     }
                 }
@@ -242,17 +242,16 @@ fn record_message<M: MessageSet>(
     set: &M,
     head: Head,
     body: std::result::Result<&RawMessage<'_>, BatchError>,
-    mut rec: Recorder,
+    rec: &mut Recorder,
     messages: &mut Vec<MessageView>,
     headers: Headers,
-) -> Recorder {
+) {
     let name = set.message_name(head.message_type);
     let at = head.offset * 8;
     let level = rec.open_scopes();
     let first = rec.recorded();
     if headers == Headers::Skipped {
-        let (status, error, back) = record_body(set, name, body, rec);
-        rec = back;
+        let (status, error) = record_body(set, name, body, rec);
         let stopped = error.map_or(at, |e| e.offset() * 8);
         while rec.open_scopes() > level {
             rec.exit(stopped);
@@ -271,7 +270,7 @@ fn record_message<M: MessageSet>(
             body: entries.clone(),
             entries,
         });
-        return rec;
+        return;
     }
     rec.enter(None, Some(head.index), at);
     rec.enter(Some("header"), None, at);
@@ -290,8 +289,7 @@ fn record_message<M: MessageSet>(
     );
     rec.exit(at + MESSAGE_HEADER_LEN * 8);
     let body_start = rec.recorded();
-    let (status, error, back) = record_body(set, name, body, rec);
-    rec = back;
+    let (status, error) = record_body(set, name, body, rec);
     // A read that failed inside a scope may have left it open: it ends where the read stopped.
     let stopped = error.map_or(at, |e| e.offset() * 8);
     while rec.open_scopes() > level + 1 {
@@ -317,7 +315,6 @@ fn record_message<M: MessageSet>(
         entries: first..rec.recorded(),
         body: body_start..body_end,
     });
-    rec
 }
 
 /// Reads a message's body into `rec` (nothing for a framing error or an unknown type).
@@ -325,14 +322,15 @@ fn record_body<M: MessageSet>(
     set: &M,
     name: Option<&str>,
     body: std::result::Result<&RawMessage<'_>, BatchError>,
-    rec: Recorder,
-) -> (MessageStatus, Option<BatchError>, Recorder) {
+    rec: &mut Recorder,
+) -> (MessageStatus, Option<BatchError>) {
+    // The recorder lent (`&mut Recorder` is a tracer too), not moved through the reader.
     match (body, name) {
-        (Err(e), _) => (MessageStatus::Error, Some(e), rec),
-        (Ok(_), None) => (MessageStatus::UnknownType, None, rec),
+        (Err(e), _) => (MessageStatus::Error, Some(e)),
+        (Ok(_), None) => (MessageStatus::UnknownType, None),
         (Ok(raw), Some(_)) => match set.read_body(raw, rec) {
-            (Ok(()), rec) => (MessageStatus::Ok, None, rec),
-            (Err(e), rec) => (MessageStatus::Error, Some(e), rec),
+            (Ok(()), _) => (MessageStatus::Ok, None),
+            (Err(e), _) => (MessageStatus::Error, Some(e)),
         },
     }
 }

@@ -860,10 +860,21 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     #[inline]
     fn record(&mut self, name: &str, at: usize, value: impl FnOnce() -> Value, failed: bool) {
         if T::ACTIVE {
-            let bits = (self.base + self.pos - at) * 8;
+            let (bit, bits) = (at * 8, (self.base + self.pos - at) * 8);
             let range = self.range.take();
-            self.tracer
-                .field(name, at * 8, bits, value(), range, FieldKind::Value, failed);
+            // The common values through the tracer's typed hooks (no `Value` unpacked).
+            match (value(), range) {
+                (Value::F32(x), None) if !failed => self.tracer.float32(name, bit, bits, x),
+                (Value::F64(x), None) if !failed => self.tracer.float64(name, bit, bits, x),
+                (Value::Int(v), None) if i64::try_from(v).is_ok() => {
+                    self.tracer.int(name, bit, bits, v as i64, None, failed);
+                }
+                (value, range) => {
+                    let kind = FieldKind::Value;
+                    self.tracer
+                        .field(name, bit, bits, value, range, kind, failed);
+                }
+            }
         }
     }
 
@@ -998,16 +1009,27 @@ impl<T: Tracer> ByteStream for ByteReader<'_, T> {
     fn slice(&mut self, name: &'static str, v: &mut [u8], kind: SliceKind) -> Result<()> {
         let at = self.base + self.pos;
         let bytes = self.take(name, v.len())?;
+        // Borrowed by the tracer's typed hooks: no owned `Value` per slice.
+        let (bit, bits) = (at * 8, v.len() * 8);
         if kind == SliceKind::Utf8 {
             match std::str::from_utf8(bytes) {
-                Ok(s) => self.record(name, at, || Value::Str(s.to_owned()), false),
+                Ok(s) => {
+                    if T::ACTIVE {
+                        let range = self.range.take();
+                        self.tracer.text(name, bit, bits, s, range, false);
+                    }
+                }
                 Err(_) => {
-                    self.record(name, at, || Value::Bytes(bytes.to_vec()), true);
+                    if T::ACTIVE {
+                        let range = self.range.take();
+                        self.tracer.bytes(name, bit, bits, bytes, range, true);
+                    }
                     return Err(BatchError::new(BatchErrorKind::InvalidUtf8, at, name));
                 }
             }
-        } else {
-            self.record(name, at, || Value::Bytes(bytes.to_vec()), false);
+        } else if T::ACTIVE {
+            let range = self.range.take();
+            self.tracer.bytes(name, bit, bits, bytes, range, false);
         }
         v.copy_from_slice(bytes);
         Ok(())

@@ -139,9 +139,10 @@ fn render(
         for (i, d) in datagrams.iter().enumerate() {
             let payload = d.payload(file);
             let seen = seen_at(seen, i);
-            let (decoder, dissection) = dissectors.dissect_values_seen(d, payload, seen);
-            lines.line(d, payload.len(), decoder, &dissection);
-            dissection.recycle();
+            // Used where it was returned: taking the pair apart copied the dissection.
+            let dissected = dissectors.dissect_values_seen(d, payload, seen);
+            lines.line(d, payload.len(), dissected.0, &dissected.1);
+            dissected.1.recycle();
         }
         return lines.written();
     }
