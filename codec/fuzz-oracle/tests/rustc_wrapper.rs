@@ -252,3 +252,18 @@ fn a_cfg_attr_forbid_counts_only_where_this_compilation_decides_it() {
     let root = format!("#![forbid(\n    unsafe_code\n)]\n{SAFE}");
     assert_eq!(dependency_decision("lines", &root, &[], &[]), (true, false));
 }
+
+#[test]
+fn the_fuzzing_engine_is_compiled_without_asan() {
+    // libfuzzer-sys compiles libFuzzer's C++ with the `cc` crate, which adds
+    // `-fsanitize=address` when rustc's ASan is on; `-fno-sanitize=address` in CXXFLAGS (set by
+    // the repository's cargo configuration for every cargo run from it) turns it off again.
+    let config = std::fs::read_to_string(repo().join(".cargo/config.toml")).expect("config");
+    let env = config.split("\n[env]\n").nth(1).expect("an [env] table");
+    let env = env.split("\n[").next().unwrap_or(env);
+    assert!(
+        env.lines()
+            .any(|l| l.trim() == "CXXFLAGS = \"-fno-sanitize=address\""),
+        "{env}"
+    );
+}
