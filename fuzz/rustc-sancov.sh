@@ -26,7 +26,11 @@
 # instrumentation of its loads and stores would see; the ASan runtime, its allocator and every
 # crate that may hold `unsafe` (dependencies, the guard allocator, the fuzz crate and targets) keep
 # it. The rule reads the compilation's own flags and source, so a crate that gains `unsafe`
-# (and so loses the forbid) is instrumented again. FUZZ_ASAN_ALL=1 keeps ASan in every crate.
+# (and so loses the forbid) is instrumented again. A dependency whose crate root forbids `unsafe`
+# (toml, toml_datetime, serde_spanned, toml_parser without its `unsafe` feature, clap ...) drops
+# ASan as well (fourth pass), once an uncapped check has shown that rustc enforces the forbid on
+# it (cargo's `--cap-lints allow` would lift it: `uncapped_check_passes`).
+# FUZZ_ASAN_ALL=1 keeps ASan in every crate.
 #
 # Any other compilation (no sancov pass asked for: cargo build, test, clippy, doc) is run as is.
 # FUZZ_INSTRUMENT_ALL=1 instruments every crate, as cargo fuzz alone does (coverage and ASan).
@@ -38,15 +42,22 @@ esac
 root=$(cd "$(dirname "$0")/.." && pwd -P)
 # Does this compilation forbid `unsafe` in the whole crate? Either cargo passes the workspace's
 # `[lints.rust] unsafe_code = "forbid"` (`--forbid=unsafe_code` or `-F unsafe_code`), or the crate
-# root (the `.rs` file on the command line) has `#![forbid(unsafe_code)]`: rustc itself then
-# refuses any `unsafe` block, function or impl in the crate, and no `allow` can lift a forbid.
+# root (the `.rs` file on the command line) has `#![forbid(unsafe_code)]` (alone or in a list),
+# or `#![cfg_attr(not(feature = "X"), forbid(unsafe_code))]` and this compilation does not
+# enable feature X (no `--cfg feature="X"`), or `#![cfg_attr(not(test), forbid(unsafe_code))]`
+# and this is no `--test` build: rustc itself then refuses any `unsafe` block, function or impl
+# in the crate, and no `allow` can lift a forbid. Any other form (a forbid over several lines,
+# another cfg) is not decided here: the crate keeps ASan.
 forbids_unsafe() {
-  prev= src=
+  prev= src= feats=' ' test=0
   for arg do
     case "$prev $arg" in
       "-F unsafe_code" | "--forbid unsafe_code" | *" -Funsafe_code" | *" --forbid=unsafe_code") return 0 ;;
+      "--cfg feature="*) feats="$feats${arg#feature=} " ;;
     esac
     case "$arg" in
+      --cfg=feature=*) feats="$feats${arg#--cfg=feature=} " ;;
+      --test) test=1 ;;
       *.rs) [ -z "$src" ] && src=$arg ;;
     esac
     prev=$arg
@@ -56,7 +67,42 @@ forbids_unsafe() {
     /*) ;;
     *) [ -f "$src" ] || src=${CARGO_MANIFEST_DIR:-.}/$src ;;
   esac
-  grep -Eq '^[[:space:]]*#!\[forbid\(([^]]*[(, ])?unsafe_code\b' "$src" 2>/dev/null
+  lint='forbid\(([^]]*[(, ])?unsafe_code([, ][^]]*)?\)'
+  grep -Eq "^[[:space:]]*#!\[$lint\]" "$src" 2>/dev/null && return 0
+  [ "$test" = 0 ] &&
+    grep -Eq "^[[:space:]]*#!\[cfg_attr\(not\(test\),[[:space:]]*$lint\)\]" "$src" 2>/dev/null &&
+    return 0
+  for feat in $(sed -nE "s/^[[:space:]]*#!\[cfg_attr\(not\(feature[[:space:]]*=[[:space:]]*(\"[A-Za-z0-9_-]+\")\),[[:space:]]*$lint\)\][[:space:]]*\$/\1/p" "$src" 2>/dev/null); do
+    case "$feats" in
+      *" $feat "*) ;;
+      *) return 0 ;;
+    esac
+  done
+  return 1
+}
+# A dependency's compilation has `--cap-lints allow` (cargo passes it for every crate from outside
+# the workspace), which lowers even a forbid to allow: its root's forbid is not enforced by the
+# compilation itself. So the crate is checked once more, as rustc would enforce it: the same
+# command with `--emit=metadata` into a scratch folder, without `--cap-lints` and with
+# `-F unsafe_code`, its messages discarded (cargo reads rustc's output). It succeeds only if the
+# crate holds no `unsafe` in this configuration (cfg and features as compiled); any failure (an
+# `unsafe`, an `allow(unsafe_code)` against the forbid, any other lint the crate denies) keeps ASan.
+uncapped_check_passes() {
+  scratch=$(mktemp -d) || return 1
+  skip=
+  for arg do
+    shift
+    if [ -n "$skip" ]; then skip=; continue; fi
+    case "$arg" in
+      --cap-lints | --emit | --out-dir | -o) skip=1 ;;
+      --cap-lints=* | --emit=* | --out-dir=*) ;;
+      *) set -- "$@" "$arg" ;;
+    esac
+  done
+  "$@" --emit=metadata --out-dir "$scratch" -F unsafe_code > /dev/null 2>&1
+  ok=$?
+  rm -rf "$scratch"
+  return $ok
 }
 # What to drop: the coverage instrumentation (cov) and ASan's (asan), 1 = drop.
 cov=1 asan=0
@@ -74,6 +120,17 @@ if [ -n "${CARGO_MANIFEST_DIR:-}" ]; then
       # its allocator and every other crate keep it); FUZZ_ASAN_ALL=1 keeps ASan everywhere,
       # as cargo fuzz alone does. fuzz/README.md says why no check is lost.
       [ "${FUZZ_ASAN_ALL:-0}" != 1 ] && forbids_unsafe "$@" && asan=1
+      ;;
+    *)
+      # A dependency whose root forbids `unsafe` (toml, toml_datetime, serde_spanned, toml_parser
+      # without its `unsafe` feature ...) is in the same position, once the forbid is checked
+      # without the cap (fourth pass).
+      if [ "${FUZZ_ASAN_ALL:-0}" != 1 ] && forbids_unsafe "$@"; then
+        case " $* " in
+          *" --cap-lints"*) uncapped_check_passes "$@" && asan=1 ;;
+          *) asan=1 ;;
+        esac
+      fi
       ;;
   esac
 fi

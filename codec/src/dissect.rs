@@ -673,6 +673,13 @@ pub trait Dissector: Send + Sync {
         None
     }
 
+    /// What of the observation `seen` an owner keeps for a whole session (the live TUI):
+    /// without what a transport decrypted ([`Transport::to_keep`](crate::transport::Transport::to_keep)).
+    /// The default: `seen` as it is.
+    fn to_keep(&self, seen: Observation) -> Observation {
+        seen
+    }
+
     /// Byte offset of the payload in a datagram (0 without a transport): where a mutation log
     /// finds the inner format's CRC.
     fn payload_start(&self, datagram: &[u8]) -> usize {

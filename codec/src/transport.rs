@@ -186,6 +186,14 @@ pub trait Transport: Send + Sync {
         Vec::new()
     }
 
+    /// What of the observation `seen` an owner keeps for a whole session (the live TUI keeps
+    /// every datagram's): the same, without what the pass decrypted, which each dissection
+    /// then opens again (what [`Tracker::keep_plaintext`] does for a pass whose every
+    /// observation is kept). The default: `seen` as it is (a layer that decrypts nothing).
+    fn to_keep(&self, seen: Observation) -> Observation {
+        seen
+    }
+
     /// Whether the layer hands its payload to an inner dissector (`--decode PORT=NAME+INNER`).
     /// False for a layer that reads its payload itself, with its own configuration (yojimbo's
     /// messages): then only `--decode PORT=NAME` names it, and [`Stack`] keeps the payload it
@@ -421,6 +429,10 @@ impl Dissector for Stack {
 
     fn open_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
         self.transport.open(datagram, seen)
+    }
+
+    fn to_keep(&self, seen: Observation) -> Observation {
+        self.transport.to_keep(seen)
     }
 
     fn payload_start(&self, datagram: &[u8]) -> usize {

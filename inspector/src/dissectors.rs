@@ -439,6 +439,17 @@ impl Dissectors {
         }
     }
 
+    /// What of the observation `seen` of datagram `d` an owner keeps for a whole session (the
+    /// live TUI keeps every datagram's): without what its transport decrypted
+    /// ([`Dissector::to_keep`]), so that the session's memory is its datagrams' alone; each
+    /// dissection opens its datagram again.
+    pub fn to_keep(&self, d: &Datagram, seen: Observation) -> Observation {
+        match self.before_reading(d) {
+            Ok(dissector) if !seen.is_none() => dissector.to_keep(seen),
+            _ => seen,
+        }
+    }
+
     /// The verdict on a datagram whose payload is `payload`, read without recording anything.
     pub fn verdict(&self, d: &Datagram, payload: &[u8]) -> Verdict<'_> {
         self.verdict_seen(d, payload, &Observation::NONE)

@@ -862,3 +862,87 @@ fn a_filtered_profile_s_shares_stay_within_their_whole() {
         }
     }
 }
+
+/// A live session (`proxy --tui`) keeps every datagram's observation as long as it runs. The
+/// proxy's pass hands each one its plaintext (the relay's own outputs read it); the live list
+/// keeps it without (netcode's `Seen::opened` gone) and dissects every datagram the same, the
+/// kept ones opening their datagram again: netcode with its key, yojimbo's soak.
+#[test]
+fn a_live_session_keeps_observations_without_plaintext_and_dissects_the_same() {
+    use bitlens::cmd::common::DecodeOpts;
+    use bitlens::dissectors::Arrival;
+    use bitlens_codec::observe::Observation;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let demo = shipped();
+    let netcode = DecodeOpts {
+        decode: vec!["5000=netcode+demo".into()],
+        netcode_key: Some(root.join("captures/netcode.key")),
+        ..DecodeOpts::default()
+    }
+    .dissectors(&bitlens::Context::new("bitlens", &demo))
+    .expect("valid options");
+    for (file, dissectors) in [
+        ("netcode.pcap", Arc::new(netcode)),
+        ("yojimbo-soak.pcap", soak_dissectors()),
+    ] {
+        let capture = Capture::open(root.join("captures").join(file)).unwrap();
+        // As the proxy observes: plaintext kept for the relay's outputs.
+        let mut observer = dissectors.observer().expect("a transport's pass");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut streamed = Vec::new();
+        for d in capture.datagrams() {
+            let payload = capture.payload(d);
+            let observed = observer.observe(d, payload);
+            streamed.push(observed.clone());
+            let arrival = Arrival {
+                datagram: d.clone(),
+                payload: payload.to_vec(),
+                observed,
+            };
+            tx.send(arrival).unwrap();
+        }
+        drop(tx);
+        let mut app = App::new(
+            Arc::new(Capture::live(format!("proxy {file}"))),
+            Arc::clone(&dissectors),
+            false,
+            SIZE,
+            "bitlens",
+        );
+        while bitlens::tui::live::feed(&mut app, &rx) {}
+        let n = capture.datagrams().len();
+        assert_eq!(
+            app.seen.len(),
+            n,
+            "{file}: every datagram's observation kept"
+        );
+        let carried = |o: &Observation| {
+            o.get::<bitlens_netcode::Seen>()
+                .is_some_and(|s| s.opened.is_some())
+        };
+        if file == "netcode.pcap" {
+            assert!(
+                streamed.iter().any(carried),
+                "{file}: the pass hands plaintext on"
+            );
+        }
+        assert!(
+            !app.seen.iter().any(carried),
+            "{file}: the session keeps none"
+        );
+        let mut opened = 0;
+        for (i, d) in capture.datagrams().iter().enumerate() {
+            let payload = capture.payload(d);
+            let mut json = |seen: &Observation| {
+                let (name, dissection) = dissectors.dissect_seen(d, payload, seen);
+                opened += usize::from(dissection.layers.iter().any(|l| l.plaintext.is_some()));
+                let mut line = Vec::new();
+                bitlens::output::write_json(&mut line, d, payload.len(), name, &dissection);
+                line
+            };
+            let (a, b) = (json(&streamed[i]), json(&app.seen[i]));
+            assert!(a == b, "{file}: frame {} dissects differently", d.frame);
+        }
+        assert!(opened > 0, "{file}: some payloads were opened");
+    }
+}

@@ -30,6 +30,27 @@ use std::time::Duration;
 /// The value the rule writes into the messages' `sequence` (16 bits, no range).
 const VALUE: u64 = 0xbeef;
 
+/// A UDP socket standing for the soak capture's server, and a proxy to it decoding yojimbo on
+/// its port with the soak's key and schema, and `extra` arguments.
+fn soak_proxy(extra: &[&str]) -> (UdpSocket, common::proxy::ProxyProc) {
+    let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
+    upstream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let decode = format!("{}=yojimbo", upstream.local_addr().unwrap().port());
+    let mut args = vec![
+        "--decode",
+        &decode,
+        "--netcode-key",
+        "captures/yojimbo-reference.key",
+        "--schema",
+        "captures/yojimbo.schema.toml",
+    ];
+    args.extend_from_slice(extra);
+    let proxy = common::proxy::proxy(upstream.local_addr().unwrap(), &args);
+    (upstream, proxy)
+}
+
 /// The plaintext of each datagram, in order, decrypted by netcode with the server's private
 /// key: its sequential pass learns the session keys from the client's connection request (the
 /// datagrams are all from `client` to `server`). `None` for what carries no encrypted payload
@@ -82,30 +103,11 @@ fn the_proxy_mutates_a_yojimbo_message_field_behind_netcodes_encryption() {
         .unwrap();
     assert_eq!(sent.len(), 297, "the soak client's datagrams");
 
-    let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
-    upstream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let decode = format!("{}=yojimbo", upstream.local_addr().unwrap().port());
     let rule = format!(
         "name=seq,packet=yojimbo.packet (reassembled),\
          field=yojimbo.entries[*].messages[*].body.sequence,action=set,value={VALUE}"
     );
-    let proxy = common::proxy::proxy(
-        upstream.local_addr().unwrap(),
-        &[
-            "--decode",
-            &decode,
-            "--netcode-key",
-            "captures/yojimbo-reference.key",
-            "--schema",
-            "captures/yojimbo.schema.toml",
-            "--mutate",
-            &rule,
-            "--seed",
-            "7",
-        ],
-    );
+    let (upstream, proxy) = soak_proxy(&["--mutate", &rule, "--seed", "7"]);
     let proxy_addr = proxy.addr;
 
     // In lock step: each datagram is received by the "server" before the next is sent.
@@ -269,23 +271,7 @@ fn the_proxy_says_at_exit_what_was_left_in_reassembly() {
         .filter(|d| d.dst.port() == 40000)
         .map(|d| capture.payload(d).to_vec())
         .collect();
-    let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
-    upstream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let decode = format!("{}=yojimbo", upstream.local_addr().unwrap().port());
-    let proxy = common::proxy::proxy(
-        upstream.local_addr().unwrap(),
-        &[
-            "--decode",
-            &decode,
-            "--netcode-key",
-            "captures/yojimbo-reference.key",
-            "--schema",
-            "captures/yojimbo.schema.toml",
-            "--quiet",
-        ],
-    );
+    let (upstream, proxy) = soak_proxy(&["--quiet"]);
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut buf = [0u8; 2048];
     for d in &sent {

@@ -460,6 +460,10 @@ impl Transport for Netcode {
         Box::new(NetcodeTracker::new(Arc::clone(&self.keys)))
     }
 
+    fn to_keep(&self, seen: Observation) -> Observation {
+        without_plaintext(seen)
+    }
+
     fn open(&self, d: &[u8], seen: &Observation) -> Option<Vec<u8>> {
         let h = read_header(d).ok()?;
         if h.packet_type == PacketType::ConnectionRequest {

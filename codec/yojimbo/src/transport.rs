@@ -121,6 +121,7 @@ struct Seen {
 }
 
 /// What reassembly found on one datagram.
+#[derive(Clone)]
 struct Found {
     /// The fragmented connection packet this datagram completed: its reliable sequence, bytes
     /// and datagrams.
@@ -651,6 +652,24 @@ impl Transport for Yojimbo {
         })
     }
 
+    /// netcode's observation inside without its plaintext (what reassembly found stays: the
+    /// dissection reads it).
+    fn to_keep(&self, seen: Observation) -> Observation {
+        match seen.get::<Seen>() {
+            Some(s)
+                if s.netcode
+                    .get::<bitlens_netcode::Seen>()
+                    .is_some_and(|n| n.opened.is_some()) =>
+            {
+                Observation::new(Seen {
+                    netcode: self.netcode.to_keep(s.netcode.clone()),
+                    found: s.found.clone(),
+                })
+            }
+            _ => seen,
+        }
+    }
+
     fn unwrap(&self, d: &[u8], seen: &Observation, record: bool) -> Unwrapped {
         let none = Observation::NONE;
         let s = seen.get::<Seen>();
@@ -766,6 +785,47 @@ mod tests {
                 MessageType::new("b", true, Arc::new(NoBody)),
             ],
         }
+    }
+
+    /// An observation kept for a session (the live TUI) loses netcode's plaintext inside it and
+    /// keeps what reassembly found; one without plaintext is kept as it is.
+    #[test]
+    fn an_observation_to_keep_drops_the_plaintext_inside_and_keeps_what_was_found() {
+        let y = Yojimbo::new(Netcode::new(), Some(Arc::new(config()))).unwrap();
+        let netcode = |plain: bool| bitlens_netcode::Seen {
+            from_client: Some(true),
+            key: None,
+            protocol_id: Some(7),
+            replay: false,
+            opened: plain.then(|| bitlens_netcode::Opened {
+                sealed: vec![1; 20],
+                plain: Some(vec![2; 4]),
+            }),
+        };
+        let found = || Found {
+            reassembled: Some((3, vec![9; 5], vec![11, 12])),
+            blocks: Vec::new(),
+            notes: Vec::new(),
+        };
+        let kept = y.to_keep(Observation::new(Seen {
+            netcode: Observation::new(netcode(true)),
+            found: Some(found()),
+        }));
+        let s = kept.get::<Seen>().expect("still yojimbo's");
+        let n = s.netcode.get::<bitlens_netcode::Seen>().expect("netcode's");
+        assert!(n.opened.is_none(), "the plaintext is dropped");
+        assert_eq!((n.from_client, n.protocol_id), (Some(true), Some(7)));
+        let f = s.found.as_ref().expect("what reassembly found stays");
+        assert_eq!(f.reassembled, Some((3, vec![9; 5], vec![11, 12])));
+        // Nothing to drop: the same observation back.
+        let bare = y.to_keep(Observation::new(Seen {
+            netcode: Observation::new(netcode(false)),
+            found: None,
+        }));
+        let s = bare.get::<Seen>().expect("yojimbo's");
+        assert!(s.found.is_none());
+        let n = s.netcode.get::<bitlens_netcode::Seen>().expect("netcode's");
+        assert!(n.opened.is_none() && n.from_client == Some(true));
     }
 
     /// The incomplete-fragment notes name the datagrams in words, singular or plural.

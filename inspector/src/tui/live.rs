@@ -24,12 +24,14 @@ pub fn feed(app: &mut App, rx: &Receiver<Arrival>) -> bool {
             .dissectors
             .verdict_seen(&a.datagram, &a.payload, &a.observed);
         let (status, packet_type) = (v.status, v.packet_type.map(str::to_owned));
+        // Kept as long as the session: without the plaintext the proxy's pass handed on.
+        let observed = app.dissectors.to_keep(&a.datagram, a.observed);
         app.push_live_seen(
             a.datagram,
             &a.payload,
             status,
             packet_type.as_deref(),
-            a.observed,
+            observed,
         );
         any = true;
     }
