@@ -471,7 +471,7 @@ struct Cursor<'b> {
 const WINDOW: usize = 320;
 
 /// A fixed-size window of the writer's room and a position in it: a field's text after its
-/// path (at most 8 + 20 + 8 + 20 + 9 + 25 bytes, then 64 for a range's copy). Every piece is
+/// path (at most 8 + 20 + 8 + 20 + 9 bytes, 80 for the value, then 64 for a range's copy). Every piece is
 /// written at the position masked to 255 (which it never passes: what comes before the last
 /// piece is below 256 bytes), so the compiler sees each piece inside the window and checks no
 /// bounds per piece, as it does for a [`Cursor`]'s slice.
@@ -1169,6 +1169,17 @@ impl<'a> Json<'a> {
             }
             ValueRef::F64(x) if x.is_finite() => {
                 w.put_text(zmij::Buffer::new().format_finite(x).as_bytes());
+                true
+            }
+            // A short text of a trace whose texts hold nothing to escape (a message name, a
+            // packet type): quoted in the window (at most 66 of its 80 bytes).
+            ValueRef::Str(text) if self.plain && text.len() <= 64 => {
+                let n = text.len();
+                let out = w.at::<80>();
+                out[0] = b'"';
+                copy_short(&mut out[1..=n], text.as_bytes());
+                out[n + 1] = b'"';
+                w.p += n + 2;
                 true
             }
             _ => false,
