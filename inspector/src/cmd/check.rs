@@ -354,6 +354,11 @@ fn tally<'d>(
         // The transports' pass, in capture order, before the chunk goes out (none without
         // transports: then the observations stay empty and nothing runs).
         let mut observer = dissectors.observer();
+        // Without the plaintext: each worker opens its datagrams again, in parallel (see
+        // `decode`'s pass: handed to the workers, it cost more than it saved).
+        if let Some(o) = &mut observer {
+            o.keep_plaintext(false);
+        }
         // Sends a job; gives back a window and an empty datagram vector for the next ones.
         let mut send = |first: usize, chunk: Vec<Datagram>, bytes: Bytes| {
             let seen: Vec<Observation> = match &mut observer {

@@ -208,6 +208,15 @@ fn run_with_progress(
     // The transports' sequential pass runs here, in capture order, before the chunk goes to a
     // worker; without transports there is no pass and the observations stay empty.
     let mut observer = dissectors.observer();
+    // The pass opens each encrypted packet (its replay window moves only for packets that
+    // open) but does not hand the plaintext on: each worker opens its datagrams again, in
+    // parallel. Handed on, every plaintext was allocated on this thread and freed on a worker,
+    // and glibc's arena locks made the workers wait: 7.7 s against 2.45 s for 1M netcode
+    // datagrams on 2 cores, 4.5 s of it system time (BENCHMARKS.md, "netcode: what decrypting
+    // costs"), for one decryption fewer per packet.
+    if let Some(o) = &mut observer {
+        o.keep_plaintext(false);
+    }
     let summary = crate::pipeline::ordered(
         |push| {
             capture::scan(&name, &file, CHUNK, |_, datagrams| {
