@@ -511,7 +511,9 @@ impl Window<'_> {
         self.p += n;
     }
 
-    /// As [`Cursor::range`].
+    /// `,"min":A,"max":B}` of `range` (`null`s without one), copied whole from its slot of
+    /// `cache` when the slot holds that range, else written and kept there (64 bytes at the
+    /// position). False, with nothing written, for bounds beyond 64 bits (not cached).
     #[inline(always)]
     fn range(&mut self, cache: &mut RangeCache, range: Option<(i128, i128)>) -> bool {
         let Some(r) = range else {
@@ -617,39 +619,6 @@ impl Cursor<'_> {
         self.put(b":");
         self.uint(u64::from(a.port()));
         self.put(b"\"");
-    }
-
-    /// `,"min":A,"max":B}` of `range` (`null`s without one), copied whole from its slot of
-    /// `cache` when the slot holds that range, else written and kept there: 64 bytes of room.
-    /// False, with nothing written, for bounds beyond 64 bits (not cached).
-    #[inline(always)]
-    fn range(&mut self, cache: &mut RangeCache, range: Option<(i128, i128)>) -> bool {
-        let Some(r) = range else {
-            self.put(b",\"min\":null,\"max\":null}");
-            return true;
-        };
-        let slot = cache.slot(r);
-        if slot.range == Some(r) {
-            // The whole cached array (a copy of constant length), then past its text.
-            self.w[self.p..self.p + 64].copy_from_slice(&slot.text);
-            self.p += slot.len;
-            return true;
-        }
-        let fits = |v: i128| i64::try_from(v).is_ok() || u64::try_from(v).is_ok();
-        if !(fits(r.0) && fits(r.1)) {
-            return false;
-        }
-        // At most 7 + 20 + 7 + 20 + 1 bytes.
-        let at = self.p;
-        self.put(b",\"min\":");
-        self.int(r.0);
-        self.put(b",\"max\":");
-        self.int(r.1);
-        self.put(b"}");
-        slot.text.copy_from_slice(&self.w[at..at + 64]);
-        slot.len = self.p - at;
-        slot.range = Some(r);
-        true
     }
 
     /// `v` as a JSON number when it is within the range of `i64` or `u64` (21 bytes of room),
@@ -1200,15 +1169,17 @@ impl<'a> Json<'a> {
     /// `,"min":A,"max":B}` (or `null`s), copied from its [`RangeCache`] slot when that slot
     /// holds the same range.
     fn range_end(&mut self, range: Option<(i128, i128)>) {
-        if self.out.len() - self.pos < 64 {
-            self.grow(64);
+        if self.out.len() - self.pos < WINDOW {
+            self.grow(WINDOW);
         }
-        let mut c = Cursor {
-            w: &mut self.out[self.pos..],
+        let mut w = Window {
+            w: self.out[self.pos..]
+                .first_chunk_mut()
+                .expect("room was asked for the window"),
             p: 0,
         };
-        if c.range(&mut self.ranges, range) {
-            self.pos += c.p;
+        if w.range(&mut self.ranges, range) {
+            self.pos += w.p;
             return;
         }
         let Some(r) = range else { return };
