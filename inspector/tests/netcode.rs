@@ -789,12 +789,24 @@ fn bad_keys_are_usage_errors_naming_the_file() {
     std::fs::write(&key, "abcd\n").unwrap();
     let log = dir.join("bad.log");
     std::fs::write(&log, "# ok\nNETCODE_CLIENT 127.0.0.1:1 7 00 11\n").unwrap();
+    let capture = std::path::PathBuf::from("captures/netcode.pcap");
     for (flag, file, says) in [
         ("--netcode-key", &key, "expected a key of 64 hex digits"),
         (
             "--netcode-keylog",
             &log,
             "line 2: expected a key of 64 hex digits",
+        ),
+        // A capture given for the key: what was expected, not "not UTF-8 text".
+        (
+            "--netcode-key",
+            &capture,
+            "expected a key of 64 hex digits, found binary data",
+        ),
+        (
+            "--netcode-keylog",
+            &capture,
+            "expected a key log (lines `NETCODE_CLIENT ...`), found binary data",
         ),
     ] {
         let o = bitlens(&[

@@ -183,13 +183,13 @@ impl DecodeOpts {
         }
         let mut n = Netcode::new();
         if let Some(path) = &self.netcode_key {
-            let key =
-                parse_key(&read_text(path)?).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let text = key_text(path, "a key of 64 hex digits")?;
+            let key = parse_key(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
             n = n.with_private_key(key);
         }
         if let Some(path) = &self.netcode_keylog {
-            let log =
-                parse_keylog(&read_text(path)?).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let text = key_text(path, "a key log (lines `NETCODE_CLIENT ...`)")?;
+            let log = parse_keylog(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
             n = n.with_keylog(log);
         }
         if let Some(id) = &self.netcode_protocol_id {
@@ -269,4 +269,11 @@ pub fn read_capture(path: &Path) -> Result<(String, Vec<u8>)> {
 pub struct CaptureArg {
     /// A pcap or pcapng file.
     pub capture: PathBuf,
+}
+
+/// The text of a netcode key file; a binary file (a capture given by mistake) is refused with
+/// what was expected (`FILE: expected WHAT, found binary data`), as a text file of the wrong shape is.
+fn key_text(path: &Path, expected: &str) -> Result<String> {
+    String::from_utf8(crate::files::read_input(path)?)
+        .map_err(|_| anyhow!("{}: expected {expected}, found binary data", path.display()))
 }
