@@ -130,13 +130,21 @@ fn read_header<S: Stream>(s: &mut S, bytes: usize) -> Result<Header, Refusal> {
         word(s, "ack")?
     };
     let mut ack_bits = u32::MAX;
-    for i in 0..4 {
-        if prefix & (2 << i) != 0 {
-            let name = ["ack_bits[0]", "ack_bits[1]", "ack_bits[2]", "ack_bits[3]"][i];
-            let b = byte(s, name)?;
-            ack_bits &= !(0xff << (8 * i));
-            ack_bits |= u32::from(b) << (8 * i);
-        }
+    // The bytes present, as the elements of one array (a scope in the field tree, as the
+    // codec's arrays are; none when every byte was left out).
+    if extra > 0 {
+        s.scope("ack_bits", |s| {
+            for i in 0..4 {
+                if prefix & (2 << i) != 0 {
+                    let mut b = 0u64;
+                    s.index(i, |s| s.bits("", &mut b, 8))?;
+                    ack_bits &= !(0xff << (8 * i));
+                    ack_bits |= (b as u32 & 0xff) << (8 * i);
+                }
+            }
+            Ok(())
+        })
+        .map_err(wire)?;
     }
     Ok(Header {
         sequence,

@@ -9,7 +9,7 @@ mod samples;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bitlens_codec::Value;
+use bitlens_codec::{FieldKind, Value};
 use bitlens_yojimbo::{Bits, Content, Note, Receiver, Reliable};
 use samples::{DUMMY_BITS, client_server_config, soak_config};
 use serde_json::Value as Json;
@@ -152,6 +152,25 @@ fn observe(
     match d.reliable.as_ref().unwrap() {
         Reliable::Regular(h) => {
             assert_eq!(traced_sequence, Value::Int(h.sequence.into()));
+            // The ack bytes present are the elements of one array scope, as the codec's
+            // arrays are (a field tree shows `ack_bits` over `[0]`..`[3]`); the bytes left
+            // out are 0xFF.
+            let (mut bits, mut present) = (u32::MAX, 0);
+            for i in 0..4 {
+                if let Some(f) = header_trace.get(&format!("reliable.ack_bits[{i}]")) {
+                    present += 1;
+                    let Value::Int(b) = f.value else {
+                        panic!("frame {}: {f:?}", frame.number)
+                    };
+                    bits = bits & !(0xff << (8 * i)) | (b as u32) << (8 * i);
+                }
+            }
+            assert_eq!(bits, h.ack_bits, "frame {}", frame.number);
+            let scope = header_trace.get("reliable.ack_bits");
+            assert_eq!(scope.is_some(), present > 0, "frame {}", frame.number);
+            if let Some(scope) = scope {
+                assert_eq!(scope.kind, FieldKind::Scope, "frame {}", frame.number);
+            }
             j["reliable"] = serde_json::json!({
                 "seq": h.sequence, "ack": h.ack, "ack_bits": h.ack_bits, "header_bytes": h.bytes,
             });
