@@ -244,6 +244,30 @@ fn filter_by_status_type_and_port() {
 }
 
 #[test]
+fn esc_steps_back_pane_then_filter_then_quits() {
+    let mut app = app(false);
+    app.apply_filter("type:robo");
+    let filtered = app.rows.len();
+    assert!(filtered > 0 && filtered < app.capture.datagrams().len());
+    app.handle_key(Key::Down);
+    let kept = app.selected_datagram();
+    app.handle_key(Key::Tab);
+    assert_eq!(app.focus, Pane::Tree);
+    app.handle_key(Key::Esc);
+    assert_eq!(
+        (app.focus, app.quit, app.rows.len()),
+        (Pane::List, false, filtered),
+        "Esc leaves the tree for the list"
+    );
+    app.handle_key(Key::Esc);
+    assert!(!app.quit, "Esc clears the filter, not the session");
+    assert_eq!(app.rows.len(), app.capture.datagrams().len());
+    assert_eq!(app.selected_datagram(), kept, "the packet stays selected");
+    app.handle_key(Key::Esc);
+    assert!(app.quit);
+}
+
+#[test]
 fn mouse_click_selects_and_wheel_scrolls() {
     let mut app = app(false);
     let a = Areas::new(SIZE);
@@ -766,7 +790,7 @@ fn the_live_help_lists_follow_and_pause() {
     assert!(text.contains("live: follow the newest datagram"), "{text}");
     assert!(text.contains("live: pause the list"), "{text}");
     assert!(
-        text.contains("quit (Esc also closes"),
+        text.contains("quit (Esc steps back first"),
         "the rest still fits: {text}"
     );
     let mut file = app(false);

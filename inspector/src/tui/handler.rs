@@ -300,7 +300,8 @@ impl App {
         }
         let page = |h: usize| h.saturating_sub(1).max(1) as isize;
         match key {
-            Key::Char('q') | Key::Esc => self.quit = true,
+            Key::Char('q') => self.quit = true,
+            Key::Esc => self.back(),
             Key::Char('?') => self.show_help = true,
             Key::Char('P') => self.open_profile(),
             Key::Char('/') => self.filter_input = Some(self.filter_text.clone()),
@@ -325,6 +326,19 @@ impl App {
                 Pane::Tree => self.tree_key(key, page(self.tree_height())),
                 Pane::Bits => self.bits_key(key),
             },
+        }
+    }
+
+    /// Esc: one step back, as in a pager: from the tree or the bits to the list, then a
+    /// filter in force is cleared (the whole capture listed again, the packet kept), and only
+    /// then quit. Esc to leave a pane or undo a filter must not end the session.
+    fn back(&mut self) {
+        if self.focus != Pane::List {
+            self.focus = Pane::List;
+        } else if !self.filter_text.is_empty() {
+            self.apply_filter("");
+        } else {
+            self.quit = true;
         }
     }
 

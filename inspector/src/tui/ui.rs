@@ -674,7 +674,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("?", "this help"),
     (
         "q  Esc",
-        "quit (Esc also closes this help and the filter prompt)",
+        "quit (Esc steps back first: help, prompt, tree to list, filter)",
     ),
     (
         "Ctrl-C",
