@@ -702,6 +702,81 @@ fn type_column_fits_long_type_names() {
     );
 }
 
+/// The bit view of an encrypted packet shows the bytes its fields were read from: the
+/// plaintext in place of the ciphertext (the header and the MAC as captured), and says so.
+#[test]
+fn the_bit_view_of_an_encrypted_packet_shows_its_plaintext() {
+    use bitlens::cmd::common::DecodeOpts;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dissectors = DecodeOpts {
+        decode: vec!["5000=netcode+demo".into()],
+        netcode_key: Some(root.join("captures/netcode.key")),
+        ..DecodeOpts::default()
+    }
+    .dissectors(&bitlens::Context::new("bitlens", &shipped()))
+    .expect("valid options");
+    let capture = Capture::open(root.join("captures/netcode.pcap")).unwrap();
+    let mut app = App::new(
+        Arc::new(capture),
+        Arc::new(dissectors),
+        false,
+        (160, 45),
+        "bitlens",
+    );
+    // Frame 5: a payload packet (the demo's PacketA): the prefix byte and the sequence's
+    // bytes, then the sealed payload and the MAC's 16 bytes.
+    for _ in 0..4 {
+        app.handle_key(Key::Down);
+    }
+    let d = app.detail.as_ref().unwrap();
+    assert_eq!(d.datagram, 4);
+    let captured = app.capture.payload(&app.capture.datagrams()[4]).to_vec();
+    let opened = d.opened.clone().expect("the key opens it");
+    assert_eq!(opened.len(), captured.len());
+    let body = 1 + usize::from(captured[0] >> 4);
+    let mac = captured.len() - 16;
+    assert_eq!(opened[..body], captured[..body], "the header as captured");
+    assert_eq!(opened[mac..], captured[mac..], "the MAC as captured");
+    assert_ne!(opened[body..mac], captured[body..mac], "the body decrypted");
+    let screen: Vec<String> = {
+        let t = render(&app);
+        (0..45).map(|y| screen_row(&t, y)).collect()
+    };
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>();
+    // The bit view's rows start with the offset, then the row's bytes in hex.
+    let row = |off: usize| {
+        screen
+            .iter()
+            .find_map(|r| {
+                let at = r.find(&format!("│{off:04x}  "))?;
+                Some(r[at..].split("  ").nth(1)?.to_owned())
+            })
+            .unwrap_or_else(|| panic!("no bit row {off:04x}:\n{}", screen.join("\n")))
+    };
+    let first = row(0);
+    let shown: Vec<&str> = first.split(' ').collect();
+    assert_eq!(shown, hex(&opened[..shown.len()]), "{first}");
+    assert_ne!(shown, hex(&captured[..shown.len()]), "{first}");
+    assert!(
+        screen.iter().any(|r| r.contains(" Bits (decrypted): ")),
+        "{}",
+        screen.join("\n")
+    );
+    // A packet in the clear shows the capture's bytes and no such word.
+    let plain = app_for(
+        Capture::from_bytes(
+            "demo.pcap",
+            std::fs::read(root.join("captures/demo.pcap")).unwrap(),
+        )
+        .unwrap(),
+        false,
+        SIZE,
+    );
+    assert!(plain.detail.as_ref().unwrap().opened.is_none());
+    let t = render(&plain);
+    assert!((0..SIZE.1).all(|y| !screen_row(&t, y).contains("(decrypted)")));
+}
+
 /// The filter prompt's hint lists every status the filter takes, netcode's `encrypted` too.
 #[test]
 fn the_filter_prompt_lists_every_status() {

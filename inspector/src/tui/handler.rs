@@ -24,10 +24,10 @@ impl App {
         }
         let d = &self.capture.datagrams()[i];
         let seen = crate::dissectors::seen_at(&self.seen, i);
-        let (decoder, dissection) = self
-            .dissectors
-            .dissect_seen(d, self.capture.payload(d), seen);
-        self.detail = Some(Detail::new(i, decoder.to_owned(), dissection));
+        let payload = self.capture.payload(d);
+        let (decoder, dissection) = self.dissectors.dissect_seen(d, payload, seen);
+        let opened = self.dissectors.opened(d, payload, seen);
+        self.detail = Some(Detail::new(i, decoder.to_owned(), dissection, opened));
         // Scroll the tree so the cursor (the failing field, if any) is on screen.
         let cursor = self.detail.as_ref().map_or(0, |d| d.cursor) as isize;
         self.move_tree(cursor);

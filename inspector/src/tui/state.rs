@@ -38,6 +38,10 @@ pub struct Detail {
     pub decoder: String,
     /// The dissected datagram.
     pub dissection: Dissection,
+    /// The datagram as its transport opened it (plaintext in place of the ciphertext), which
+    /// the bit view shows: the bits of the fields inside an encrypted payload are its bits.
+    /// `None` when the capture's bytes are the ones read.
+    pub opened: Option<Vec<u8>>,
     /// Trace field indices of collapsed scopes.
     pub collapsed: HashSet<usize>,
     /// Trace field indices currently visible in the tree, in order.
@@ -53,7 +57,12 @@ pub struct Detail {
 impl Detail {
     /// The detail of datagram `datagram`, with the tree cursor on the field where the read
     /// stopped, if it failed.
-    pub fn new(datagram: usize, decoder: String, mut dissection: Dissection) -> Self {
+    pub fn new(
+        datagram: usize,
+        decoder: String,
+        mut dissection: Dissection,
+        opened: Option<Vec<u8>>,
+    ) -> Self {
         // A read past the end at a field with too few bits to read: a row where it stopped.
         if let Some(stop) = dissection.trace.past_end_entry() {
             dissection.trace.fields.push(stop);
@@ -62,6 +71,7 @@ impl Detail {
             datagram,
             decoder,
             dissection,
+            opened,
             collapsed: HashSet::new(),
             visible: Vec::new(),
             cursor: 0,

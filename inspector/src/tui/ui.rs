@@ -453,7 +453,11 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         f.render_widget(Paragraph::new("").block(block.title(" Bits ")), a.bits);
         return;
     };
-    let payload = app.capture.payload(&app.capture.datagrams()[d.datagram]);
+    // The bytes the fields were read from: an encrypted payload's plaintext, in place.
+    let payload = match &d.opened {
+        Some(opened) => opened.as_slice(),
+        None => app.capture.payload(&app.capture.datagrams()[d.datagram]),
+    };
     let nbits = payload.len() * 8;
     let mut class = vec![BitClass::Unread; nbits];
     for fl in &d.dissection.trace.fields {
@@ -530,12 +534,22 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         }
         lines.push(Line::from(spans));
     }
+    let shown = if d.opened.is_some() {
+        " (decrypted)"
+    } else {
+        ""
+    };
     let title = match selected {
         Some(s) if s.bits > 0 => {
-            format!(" Bits: {} = bits {}..{} ", s.path(), s.bit, s.bit + s.bits)
+            format!(
+                " Bits{shown}: {} = bits {}..{} ",
+                s.path(),
+                s.bit,
+                s.bit + s.bits
+            )
         }
-        Some(s) => format!(" Bits: {} (0 bits, at bit {}) ", s.path(), s.bit),
-        None => " Bits ".to_owned(),
+        Some(s) => format!(" Bits{shown}: {} (0 bits, at bit {}) ", s.path(), s.bit),
+        None => format!(" Bits{shown} "),
     };
     f.render_widget(Paragraph::new(lines).block(block.title(title)), a.bits);
 }
