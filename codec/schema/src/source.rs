@@ -179,8 +179,19 @@ impl<'t> Parser<'t> {
     }
 
     pub(crate) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
+        let s = self.str(v, what)?;
+        Ok(Spanned::new(s.span(), (*s.get_ref()).to_owned()))
+    }
+
+    /// [`Parser::string`] borrowed from the document: for what the loader only reads (a field's
+    /// type name, name and guard while it is resolved), no copy.
+    pub(crate) fn str<'a>(
+        &self,
+        v: &'a Val<'_>,
+        what: &str,
+    ) -> Result<Spanned<&'a str>, SchemaError> {
         match v.get_ref().as_str() {
-            Some(s) => Ok(Spanned::new(v.span(), s.to_owned())),
+            Some(s) => Ok(Spanned::new(v.span(), s)),
             None => Err(self.err(
                 &v.span(),
                 format!("{what} must be a string (write it in quotes)"),

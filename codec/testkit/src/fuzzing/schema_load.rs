@@ -101,7 +101,7 @@ fn broken(u: &mut Unstructured<'_>) -> arbitrary::Result<bool> {
 }
 
 /// Opens an inline table `{ k = v, ... }`: the returned position is where its first entry
-/// starts (see [`key`], [`put_first`], [`close`]).
+/// starts (see [`key`], [`put_name_first`], [`close`]).
 fn open(out: &mut String) -> usize {
     out.push_str("{ ");
     out.len()
@@ -116,14 +116,20 @@ fn key(out: &mut String, at: usize, k: &str) {
     out.push_str(" = ");
 }
 
-/// Puts the entry `k = "v"` first in the table opened at `at`, which holds entries already.
-fn put_first(out: &mut String, at: usize, k: &str, v: &str) {
-    let mut first = String::with_capacity(k.len() + v.len() + 8);
-    first.push_str(k);
-    first.push_str(" = ");
-    quoted(&mut first, v);
-    first.push_str(", ");
-    out.insert_str(at, &first);
+/// Puts the entry `name = "{FIELDS[i % 8]}"` first in the table opened at `at`, which holds
+/// entries already.
+fn put_name_first(out: &mut String, at: usize, i: usize) {
+    const NAMED: [&str; FIELDS.len()] = [
+        "name = \"a\", ",
+        "name = \"b\", ",
+        "name = \"c\", ",
+        "name = \"d\", ",
+        "name = \"e\", ",
+        "name = \"f\", ",
+        "name = \"g\", ",
+        "name = \"h\", ",
+    ];
+    out.insert_str(at, NAMED[i % FIELDS.len()]);
 }
 
 fn close(out: &mut String) {
@@ -276,7 +282,7 @@ fn packet_field(u: &mut Unstructured<'_>, out: &mut String, i: usize) -> arbitra
     let at = open(out);
     packet_type_keys(u, out, at, ty, 0)?;
     if !(matches!(ty, "check" | "align" | "end" | "include") || broken(u)?) {
-        put_first(out, at, "name", FIELDS[i % FIELDS.len()]);
+        put_name_first(out, at, i);
     }
     if u.ratio(1, 6)? {
         let k = if u.arbitrary()? { "if" } else { "unless" };
@@ -517,7 +523,7 @@ fn batch_field(u: &mut Unstructured<'_>, out: &mut String, i: usize) -> arbitrar
     let at = open(out);
     batch_type_keys(u, out, at, ty, 0)?;
     if !broken(u)? {
-        put_first(out, at, "name", FIELDS[i % FIELDS.len()]);
+        put_name_first(out, at, i);
     }
     if u.ratio(1, 6)? {
         let k = if u.arbitrary()? { "if" } else { "unless" };
