@@ -151,7 +151,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let mut definitions = 0usize;
     for key in ["enum", "struct", "union"] {
         if let Some(section) = get(root, key) {
-            definitions += p.table(section, &format!("[{key}]"))?.len();
+            definitions += p.table(section, format_args!("[{key}]"))?.len();
         }
     }
     p.at_most(&root_span, definitions, "structs, enums and unions")?;
@@ -538,7 +538,7 @@ fn raw_union<'i>(
     name: &str,
     def: &'i Val<'i>,
 ) -> Result<RawUnion<'i>, SchemaError> {
-    let t = p.table(def, &format!("union {name}"))?;
+    let t = p.table(def, format_args!("union {name}"))?;
     for (k, _) in t.iter() {
         if !["variants", "tag_name", "doc"].contains(&k.get_ref().as_ref()) {
             return Err(p.err(
@@ -576,7 +576,11 @@ fn raw_union<'i>(
             format!("union {name} has no variants (add one)"),
         ));
     }
-    p.at_most(&vv.span(), list.len(), &format!("variants in union {name}"))?;
+    p.at_most(
+        &vv.span(),
+        list.len(),
+        format_args!("variants in union {name}"),
+    )?;
     let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> =
         Vec::with_capacity(list.len());
     let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
@@ -635,7 +639,7 @@ fn raw_union<'i>(
 }
 
 fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
-    let t = p.table(def, &format!("enum {name}"))?;
+    let t = p.table(def, format_args!("enum {name}"))?;
     let values_v = get(t, "values").ok_or_else(|| {
         p.err(
             &def.span(),
@@ -658,7 +662,11 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
         DeValue::Table(tab) => tab.len(),
         _ => 0,
     };
-    p.at_most(&values_v.span(), count, &format!("values in enum {name}"))?;
+    p.at_most(
+        &values_v.span(),
+        count,
+        format_args!("values in enum {name}"),
+    )?;
     let mut values: Vec<(i64, Arc<str>)> = Vec::with_capacity(count);
     let mut by_value: HashMap<i64, usize> = HashMap::with_capacity(count);
     let mut by_name: HashMap<Arc<str>, i64> = HashMap::with_capacity(count);
