@@ -183,7 +183,9 @@ pub struct Error(Box<Inner>);
 struct Inner {
     kind: ErrorKind,
     bit: usize,
-    field: String,
+    /// Inline up to 24 bytes with feature `inline-paths` (as a trace's paths): most errors
+    /// then take one allocation, not two (the fuzz targets read many refused inputs).
+    field: crate::trace::PathString,
 }
 
 impl Error {
@@ -193,7 +195,7 @@ impl Error {
         Error(Box::new(Inner {
             kind,
             bit,
-            field: field.to_owned(),
+            field: field.into(),
         }))
     }
 
@@ -219,7 +221,7 @@ impl Error {
         let f = &mut self.0.field;
         if scope.is_empty() {
         } else if f.is_empty() {
-            *f = scope.to_owned();
+            *f = scope.into();
         } else if f.starts_with('[') {
             f.insert_str(0, scope);
         } else {

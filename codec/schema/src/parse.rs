@@ -129,9 +129,9 @@ type RawStruct<'i> = (Spanned<String>, Vec<RawField<'i>>);
 struct RawField<'i> {
     span: Range<usize>,
     table: &'i DeTable<'i>,
-    name: Option<Spanned<String>>,
-    ty: Spanned<String>,
-    guard: Option<(Spanned<String>, bool)>,
+    name: Option<Spanned<&'i str>>,
+    ty: Spanned<&'i str>,
+    guard: Option<(Spanned<&'i str>, bool)>,
 }
 
 /// Parses and checks a schema.
@@ -151,7 +151,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Schema, SchemaError> {
     let mut definitions = 0usize;
     for key in ["enum", "struct", "union"] {
         if let Some(section) = get(root, key) {
-            definitions += p.table(section, &format!("[{key}]"))?.len();
+            definitions += p.table(section, format_args!("[{key}]"))?.len();
         }
     }
     p.at_most(&root_span, definitions, "structs, enums and unions")?;
@@ -538,7 +538,7 @@ fn raw_union<'i>(
     name: &str,
     def: &'i Val<'i>,
 ) -> Result<RawUnion<'i>, SchemaError> {
-    let t = p.table(def, &format!("union {name}"))?;
+    let t = p.table(def, format_args!("union {name}"))?;
     for (k, _) in t.iter() {
         if !["variants", "tag_name", "doc"].contains(&k.get_ref().as_ref()) {
             return Err(p.err(
@@ -576,7 +576,11 @@ fn raw_union<'i>(
             format!("union {name} has no variants (add one)"),
         ));
     }
-    p.at_most(&vv.span(), list.len(), &format!("variants in union {name}"))?;
+    p.at_most(
+        &vv.span(),
+        list.len(),
+        format_args!("variants in union {name}"),
+    )?;
     let mut variants: Vec<(Spanned<String>, Option<Spanned<String>>)> =
         Vec::with_capacity(list.len());
     let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
@@ -635,7 +639,7 @@ fn raw_union<'i>(
 }
 
 fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, SchemaError> {
-    let t = p.table(def, &format!("enum {name}"))?;
+    let t = p.table(def, format_args!("enum {name}"))?;
     let values_v = get(t, "values").ok_or_else(|| {
         p.err(
             &def.span(),
@@ -658,7 +662,11 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
         DeValue::Table(tab) => tab.len(),
         _ => 0,
     };
-    p.at_most(&values_v.span(), count, &format!("values in enum {name}"))?;
+    p.at_most(
+        &values_v.span(),
+        count,
+        format_args!("values in enum {name}"),
+    )?;
     let mut values: Vec<(i64, Arc<str>)> = Vec::with_capacity(count);
     let mut by_value: HashMap<i64, usize> = HashMap::with_capacity(count);
     let mut by_name: HashMap<Arc<str>, i64> = HashMap::with_capacity(count);
@@ -689,7 +697,7 @@ fn parse_enum(p: &Parser<'_>, name: &str, def: &Val<'_>) -> Result<EnumDef, Sche
     match values_v.get_ref() {
         DeValue::Array(a) => {
             for (i, item) in a.iter().enumerate() {
-                let n = p.string(item, "an enum value name")?;
+                let n = p.str(item, "an enum value name")?;
                 add(item.span(), n.get_ref(), i as i64)?;
             }
         }
@@ -731,14 +739,14 @@ fn raw_field<'i>(p: &Parser<'_>, f: &'i Val<'i>) -> Result<RawField<'i>, SchemaE
             "field has no type (add `type = \"i32\"`, or a struct or enum name)",
         )
     })?;
-    let ty = p.string(ty_v, "type")?;
-    let name = get(t, "name").map(|v| p.string(v, "name")).transpose()?;
+    let ty = p.str(ty_v, "type")?;
+    let name = get(t, "name").map(|v| p.str(v, "name")).transpose()?;
     let guard = match (get(t, "if"), get(t, "unless")) {
         (Some(_), Some(_)) => {
             return Err(p.err(&f.span(), "a field has both `if` and `unless` (keep one)"));
         }
-        (Some(v), None) => Some((p.string(v, "if")?, true)),
-        (None, Some(v)) => Some((p.string(v, "unless")?, false)),
+        (Some(v), None) => Some((p.str(v, "if")?, true)),
+        (None, Some(v)) => Some((p.str(v, "unless")?, false)),
         (None, None) => None,
     };
     Ok(RawField {
@@ -812,14 +820,14 @@ impl Building {
     fn sibling(
         &self,
         p: &Parser<'_>,
-        g: &Spanned<String>,
+        g: &Spanned<&str>,
         ok: impl Fn(&Kind) -> bool,
         what: &str,
     ) -> Result<usize, SchemaError> {
         crate::work::step();
         let found = self
             .slots
-            .get(g.get_ref().as_str())
+            .get(*g.get_ref())
             .map(|&slot| &self.fields[self.holders[slot]]);
         match found {
             Some(f) if ok(&f.kind) && f.guard.is_none() => Ok(f.slot.unwrap_or(0)),
@@ -952,7 +960,7 @@ impl Resolver<'_, '_> {
         let mut end_at: Option<Range<usize>> = None;
         let raw = &self.raw[i].1;
         for rf in raw {
-            let ty = rf.ty.get_ref().as_str();
+            let ty = *rf.ty.get_ref();
             if ty == "include" {
                 self.include(i, rf, &mut b, &mut end_at)?;
                 continue;
@@ -968,7 +976,7 @@ impl Resolver<'_, '_> {
             let name: Arc<str> = match (&rf.name, &kind) {
                 (Some(n), _) => {
                     self.p.name(&n.span(), n.get_ref(), "field name")?;
-                    n.get_ref().as_str().into()
+                    (*n.get_ref()).into()
                 }
                 (None, Kind::Check(label)) => label.as_str().into(),
                 (None, Kind::Align) => "align".into(),
@@ -989,7 +997,7 @@ impl Resolver<'_, '_> {
             };
             let named_previous = get(rf.table, "previous")
                 .filter(|v| v.get_ref().is_str())
-                .map(|v| self.p.string(v, "previous"))
+                .map(|v| self.p.str(v, "previous"))
                 .transpose()?;
             let kind = match (kind, named_previous) {
                 (Kind::ObjectIndex { max_objects, .. }, Some(pv)) => Kind::ObjectIndex {
@@ -1006,7 +1014,7 @@ impl Resolver<'_, '_> {
                             "bit_run field without `by` (add `by = \"field\"`)",
                         )
                     })?;
-                    let by = self.p.string(by_v, "by")?;
+                    let by = self.p.str(by_v, "by")?;
                     let by = b.sibling(self.p, &by, crate::bit_run::can_pick, "an integer")?;
                     Kind::BitRun { by, table }
                 }
@@ -1493,8 +1501,8 @@ impl Resolver<'_, '_> {
         let p = self.p;
         match ev.get_ref() {
             DeValue::String(_) => {
-                let et = p.string(ev, "element")?;
-                if matches!(et.get_ref().as_str(), "check" | "align" | "end" | "include") {
+                let et = p.str(ev, "element")?;
+                if matches!(*et.get_ref(), "check" | "align" | "end" | "include") {
                     return Err(p.err(
                         &et.span(),
                         format!(
@@ -1519,14 +1527,14 @@ impl Resolver<'_, '_> {
                         p.err(&ev.span(), "an array element takes no name, if or unless (remove them: elements are named `name[i]`)")
                     );
                 }
-                let ty = inner.ty.get_ref().clone();
-                if matches!(ty.as_str(), "check" | "align" | "end" | "include") {
+                let ty = *inner.ty.get_ref();
+                if matches!(ty, "check" | "align" | "end" | "include") {
                     return Err(p.err(
                         &inner.ty.span(),
                         format!("an array element cannot be {ty} (use a value type)"),
                     ));
                 }
-                self.kind(&inner, &ty, &inner.ty.span(), Some(et))
+                self.kind(&inner, ty, &inner.ty.span(), Some(et))
             }
             _ => Err(p.err(
                 &ev.span(),

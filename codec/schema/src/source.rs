@@ -62,12 +62,13 @@ impl<'t> Parser<'t> {
     }
 
     /// Refuses `count` entries of a list at `span` above [`MAX_COUNT`](crate::bounds::MAX_COUNT),
-    /// before the list is read; `what` names the entries ("fields of struct P").
+    /// before the list is read; `what` names the entries ("fields of struct P"): written only
+    /// into the error (`format_args!`, no `String` on the way that loads).
     pub(crate) fn at_most(
         &self,
         span: &Range<usize>,
         count: usize,
-        what: &str,
+        what: impl std::fmt::Display,
     ) -> Result<(), SchemaError> {
         use crate::bounds::MAX_COUNT;
         if count > MAX_COUNT {
@@ -109,10 +110,11 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// `v` as a table, else an error naming `what` (written only into the error).
     pub(crate) fn table<'a, 'i>(
         &self,
         v: &'a Val<'i>,
-        what: &str,
+        what: impl std::fmt::Display,
     ) -> Result<&'a DeTable<'i>, SchemaError> {
         v.get_ref()
             .as_table()
@@ -146,7 +148,7 @@ impl<'t> Parser<'t> {
         what: &str,
         example: &str,
     ) -> Result<&'a DeArray<'i>, SchemaError> {
-        let t = self.table(def, &format!("{what} {name}"))?;
+        let t = self.table(def, format_args!("{what} {name}"))?;
         for (k, _) in t.iter() {
             if k.get_ref() != "fields" && k.get_ref() != "doc" {
                 return Err(self.err(
@@ -173,14 +175,25 @@ impl<'t> Parser<'t> {
         self.at_most(
             &fields.span(),
             list.len(),
-            &format!("fields in {what} {name}"),
+            format_args!("fields in {what} {name}"),
         )?;
         Ok(list)
     }
 
     pub(crate) fn string(&self, v: &Val<'_>, what: &str) -> Result<Spanned<String>, SchemaError> {
+        let s = self.str(v, what)?;
+        Ok(Spanned::new(s.span(), (*s.get_ref()).to_owned()))
+    }
+
+    /// [`Parser::string`] borrowed from the document: for what the loader only reads (a field's
+    /// type name, name and guard while it is resolved), no copy.
+    pub(crate) fn str<'a>(
+        &self,
+        v: &'a Val<'_>,
+        what: &str,
+    ) -> Result<Spanned<&'a str>, SchemaError> {
         match v.get_ref().as_str() {
-            Some(s) => Ok(Spanned::new(v.span(), s.to_owned())),
+            Some(s) => Ok(Spanned::new(v.span(), s)),
             None => Err(self.err(
                 &v.span(),
                 format!("{what} must be a string (write it in quotes)"),

@@ -327,22 +327,22 @@ impl<'a> Ctx<'a, '_> {
                 }
             }
             let name = match get(t, "name") {
-                Some(n) => p.string(n, "name")?,
+                Some(n) => p.str(n, "name")?,
                 None => {
                     return Err(p.err(&f.span(), "field has no name (add `name = \"x\"`)"));
                 }
             };
             p.name(&name.span(), name.get_ref(), "field name")?;
             crate::work::step();
-            if let Some(&j) = index.get(name.get_ref().as_str()) {
+            if let Some(&j) = index.get(*name.get_ref()) {
                 return Err(duplicate_name(p, &spans[j], name.get_ref(), &name.span()));
             }
             let guard = match (get(t, "if"), get(t, "unless")) {
                 (Some(_), Some(_)) => {
                     return Err(p.err(&f.span(), "a field has both `if` and `unless` (keep one)"));
                 }
-                (Some(g), None) => Some((p.string(g, "if")?, true)),
-                (None, Some(g)) => Some((p.string(g, "unless")?, false)),
+                (Some(g), None) => Some((p.str(g, "if")?, true)),
+                (None, Some(g)) => Some((p.str(g, "unless")?, false)),
                 (None, None) => None,
             };
             let guard = match guard {
@@ -350,7 +350,7 @@ impl<'a> Ctx<'a, '_> {
                 Some((flag, when)) => {
                     crate::work::step();
                     let j = index
-                        .get(flag.get_ref().as_str())
+                        .get(*flag.get_ref())
                         .copied()
                         .filter(|&j| {
                             let g = &fields[j];

@@ -9,7 +9,7 @@ use bitlens_batch::{check_batch, dissect_batch, dissect_batch_values, read_batch
 use bitlens_codec::dissect::Dissection;
 use bitlens_codec::link::NetworkId;
 use bitlens_codec::packet::{Packet, trace_packet, write_packet};
-use bitlens_codec::trace::Trace;
+use bitlens_codec::trace::{Field, Trace};
 use bitlens_schema::batch::BatchSchema;
 use bitlens_schema::{DynStruct, DynValue, Schema};
 use serde_json::{Value as Json, json};
@@ -79,9 +79,29 @@ pub fn demo_json(p: &DemoPacket) -> (&'static str, Json) {
 
 /// Asserts two traces are equal field by field (with a readable message at the first
 /// difference).
+///
+/// The entries are compared as views, walked with their paths ([`Entries::walk`]): path,
+/// depth, bit, width, value ([`ValueRef`]'s equality is [`Value`](bitlens_codec::trace::Value)'s),
+/// raw code, range, kind, check label and bits, and the failed mark: every part of
+/// [`TraceField`](bitlens_codec::trace::TraceField)'s equality, without building the owned
+/// fields of both traces (a `String` or more per entry). At a difference the two entries are
+/// built and compared as before, for the same message.
+///
+/// [`Entries::walk`]: bitlens_codec::trace::Entries::walk
+/// [`ValueRef`]: bitlens_codec::trace::ValueRef
 pub fn assert_same_trace(compiled: &Trace, schema: &Trace) {
-    for (i, (c, s)) in compiled.fields.iter().zip(&schema.fields).enumerate() {
-        assert_eq!(c, s, "trace field {i} differs");
+    let (mut a, mut b) = (compiled.fields.walk(), schema.fields.walk());
+    let mut i = 0;
+    while let (Some((c, c_path)), Some((s, s_path))) = (a.next(), b.next()) {
+        if !same_entry(&c, c_path, &s, s_path) {
+            assert_eq!(
+                c.to_field(c_path),
+                s.to_field(s_path),
+                "trace field {i} differs"
+            );
+            unreachable!("trace field {i}: the views differ where the owned entries are equal");
+        }
+        i += 1;
     }
     assert_eq!(
         compiled.fields.len(),
@@ -93,11 +113,27 @@ pub fn assert_same_trace(compiled: &Trace, schema: &Trace) {
     assert_eq!(compiled.total_bits, schema.total_bits);
 }
 
+/// Two entries (views, with their walked paths) are equal as their owned
+/// [`TraceField`](bitlens_codec::trace::TraceField)s are.
+fn same_entry(c: &Field<'_>, c_path: &str, s: &Field<'_>, s_path: &str) -> bool {
+    c_path == s_path
+        && c.depth() == s.depth()
+        && c.bit() == s.bit()
+        && c.bits() == s.bits()
+        && c.failed() == s.failed()
+        && c.kind() == s.kind()
+        && c.check() == s.check()
+        && c.raw() == s.raw()
+        && c.range() == s.range()
+        && c.value() == s.value()
+}
+
 /// The raw-bytes half: `data` read as a datagram by both engines.
 pub fn same_verdict(data: &[u8]) {
     let (packet, compiled) = trace_packet::<DemoPacket>(data);
     let (t, traced) = DEMO.trace(data);
     assert_same_trace(&compiled, &traced);
+    traced.recycle();
     let read = DEMO.read(data);
     match (&packet, &read) {
         (Some(p), Ok((rt, value))) => {

@@ -39,8 +39,14 @@ const UNIONS: [&str; 3] = ["U0", "U1", "U2"];
 const BATCH_STRUCTS: [&str; 5] = ["B0", "B1", "B2", "B3", "B4"];
 const FIELDS: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
 
-/// A TOML value.
-fn int(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
+// The generator writes the TOML text straight into one `String`, drawing from `u` in the same
+// order as it writes, with no `String` per value, entry or table: the text (and so what every
+// corpus input means) is the same byte for byte as when each piece was a `String` of its own
+// (`the_generator_renders_the_corpus_as_before`), at a few allocations per schema instead of
+// a few hundred (fuzz/README.md, "Fuzz throughput, issue 30", the fifth pass).
+
+/// A TOML integer.
+fn int(u: &mut Unstructured<'_>, out: &mut String) -> arbitrary::Result<()> {
     // Mostly small and edge values, now and then any i64.
     let v: i64 = match u.int_in_range(0..=9)? {
         0 => u.arbitrary()?,
@@ -49,29 +55,39 @@ fn int(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
         3 => -i64::from(u.int_in_range(0..=1000)?),
         _ => u.int_in_range(0..=64)?,
     };
-    Ok(v.to_string())
+    let _ = write!(out, "{v}");
+    Ok(())
 }
 
-fn float(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
+/// A TOML float.
+fn float(u: &mut Unstructured<'_>, out: &mut String) -> arbitrary::Result<()> {
     let v: f64 = match u.int_in_range(0..=7)? {
         0 => f64::from(f32::from_bits(u.arbitrary()?)),
         1 => *u.choose(&[0.01, 0.001, 1e-30, 1e30, 0.5, 0.0, -0.0])?,
         2 => f64::from(u.int_in_range(-2000i32..=2000)?) / 8.0,
         _ => f64::from(u.int_in_range(-64i32..=64)?),
     };
-    Ok(if v.is_nan() {
-        "nan".to_owned()
+    if v.is_nan() {
+        out.push_str("nan");
     } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.to_owned()
+        out.push_str(if v > 0.0 { "inf" } else { "-inf" });
     } else {
         // `{:?}` always writes a decimal point or an exponent: a TOML float.
-        format!("{v:?}")
-    })
+        let _ = write!(out, "{v:?}");
+    }
+    Ok(())
 }
 
-fn quoted(s: &str) -> String {
-    // A JSON string is a valid TOML basic string.
-    serde_json::to_string(s).unwrap_or_default()
+/// `s` as a TOML basic string: a JSON string is one, and the names and labels drawn here need
+/// no escape (any other string goes through `serde_json`).
+fn quoted(out: &mut String, s: &str) {
+    if s.chars().all(|c| c != '"' && c != '\\' && !c.is_control()) {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
 }
 
 fn pick<'a>(u: &mut Unstructured<'_>, names: &[&'a str]) -> arbitrary::Result<&'a str> {
@@ -84,144 +100,225 @@ fn broken(u: &mut Unstructured<'_>) -> arbitrary::Result<bool> {
     u.ratio(1, 24)
 }
 
-/// An inline table `{ k = v, ... }` from its entries.
-fn table(entries: &[(String, String)]) -> String {
-    let mut out = String::from("{ ");
-    for (i, (k, v)) in entries.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let _ = write!(out, "{k} = {v}");
+/// Opens an inline table `{ k = v, ... }`: the returned position is where its first entry
+/// starts (see [`key`], [`put_name_first`], [`close`]).
+fn open(out: &mut String) -> usize {
+    out.push_str("{ ");
+    out.len()
+}
+
+/// Starts the entry `k = ` of the table opened at `at` (its value is written next).
+fn key(out: &mut String, at: usize, k: &str) {
+    if out.len() > at {
+        out.push_str(", ");
     }
+    out.push_str(k);
+    out.push_str(" = ");
+}
+
+/// Puts the entry `name = "{FIELDS[i % 8]}"` first in the table opened at `at`, which holds
+/// entries already.
+fn put_name_first(out: &mut String, at: usize, i: usize) {
+    const NAMED: [&str; FIELDS.len()] = [
+        "name = \"a\", ",
+        "name = \"b\", ",
+        "name = \"c\", ",
+        "name = \"d\", ",
+        "name = \"e\", ",
+        "name = \"f\", ",
+        "name = \"g\", ",
+        "name = \"h\", ",
+    ];
+    out.insert_str(at, NAMED[i % FIELDS.len()]);
+}
+
+fn close(out: &mut String) {
     out.push_str(" }");
-    out
 }
 
-fn entry(k: &str, v: String) -> (String, String) {
-    (k.to_owned(), v)
-}
-
-/// The keys of a bit-packed field of type `ty` (its `type` key first).
+/// The keys of a bit-packed field of type `ty` (its `type` key first), in the table opened at
+/// `at`.
 fn packet_type_keys(
     u: &mut Unstructured<'_>,
+    out: &mut String,
+    at: usize,
     ty: &str,
     depth: u32,
-) -> arbitrary::Result<Vec<(String, String)>> {
-    let mut e = vec![entry("type", quoted(ty))];
+) -> arbitrary::Result<()> {
+    key(out, at, "type");
+    quoted(out, ty);
     match ty {
         "int" | "int64" | "int128" => {
-            e.push(entry("min", int(u)?));
-            e.push(entry("max", int(u)?));
+            key(out, at, "min");
+            int(u, out)?;
+            key(out, at, "max");
+            int(u, out)?;
         }
         "fixed" => {
-            e.push(entry("integer_bits", u.int_in_range(0..=70)?.to_string()));
-            e.push(entry("fraction_bits", u.int_in_range(0..=70)?.to_string()));
-            e.push(entry("min", int(u)?));
-            e.push(entry("max", int(u)?));
+            key(out, at, "integer_bits");
+            let _ = write!(out, "{}", u.int_in_range(0..=70)?);
+            key(out, at, "fraction_bits");
+            let _ = write!(out, "{}", u.int_in_range(0..=70)?);
+            key(out, at, "min");
+            int(u, out)?;
+            key(out, at, "max");
+            int(u, out)?;
             if u.ratio(1, 3)? {
-                e.push(entry("unsigned", u.arbitrary::<bool>()?.to_string()));
+                key(out, at, "unsigned");
+                let _ = write!(out, "{}", u.arbitrary::<bool>()?);
             }
         }
-        "bits" => e.push(entry("bits", u.int_in_range(0..=65)?.to_string())),
-        "quaternion" => e.push(entry("bits", u.int_in_range(1..=17)?.to_string())),
-        "compressed_float" | "compressed_vector" => {
-            e.push(entry("min", float(u)?));
-            e.push(entry("max", float(u)?));
-            e.push(entry("resolution", float(u)?));
+        "bits" => {
+            key(out, at, "bits");
+            let _ = write!(out, "{}", u.int_in_range(0..=65)?);
         }
-        "string" | "wstring" => e.push(entry("max_len", int(u)?)),
-        "bytes" => e.push(entry("len", int(u)?)),
+        "quaternion" => {
+            key(out, at, "bits");
+            let _ = write!(out, "{}", u.int_in_range(1..=17)?);
+        }
+        "compressed_float" | "compressed_vector" => {
+            for k in ["min", "max", "resolution"] {
+                key(out, at, k);
+                float(u, out)?;
+            }
+        }
+        "string" | "wstring" => {
+            key(out, at, "max_len");
+            int(u, out)?;
+        }
+        "bytes" => {
+            key(out, at, "len");
+            int(u, out)?;
+        }
         "array" => {
-            e.push(entry("max_len", int(u)?));
-            e.push(entry("element", packet_element(u, depth)?));
+            key(out, at, "max_len");
+            int(u, out)?;
+            key(out, at, "element");
+            packet_element(u, out, depth)?;
         }
         "sparse_array" => {
-            e.push(entry("max_objects", int(u)?));
-            e.push(entry("element", quoted(pick(u, &STRUCTS)?)));
+            key(out, at, "max_objects");
+            int(u, out)?;
+            key(out, at, "element");
+            quoted(out, pick(u, &STRUCTS)?);
             if u.ratio(1, 4)? {
-                e.push(entry("index_name", quoted(pick(u, &FIELDS)?)));
+                key(out, at, "index_name");
+                quoted(out, pick(u, &FIELDS)?);
             }
         }
         "object_index" | "int_relative" => {
             if ty == "object_index" {
-                e.push(entry("max_objects", int(u)?));
+                key(out, at, "max_objects");
+                int(u, out)?;
             }
             match u.int_in_range(0..=2)? {
                 0 => {}
-                1 => e.push(entry("previous", int(u)?)),
-                _ => e.push(entry("previous", quoted(pick(u, &FIELDS)?))),
+                1 => {
+                    key(out, at, "previous");
+                    int(u, out)?;
+                }
+                _ => {
+                    key(out, at, "previous");
+                    quoted(out, pick(u, &FIELDS)?);
+                }
             }
         }
-        "check" => e.push(entry(
-            "label",
-            quoted(pick(u, &["header", "end of packet", ""])?),
-        )),
-        "include" => e.push(entry("struct", quoted(pick(u, &STRUCTS)?))),
+        "check" => {
+            key(out, at, "label");
+            quoted(out, pick(u, &["header", "end of packet", ""])?);
+        }
+        "include" => {
+            key(out, at, "struct");
+            quoted(out, pick(u, &STRUCTS)?);
+        }
         "bit_run" => {
-            e.push(entry("by", quoted(pick(u, &FIELDS)?)));
-            let mut counts = Vec::new();
-            for _ in 0..u.int_in_range(0..=4)? {
-                counts.push(u.int_in_range(-1i64..=200)?.to_string());
+            key(out, at, "by");
+            quoted(out, pick(u, &FIELDS)?);
+            key(out, at, "table");
+            out.push('[');
+            for i in 0..u.int_in_range(0..=4)? {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{}", u.int_in_range(-1i64..=200)?);
             }
-            e.push(entry("table", format!("[{}]", counts.join(", "))));
+            out.push(']');
         }
         _ => {}
     }
-    Ok(e)
+    Ok(())
 }
 
-fn packet_type(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
+fn packet_type(u: &mut Unstructured<'_>) -> arbitrary::Result<&'static str> {
     Ok(match u.int_in_range(0..=10)? {
-        0 | 1 => pick(u, &STRUCTS)?.to_owned(),
-        2 => pick(u, &ENUMS)?.to_owned(),
-        3 => pick(u, &UNIONS)?.to_owned(),
-        4 if broken(u)? => pick(u, &["i33", "S9", "U9", "packed_u32", ""])?.to_owned(),
+        0 | 1 => pick(u, &STRUCTS)?,
+        2 => pick(u, &ENUMS)?,
+        3 => pick(u, &UNIONS)?,
+        4 if broken(u)? => pick(u, &["i33", "S9", "U9", "packed_u32", ""])?,
         // The loader's own list: every built-in type, the ones added later included.
-        _ => pick(u, bitlens_schema::BUILTINS)?.to_owned(),
+        _ => pick(u, bitlens_schema::BUILTINS)?,
     })
 }
 
 /// An array element: a type name, or an inline table without a name.
-fn packet_element(u: &mut Unstructured<'_>, depth: u32) -> arbitrary::Result<String> {
+fn packet_element(u: &mut Unstructured<'_>, out: &mut String, depth: u32) -> arbitrary::Result<()> {
     let ty = packet_type(u)?;
     if depth > 2 || u.ratio(1, 3)? {
-        return Ok(quoted(&ty));
+        quoted(out, ty);
+        return Ok(());
     }
-    let mut e = packet_type_keys(u, &ty, depth + 1)?;
+    let at = open(out);
+    packet_type_keys(u, out, at, ty, depth + 1)?;
     if broken(u)? {
-        e.push(entry("name", quoted("x")));
+        key(out, at, "name");
+        quoted(out, "x");
     }
-    Ok(table(&e))
+    close(out);
+    Ok(())
 }
 
-fn packet_field(u: &mut Unstructured<'_>, i: usize) -> arbitrary::Result<String> {
+fn packet_field(u: &mut Unstructured<'_>, out: &mut String, i: usize) -> arbitrary::Result<()> {
     let ty = packet_type(u)?;
-    let mut e = packet_type_keys(u, &ty, 0)?;
-    if !(matches!(ty.as_str(), "check" | "align" | "end" | "include") || broken(u)?) {
-        e.insert(0, entry("name", quoted(FIELDS[i % FIELDS.len()])));
+    let at = open(out);
+    packet_type_keys(u, out, at, ty, 0)?;
+    if !(matches!(ty, "check" | "align" | "end" | "include") || broken(u)?) {
+        put_name_first(out, at, i);
     }
     if u.ratio(1, 6)? {
-        let key = if u.arbitrary()? { "if" } else { "unless" };
-        e.push(entry(key, quoted(pick(u, &FIELDS)?)));
+        let k = if u.arbitrary()? { "if" } else { "unless" };
+        key(out, at, k);
+        quoted(out, pick(u, &FIELDS)?);
     }
     if broken(u)? {
-        e.push(entry(pick(u, &["mni", "len", "doc"])?, int(u)?));
+        let k = pick(u, &["mni", "len", "doc"])?;
+        key(out, at, k);
+        int(u, out)?;
     }
-    Ok(table(&e))
+    close(out);
+    Ok(())
 }
 
 fn enum_section(u: &mut Unstructured<'_>, out: &mut String, name: &str) -> arbitrary::Result<()> {
     let _ = writeln!(out, "[enum.{name}]");
     let n = u.int_in_range(0..=5)?;
     if u.arbitrary()? {
-        let names: Vec<String> = (0..n).map(|i| quoted(FIELDS[i])).collect();
-        let _ = writeln!(out, "values = [{}]", names.join(", "));
-    } else {
-        let mut e = Vec::new();
-        for name in FIELDS.iter().take(n) {
-            e.push(entry(name, int(u)?));
+        out.push_str("values = [");
+        for (i, name) in FIELDS.iter().take(n).enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            quoted(out, name);
         }
-        let _ = writeln!(out, "values = {}", table(&e));
+        out.push_str("]\n");
+    } else {
+        out.push_str("values = ");
+        let at = open(out);
+        for name in FIELDS.iter().take(n) {
+            key(out, at, name);
+            int(u, out)?;
+        }
+        close(out);
+        out.push('\n');
     }
     Ok(())
 }
@@ -234,7 +331,9 @@ fn union_section(u: &mut Unstructured<'_>, out: &mut String, name: &str) -> arbi
     if u.ratio(1, 4)? {
         // "a" is also the first field of every struct: refused as a body's tag.
         let tag = pick(u, &["kind", "a", "variant", ""])?;
-        let _ = writeln!(out, "tag_name = {}", quoted(tag));
+        out.push_str("tag_name = ");
+        quoted(out, tag);
+        out.push('\n');
     }
     if broken(u)? {
         let _ = writeln!(out, "{} = 1", pick(u, &["tag", "variant", "fields"])?);
@@ -252,133 +351,224 @@ fn union_section(u: &mut Unstructured<'_>, out: &mut String, name: &str) -> arbi
     } else {
         u.int_in_range(1..=4)?
     };
-    let mut variants = Vec::new();
+    out.push_str("variants = [");
     for i in 0..n {
+        if i > 0 {
+            out.push_str(", ");
+        }
         let body = if broken(u)? {
             pick(u, &["E0", "U0", "S9", "u8"])?
         } else {
             pick(u, &STRUCTS)?
         };
-        variants.push(match u.int_in_range(0..=3)? {
+        let named = |out: &mut String, at: usize| {
+            key(out, at, "name");
+            let _ = write!(out, "\"V{i}\"");
+        };
+        match u.int_in_range(0..=3)? {
             // Named after its body: the same struct twice is a duplicate variant.
-            0 => quoted(body),
-            1 => table(&[entry("name", quoted(&format!("V{i}")))]),
-            2 if broken(u)? => table(&[entry("body", quoted(body))]),
-            _ => table(&[
-                entry("name", quoted(&format!("V{i}"))),
-                entry("body", quoted(body)),
-            ]),
-        });
+            0 => quoted(out, body),
+            1 => {
+                let at = open(out);
+                named(out, at);
+                close(out);
+            }
+            2 if broken(u)? => {
+                let at = open(out);
+                key(out, at, "body");
+                quoted(out, body);
+                close(out);
+            }
+            _ => {
+                let at = open(out);
+                named(out, at);
+                key(out, at, "body");
+                quoted(out, body);
+                close(out);
+            }
+        }
     }
-    let _ = writeln!(out, "variants = [{}]", variants.join(", "));
+    out.push_str("]\n");
     Ok(())
 }
 
+/// A struct section `[{prefix}{name}]` with up to 6 fields, each written by `field`; now and
+/// then a misspelt `feilds` key before them (drawn after the fields, as it always was).
 fn struct_section(
     u: &mut Unstructured<'_>,
     out: &mut String,
-    header: &str,
-    fields: &[String],
+    prefix: &str,
+    name: &str,
+    field: fn(&mut Unstructured<'_>, &mut String, usize) -> arbitrary::Result<()>,
 ) -> arbitrary::Result<()> {
-    let _ = writeln!(out, "[{header}]");
+    let _ = writeln!(out, "[{prefix}{name}]");
+    let keys_at = out.len();
+    out.push_str("fields = [\n");
+    for i in 0..u.int_in_range(0..=6)? {
+        out.push_str("  ");
+        field(u, out, i)?;
+        out.push_str(",\n");
+    }
+    out.push_str("]\n");
     if broken(u)? {
-        let _ = writeln!(out, "feilds = []");
+        out.insert_str(keys_at, "feilds = []\n");
     }
-    let _ = writeln!(out, "fields = [");
-    for f in fields {
-        let _ = writeln!(out, "  {f},");
-    }
-    let _ = writeln!(out, "]");
     Ok(())
 }
 
-/// The keys of a batch field of type `ty` (its `type` key first).
+/// Writes `k = v` in the table opened at `at` when `ranged` draws it: the optional bounds of a
+/// batch integer (`abs_max` when `signed`, else `min` and `max`).
+fn batch_range(
+    u: &mut Unstructured<'_>,
+    out: &mut String,
+    at: usize,
+    signed: bool,
+) -> arbitrary::Result<()> {
+    let keys: &[&str] = if signed {
+        &["abs_max"]
+    } else {
+        &["min", "max"]
+    };
+    for k in keys {
+        if u.ratio(1, 3)? {
+            key(out, at, k);
+            int(u, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The keys of a batch field of type `ty` (its `type` key first), in the table opened at `at`.
 fn batch_type_keys(
     u: &mut Unstructured<'_>,
+    out: &mut String,
+    at: usize,
     ty: &str,
     depth: u32,
-) -> arbitrary::Result<Vec<(String, String)>> {
-    let mut e = vec![entry("type", quoted(ty))];
-    let ranged = |u: &mut Unstructured<'_>, e: &mut Vec<(String, String)>, signed: bool| {
-        if signed {
-            if u.ratio(1, 3)? {
-                e.push(entry("abs_max", int(u)?));
-            }
-        } else {
-            if u.ratio(1, 3)? {
-                e.push(entry("min", int(u)?));
-            }
-            if u.ratio(1, 3)? {
-                e.push(entry("max", int(u)?));
-            }
-        }
-        arbitrary::Result::Ok(())
-    };
+) -> arbitrary::Result<()> {
+    key(out, at, "type");
+    quoted(out, ty);
     match ty {
-        "u8" | "u16" | "u32" | "u64" | "packed_u32" | "packed_u64" => ranged(u, &mut e, false)?,
-        "i8" | "i16" | "i32" | "i64" | "packed_i32" | "packed_i64" => ranged(u, &mut e, true)?,
-        "string" => e.push(entry("max_len", int(u)?)),
+        "u8" | "u16" | "u32" | "u64" | "packed_u32" | "packed_u64" => {
+            batch_range(u, out, at, false)?
+        }
+        "i8" | "i16" | "i32" | "i64" | "packed_i32" | "packed_i64" => {
+            batch_range(u, out, at, true)?
+        }
+        "string" => {
+            key(out, at, "max_len");
+            int(u, out)?;
+        }
         "bytes" => {
-            let key = if u.arbitrary()? { "len" } else { "max_len" };
-            e.push(entry(key, int(u)?));
+            let k = if u.arbitrary()? { "len" } else { "max_len" };
+            key(out, at, k);
+            int(u, out)?;
         }
         "pod" => {
             if u.arbitrary()? {
-                let prim = pick(u, &batch_types(true))?;
-                e.push(entry("element", quoted(prim)));
-                e.push(entry("len", int(u)?));
-                ranged(u, &mut e, prim.starts_with('i'))?;
+                let prim = pick(u, batch_types(true))?;
+                key(out, at, "element");
+                quoted(out, prim);
+                key(out, at, "len");
+                int(u, out)?;
+                batch_range(u, out, at, prim.starts_with('i'))?;
             } else {
-                e.push(entry("element", quoted(pick(u, &BATCH_STRUCTS)?)));
+                key(out, at, "element");
+                quoted(out, pick(u, &BATCH_STRUCTS)?);
             }
         }
         "array" => {
-            e.push(entry("max_len", int(u)?));
+            key(out, at, "max_len");
+            int(u, out)?;
             let ety = batch_type(u)?;
-            let element = if depth > 2 || u.ratio(1, 3)? {
-                quoted(&ety)
+            key(out, at, "element");
+            if depth > 2 || u.ratio(1, 3)? {
+                quoted(out, ety);
             } else {
-                table(&batch_type_keys(u, &ety, depth + 1)?)
-            };
-            e.push(entry("element", element));
+                let inner = open(out);
+                batch_type_keys(u, out, inner, ety, depth + 1)?;
+                close(out);
+            }
         }
         _ => {}
     }
-    Ok(e)
+    Ok(())
 }
 
 /// The batch loader's fixed-width types (what a `pod` holds), or its other built-in types.
-fn batch_types(fixed_width: bool) -> Vec<&'static str> {
-    bitlens_schema::batch::BATCH_TYPES
-        .iter()
-        .copied()
-        .filter(|t| bitlens_schema::batch::is_fixed_width(t) == fixed_width)
-        .collect()
+fn batch_types(fixed_width: bool) -> &'static [&'static str] {
+    static TYPES: std::sync::LazyLock<[Vec<&'static str>; 2]> = std::sync::LazyLock::new(|| {
+        [false, true].map(|fixed| {
+            bitlens_schema::batch::BATCH_TYPES
+                .iter()
+                .copied()
+                .filter(|t| bitlens_schema::batch::is_fixed_width(t) == fixed)
+                .collect()
+        })
+    });
+    &TYPES[usize::from(fixed_width)]
 }
 
-fn batch_type(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
+fn batch_type(u: &mut Unstructured<'_>) -> arbitrary::Result<&'static str> {
     Ok(match u.int_in_range(0..=9)? {
-        0 | 1 => pick(u, &BATCH_STRUCTS)?.to_owned(),
-        2 if broken(u)? => pick(u, &["int", "S0", "u128"])?.to_owned(),
-        3..=5 => pick(u, &batch_types(true))?.to_owned(),
-        _ => pick(u, &batch_types(false))?.to_owned(),
+        0 | 1 => pick(u, &BATCH_STRUCTS)?,
+        2 if broken(u)? => pick(u, &["int", "S0", "u128"])?,
+        3..=5 => pick(u, batch_types(true))?,
+        _ => pick(u, batch_types(false))?,
     })
 }
 
-fn batch_field(u: &mut Unstructured<'_>, i: usize) -> arbitrary::Result<String> {
+fn batch_field(u: &mut Unstructured<'_>, out: &mut String, i: usize) -> arbitrary::Result<()> {
     let ty = batch_type(u)?;
-    let mut e = batch_type_keys(u, &ty, 0)?;
+    let at = open(out);
+    batch_type_keys(u, out, at, ty, 0)?;
     if !broken(u)? {
-        e.insert(0, entry("name", quoted(FIELDS[i % FIELDS.len()])));
+        put_name_first(out, at, i);
     }
     if u.ratio(1, 6)? {
-        let key = if u.arbitrary()? { "if" } else { "unless" };
-        e.push(entry(key, quoted(pick(u, &FIELDS)?)));
+        let k = if u.arbitrary()? { "if" } else { "unless" };
+        key(out, at, k);
+        quoted(out, pick(u, &FIELDS)?);
     }
     if broken(u)? {
-        e.push(entry(pick(u, &["abs_max", "len", "min"])?, int(u)?));
+        let k = pick(u, &["abs_max", "len", "min"])?;
+        key(out, at, k);
+        int(u, out)?;
     }
-    Ok(table(&e))
+    close(out);
+    Ok(())
+}
+
+/// The `[batch]` section: message types, now and then stages, and batch structs.
+fn batch_section(u: &mut Unstructured<'_>, out: &mut String) -> arbitrary::Result<()> {
+    out.push_str("[batch]\n");
+    out.push_str("messages = [");
+    for i in 0..u.int_in_range(0..=4)? {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let at = open(out);
+        key(out, at, "type");
+        int(u, out)?;
+        key(out, at, "name");
+        quoted(out, pick(u, &["M0", "M1", "M2", "B0"])?);
+        if u.arbitrary()? {
+            key(out, at, "body");
+            quoted(out, pick(u, &BATCH_STRUCTS)?);
+        }
+        close(out);
+    }
+    out.push_str("]\n");
+    if u.ratio(1, 4)? {
+        out.push_str("stages = [\"a\", \"b\"]\n");
+    }
+    for name in BATCH_STRUCTS
+        .iter()
+        .take(u.int_in_range(0..=BATCH_STRUCTS.len())?)
+    {
+        struct_section(u, out, "batch.struct.", name, batch_field)?;
+    }
+    Ok(())
 }
 
 /// An arbitrary schema as TOML text: `[protocol]`, enums, unions, packet structs and, often, a `[batch]`
@@ -387,35 +577,41 @@ fn batch_field(u: &mut Unstructured<'_>, i: usize) -> arbitrary::Result<String> 
 /// # Errors
 /// When the input runs out.
 pub fn arb_schema(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(4096);
     out.push_str("[protocol]\n");
-    let _ = writeln!(out, "name = {}", quoted("fuzz"));
+    out.push_str("name = \"fuzz\"\n");
     if u.arbitrary()? {
-        let _ = writeln!(out, "id = {}", int(u)?);
-        let _ = writeln!(out, "id_bits = {}", u.choose(&[32, 64, 16])?);
+        out.push_str("id = ");
+        int(u, &mut out)?;
+        let _ = writeln!(out, "\nid_bits = {}", u.choose(&[32, 64, 16])?);
     } else {
         let _ = writeln!(out, "id = {}", u.arbitrary::<u32>()?);
     }
-    let mtu = match u.int_in_range(0..=4)? {
-        0 => int(u)?,
-        1 => "5".to_owned(),
-        2 => "64".to_owned(),
-        _ => "1200".to_owned(),
-    };
-    let _ = writeln!(out, "mtu = {mtu}");
-    let mut packets = Vec::new();
-    for _ in 0..u.int_in_range(0..=3)? {
-        let s = pick(u, &STRUCTS)?;
-        packets.push(if u.ratio(1, 4)? {
-            table(&[
-                entry("name", quoted(&format!("P{}", packets.len()))),
-                entry("body", quoted(s)),
-            ])
-        } else {
-            quoted(s)
-        });
+    out.push_str("mtu = ");
+    match u.int_in_range(0..=4)? {
+        0 => int(u, &mut out)?,
+        1 => out.push('5'),
+        2 => out.push_str("64"),
+        _ => out.push_str("1200"),
     }
-    let _ = writeln!(out, "packets = [{}]", packets.join(", "));
+    out.push_str("\npackets = [");
+    for i in 0..u.int_in_range(0..=3)? {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let s = pick(u, &STRUCTS)?;
+        if u.ratio(1, 4)? {
+            let at = open(&mut out);
+            key(&mut out, at, "name");
+            let _ = write!(out, "\"P{i}\"");
+            key(&mut out, at, "body");
+            quoted(&mut out, s);
+            close(&mut out);
+        } else {
+            quoted(&mut out, s);
+        }
+    }
+    out.push_str("]\n");
 
     for name in ENUMS.iter().take(u.int_in_range(0..=ENUMS.len())?) {
         enum_section(u, &mut out, name)?;
@@ -424,39 +620,10 @@ pub fn arb_schema(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
         union_section(u, &mut out, name)?;
     }
     for name in STRUCTS.iter().take(u.int_in_range(1..=STRUCTS.len())?) {
-        let mut fields = Vec::new();
-        for i in 0..u.int_in_range(0..=6)? {
-            fields.push(packet_field(u, i)?);
-        }
-        struct_section(u, &mut out, &format!("struct.{name}"), &fields)?;
+        struct_section(u, &mut out, "struct.", name, packet_field)?;
     }
     if u.ratio(2, 3)? {
-        out.push_str("[batch]\n");
-        let mut messages = Vec::new();
-        for _ in 0..u.int_in_range(0..=4)? {
-            let mut e = vec![
-                entry("type", int(u)?),
-                entry("name", quoted(pick(u, &["M0", "M1", "M2", "B0"])?)),
-            ];
-            if u.arbitrary()? {
-                e.push(entry("body", quoted(pick(u, &BATCH_STRUCTS)?)));
-            }
-            messages.push(table(&e));
-        }
-        let _ = writeln!(out, "messages = [{}]", messages.join(", "));
-        if u.ratio(1, 4)? {
-            let _ = writeln!(out, "stages = [{}, {}]", quoted("a"), quoted("b"));
-        }
-        for name in BATCH_STRUCTS
-            .iter()
-            .take(u.int_in_range(0..=BATCH_STRUCTS.len())?)
-        {
-            let mut fields = Vec::new();
-            for i in 0..u.int_in_range(0..=6)? {
-                fields.push(batch_field(u, i)?);
-            }
-            struct_section(u, &mut out, &format!("batch.struct.{name}"), &fields)?;
-        }
+        batch_section(u, &mut out)?;
     }
     Ok(out)
 }
@@ -478,15 +645,22 @@ pub fn schema_case(data: &[u8]) -> Option<(String, &[u8])> {
 /// A refused schema's error is placed inside the text and says what to change.
 fn check_error(text: &str, e: &SchemaError) {
     let shown = e.to_string();
-    assert!(shown.starts_with(&format!("{FILE}:")), "{shown}");
-    let lines: Vec<&str> = text.split('\n').collect();
     assert!(
-        (1..=lines.len()).contains(&e.line),
-        "line {} outside the {} lines: {shown}",
-        e.line,
-        lines.len()
+        shown
+            .strip_prefix(FILE)
+            .is_some_and(|rest| rest.starts_with(':')),
+        "{shown}"
     );
-    let width = lines[e.line - 1].chars().count();
+    let lines = text.split('\n').count();
+    assert!(
+        (1..=lines).contains(&e.line),
+        "line {} outside the {lines} lines: {shown}",
+        e.line,
+    );
+    let width = text
+        .split('\n')
+        .nth(e.line - 1)
+        .map_or(0, |line| line.chars().count());
     assert!(
         (1..=width + 1).contains(&e.col),
         "column {} outside line {} ({width} characters): {shown}",
