@@ -50,11 +50,26 @@ impl fmt::Debug for Observation {
     }
 }
 
+/// One datagram of a [`Tracker::observe_batch`]: its number (as for
+/// [`Tracker::observe_numbered`]), its addresses and its UDP payload.
+#[derive(Debug, Clone, Copy)]
+pub struct Numbered<'a> {
+    /// The datagram's number: a capture's frame number, or a live datagram's arrival count.
+    pub number: u64,
+    /// The sender.
+    pub from: SocketAddr,
+    /// The receiver.
+    pub to: SocketAddr,
+    /// The UDP payload.
+    pub datagram: &'a [u8],
+}
+
 /// The sequential half of a stateful layer: sees every datagram of its ports once, in capture
 /// (or arrival) order, and says what the per-datagram reading needs to know about it. It
 /// should do only what needs that order (it runs on one thread: netcode's opens packets here
 /// because its replay window moves only for packets that open, and hands the plaintext on so
-/// that nothing is decrypted twice) and hold bounded memory whatever the traffic.
+/// that nothing is decrypted twice, a chunk's plaintexts in one buffer:
+/// [`Tracker::observe_batch`]) and hold bounded memory whatever the traffic.
 pub trait Tracker: Send {
     /// Takes note of the datagram from `from` to `to` whose UDP payload is `datagram`, and
     /// returns what the dissection of that datagram needs.
@@ -73,6 +88,22 @@ pub trait Tracker: Send {
     ) -> Observation {
         let _ = number;
         self.observe(from, to, datagram)
+    }
+
+    /// [`Tracker::observe_numbered`] for each datagram of `batch`, in order, each observation
+    /// appended to `out` (one per datagram). The tools hand a capture's datagrams in chunks
+    /// (`decode`'s and `check`'s), observe them on one thread and dissect each chunk on
+    /// another: a layer that hands on what it decrypted overrides this to put the whole
+    /// chunk's bytes in one buffer that the chunk's observations share, so that the thread that
+    /// dissects the chunk frees one buffer, not one per datagram (memory allocated on one
+    /// thread and freed on another makes the allocator's threads wait on each other). What
+    /// the pass decides must be the same as datagram by datagram. The default observes one
+    /// datagram at a time.
+    fn observe_batch(&mut self, batch: &[Numbered<'_>], out: &mut Vec<Observation>) {
+        out.reserve(batch.len());
+        for b in batch {
+            out.push(self.observe_numbered(b.number, b.from, b.to, b.datagram));
+        }
     }
 
     /// The traffic ended (the capture's last datagram was observed): what the layer still

@@ -432,7 +432,7 @@ pub fn without_plaintext(o: Observation) -> Observation {
 fn plaintext(seen: Option<&Seen>, key: &Key, id: u64, h: &Header, d: &[u8]) -> Option<Vec<u8>> {
     let sealed = d.get(h.body_offset()..)?;
     match seen.and_then(|s| s.opened.as_ref()) {
-        Some(o) if o.sealed == sealed => o.plain.clone(),
+        Some(o) if o.sealed() == sealed => o.plain().map(<[u8]>::to_vec),
         _ => open_packet(key, h.sequence, &packet_ad(id, h.prefix), sealed),
     }
 }
