@@ -18,34 +18,60 @@ use std::sync::Arc;
 /// What a [`Tracker`] knew when one datagram went by: opaque to the tools, read back by the
 /// layer that made it ([`Observation::get`]). Cheap to clone (a reference count).
 #[derive(Clone, Default)]
-pub struct Observation(Option<Arc<dyn Any + Send + Sync>>);
+pub struct Observation(Held);
+
+/// Where an observation's value is.
+#[derive(Clone, Default)]
+enum Held {
+    /// Nothing observed.
+    #[default]
+    None,
+    /// A value of its own.
+    One(Arc<dyn Any + Send + Sync>),
+    /// Value `.1` of a batch's `Vec` of values ([`Observation::batch`]).
+    InBatch(Arc<dyn Any + Send + Sync>, usize),
+}
 
 impl Observation {
     /// Nothing observed: what datagrams of formats without a tracker carry.
-    pub const NONE: Observation = Observation(None);
+    pub const NONE: Observation = Observation(Held::None);
 
     /// An observation holding `value`.
     pub fn new<T: Any + Send + Sync>(value: T) -> Self {
-        Observation(Some(Arc::new(value)))
+        Observation(Held::One(Arc::new(value)))
+    }
+
+    /// One observation per value of `values`, in order, all sharing one allocation: what a
+    /// [`Tracker::observe_batch`] makes, so that the thread that drops a batch's observations
+    /// (not the one that made them) frees one allocation, not one per datagram. Each reads
+    /// back as [`Observation::new`]'s would.
+    pub fn batch<T: Any + Send + Sync>(values: Vec<T>) -> impl Iterator<Item = Observation> {
+        let n = values.len();
+        let shared: Arc<dyn Any + Send + Sync> = Arc::new(values);
+        (0..n).map(move |i| Observation(Held::InBatch(Arc::clone(&shared), i)))
     }
 
     /// The value, when it is a `T`.
     pub fn get<T: Any>(&self) -> Option<&T> {
-        self.0.as_deref()?.downcast_ref()
+        match &self.0 {
+            Held::None => None,
+            Held::One(value) => value.downcast_ref(),
+            Held::InBatch(values, i) => values.downcast_ref::<Vec<T>>()?.get(*i),
+        }
     }
 
     /// True when nothing was observed.
     pub fn is_none(&self) -> bool {
-        self.0.is_none()
+        matches!(self.0, Held::None)
     }
 }
 
 impl fmt::Debug for Observation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Observation(..)"
-        } else {
+        f.write_str(if self.is_none() {
             "Observation::NONE"
+        } else {
+            "Observation(..)"
         })
     }
 }
@@ -136,5 +162,20 @@ mod tests {
         assert!(Observation::NONE.is_none() && !o.is_none());
         assert_eq!(Observation::NONE.get::<u32>(), None);
         assert_eq!(format!("{:?}", o.clone()), "Observation(..)");
+    }
+
+    #[test]
+    fn a_batch_of_observations_reads_back_each_value() {
+        let batch: Vec<Observation> = Observation::batch(vec![7u32, 8, 9]).collect();
+        assert_eq!(batch.len(), 3);
+        let got: Vec<Option<&u32>> = batch.iter().map(Observation::get::<u32>).collect();
+        assert_eq!(got, [Some(&7), Some(&8), Some(&9)]);
+        assert_eq!(batch[1].get::<u64>(), None);
+        assert_eq!(batch[1].get::<Vec<u32>>(), None, "a value, not the batch");
+        assert!(!batch[0].is_none());
+        let kept = batch[2].clone();
+        drop(batch);
+        assert_eq!(kept.get::<u32>(), Some(&9));
+        assert_eq!(Observation::batch(Vec::<u32>::new()).count(), 0);
     }
 }

@@ -117,6 +117,7 @@ impl std::fmt::Debug for Opened {
 
 /// Where a packet the pass opened is in the buffer of its batch ([`Opened`]'s ranges), until
 /// the batch ends and the buffer is shared.
+#[derive(Clone)]
 struct Spot {
     sealed: Range<usize>,
     plain: Option<Range<usize>>,
@@ -395,16 +396,20 @@ impl Tracker for NetcodeTracker {
             .collect();
         self.batch_bytes = buf.len();
         let bytes = Arc::new(buf);
-        out.extend(noted.into_iter().map(|n| match n {
+        // The observations share one allocation too (netcode's datagrams, in order).
+        let mut values = Vec::with_capacity(noted.iter().flatten().count());
+        for (mut seen, spot) in noted.iter().flatten().cloned() {
+            seen.opened = spot.map(|s| Opened {
+                bytes: Arc::clone(&bytes),
+                sealed: s.sealed,
+                plain: s.plain,
+            });
+            values.push(seen);
+        }
+        let mut shared = Observation::batch(values);
+        out.extend(noted.iter().map(|n| match n {
             None => Observation::NONE,
-            Some((mut seen, spot)) => {
-                seen.opened = spot.map(|s| Opened {
-                    bytes: Arc::clone(&bytes),
-                    sealed: s.sealed,
-                    plain: s.plain,
-                });
-                Observation::new(seen)
-            }
+            Some(_) => shared.next().unwrap_or_default(),
         }));
     }
 
