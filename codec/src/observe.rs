@@ -17,28 +17,40 @@ use std::sync::Arc;
 
 /// What a [`Tracker`] knew when one datagram went by: opaque to the tools, read back by the
 /// layer that made it ([`Observation::get`]). Cheap to clone (a reference count).
-#[derive(Clone, Default)]
-pub struct Observation(Held);
+///
+/// Three words: a datagram's observation is kept for every datagram of a capture by some
+/// owners (the TUI).
+#[derive(Clone)]
+pub struct Observation {
+    /// The value, or the `Vec` of a batch's values ([`Observation::batch`]); `None`: nothing
+    /// observed.
+    value: Option<Arc<dyn Any + Send + Sync>>,
+    /// [`ALONE`] when `value` is the value; else the value's index in the batch's `Vec`.
+    index: usize,
+}
 
-/// Where an observation's value is.
-#[derive(Clone, Default)]
-enum Held {
-    /// Nothing observed.
-    #[default]
-    None,
-    /// A value of its own.
-    One(Arc<dyn Any + Send + Sync>),
-    /// Value `.1` of a batch's `Vec` of values ([`Observation::batch`]).
-    InBatch(Arc<dyn Any + Send + Sync>, usize),
+/// [`Observation::index`] of an observation whose value is its own.
+const ALONE: usize = usize::MAX;
+
+impl Default for Observation {
+    fn default() -> Self {
+        Observation::NONE
+    }
 }
 
 impl Observation {
     /// Nothing observed: what datagrams of formats without a tracker carry.
-    pub const NONE: Observation = Observation(Held::None);
+    pub const NONE: Observation = Observation {
+        value: None,
+        index: ALONE,
+    };
 
     /// An observation holding `value`.
     pub fn new<T: Any + Send + Sync>(value: T) -> Self {
-        Observation(Held::One(Arc::new(value)))
+        Observation {
+            value: Some(Arc::new(value)),
+            index: ALONE,
+        }
     }
 
     /// One observation per value of `values`, in order, all sharing one allocation: what a
@@ -48,21 +60,24 @@ impl Observation {
     pub fn batch<T: Any + Send + Sync>(values: Vec<T>) -> impl Iterator<Item = Observation> {
         let n = values.len();
         let shared: Arc<dyn Any + Send + Sync> = Arc::new(values);
-        (0..n).map(move |i| Observation(Held::InBatch(Arc::clone(&shared), i)))
+        (0..n).map(move |index| Observation {
+            value: Some(Arc::clone(&shared)),
+            index,
+        })
     }
 
     /// The value, when it is a `T`.
     pub fn get<T: Any>(&self) -> Option<&T> {
-        match &self.0 {
-            Held::None => None,
-            Held::One(value) => value.downcast_ref(),
-            Held::InBatch(values, i) => values.downcast_ref::<Vec<T>>()?.get(*i),
+        let value = self.value.as_deref()?;
+        match self.index {
+            ALONE => value.downcast_ref(),
+            i => value.downcast_ref::<Vec<T>>()?.get(i),
         }
     }
 
     /// True when nothing was observed.
     pub fn is_none(&self) -> bool {
-        matches!(self.0, Held::None)
+        self.value.is_none()
     }
 }
 
@@ -177,5 +192,8 @@ mod tests {
         drop(batch);
         assert_eq!(kept.get::<u32>(), Some(&9));
         assert_eq!(Observation::batch(Vec::<u32>::new()).count(), 0);
+        assert!(Observation::default().is_none());
+        // No bigger than a value and an index: kept per datagram of a whole capture.
+        assert!(std::mem::size_of::<Observation>() <= 3 * std::mem::size_of::<usize>());
     }
 }
