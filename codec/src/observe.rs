@@ -17,44 +17,100 @@ use std::sync::Arc;
 
 /// What a [`Tracker`] knew when one datagram went by: opaque to the tools, read back by the
 /// layer that made it ([`Observation::get`]). Cheap to clone (a reference count).
-#[derive(Clone, Default)]
-pub struct Observation(Option<Arc<dyn Any + Send + Sync>>);
+///
+/// Three words: a datagram's observation is kept for every datagram of a capture by some
+/// owners (the TUI).
+#[derive(Clone)]
+pub struct Observation {
+    /// The value, or the `Vec` of a batch's values ([`Observation::batch`]); `None`: nothing
+    /// observed.
+    value: Option<Arc<dyn Any + Send + Sync>>,
+    /// [`ALONE`] when `value` is the value; else the value's index in the batch's `Vec`.
+    index: usize,
+}
+
+/// [`Observation::index`] of an observation whose value is its own.
+const ALONE: usize = usize::MAX;
+
+impl Default for Observation {
+    fn default() -> Self {
+        Observation::NONE
+    }
+}
 
 impl Observation {
     /// Nothing observed: what datagrams of formats without a tracker carry.
-    pub const NONE: Observation = Observation(None);
+    pub const NONE: Observation = Observation {
+        value: None,
+        index: ALONE,
+    };
 
     /// An observation holding `value`.
     pub fn new<T: Any + Send + Sync>(value: T) -> Self {
-        Observation(Some(Arc::new(value)))
+        Observation {
+            value: Some(Arc::new(value)),
+            index: ALONE,
+        }
+    }
+
+    /// One observation per value of `values`, in order, all sharing one allocation: what a
+    /// [`Tracker::observe_batch`] makes, so that the thread that drops a batch's observations
+    /// (not the one that made them) frees one allocation, not one per datagram. Each reads
+    /// back as [`Observation::new`]'s would.
+    pub fn batch<T: Any + Send + Sync>(values: Vec<T>) -> impl Iterator<Item = Observation> {
+        let n = values.len();
+        let shared: Arc<dyn Any + Send + Sync> = Arc::new(values);
+        (0..n).map(move |index| Observation {
+            value: Some(Arc::clone(&shared)),
+            index,
+        })
     }
 
     /// The value, when it is a `T`.
     pub fn get<T: Any>(&self) -> Option<&T> {
-        self.0.as_deref()?.downcast_ref()
+        let value = self.value.as_deref()?;
+        match self.index {
+            ALONE => value.downcast_ref(),
+            i => value.downcast_ref::<Vec<T>>()?.get(i),
+        }
     }
 
     /// True when nothing was observed.
     pub fn is_none(&self) -> bool {
-        self.0.is_none()
+        self.value.is_none()
     }
 }
 
 impl fmt::Debug for Observation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Observation(..)"
-        } else {
+        f.write_str(if self.is_none() {
             "Observation::NONE"
+        } else {
+            "Observation(..)"
         })
     }
+}
+
+/// One datagram of a [`Tracker::observe_batch`]: its number (as for
+/// [`Tracker::observe_numbered`]), its addresses and its UDP payload.
+#[derive(Debug, Clone, Copy)]
+pub struct Numbered<'a> {
+    /// The datagram's number: a capture's frame number, or a live datagram's arrival count.
+    pub number: u64,
+    /// The sender.
+    pub from: SocketAddr,
+    /// The receiver.
+    pub to: SocketAddr,
+    /// The UDP payload.
+    pub datagram: &'a [u8],
 }
 
 /// The sequential half of a stateful layer: sees every datagram of its ports once, in capture
 /// (or arrival) order, and says what the per-datagram reading needs to know about it. It
 /// should do only what needs that order (it runs on one thread: netcode's opens packets here
 /// because its replay window moves only for packets that open, and hands the plaintext on so
-/// that nothing is decrypted twice) and hold bounded memory whatever the traffic.
+/// that nothing is decrypted twice, a chunk's plaintexts in one buffer:
+/// [`Tracker::observe_batch`]) and hold bounded memory whatever the traffic.
 pub trait Tracker: Send {
     /// Takes note of the datagram from `from` to `to` whose UDP payload is `datagram`, and
     /// returns what the dissection of that datagram needs.
@@ -73,6 +129,22 @@ pub trait Tracker: Send {
     ) -> Observation {
         let _ = number;
         self.observe(from, to, datagram)
+    }
+
+    /// [`Tracker::observe_numbered`] for each datagram of `batch`, in order, each observation
+    /// appended to `out` (one per datagram). The tools hand a capture's datagrams in chunks
+    /// (`decode`'s and `check`'s), observe them on one thread and dissect each chunk on
+    /// another: a layer that hands on what it decrypted overrides this to put the whole
+    /// chunk's bytes in one buffer that the chunk's observations share, so that the thread that
+    /// dissects the chunk frees one buffer, not one per datagram (memory allocated on one
+    /// thread and freed on another makes the allocator's threads wait on each other). What
+    /// the pass decides must be the same as datagram by datagram. The default observes one
+    /// datagram at a time.
+    fn observe_batch(&mut self, batch: &[Numbered<'_>], out: &mut Vec<Observation>) {
+        out.reserve(batch.len());
+        for b in batch {
+            out.push(self.observe_numbered(b.number, b.from, b.to, b.datagram));
+        }
     }
 
     /// The traffic ended (the capture's last datagram was observed): what the layer still
@@ -105,5 +177,23 @@ mod tests {
         assert!(Observation::NONE.is_none() && !o.is_none());
         assert_eq!(Observation::NONE.get::<u32>(), None);
         assert_eq!(format!("{:?}", o.clone()), "Observation(..)");
+    }
+
+    #[test]
+    fn a_batch_of_observations_reads_back_each_value() {
+        let batch: Vec<Observation> = Observation::batch(vec![7u32, 8, 9]).collect();
+        assert_eq!(batch.len(), 3);
+        let got: Vec<Option<&u32>> = batch.iter().map(Observation::get::<u32>).collect();
+        assert_eq!(got, [Some(&7), Some(&8), Some(&9)]);
+        assert_eq!(batch[1].get::<u64>(), None);
+        assert_eq!(batch[1].get::<Vec<u32>>(), None, "a value, not the batch");
+        assert!(!batch[0].is_none());
+        let kept = batch[2].clone();
+        drop(batch);
+        assert_eq!(kept.get::<u32>(), Some(&9));
+        assert_eq!(Observation::batch(Vec::<u32>::new()).count(), 0);
+        assert!(Observation::default().is_none());
+        // No bigger than a value and an index: kept per datagram of a whole capture.
+        assert!(std::mem::size_of::<Observation>() <= 3 * std::mem::size_of::<usize>());
     }
 }

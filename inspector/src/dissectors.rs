@@ -11,7 +11,7 @@
 use crate::capture::{Datagram, Status as CaptureStatus};
 use bitlens_codec::ProtocolId;
 use bitlens_codec::dissect::{Dissection, Dissector, Layout, Status, Verdict};
-use bitlens_codec::observe::{Observation, Tracker};
+use bitlens_codec::observe::{Numbered, Observation, Tracker};
 use bitlens_codec::transport::{Stack, Transport};
 use bitlens_netcode::Netcode;
 use bitlens_schema::Schema;
@@ -609,6 +609,51 @@ impl Observer {
         }
     }
 
+    /// [`Observer::observe`] for each datagram of a chunk of the capture `file` in order,
+    /// through [`Tracker::observe_batch`]: each transport's datagrams of the chunk in one batch,
+    /// so that what it decrypted for the chunk is in one buffer, freed at once by the thread
+    /// that dissects the chunk. The observations are the same as datagram by datagram.
+    pub fn observe_chunk(&mut self, datagrams: &[Datagram], file: &[u8]) -> Vec<Observation> {
+        let mut seen = vec![Observation::NONE; datagrams.len()];
+        // Which tracker observes each datagram, if any.
+        let which: Vec<Option<usize>> = datagrams
+            .iter()
+            .map(|d| {
+                if d.status != CaptureStatus::Whole {
+                    return None;
+                }
+                let id = Arc::as_ptr(self.dissectors.for_datagram(d)?) as *const () as usize;
+                self.trackers.iter().position(|(k, _)| *k == id)
+            })
+            .collect();
+        let (mut batch, mut out) = (Vec::new(), Vec::new());
+        for (t, (_, tracker)) in self.trackers.iter_mut().enumerate() {
+            batch.clear();
+            batch.extend(
+                datagrams
+                    .iter()
+                    .zip(&which)
+                    .filter(|(_, w)| **w == Some(t))
+                    .map(|(d, _)| Numbered {
+                        number: d.frame,
+                        from: d.src,
+                        to: d.dst,
+                        datagram: d.payload(file),
+                    }),
+            );
+            if batch.is_empty() {
+                continue;
+            }
+            out.clear();
+            tracker.observe_batch(&batch, &mut out);
+            let at = which.iter().enumerate().filter(|(_, w)| **w == Some(t));
+            for ((i, _), o) in at.zip(out.drain(..)) {
+                seen[i] = o;
+            }
+        }
+        seen
+    }
+
     /// The traffic ended: what each transport still held unfinished ([`Tracker::finish`]),
     /// one line each.
     pub fn finish(&mut self) -> Vec<String> {
@@ -719,6 +764,52 @@ mod tests {
         yojimbo.set_yojimbo(with_key, Some(&schema)).unwrap();
         yojimbo.apply_override("40000=yojimbo").unwrap();
         vec![("netcode.pcap", netcode), ("yojimbo-soak.pcap", yojimbo)]
+    }
+
+    /// `decode`'s and `check`'s pass, a chunk at a time: the same observations as datagram by
+    /// datagram (the same JSON for every datagram), the plaintext carried along.
+    #[test]
+    fn a_chunk_observed_at_once_dissects_as_datagram_by_datagram() {
+        let captures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../captures");
+        for (file, d) in encrypted() {
+            let capture = crate::capture::Capture::open(captures.join(file)).unwrap();
+            let all = capture.datagrams();
+            let mut one = d.observer().expect("a transport's tracker");
+            let single: Vec<Observation> = all
+                .iter()
+                .map(|x| one.observe(x, capture.payload(x)))
+                .collect();
+            for size in [1, 7, 256] {
+                let mut chunked = d.observer().expect("a transport's tracker");
+                let batched: Vec<Observation> = all
+                    .chunks(size)
+                    .flat_map(|c| chunked.observe_chunk(c, capture.data()))
+                    .collect();
+                assert_eq!(batched.len(), all.len());
+                if file == "netcode.pcap" {
+                    let carried = batched.iter().filter(|o| {
+                        o.get::<bitlens_netcode::Seen>()
+                            .is_some_and(|s| s.opened.is_some())
+                    });
+                    assert!(carried.count() > all.len() / 2, "{file}: plaintext carried");
+                }
+                for (i, x) in all.iter().enumerate() {
+                    let p = capture.payload(x);
+                    let json = |seen: &Observation| {
+                        let (name, dissection) = d.dissect_seen(x, p, seen);
+                        let mut line = Vec::new();
+                        crate::output::write_json(&mut line, x, p.len(), name, &dissection);
+                        line
+                    };
+                    let (a, b) = (json(&single[i]), json(&batched[i]));
+                    assert!(
+                        a == b,
+                        "{file}, chunks of {size}: frame {} differs",
+                        x.frame
+                    );
+                }
+            }
+        }
     }
 
     #[test]

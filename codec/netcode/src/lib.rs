@@ -32,7 +32,7 @@ use bitlens_codec::Value;
 use bitlens_codec::dissect::Problem;
 use bitlens_codec::observe::{Observation, Tracker};
 use bitlens_codec::transport::{Plaintext, Transport, Unwrapped, field};
-use crypto::{open_token, token_ad};
+use crypto::{open_packet_in_place, open_token, token_ad};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -432,7 +432,7 @@ pub fn without_plaintext(o: Observation) -> Observation {
 fn plaintext(seen: Option<&Seen>, key: &Key, id: u64, h: &Header, d: &[u8]) -> Option<Vec<u8>> {
     let sealed = d.get(h.body_offset()..)?;
     match seen.and_then(|s| s.opened.as_ref()) {
-        Some(o) if o.sealed == sealed => o.plain.clone(),
+        Some(o) if o.sealed() == sealed => o.plain().map(<[u8]>::to_vec),
         _ => open_packet(key, h.sequence, &packet_ad(id, h.prefix), sealed),
     }
 }
@@ -471,9 +471,26 @@ impl Transport for Netcode {
         }
         let s = seen.get::<Seen>()?;
         let (key, id) = (s.key?, s.protocol_id?);
-        let plain = plaintext(Some(s), &key, id, &h, d)?;
+        let body = h.body_offset();
+        let mac_at = d.len().checked_sub(MAC_BYTES)?;
+        // One copy of the datagram, its body then opened in place (or the pass's plaintext of
+        // these very bytes copied over it).
         let mut opened = d.to_vec();
-        opened[h.body_offset()..h.body_offset() + plain.len()].copy_from_slice(&plain);
+        match s.opened.as_ref() {
+            Some(o) if o.sealed() == d.get(body..)? => {
+                let plain = o.plain()?;
+                opened
+                    .get_mut(body..body + plain.len())?
+                    .copy_from_slice(plain);
+            }
+            _ => {
+                let (sealed, tag) = opened.split_at_mut(mac_at);
+                let ad = packet_ad(id, h.prefix);
+                if !open_packet_in_place(&key, h.sequence, &ad, sealed.get_mut(body..)?, tag) {
+                    return None;
+                }
+            }
+        }
         Some(opened)
     }
 
@@ -537,5 +554,47 @@ impl Transport for Netcode {
             self.encrypted(d, &h, seen.get::<Seen>(), record, &mut u);
         }
         u
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `open` gives the datagram with its body decrypted, from the pass's plaintext of these
+    /// very bytes or by opening them itself; bytes changed since the pass do not open.
+    #[test]
+    fn open_gives_the_plaintext_of_the_bytes_it_is_given_only() {
+        let (client, server) = (
+            SocketAddr::from(([10, 0, 0, 11], 50001)),
+            SocketAddr::from(([10, 0, 0, 1], 40000)),
+        );
+        let keys = ClientKeys {
+            protocol_id: 7,
+            client_to_server: [3; 32],
+            server_to_client: [4; 32],
+        };
+        let netcode = Netcode::new().with_keylog(HashMap::from([(client, keys)]));
+        let prefix = 5 | 1 << 4;
+        let mut body = b"hello".to_vec();
+        let mac = seal_packet(&[3; 32], 9, &packet_ad(7, prefix), &mut body);
+        let mut d = vec![prefix, 9];
+        d.extend_from_slice(&body);
+        d.extend_from_slice(&mac);
+        let seen = netcode.tracker().observe(client, server, &d);
+        assert!(seen.get::<Seen>().is_some_and(|s| s.opened.is_some()));
+        let mut want = d.clone();
+        want[2..7].copy_from_slice(b"hello");
+        assert_eq!(netcode.open(&d, &seen), Some(want.clone()));
+        assert_eq!(
+            netcode.open(&d, &without_plaintext(seen.clone())),
+            Some(want)
+        );
+        // A changed byte: the pass's plaintext is not for these bytes, and they do not open.
+        let mut changed = d.clone();
+        changed[3] ^= 1;
+        assert_eq!(netcode.open(&changed, &seen), None);
+        assert_eq!(netcode.open(&d[..10], &seen), None);
+        assert_eq!(netcode.open(&d, &Observation::NONE), None);
     }
 }

@@ -8,17 +8,18 @@
 //! captures and live clients choose the addresses, and the table holds at most
 //! [`MAX_CONNECTIONS`].
 
-use crate::crypto::{Key, open_packet, open_token, packet_ad, token_ad};
+use crate::crypto::{Key, open_packet_in_place, open_token, packet_ad, token_ad};
 use crate::keys::ClientKeys;
 use crate::token::read_token;
 use crate::wire::{
-    Header, NONCE_OFFSET, PacketType, TOKEN_BYTES, TOKEN_OFFSET, bytes_at, read_header,
+    Header, MAC_BYTES, NONCE_OFFSET, PacketType, TOKEN_BYTES, TOKEN_OFFSET, bytes_at, read_header,
     request_expire_timestamp, request_protocol_id,
 };
-use bitlens_codec::observe::{Observation, Tracker};
+use bitlens_codec::observe::{Numbered, Observation, Tracker};
 use foldhash::fast::RandomState;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Connections (address pairs) remembered at most; the oldest is forgotten first.
@@ -62,15 +63,89 @@ pub struct Seen {
 
 /// What the pass's decryption of an encrypted packet gave (it opens each packet whose key it
 /// knows and that is not a replay, as the standard's reader does before it moves the window;
-/// the dissection then reads this instead of decrypting again).
-#[derive(Debug, Clone)]
+/// the dissection then reads this instead of decrypting again). The bytes live in a buffer that
+/// the observations of a whole batch share ([`Tracker::observe_batch`]), so cloning it, and
+/// freeing it on another thread, costs no copy and no allocation per packet.
+#[derive(Clone)]
 pub struct Opened {
+    /// The batch's buffer: this packet's sealed bytes and its plaintext among others'.
+    bytes: Arc<Vec<u8>>,
+    /// Where the bytes opened (ciphertext and MAC) are in `bytes`.
+    sealed: Range<usize>,
+    /// Where the plaintext is, or `None` when the MAC did not verify with the key.
+    plain: Option<Range<usize>>,
+}
+
+impl Opened {
+    /// What opening `sealed` gave: `plain`, or `None` when it did not open (in a buffer of its
+    /// own; the pass puts a batch's in one).
+    pub fn new(sealed: &[u8], plain: Option<&[u8]>) -> Self {
+        let mut bytes = Vec::with_capacity(sealed.len() + plain.map_or(0, <[u8]>::len));
+        bytes.extend_from_slice(sealed);
+        let plain = plain.map(|p| {
+            bytes.extend_from_slice(p);
+            sealed.len()..bytes.len()
+        });
+        Opened {
+            bytes: Arc::new(bytes),
+            sealed: 0..sealed.len(),
+            plain,
+        }
+    }
+
     /// The bytes opened (ciphertext and MAC): the dissection uses [`Opened::plain`] only for
     /// these bytes (the proxy dissects a datagram it changed with the observation of the
     /// datagram as it came).
-    pub sealed: Vec<u8>,
+    pub fn sealed(&self) -> &[u8] {
+        &self.bytes[self.sealed.clone()]
+    }
+
     /// The plaintext, or `None` when the MAC did not verify with the key.
-    pub plain: Option<Vec<u8>>,
+    pub fn plain(&self) -> Option<&[u8]> {
+        self.plain.clone().map(|r| &self.bytes[r])
+    }
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("sealed", &self.sealed())
+            .field("plain", &self.plain())
+            .finish()
+    }
+}
+
+/// Where a packet the pass opened is in the buffer of its batch ([`Opened`]'s ranges), until
+/// the batch ends and the buffer is shared.
+#[derive(Clone)]
+struct Spot {
+    sealed: Range<usize>,
+    plain: Option<Range<usize>>,
+}
+
+/// Opens the sealed bytes `sealed` of a packet (ciphertext then MAC) with `key`, `sequence`
+/// and associated data `ad` into `buf`: appends the sealed bytes, then the plaintext when the
+/// MAC verifies; says where they are.
+fn open_into(buf: &mut Vec<u8>, key: &Key, sequence: u64, ad: &[u8], sealed: &[u8]) -> Spot {
+    let start = buf.len();
+    buf.extend_from_slice(sealed);
+    let at = buf.len();
+    let Some(split) = sealed.len().checked_sub(MAC_BYTES) else {
+        return Spot {
+            sealed: start..at,
+            plain: None,
+        };
+    };
+    let (body, tag) = sealed.split_at(split);
+    buf.extend_from_slice(body);
+    let opened = open_packet_in_place(key, sequence, ad, &mut buf[at..], tag);
+    if !opened {
+        buf.truncate(at);
+    }
+    Spot {
+        sealed: start..at,
+        plain: opened.then_some(at..buf.len()),
+    }
 }
 
 /// A replay window: the newest sequence and the last 256 by their low bits.
@@ -136,6 +211,11 @@ pub struct NetcodeTracker {
     order: VecDeque<(SocketAddr, SocketAddr)>,
     /// Observations carry the plaintext opened ([`Tracker::keep_plaintext`]).
     keep_plaintext: bool,
+    /// Where a datagram observed alone is opened (kept for the next, so that opening allocates
+    /// nothing).
+    scratch: Vec<u8>,
+    /// The bytes the last batch's packets took in its buffer: the next batch's first guess.
+    batch_bytes: usize,
 }
 
 impl NetcodeTracker {
@@ -147,6 +227,8 @@ impl NetcodeTracker {
             len: 0,
             order: VecDeque::new(),
             keep_plaintext: true,
+            scratch: Vec::new(),
+            batch_bytes: 0,
         }
     }
 
@@ -220,24 +302,29 @@ impl NetcodeTracker {
     }
 }
 
-impl Tracker for NetcodeTracker {
-    fn observe(&mut self, from: SocketAddr, to: SocketAddr, d: &[u8]) -> Observation {
-        let Ok(h) = read_header(d) else {
-            return Observation::NONE;
-        };
+impl NetcodeTracker {
+    /// What the pass learns of datagram `d` from `from` to `to` (`None`: not a netcode packet
+    /// it can read), the packet it opened put in `buf` (where: the [`Spot`]).
+    fn note(
+        &mut self,
+        from: SocketAddr,
+        to: SocketAddr,
+        d: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Option<(Seen, Option<Spot>)> {
+        let h = read_header(d).ok()?;
         if h.packet_type == PacketType::ConnectionRequest {
-            let Some(id) = request_protocol_id(d) else {
-                return Observation::NONE;
-            };
+            let id = request_protocol_id(d)?;
             let keys = self.request_keys(from, d);
             self.remember((from, to), id, keys);
-            return Observation::new(Seen {
+            let seen = Seen {
                 from_client: Some(true),
                 key: None,
                 protocol_id: Some(id),
                 replay: false,
                 opened: None,
-            });
+            };
+            return Some((seen, None));
         }
         // One hash for both ways: the sender as the client first, then as the server.
         let (key, slot) = key_of(from, to);
@@ -245,7 +332,7 @@ impl Tracker for NetcodeTracker {
             let from_client = slots[slot].is_some();
             let at = if from_client { slot } else { 1 - slot };
             if let Some(c) = slots[at].as_mut() {
-                return seen_by(c, from_client, &h, d, self.keep_plaintext);
+                return Some(seen_by(c, from_client, &h, d, buf));
             }
         }
         // A connection whose request was not seen: the key log may know its client.
@@ -253,7 +340,7 @@ impl Tracker for NetcodeTracker {
             .into_iter()
             .find_map(|(c, s, dir)| Some((c, s, dir, *self.keys.keylog.get(&c)?)));
         let Some((client, server, from_client, k)) = logged else {
-            return Observation::new(Seen::default());
+            return Some((Seen::default(), None));
         };
         self.remember(
             (client, server),
@@ -261,14 +348,69 @@ impl Tracker for NetcodeTracker {
             Some((k.client_to_server, k.server_to_client)),
         );
         let (key, slot) = key_of(client, server);
-        match self
-            .connections
-            .get_mut(&key)
-            .and_then(|slots| slots[slot].as_mut())
-        {
-            Some(c) => seen_by(c, from_client, &h, d, self.keep_plaintext),
-            None => Observation::new(Seen::default()),
+        Some(
+            match self
+                .connections
+                .get_mut(&key)
+                .and_then(|slots| slots[slot].as_mut())
+            {
+                Some(c) => seen_by(c, from_client, &h, d, buf),
+                None => (Seen::default(), None),
+            },
+        )
+    }
+}
+
+impl Tracker for NetcodeTracker {
+    fn observe(&mut self, from: SocketAddr, to: SocketAddr, d: &[u8]) -> Observation {
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let noted = self.note(from, to, d, &mut buf);
+        let seen = match noted {
+            None => Observation::NONE,
+            Some((mut seen, spot)) => {
+                if self.keep_plaintext {
+                    seen.opened =
+                        spot.map(|s| Opened::new(&buf[s.sealed], s.plain.map(|p| &buf[p])));
+                }
+                Observation::new(seen)
+            }
+        };
+        self.scratch = buf;
+        seen
+    }
+
+    /// The batch's packets are opened into one buffer, which their observations share.
+    fn observe_batch(&mut self, batch: &[Numbered<'_>], out: &mut Vec<Observation>) {
+        out.reserve(batch.len());
+        if !self.keep_plaintext {
+            for b in batch {
+                out.push(self.observe(b.from, b.to, b.datagram));
+            }
+            return;
         }
+        let mut buf = Vec::with_capacity(self.batch_bytes);
+        let noted: Vec<_> = batch
+            .iter()
+            .map(|b| self.note(b.from, b.to, b.datagram, &mut buf))
+            .collect();
+        self.batch_bytes = buf.len();
+        let bytes = Arc::new(buf);
+        // The observations share one allocation too (netcode's datagrams, in order).
+        let mut values = Vec::with_capacity(noted.iter().flatten().count());
+        for (mut seen, spot) in noted.iter().flatten().cloned() {
+            seen.opened = spot.map(|s| Opened {
+                bytes: Arc::clone(&bytes),
+                sealed: s.sealed,
+                plain: s.plain,
+            });
+            values.push(seen);
+        }
+        let mut shared = Observation::batch(values);
+        out.extend(noted.iter().map(|n| match n {
+            None => Observation::NONE,
+            Some(_) => shared.next().unwrap_or_default(),
+        }));
     }
 
     fn keep_plaintext(&mut self, keep: bool) {
@@ -277,36 +419,39 @@ impl Tracker for NetcodeTracker {
 }
 
 /// What connection `c` knows of datagram `d` (header `h`) of its client (`from_client`) or
-/// its server: its key, whether its sequence is a replay, and its plaintext. As netcode 1.02's
-/// reader: a replay is not opened, and the window records a sequence only once its packet
-/// opened. Without `keep` the observation does not carry the plaintext (the dissection opens
-/// the packet again).
-fn seen_by(c: &mut Connection, from_client: bool, h: &Header, d: &[u8], keep: bool) -> Observation {
+/// its server: its key, whether its sequence is a replay, and where in `buf` the pass opened
+/// it. As netcode 1.02's reader: a replay is not opened, and the window records a sequence
+/// only once its packet opened.
+fn seen_by(
+    c: &mut Connection,
+    from_client: bool,
+    h: &Header,
+    d: &[u8],
+    buf: &mut Vec<u8>,
+) -> (Seen, Option<Spot>) {
     let protected = h.packet_type.replay_protected();
     let window = &mut c.windows[usize::from(!from_client)];
     let replay = protected && window.replayed(h.sequence);
     let key = c.keys.map(|(c2s, s2c)| if from_client { c2s } else { s2c });
-    let opened = match (key, d.get(h.body_offset()..)) {
+    let spot = match (key, d.get(h.body_offset()..)) {
         (Some(k), Some(sealed)) if !replay => {
             let ad = packet_ad(c.protocol_id, h.prefix);
-            let plain = open_packet(&k, h.sequence, &ad, sealed);
-            if protected && plain.is_some() {
+            let spot = open_into(buf, &k, h.sequence, &ad, sealed);
+            if protected && spot.plain.is_some() {
                 window.advance(h.sequence);
             }
-            keep.then(|| Opened {
-                sealed: sealed.to_vec(),
-                plain,
-            })
+            Some(spot)
         }
         _ => None,
     };
-    Observation::new(Seen {
+    let seen = Seen {
         from_client: Some(from_client),
         key,
         protocol_id: Some(c.protocol_id),
         replay,
-        opened,
-    })
+        opened: None,
+    };
+    (seen, spot)
 }
 
 #[cfg(test)]
@@ -319,9 +464,14 @@ mod tests {
 
     /// A payload packet with a one-byte sequence, sealed with `key` (protocol id 7).
     fn payload(seq: u8, key: &Key) -> Vec<u8> {
+        payload_of(seq, key, 7)
+    }
+
+    /// A payload packet with a one-byte sequence, sealed with `key` for protocol id `id`.
+    fn payload_of(seq: u8, key: &Key, id: u64) -> Vec<u8> {
         let prefix = 5 | 1 << 4;
         let mut body = vec![seq; 4];
-        let mac = crate::crypto::seal_packet(key, seq.into(), &packet_ad(7, prefix), &mut body);
+        let mac = crate::crypto::seal_packet(key, seq.into(), &packet_ad(id, prefix), &mut body);
         let mut d = vec![prefix, seq];
         d.extend_from_slice(&body);
         d.extend_from_slice(&mac);
@@ -441,12 +591,15 @@ mod tests {
                 .expect("a netcode datagram");
             assert!(!s.replay, "sequence {seq}");
             let o = s.opened.expect("the key is known: the pass tried");
-            assert_eq!(o.plain, None);
+            assert_eq!(o.plain(), None);
         }
         // The real 9 and an old one then open; the real 9 again is a replay.
         let real = seen(&mut t, client, server, 9);
         assert!(!real.replay);
-        assert_eq!(real.opened.and_then(|o| o.plain), Some(vec![9; 4]));
+        assert_eq!(
+            real.opened.as_ref().and_then(Opened::plain),
+            Some(&[9u8; 4][..])
+        );
         assert!(!seen(&mut t, client, server, 1).replay);
         let again = seen(&mut t, client, server, 9);
         assert!(again.replay);
@@ -472,6 +625,134 @@ mod tests {
         assert!(seen(&mut t, client, server, 9).replay);
         t.keep_plaintext(true);
         let next = seen(&mut t, client, server, 10);
-        assert_eq!(next.opened.and_then(|o| o.plain), Some(vec![10; 4]));
+        assert_eq!(
+            next.opened.as_ref().and_then(Opened::plain),
+            Some(&[10u8; 4][..])
+        );
+    }
+
+    /// A connection request with protocol id `id` (its token is not read without the private
+    /// key: the key log gives the keys).
+    fn request(id: u64) -> Vec<u8> {
+        let mut d = vec![0u8];
+        d.extend_from_slice(crate::wire::VERSION_INFO);
+        d.extend_from_slice(&id.to_le_bytes());
+        d.resize(crate::wire::REQUEST_BYTES, 0);
+        d
+    }
+
+    /// What an observation says, the bytes it opened included (`None`: not netcode's).
+    type Said = Option<(
+        Option<bool>,
+        Option<Key>,
+        Option<u64>,
+        bool,
+        Option<(Vec<u8>, Option<Vec<u8>>)>,
+    )>;
+
+    fn said(o: &Observation) -> Said {
+        let s = o.get::<Seen>()?;
+        let opened = s
+            .opened
+            .as_ref()
+            .map(|o| (o.sealed().to_vec(), o.plain().map(<[u8]>::to_vec)));
+        Some((s.from_client, s.key, s.protocol_id, s.replay, opened))
+    }
+
+    /// A batch's observations are those of the same datagrams one by one, whatever the batch's
+    /// size: with a forged packet and then the real one of the same sequence in a batch, and a
+    /// request (a new session on the same addresses) and its first payload packets in one; and
+    /// a batch's plaintexts are in one buffer.
+    #[test]
+    fn a_batch_decides_as_datagram_by_datagram() {
+        let (client, server) = (addr(11, 50001), addr(1, 40000));
+        let keys = keyring([client]);
+        let (up, down) = ([0u8; 32], [0x80u8; 32]);
+        let datagrams: Vec<(SocketAddr, SocketAddr, Vec<u8>)> = vec![
+            (client, server, payload(9, &[0x55; 32])), // forged: not opened, window unmoved
+            (client, server, payload(9, &up)),         // the real 9 opens
+            (server, client, payload(9, &down)),       // the other way's own window
+            (client, server, payload(9, &up)),         // a replay
+            (client, server, vec![0x15, 1, 2]),        // too short: not netcode's
+            (client, server, request(8)),              // a new session: protocol id 8
+            (client, server, payload_of(9, &up, 8)),   // 9 again, new window: opens
+            (client, server, payload(10, &up)),        // sealed for the old id: MAC fails
+            (client, server, payload_of(10, &up, 8)),  // the real 10
+            (client, server, payload_of(9, &up, 8)),   // a replay in the new session
+            (addr(9, 9), server, payload(1, &up)),     // a stranger
+        ];
+        let mut one = NetcodeTracker::new(Arc::clone(&keys));
+        let want: Vec<Said> = datagrams
+            .iter()
+            .map(|(f, t, d)| said(&one.observe(*f, *t, d)))
+            .collect();
+        let opens = |i: usize| {
+            want[i]
+                .as_ref()
+                .and_then(|w| w.4.as_ref())
+                .map(|o| o.1.is_some())
+        };
+        let replay = |i: usize| want[i].as_ref().is_some_and(|w| w.3);
+        assert_eq!(opens(0), Some(false));
+        assert!(
+            !replay(1) && opens(1) == Some(true),
+            "the forged 9 moved no window"
+        );
+        assert!(!replay(2) && opens(2) == Some(true));
+        assert!(replay(3) && opens(3).is_none(), "a replay is not opened");
+        assert!(want[4].is_none());
+        assert_eq!(want[5].as_ref().and_then(|w| w.2), Some(8));
+        assert!(
+            !replay(6) && opens(6) == Some(true),
+            "the request reset the windows"
+        );
+        assert!(!replay(7) && opens(7) == Some(false));
+        assert!(!replay(8) && opens(8) == Some(true));
+        assert!(replay(9));
+        assert_eq!(want[10].as_ref().map(|w| w.0), Some(None));
+        for size in [1, 2, 3, 5, datagrams.len()] {
+            let mut t = NetcodeTracker::new(Arc::clone(&keys));
+            let mut got = Vec::new();
+            for chunk in datagrams.chunks(size) {
+                let batch: Vec<Numbered<'_>> = chunk
+                    .iter()
+                    .zip(1..)
+                    .map(|((from, to, d), number)| Numbered {
+                        number,
+                        from: *from,
+                        to: *to,
+                        datagram: d,
+                    })
+                    .collect();
+                let before = got.len();
+                t.observe_batch(&batch, &mut got);
+                assert_eq!(got.len() - before, chunk.len());
+                // One buffer for the batch's packets.
+                let buffers: Vec<&Arc<Vec<u8>>> = got[before..]
+                    .iter()
+                    .filter_map(|o| Some(&o.get::<Seen>()?.opened.as_ref()?.bytes))
+                    .collect();
+                assert!(buffers.windows(2).all(|w| Arc::ptr_eq(w[0], w[1])));
+            }
+            let got: Vec<Said> = got.iter().map(said).collect();
+            assert_eq!(got, want, "batches of {size}");
+        }
+        // Without the plaintext, the same decisions and nothing opened carried.
+        let mut t = NetcodeTracker::new(keys);
+        t.keep_plaintext(false);
+        let batch: Vec<Numbered<'_>> = datagrams
+            .iter()
+            .map(|(from, to, d)| Numbered {
+                number: 0,
+                from: *from,
+                to: *to,
+                datagram: d,
+            })
+            .collect();
+        let mut got = Vec::new();
+        t.observe_batch(&batch, &mut got);
+        let bare = |w: &Said| w.clone().map(|(a, b, c, d, _)| (a, b, c, d, None));
+        let got: Vec<Said> = got.iter().map(said).collect();
+        assert_eq!(got, want.iter().map(bare).collect::<Vec<_>>());
     }
 }

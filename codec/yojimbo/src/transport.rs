@@ -36,7 +36,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bitlens_codec::dissect::{Carried, Problem, Status, intern};
-use bitlens_codec::observe::{Observation, Tracker};
+use bitlens_codec::observe::{Numbered, Observation, Tracker};
 use bitlens_codec::transport::{Transport, Unwrapped};
 use bitlens_codec::{FieldKind, ReadStream, TraceField, TraceStream, Value};
 use bitlens_netcode::Netcode;
@@ -147,21 +147,17 @@ struct YojimboTracker {
     keep_plaintext: bool,
 }
 
-impl Tracker for YojimboTracker {
-    fn observe(&mut self, from: SocketAddr, to: SocketAddr, datagram: &[u8]) -> Observation {
-        let n = self.count + 1;
-        self.observe_numbered(n, from, to, datagram)
-    }
-
-    fn observe_numbered(
+impl YojimboTracker {
+    /// Reassembly's part of the pass over datagram `d` (number `number`, from `from` to `to`),
+    /// whose netcode observation is `netcode` (the plaintext it reads): yojimbo's observation.
+    fn reassemble(
         &mut self,
         number: u64,
         from: SocketAddr,
         to: SocketAddr,
         d: &[u8],
+        netcode: Observation,
     ) -> Observation {
-        self.count = number;
-        let netcode = self.inner.observe_numbered(number, from, to, d);
         let kind = d.first().map(|p| p & 0x0f);
         let found = match (&mut self.connections, kind) {
             (Some(c), Some(PAYLOAD | DISCONNECT)) => {
@@ -205,6 +201,37 @@ impl Tracker for YojimboTracker {
             bitlens_netcode::without_plaintext(netcode)
         };
         Observation::new(Seen { netcode, found })
+    }
+}
+
+impl Tracker for YojimboTracker {
+    fn observe(&mut self, from: SocketAddr, to: SocketAddr, datagram: &[u8]) -> Observation {
+        let n = self.count + 1;
+        self.observe_numbered(n, from, to, datagram)
+    }
+
+    fn observe_numbered(
+        &mut self,
+        number: u64,
+        from: SocketAddr,
+        to: SocketAddr,
+        d: &[u8],
+    ) -> Observation {
+        self.count = number;
+        let netcode = self.inner.observe_numbered(number, from, to, d);
+        self.reassemble(number, from, to, d, netcode)
+    }
+
+    /// netcode's pass over the batch first (its plaintexts in one buffer), then reassembly
+    /// datagram by datagram, in order, as [`Tracker::observe_numbered`] does.
+    fn observe_batch(&mut self, batch: &[Numbered<'_>], out: &mut Vec<Observation>) {
+        let mut netcode = Vec::with_capacity(batch.len());
+        self.inner.observe_batch(batch, &mut netcode);
+        out.reserve(batch.len());
+        for (b, n) in batch.iter().zip(netcode) {
+            self.count = b.number;
+            out.push(self.reassemble(b.number, b.from, b.to, b.datagram, n));
+        }
     }
 
     fn keep_plaintext(&mut self, keep: bool) {
@@ -797,10 +824,7 @@ mod tests {
             key: None,
             protocol_id: Some(7),
             replay: false,
-            opened: plain.then(|| bitlens_netcode::Opened {
-                sealed: vec![1; 20],
-                plain: Some(vec![2; 4]),
-            }),
+            opened: plain.then(|| bitlens_netcode::Opened::new(&[1; 20], Some(&[2; 4]))),
         };
         let found = || Found {
             reassembled: Some((3, vec![9; 5], vec![11, 12])),

@@ -235,10 +235,13 @@ impl<'d> Tally<'d> {
                 (Some(kind), Some(layer)) => Some(format!("{layer}: {kind}")),
                 (problem, _) => problem,
             };
+            // The example's observation without what the pass decrypted: it shares a buffer
+            // with the whole window's, which it would keep (its dissection opens it again).
             for kind in flaw.into_iter().chain(problem) {
-                self.first
-                    .entry(kind)
-                    .or_insert_with(|| (i, d.clone(), d.payload(file).to_vec(), observed.clone()));
+                self.first.entry(kind).or_insert_with(|| {
+                    let kept = dissectors.to_keep(d, observed.clone());
+                    (i, d.clone(), d.payload(file).to_vec(), kept)
+                });
             }
         }
     }
@@ -354,18 +357,12 @@ fn tally<'d>(
         // The transports' pass, in capture order, before the chunk goes out (none without
         // transports: then the observations stay empty and nothing runs).
         let mut observer = dissectors.observer();
-        // Without the plaintext: each worker opens its datagrams again, in parallel (see
-        // `decode`'s pass: handed to the workers, it cost more than it saved).
-        if let Some(o) = &mut observer {
-            o.keep_plaintext(false);
-        }
+        // With the plaintext, a chunk's in one buffer (see `decode`'s pass): each packet is
+        // decrypted once, here.
         // Sends a job; gives back a window and an empty datagram vector for the next ones.
         let mut send = |first: usize, chunk: Vec<Datagram>, bytes: Bytes| {
             let seen: Vec<Observation> = match &mut observer {
-                Some(o) => chunk
-                    .iter()
-                    .map(|d| o.observe(d, d.payload(bytes.as_slice())))
-                    .collect(),
+                Some(o) => o.observe_chunk(&chunk, bytes.as_slice()),
                 None => Vec::new(),
             };
             while let Ok((chunk, bytes)) = returned.try_recv() {

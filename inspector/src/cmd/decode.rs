@@ -209,14 +209,12 @@ fn run_with_progress(
     // worker; without transports there is no pass and the observations stay empty.
     let mut observer = dissectors.observer();
     // The pass opens each encrypted packet (its replay window moves only for packets that
-    // open) but does not hand the plaintext on: each worker opens its datagrams again, in
-    // parallel. Handed on, every plaintext was allocated on this thread and freed on a worker,
-    // and glibc's arena locks made the workers wait: 7.7 s against 2.45 s for 1M netcode
-    // datagrams on 2 cores, 4.5 s of it system time (BENCHMARKS.md, "netcode: what decrypting
-    // costs"), for one decryption fewer per packet.
-    if let Some(o) = &mut observer {
-        o.keep_plaintext(false);
-    }
+    // open) and hands the plaintext on, a chunk's in one buffer that the worker frees at once
+    // ([`crate::dissectors::Observer::observe_chunk`]): a packet is decrypted once. Handed on
+    // one plaintext at a time, every plaintext was allocated on this thread and freed on a
+    // worker, and glibc's arena locks made the workers wait (7.7 s for 1M netcode datagrams on
+    // 2 cores, 4.5 s of it system time); 9bb5221 then opened each packet twice instead
+    // (BENCHMARKS.md, "netcode: what decrypting costs").
     let summary = crate::pipeline::ordered(
         |push| {
             capture::scan(&name, &file, CHUNK, |_, datagrams| {
@@ -224,10 +222,7 @@ fn run_with_progress(
                     bar.set(last.payload_range().end as u64);
                 }
                 let seen: Vec<Observation> = match &mut observer {
-                    Some(o) => datagrams
-                        .iter()
-                        .map(|d| o.observe(d, d.payload(&file)))
-                        .collect(),
+                    Some(o) => o.observe_chunk(datagrams, &file),
                     None => Vec::new(),
                 };
                 push((datagrams.to_vec(), seen))
