@@ -908,6 +908,13 @@ impl Entries {
         }
     }
 
+    /// Whether the owned form (the slice of [`TraceField`]s an `Entries` dereferences to) has
+    /// been built. A reader that keeps to views ([`Entries::view`], [`Entries::views`],
+    /// [`Entries::walk`]) never builds it: its tests can say so.
+    pub fn owned_built(&self) -> bool {
+        self.owned.get().is_some()
+    }
+
     fn materialize(&self) -> Vec<TraceField> {
         let mut out = Vec::with_capacity(self.entries.len());
         let mut w = self.walk();
