@@ -72,7 +72,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::observe::{Observation, Tracker};
 use crate::packet::{Packet, Protocol, ProtocolId, seal_crc, verify_packet};
 use crate::read::{ReadStream, TraceStream};
-use crate::trace::{Field, FieldKind, Trace, TraceField};
+use crate::trace::{EntryKind, Field, Trace, TraceField};
 use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
@@ -244,26 +244,20 @@ pub fn locate_desync(
     bit: usize,
     payload: &[u8],
 ) -> Desync {
-    let after_check = trace
-        .fields
-        .iter()
-        .filter(|f| {
-            f.bit < bit
-                && matches!(&f.kind, FieldKind::Check { expected, found, .. } if expected == found)
-        })
-        .filter_map(|f| match &f.kind {
-            FieldKind::Check { label, .. } if label != "crc32" => Some(label.to_string()),
+    // Read as views: a desynced datagram's dissection builds no owned field list.
+    let after_check = (trace.fields.views().rev())
+        .filter(|f| f.bit() < bit)
+        .find_map(|f| match f.check() {
+            Some((label, expected, found)) if expected == found && label != "crc32" => {
+                Some(label.to_owned())
+            }
             _ => None,
-        })
-        .next_back();
+        });
     // Where the reader's last field ended, before it aligned for the marker.
-    let reader_end = trace
-        .fields
-        .iter()
-        .filter(|f| {
-            f.bit + f.bits <= bit && !matches!(f.kind, FieldKind::Padding | FieldKind::Scope)
-        })
-        .map(|f| f.bit + f.bits)
+    let reader_end = (trace.fields.views())
+        .filter(|f| matches!(f.kind(), EntryKind::Value | EntryKind::Check))
+        .map(|f| f.bit() + f.bits())
+        .filter(|&end| end <= bit)
         .max()
         .unwrap_or(bit);
     let found_bit = (1..=64usize).find_map(|step| {

@@ -908,13 +908,85 @@ impl Entries {
         }
     }
 
+    /// Whether the owned form (the slice of [`TraceField`]s an `Entries` dereferences to) has
+    /// been built. A reader that keeps to views ([`Entries::view`], [`Entries::views`],
+    /// [`Entries::walk`]) never builds it: its tests can say so.
+    pub fn owned_built(&self) -> bool {
+        self.owned.get().is_some()
+    }
+
+    /// The owned form, built in one pass: the paths in a `String` (names are text already: no
+    /// UTF-8 check per path, as a walk's bytes would need), each entry's value and kind built
+    /// straight from it.
     fn materialize(&self) -> Vec<TraceField> {
         let mut out = Vec::with_capacity(self.entries.len());
-        let mut w = self.walk();
-        while let Some((f, path)) = w.next() {
-            out.push(f.to_field(path));
+        let mut path = String::new();
+        // Open scopes whose paths are a prefix of `path`: index and path length.
+        let mut open: Vec<(u32, usize)> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.flags & flag::ABSOLUTE != 0 {
+                open.clear();
+                path.clear();
+            } else {
+                self.parent_path(e.parent, i, &mut open, &mut path);
+            }
+            self.append_name(e, &mut path);
+            if e.kind == fk::SCOPE {
+                open.push((u32_of(i), path.len()));
+            }
+            out.push(self.owned_entry(e, &path));
         }
         out
+    }
+
+    /// Leaves the path of `parent` (for entry `i`) in `path`: the open scope's, or built.
+    #[inline(always)]
+    fn parent_path(&self, parent: u32, i: usize, open: &mut Vec<(u32, usize)>, path: &mut String) {
+        while let Some(&(p, len)) = open.last() {
+            if p == parent && path.is_char_boundary(len) {
+                path.truncate(len);
+                return;
+            }
+            open.pop();
+        }
+        if parent == ROOT || parent as usize >= i {
+            path.clear();
+        } else {
+            self.write_path(parent as usize, path);
+            open.push((parent, path.len()));
+        }
+    }
+
+    /// Entry `e` in owned form, under `path`.
+    #[inline(always)]
+    fn owned_entry(&self, e: &Entry, path: &str) -> TraceField {
+        let f = Field { store: self, e };
+        let kind = match e.kind {
+            fk::SCOPE => FieldKind::Scope,
+            fk::PADDING => FieldKind::Padding,
+            fk::CHECK => f.field_kind(),
+            _ => FieldKind::Value,
+        };
+        let value = match e.value_kind {
+            vk::NONE => Value::None,
+            vk::INT => Value::Int(i128::from(e.value as i64)),
+            vk::UINT => Value::Int(i128::from(e.value)),
+            vk::BOOL => Value::Bool(e.value != 0),
+            vk::F32 => Value::F32(f32::from_bits(e.value as u32)),
+            vk::F64 => Value::F64(f64::from_bits(e.value)),
+            _ => f.to_value(),
+        };
+        TraceField {
+            path: path.into(),
+            depth: e.depth as usize,
+            bit: e.bit as usize,
+            bits: e.bits as usize,
+            value,
+            raw: f.raw(),
+            range: f.range(),
+            kind,
+            failed: e.flags & flag::FAILED != 0,
+        }
     }
 
     /// Every text the entries hold, one after another: names, hand-made entries' paths,
@@ -2567,6 +2639,10 @@ mod tests {
         }
         let owned: Vec<String> = e.iter().map(|f| f.path().to_owned()).collect();
         assert_eq!(walked, owned);
+        // The owned form is each view's owned entry under its walked path.
+        for (k, f) in e.iter().enumerate() {
+            assert_eq!(Some(f), e.view(k).map(|v| v.to_field(&walked[k])).as_ref());
+        }
         // A walk from any entry on (ancestors before it) gives the same paths.
         for start in 0..e.len() {
             let mut w = e.walk_range(start..e.len());

@@ -1045,3 +1045,244 @@ fn a_live_session_keeps_observations_without_plaintext_and_dissects_the_same() {
         assert!(opened > 0, "{file}: some payloads were opened");
     }
 }
+
+/// A capture from the repository's captures/, in the TUI with the shipped dissectors.
+fn shipped_capture(name: &str, size: (u16, u16)) -> App {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../captures")
+        .join(name);
+    app_for(Capture::open(&path).unwrap(), true, size)
+}
+
+#[test]
+fn opening_and_drawing_a_packet_never_builds_the_owned_field_list() {
+    // Issue 30.1: the TUI reads the trace's views (no path string or owned value per field, per
+    // packet); before, opening a detail built the whole owned list.
+    // The first 260 datagrams of faults.pcap: one of each fault (a desync among them).
+    let mut app = shipped_capture("faults.pcap", (150, 40));
+    for k in 0..260 {
+        if k > 0 {
+            app.handle_key(Key::Char('j'));
+        }
+        render(&app);
+        // The tree's keys: down a row, fold and unfold a scope, then back to the list.
+        app.handle_key(Key::Tab);
+        app.handle_key(Key::Char('j'));
+        app.handle_key(Key::Enter);
+        app.handle_key(Key::Enter);
+        render(&app);
+        app.handle_key(Key::BackTab);
+        let d = app.detail.as_ref().unwrap();
+        assert!(
+            !d.dissection.trace.fields.owned_built(),
+            "datagram {k}: the owned list was built"
+        );
+    }
+}
+
+/// Tallies of what the rows checked by [`expected_tree_row`] held.
+#[derive(Default, Debug)]
+struct Seen {
+    checks_ok: usize,
+    checks_bad: usize,
+    padding: usize,
+    ranges: usize,
+    codes: usize,
+    failed: usize,
+    elements: usize,
+    scope_values: usize,
+}
+
+/// A tree row as the TUI drew it from the owned list (`TraceField`s), before it read views.
+fn expected_tree_row(f: &bitlens_codec::TraceField, collapsed: bool, seen: &mut Seen) -> String {
+    use bitlens_codec::{FieldKind, Value};
+    let value = |v: &Value| match v {
+        Value::None => String::new(),
+        other => other.to_string(),
+    };
+    let mut s = "  ".repeat(f.depth);
+    match &f.kind {
+        FieldKind::Scope => {
+            s += if collapsed { "▸ " } else { "▾ " };
+            s += f.name();
+            let v = value(&f.value);
+            if !v.is_empty() {
+                seen.scope_values += 1;
+                s += &format!(" = {v}");
+            }
+        }
+        FieldKind::Check {
+            label,
+            expected,
+            found,
+        } => {
+            if expected == found {
+                seen.checks_ok += 1;
+                s += &format!("✓ check \"{label}\"");
+            } else {
+                seen.checks_bad += 1;
+                s += &format!("✗ check \"{label}\" expected {expected:#010x} found {found:#010x}");
+            }
+        }
+        FieldKind::Padding => {
+            seen.padding += 1;
+            s += "(padding)";
+        }
+        FieldKind::Value => s += &format!("{} = {}", f.name(), value(&f.value)),
+    }
+    if f.name().starts_with('[') {
+        seen.elements += 1;
+    }
+    s += &format!("  @{} ·{}", f.bit, f.bits);
+    if let Some((lo, hi)) = f.range {
+        seen.ranges += 1;
+        s += &format!(" [{lo}..={hi}]");
+    }
+    if let Some(raw) = f.raw {
+        seen.codes += 1;
+        s += &format!(" code {raw}");
+    }
+    if f.failed {
+        seen.failed += 1;
+        s += "  ◀ read stopped here";
+    }
+    s
+}
+
+/// The foreground colour a bit of the bit view has, from the owned list (as the TUI coloured it
+/// before it read views): selected, the error's bit, a check's, padding or unread, read.
+fn expected_bit_colors(app: &App, nbits: usize) -> Vec<Color> {
+    use bitlens_codec::FieldKind;
+    let d = app.detail.as_ref().unwrap();
+    let fields = &d.dissection.trace.fields[..];
+    let mut color = vec![Color::DarkGray; nbits];
+    for f in fields {
+        let c = match &f.kind {
+            FieldKind::Scope => continue,
+            FieldKind::Value => Color::Reset,
+            FieldKind::Padding => Color::DarkGray,
+            FieldKind::Check {
+                expected, found, ..
+            } => {
+                if expected == found {
+                    Color::Green
+                } else {
+                    Color::Red
+                }
+            }
+        };
+        let end = (f.bit + f.bits).min(nbits);
+        if f.bit < end {
+            color[f.bit..end].fill(c);
+        }
+    }
+    if let Some(p) = &d.dissection.problem
+        && p.bit < nbits
+    {
+        color[p.bit] = Color::White;
+    }
+    if let Some(s) = d.selected_field().map(|i| &fields[i]) {
+        let end = s.bit + s.bits.max(usize::from(s.kind != FieldKind::Scope));
+        for c in color.iter_mut().take(end.min(nbits)).skip(s.bit) {
+            *c = Color::Black;
+        }
+    }
+    color
+}
+
+/// Checks the tree and the bit view on screen against the text and colours the owned list
+/// gives, for the packet open in `app`.
+fn check_against_owned_list(app: &App, t: &Terminal<TestBackend>, seen: &mut Seen) {
+    let d = app.detail.as_ref().unwrap();
+    let fields = &d.dissection.trace.fields[..];
+    let a = Areas::new(app.size);
+    let buf = t.backend().buffer();
+    let text = |x0: u16, x1: u16, y: u16| -> String {
+        (x0..x1).map(|x| buf[(x, y)].symbol().to_owned()).collect()
+    };
+    // The tree: every row shown, cut at the pane's inner width.
+    let width = usize::from(a.tree.width - 2);
+    let shown = d.visible.iter().skip(d.offset).take(a.tree_rows());
+    for (k, &i) in shown.enumerate() {
+        // Cut and laid out in cells as ratatui lays out a line (a wide character takes two).
+        let row = expected_tree_row(&fields[i], d.collapsed.contains(&i), seen);
+        let mut cells =
+            ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, a.tree.width - 2, 1));
+        cells.set_stringn(0, 0, &row, width, ratatui::style::Style::new());
+        let want: String = (cells.content.iter()).map(|c| c.symbol()).collect();
+        let y = a.tree.y + 1 + k as u16;
+        let got = text(a.tree.x + 1, a.tree.x + a.tree.width - 1, y);
+        assert_eq!(
+            got.trim_end(),
+            want.trim_end(),
+            "datagram {} row {k}",
+            d.datagram
+        );
+    }
+    // The bit view's title names the selected field, and each bit shown has its colour.
+    if let Some(s) = d.selected_field().map(|i| &fields[i]) {
+        let title = text(a.bits.x, a.bits.x + a.bits.width, a.bits.y);
+        let want = if s.bits > 0 {
+            format!(" Bits: {} = bits {}..{} ", s.path(), s.bit, s.bit + s.bits)
+        } else {
+            format!(" Bits: {} (0 bits, at bit {}) ", s.path(), s.bit)
+        };
+        assert!(title.contains(&want), "{title:?} lacks {want:?}");
+    }
+    let payload = app.capture.payload(&app.capture.datagrams()[d.datagram]);
+    let colors = expected_bit_colors(app, payload.len() * 8);
+    let bpl = a.bytes_per_line();
+    let lines = payload.len().div_ceil(bpl);
+    for line in d.bits_offset..(d.bits_offset + a.bit_rows()).min(lines) {
+        let y = a.bits.y + 2 + (line - d.bits_offset) as u16;
+        for k in 0..bpl.min(payload.len() - line * bpl) {
+            for j in 0..8 {
+                let x = a.bits.x + 1 + (6 + 3 * bpl + 1 + k * 9 + j) as u16;
+                let b = (line * bpl + k) * 8 + j;
+                assert_eq!(buf[(x, y)].fg, colors[b], "datagram {} bit {b}", d.datagram);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_tree_and_bit_view_show_what_the_owned_field_list_says() {
+    // Issue 30.1: the TUI reads views; what it draws must be what the owned list (TraceFields)
+    // gave: names, values, checks, padding, ranges, codes, a failed read, array elements, the
+    // bit view's colours and its title. Datagrams of two shipped captures, the tree at
+    // its first row and at its last, and with the first scope folded. The first 260 datagrams
+    // of faults.pcap hold one of each fault it cycles through (one in 25), and 60 of demo.pcap
+    // batches of every message.
+    let mut seen = Seen::default();
+    for (name, n) in [("faults.pcap", 260), ("demo.pcap", 60)] {
+        let mut app = shipped_capture(name, (220, 90));
+        for k in 0..n.min(app.capture.datagrams().len()) {
+            if k > 0 {
+                app.handle_key(Key::Char('j'));
+            }
+            check_against_owned_list(&app, &render(&app), &mut seen);
+            app.handle_key(Key::Tab);
+            app.handle_key(Key::Home);
+            check_against_owned_list(&app, &render(&app), &mut seen);
+            app.handle_key(Key::End);
+            check_against_owned_list(&app, &render(&app), &mut seen);
+            app.handle_key(Key::Home);
+            app.handle_key(Key::Enter);
+            check_against_owned_list(&app, &render(&app), &mut seen);
+            app.handle_key(Key::Enter);
+            app.handle_key(Key::BackTab);
+        }
+    }
+    // What the rows held: every kind of row the tree draws was compared.
+    let s = &seen;
+    assert!(
+        s.checks_ok > 0
+            && s.checks_bad > 0
+            && s.padding > 0
+            && s.ranges > 0
+            && s.codes > 0
+            && s.failed > 0
+            && s.elements > 0,
+        "{s:?}"
+    );
+}

@@ -6,7 +6,6 @@ use super::event::Key;
 use super::layout::Areas;
 use super::state::{App, Detail, Filter, LIVE_LIMIT, Live, Pane, Summary};
 use crate::capture::Datagram;
-use bitlens_codec::FieldKind;
 use bitlens_codec::dissect::Status;
 use bitlens_codec::observe::Observation;
 use std::ops::Range;
@@ -79,9 +78,11 @@ impl App {
         let areas = Areas::new(self.size);
         let (bpl, rows) = (areas.bytes_per_line(), areas.bit_rows().max(1));
         if let Some(d) = &mut self.detail
-            && let Some(i) = d.selected_field()
+            && let Some(f) = d
+                .selected_field()
+                .and_then(|i| d.dissection.trace.fields.view(i))
         {
-            let line = d.dissection.trace.fields[i].bit / 8 / bpl;
+            let line = f.bit() / 8 / bpl;
             if line < d.bits_offset || line >= d.bits_offset + rows {
                 d.bits_offset = line.saturating_sub(rows / 2);
             }
@@ -91,7 +92,7 @@ impl App {
     fn toggle_tree(&mut self) {
         if let Some(d) = &mut self.detail
             && let Some(i) = d.selected_field()
-            && d.dissection.trace.fields[i].kind == FieldKind::Scope
+            && d.is_scope(i)
         {
             if !d.collapsed.remove(&i) {
                 d.collapsed.insert(i);
@@ -103,7 +104,7 @@ impl App {
     fn set_collapsed(&mut self, collapse: bool) {
         if let Some(d) = &mut self.detail
             && let Some(i) = d.selected_field()
-            && d.dissection.trace.fields[i].kind == FieldKind::Scope
+            && d.is_scope(i)
         {
             if collapse {
                 d.collapsed.insert(i);

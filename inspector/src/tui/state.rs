@@ -3,9 +3,9 @@
 
 use crate::capture::Capture;
 use crate::dissectors::{Dissectors, seen_at};
-use bitlens_codec::FieldKind;
 use bitlens_codec::dissect::{Dissection, Status};
 use bitlens_codec::observe::Observation;
+use bitlens_codec::trace::EntryKind;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -80,7 +80,7 @@ impl Detail {
         };
         d.refresh_visible();
         // Start on the field where the read stopped, if it failed.
-        if let Some(i) = d.dissection.trace.fields.iter().rposition(|f| f.failed) {
+        if let Some(i) = d.dissection.trace.fields.views().rposition(|f| f.failed()) {
             d.cursor = d.visible.iter().position(|&v| v == i).unwrap_or(0);
         }
         d
@@ -91,19 +91,24 @@ impl Detail {
         let fields = &self.dissection.trace.fields;
         self.visible.clear();
         let mut hide_below: Option<usize> = None;
-        for (i, f) in fields.iter().enumerate() {
+        for (i, f) in fields.views().enumerate() {
             if let Some(depth) = hide_below {
-                if f.depth > depth {
+                if f.depth() > depth {
                     continue;
                 }
                 hide_below = None;
             }
             self.visible.push(i);
-            if f.kind == FieldKind::Scope && self.collapsed.contains(&i) {
-                hide_below = Some(f.depth);
+            if f.kind() == EntryKind::Scope && self.collapsed.contains(&i) {
+                hide_below = Some(f.depth());
             }
         }
         self.cursor = self.cursor.min(self.visible.len().saturating_sub(1));
+    }
+
+    /// Whether trace entry `i` is a scope (a struct or array the tree can fold).
+    pub fn is_scope(&self, i: usize) -> bool {
+        (self.dissection.trace.fields.view(i)).is_some_and(|f| f.kind() == EntryKind::Scope)
     }
 
     /// The trace field under the tree cursor.

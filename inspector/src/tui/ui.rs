@@ -1,10 +1,10 @@
 //! The drawing: a pure function of [`App`], into the rectangles of [`Areas`].
 
 use super::layout::{Areas, MIN_SIZE};
-use super::state::{App, Pane};
+use super::state::{App, Detail, Pane};
 use crate::capture::Datagram;
 use bitlens_codec::dissect::Status;
-use bitlens_codec::{FieldKind, Value};
+use bitlens_codec::trace::{EntryKind, Field};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -331,11 +331,73 @@ fn draw_info(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     f.render_widget(Paragraph::new(lines), a.info);
 }
 
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::None => String::new(),
-        other => other.to_string(),
+/// Row `k` of the tree: trace entry `i`, as `fl`.
+fn tree_row<'a>(
+    d: &Detail,
+    i: usize,
+    k: usize,
+    fl: Field<'_>,
+    focused: bool,
+    t: &Theme,
+) -> Line<'a> {
+    let indent = "  ".repeat(fl.depth());
+    let mut spans = vec![Span::raw(indent)];
+    match (fl.kind(), fl.check()) {
+        (_, Some((label, expected, found))) => {
+            if expected == found {
+                spans.push(Span::styled(format!("✓ check \"{label}\""), t.ok()));
+            } else {
+                spans.push(Span::styled(
+                    format!("✗ check \"{label}\" expected {expected:#010x} found {found:#010x}"),
+                    t.bad(),
+                ));
+            }
+        }
+        (EntryKind::Scope, None) => {
+            let marker = if d.collapsed.contains(&i) {
+                "▸ "
+            } else {
+                "▾ "
+            };
+            spans.push(Span::raw(marker));
+            spans.push(Span::styled(
+                fl.name().into_owned(),
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+            if fl.has_value() {
+                let v = fl.value().to_string();
+                if !v.is_empty() {
+                    spans.push(Span::raw(format!(" = {v}")));
+                }
+            }
+        }
+        (EntryKind::Padding, None) => spans.push(Span::styled("(padding)", t.dim())),
+        (EntryKind::Value | EntryKind::Check, None) => {
+            spans.push(Span::raw(format!("{} = {}", fl.name(), fl.value())));
+        }
     }
+    let mut meta = format!("  @{} ·{}", fl.bit(), fl.bits());
+    if let Some((lo, hi)) = fl.range() {
+        meta.push_str(&format!(" [{lo}..={hi}]"));
+    }
+    if let Some(raw) = fl.raw() {
+        meta.push_str(&format!(" code {raw}"));
+    }
+    spans.push(Span::styled(meta, t.dim()));
+    if fl.failed() {
+        spans.push(Span::styled("  ◀ read stopped here", t.bad()));
+    }
+    let mut line = Line::from(spans);
+    if k == d.cursor {
+        line = line.style(if focused {
+            t.selected()
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        });
+    } else if fl.failed() {
+        line = line.style(t.bad());
+    }
+    line
 }
 
 fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
@@ -348,76 +410,12 @@ fn draw_tree(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         return;
     };
     let h = a.tree_rows();
+    // Views of the rows shown: no owned list of every field (paths, values) per packet.
     let fields = &d.dissection.trace.fields;
     let mut lines = Vec::with_capacity(h);
     for (k, &i) in d.visible.iter().enumerate().skip(d.offset).take(h) {
-        let fl = &fields[i];
-        let indent = "  ".repeat(fl.depth);
-        let mut spans = vec![Span::raw(indent)];
-        match &fl.kind {
-            FieldKind::Scope => {
-                let marker = if d.collapsed.contains(&i) {
-                    "▸ "
-                } else {
-                    "▾ "
-                };
-                spans.push(Span::raw(marker));
-                spans.push(Span::styled(
-                    fl.name().to_owned(),
-                    Style::new().add_modifier(Modifier::BOLD),
-                ));
-                let v = value_text(&fl.value);
-                if !v.is_empty() {
-                    spans.push(Span::raw(format!(" = {v}")));
-                }
-            }
-            FieldKind::Check {
-                label,
-                expected,
-                found,
-            } => {
-                if expected == found {
-                    spans.push(Span::styled(format!("✓ check \"{label}\""), t.ok()));
-                } else {
-                    spans.push(Span::styled(
-                        format!(
-                            "✗ check \"{label}\" expected {expected:#010x} found {found:#010x}"
-                        ),
-                        t.bad(),
-                    ));
-                }
-            }
-            FieldKind::Padding => spans.push(Span::styled("(padding)", t.dim())),
-            FieldKind::Value => {
-                spans.push(Span::raw(format!(
-                    "{} = {}",
-                    fl.name(),
-                    value_text(&fl.value)
-                )));
-            }
-        }
-        let mut meta = format!("  @{} ·{}", fl.bit, fl.bits);
-        if let Some((lo, hi)) = fl.range {
-            meta.push_str(&format!(" [{lo}..={hi}]"));
-        }
-        if let Some(raw) = fl.raw {
-            meta.push_str(&format!(" code {raw}"));
-        }
-        spans.push(Span::styled(meta, t.dim()));
-        if fl.failed {
-            spans.push(Span::styled("  ◀ read stopped here", t.bad()));
-        }
-        let mut line = Line::from(spans);
-        if k == d.cursor {
-            line = line.style(if focused {
-                t.selected()
-            } else {
-                Style::new().add_modifier(Modifier::REVERSED)
-            });
-        } else if fl.failed {
-            line = line.style(t.bad());
-        }
-        lines.push(line);
+        let Some(fl) = fields.view(i) else { continue };
+        lines.push(tree_row(d, i, k, fl, focused, t));
     }
     if fields.is_empty() {
         lines.push(Line::from(Span::styled("nothing decoded", t.dim())));
@@ -460,29 +458,32 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
     };
     let nbits = payload.len() * 8;
     let mut class = vec![BitClass::Unread; nbits];
-    for fl in &d.dissection.trace.fields {
-        let c = match &fl.kind {
-            FieldKind::Scope => continue,
-            FieldKind::Value => BitClass::Read,
-            FieldKind::Padding => BitClass::Padding,
-            FieldKind::Check {
-                expected, found, ..
-            } => {
+    for fl in d.dissection.trace.fields.views() {
+        let c = match (fl.kind(), fl.check()) {
+            (_, Some((_, expected, found))) => {
                 if expected == found {
                     BitClass::CheckOk
                 } else {
                     BitClass::CheckBad
                 }
             }
+            (EntryKind::Scope, None) => continue,
+            (EntryKind::Value | EntryKind::Check, None) => BitClass::Read,
+            (EntryKind::Padding, None) => BitClass::Padding,
         };
-        let end = (fl.bit + fl.bits).min(nbits);
-        if fl.bit < end {
-            class[fl.bit..end].fill(c);
+        let end = (fl.bit() + fl.bits()).min(nbits);
+        if fl.bit() < end {
+            class[fl.bit()..end].fill(c);
         }
     }
-    let selected = d.selected_field().map(|i| &d.dissection.trace.fields[i]);
+    let selected = d
+        .selected_field()
+        .and_then(|i| d.dissection.trace.fields.view(i));
     let sel = selected.map_or(0..0, |s| {
-        s.bit..s.bit + s.bits.max(if s.kind == FieldKind::Scope { 0 } else { 1 })
+        s.bit()
+            ..s.bit()
+                + s.bits()
+                    .max(if s.kind() == EntryKind::Scope { 0 } else { 1 })
     });
     let error_bit = d.dissection.problem.as_ref().map(|p| p.bit);
     let bpl = a.bytes_per_line();
@@ -540,15 +541,15 @@ fn draw_bits(app: &App, f: &mut Frame, a: &Areas, t: &Theme) {
         ""
     };
     let title = match selected {
-        Some(s) if s.bits > 0 => {
+        Some(s) if s.bits() > 0 => {
             format!(
                 " Bits{shown}: {} = bits {}..{} ",
                 s.path(),
-                s.bit,
-                s.bit + s.bits
+                s.bit(),
+                s.bit() + s.bits()
             )
         }
-        Some(s) => format!(" Bits{shown}: {} (0 bits, at bit {}) ", s.path(), s.bit),
+        Some(s) => format!(" Bits{shown}: {} (0 bits, at bit {}) ", s.path(), s.bit()),
         None => format!(" Bits{shown} "),
     };
     f.render_widget(Paragraph::new(lines).block(block.title(title)), a.bits);
