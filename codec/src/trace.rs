@@ -860,14 +860,16 @@ impl Entries {
     /// entries): the others' parents move with them.
     pub fn prepend(&mut self, fields: Vec<TraceField>) {
         let n = u32_of(fields.len());
-        let mut front: Vec<Entry> = fields.into_iter().map(|f| self.encode(f)).collect();
+        let front: Vec<Entry> = fields.into_iter().map(|f| self.encode(f)).collect();
         for e in &mut self.entries {
             if e.parent != ROOT {
                 e.parent = e.parent.saturating_add(n);
             }
         }
-        front.append(&mut self.entries);
-        self.entries = front;
+        // In place: the entries' vector (a thread's recycled one, sized for its packets) stays;
+        // a new one grown to hold them all and the old one freed cost ~2,500 instructions a
+        // datagram under a transport's header.
+        self.entries.splice(0..0, front);
         self.owned.take();
     }
 
