@@ -667,6 +667,13 @@ pub trait Dissector: Send + Sync {
         None
     }
 
+    /// The datagram with every byte a transport decrypted in plaintext, in place, for showing
+    /// the bits its fields were read from (the TUI's bit view); `None` when they are the
+    /// datagram's own. The default: [`Dissector::open_seen`].
+    fn shown_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        self.open_seen(datagram, seen)
+    }
+
     /// What of the observation `seen` an owner keeps for a whole session (the live TUI):
     /// without what a transport decrypted ([`Transport::to_keep`](crate::transport::Transport::to_keep)).
     /// The default: `seen` as it is.

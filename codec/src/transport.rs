@@ -164,6 +164,14 @@ pub trait Transport: Send + Sync {
         None
     }
 
+    /// The datagram as its fields were read, for showing its bits (the TUI's bit view), never
+    /// for closing again: [`Transport::open`]'s, and where the layer decrypts more than its
+    /// payload (netcode's connect token, with the server's key) that too, in place. The
+    /// default: [`Transport::open`].
+    fn shown(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        self.open(datagram, seen)
+    }
+
     /// Where the payload is in an opened datagram (byte range), if it has one.
     fn payload_range(&self, datagram: &[u8]) -> Option<std::ops::Range<usize>> {
         let _ = datagram;
@@ -429,6 +437,10 @@ impl Dissector for Stack {
 
     fn open_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
         self.transport.open(datagram, seen)
+    }
+
+    fn shown_seen(&self, datagram: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        self.transport.shown(datagram, seen)
     }
 
     fn to_keep(&self, seen: Observation) -> Observation {

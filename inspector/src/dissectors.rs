@@ -440,11 +440,12 @@ impl Dissectors {
     }
 
     /// Datagram `d` (payload `payload`) as its transport opened it: the plaintext in place of
-    /// the ciphertext, the same length, so that the bits of its dissection's fields are bits of
-    /// these bytes; `None` without a transport that opens it (no key, no transport, a packet
-    /// that does not open): then they are the capture's bytes.
+    /// the ciphertext (a netcode request's connect token too), the same length, so that the
+    /// bits of its dissection's fields are bits of these bytes ([`Dissector::shown_seen`]);
+    /// `None` without a transport that opens it (no key, no transport, a packet that does not
+    /// open): then they are the capture's bytes.
     pub fn opened(&self, d: &Datagram, payload: &[u8], seen: &Observation) -> Option<Vec<u8>> {
-        self.before_reading(d).ok()?.open_seen(payload, seen)
+        self.before_reading(d).ok()?.shown_seen(payload, seen)
     }
 
     /// What of the observation `seen` of datagram `d` an owner keeps for a whole session (the

@@ -762,6 +762,21 @@ fn the_bit_view_of_an_encrypted_packet_shows_its_plaintext() {
         "{}",
         screen.join("\n")
     );
+    // The connection request (frame 1): its connect token opened with the server's key, in
+    // place (client id 7 first), the MAC and all before it as captured.
+    for _ in 0..4 {
+        app.handle_key(Key::Up);
+    }
+    let d = app.detail.as_ref().unwrap();
+    assert_eq!(d.datagram, 0);
+    let captured = app.capture.payload(&app.capture.datagrams()[0]).to_vec();
+    let opened = d.opened.clone().expect("the server's key opens the token");
+    let (token, mac) = (54, 54 + 1024 - 16);
+    assert_eq!(opened.len(), captured.len());
+    assert_eq!(opened[..token], captured[..token]);
+    assert_eq!(opened[mac..], captured[mac..]);
+    assert_eq!(opened[token..token + 8], 7u64.to_le_bytes(), "client_id");
+    assert_ne!(opened[token..mac], captured[token..mac]);
     // A packet in the clear shows the capture's bytes and no such word.
     let plain = app_for(
         Capture::from_bytes(

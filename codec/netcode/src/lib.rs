@@ -39,7 +39,8 @@ use std::sync::Arc;
 use tracker::{Keyring, NetcodeTracker};
 use wire::{
     CHALLENGE_TOKEN_BYTES, Header, MAC_BYTES, NONCE_OFFSET, PacketType, TOKEN_BYTES, TOKEN_OFFSET,
-    VERSION_INFO, bytes_at, read_header, u32_at, u64_at,
+    VERSION_INFO, bytes_at, read_header, request_expire_timestamp, request_protocol_id, u32_at,
+    u64_at,
 };
 
 /// The name of the layer: `--decode PORT=netcode+NAME`, and the first segment of its fields.
@@ -462,6 +463,25 @@ impl Transport for Netcode {
 
     fn to_keep(&self, seen: Observation) -> Observation {
         without_plaintext(seen)
+    }
+
+    fn shown(&self, d: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        let h = read_header(d).ok()?;
+        if h.packet_type != PacketType::ConnectionRequest {
+            return self.open(d, seen);
+        }
+        // A request's connect token, opened with the server's key, in place (its MAC as
+        // captured): the token's fields were read from these bytes.
+        let key = self.keys.private_key.as_ref()?;
+        let ad = token_ad(request_protocol_id(d)?, request_expire_timestamp(d)?);
+        let nonce = bytes_at::<24>(d, NONCE_OFFSET)?;
+        let sealed = d.get(TOKEN_OFFSET..TOKEN_OFFSET + TOKEN_BYTES)?;
+        let plain = open_token(key, &nonce, &ad, sealed)?;
+        let mut shown = d.to_vec();
+        shown
+            .get_mut(TOKEN_OFFSET..TOKEN_OFFSET + plain.len())?
+            .copy_from_slice(&plain);
+        Some(shown)
     }
 
     fn open(&self, d: &[u8], seen: &Observation) -> Option<Vec<u8>> {

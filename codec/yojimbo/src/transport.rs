@@ -745,6 +745,13 @@ impl Transport for Yojimbo {
         self.netcode.open(d, &s.netcode)
     }
 
+    fn shown(&self, d: &[u8], seen: &Observation) -> Option<Vec<u8>> {
+        // A connection request's token opens without what the pass saw.
+        let none = Observation::NONE;
+        let netcode = seen.get::<Seen>().map_or(&none, |s| &s.netcode);
+        self.netcode.shown(d, netcode)
+    }
+
     fn payload_range(&self, d: &[u8]) -> Option<std::ops::Range<usize>> {
         self.netcode.payload_range(d)
     }
