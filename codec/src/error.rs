@@ -185,7 +185,7 @@ struct Inner {
     bit: usize,
     /// Inline up to 24 bytes with feature `inline-paths` (as a trace's paths): most errors
     /// then take one allocation, not two (the fuzz targets read many refused inputs).
-    field: crate::trace::PathString,
+    field: crate::path_string::PathString,
 }
 
 impl Error {

@@ -201,6 +201,7 @@ pub mod measure;
 pub mod observe;
 pub mod packed;
 pub mod packet;
+mod path_string;
 pub mod quantize;
 pub mod read;
 pub mod stream;

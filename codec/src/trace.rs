@@ -8,16 +8,7 @@ use crate::error::{Error, ErrorKind};
 use crate::fixed::Fixed;
 use crate::float_text::{f32_text, f64_text};
 
-/// A traced field's path. With feature `inline-paths` (the inspector's), a `CompactString`
-/// that holds up to 24 bytes inline, so a trace allocates nothing per field for most paths;
-/// else a `String`.
-#[cfg(feature = "inline-paths")]
-pub type PathString = compact_str::CompactString;
-/// A traced field's path. With feature `inline-paths` (the inspector's), a `CompactString`
-/// that holds up to 24 bytes inline, so a trace allocates nothing per field for most paths;
-/// else a `String`.
-#[cfg(not(feature = "inline-paths"))]
-pub type PathString = String;
+pub use crate::path_string::PathString;
 
 /// A decoded value as the trace records it (and as the schema interpreter represents data).
 ///
