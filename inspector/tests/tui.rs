@@ -706,33 +706,30 @@ fn type_column_fits_long_type_names() {
 /// plaintext in place of the ciphertext (the header and the MAC as captured), and says so.
 #[test]
 fn the_bit_view_of_an_encrypted_packet_shows_its_plaintext() {
-    use bitlens::cmd::common::DecodeOpts;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dissectors = DecodeOpts {
-        decode: vec!["5000=netcode+demo".into()],
-        netcode_key: Some(root.join("captures/netcode.key")),
-        ..DecodeOpts::default()
-    }
-    .dissectors(&bitlens::Context::new("bitlens", &shipped()))
-    .expect("valid options");
     let capture = Capture::open(root.join("captures/netcode.pcap")).unwrap();
     let mut app = App::new(
         Arc::new(capture),
-        Arc::new(dissectors),
+        netcode_dissectors(),
         false,
         (160, 45),
         "bitlens",
     );
+    // The detail's datagram, as captured and as the bit view shows it.
+    let bytes = |app: &App, i: usize, why: &str| {
+        let d = app.detail.as_ref().unwrap();
+        assert_eq!(d.datagram, i);
+        let captured = app.capture.payload(&app.capture.datagrams()[i]).to_vec();
+        let opened = d.opened.clone().expect(why);
+        assert_eq!(opened.len(), captured.len());
+        (captured, opened)
+    };
     // Frame 5: a payload packet (the demo's PacketA): the prefix byte and the sequence's
     // bytes, then the sealed payload and the MAC's 16 bytes.
     for _ in 0..4 {
         app.handle_key(Key::Down);
     }
-    let d = app.detail.as_ref().unwrap();
-    assert_eq!(d.datagram, 4);
-    let captured = app.capture.payload(&app.capture.datagrams()[4]).to_vec();
-    let opened = d.opened.clone().expect("the key opens it");
-    assert_eq!(opened.len(), captured.len());
+    let (captured, opened) = bytes(&app, 4, "the key opens it");
     let body = 1 + usize::from(captured[0] >> 4);
     let mac = captured.len() - 16;
     assert_eq!(opened[..body], captured[..body], "the header as captured");
@@ -767,12 +764,8 @@ fn the_bit_view_of_an_encrypted_packet_shows_its_plaintext() {
     for _ in 0..4 {
         app.handle_key(Key::Up);
     }
-    let d = app.detail.as_ref().unwrap();
-    assert_eq!(d.datagram, 0);
-    let captured = app.capture.payload(&app.capture.datagrams()[0]).to_vec();
-    let opened = d.opened.clone().expect("the server's key opens the token");
+    let (captured, opened) = bytes(&app, 0, "the server's key opens the token");
     let (token, mac) = (54, 54 + 1024 - 16);
-    assert_eq!(opened.len(), captured.len());
     assert_eq!(opened[..token], captured[..token]);
     assert_eq!(opened[mac..], captured[mac..]);
     assert_eq!(opened[token..token + 8], 7u64.to_le_bytes(), "client_id");
@@ -923,6 +916,22 @@ fn the_status_bar_says_what_was_left_in_reassembly() {
 }
 
 /// The yojimbo soak capture's dissectors: yojimbo on 40000 with its key and configuration.
+/// The shipped dissectors with netcode stacked over the demo on port 5000 and the server's key
+/// of `captures/netcode.pcap`.
+fn netcode_dissectors() -> Arc<Dissectors> {
+    use bitlens::cmd::common::DecodeOpts;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let opts = DecodeOpts {
+        decode: vec!["5000=netcode+demo".into()],
+        netcode_key: Some(root.join("captures/netcode.key")),
+        ..DecodeOpts::default()
+    };
+    Arc::new(
+        opts.dissectors(&bitlens::Context::new("bitlens", &shipped()))
+            .expect("valid options"),
+    )
+}
+
 fn soak_dissectors() -> Arc<Dissectors> {
     use bitlens::cmd::common::DecodeOpts;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -983,20 +992,11 @@ fn a_filtered_profile_s_shares_stay_within_their_whole() {
 /// kept ones opening their datagram again: netcode with its key, yojimbo's soak.
 #[test]
 fn a_live_session_keeps_observations_without_plaintext_and_dissects_the_same() {
-    use bitlens::cmd::common::DecodeOpts;
     use bitlens::dissectors::Arrival;
     use bitlens_codec::observe::Observation;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let demo = shipped();
-    let netcode = DecodeOpts {
-        decode: vec!["5000=netcode+demo".into()],
-        netcode_key: Some(root.join("captures/netcode.key")),
-        ..DecodeOpts::default()
-    }
-    .dissectors(&bitlens::Context::new("bitlens", &demo))
-    .expect("valid options");
     for (file, dissectors) in [
-        ("netcode.pcap", Arc::new(netcode)),
+        ("netcode.pcap", netcode_dissectors()),
         ("yojimbo-soak.pcap", soak_dissectors()),
     ] {
         let capture = Capture::open(root.join("captures").join(file)).unwrap();
